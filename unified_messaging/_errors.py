@@ -1,0 +1,278 @@
+"""The one exception hierarchy. Every error the library raises on purpose is here.
+
+Each class carries the HTTP status and the stable error ``code`` of DESIGN.md D14, so the
+edges (REST, MCP, CLI) render any of them the same way without a lookup table of their own.
+Some also subclass the matching builtin, so callers can catch either (aiosmtplib's habit).
+
+    MessagingError                      (500 INTERNAL_ERROR)
+    ├── RequestInvalid                  400 VALIDATION_ERROR  (+ details: field path, message)
+    ├── Unauthorized                    401 UNAUTHORIZED
+    ├── IpNotAllowed                    403 IP_NOT_ALLOWED
+    ├── NotFound                        404
+    │   ├── ProviderNotConnected            PROVIDER_NOT_CONNECTED
+    │   ├── MessageNotFound                 MESSAGE_NOT_FOUND
+    │   ├── TemplateNotFound                TEMPLATE_NOT_FOUND
+    │   └── ResourceNotFound                NOT_FOUND (admin: workspace, key, connection …)
+    ├── Conflict                        409
+    │   ├── IdempotencyConflict             IDEMPOTENCY_CONFLICT
+    │   ├── IdempotencyInProgress           IDEMPOTENCY_IN_PROGRESS
+    │   └── AlreadyExists                   ALREADY_EXISTS (admin)
+    ├── PayloadTooLarge                 413 PAYLOAD_TOO_LARGE
+    ├── Unprocessable                   422
+    │   ├── InvalidRecipient                INVALID_RECIPIENT
+    │   ├── ChatUnreachable                 CHAT_UNREACHABLE
+    │   ├── SenderNotApproved               SENDER_NOT_APPROVED
+    │   ├── SenderRequired                  SENDER_REQUIRED
+    │   ├── FallbackNotAllowed              FALLBACK_NOT_ALLOWED
+    │   ├── TemplateVariableMissing         TEMPLATE_VARIABLE_MISSING
+    │   ├── BodyTooLong                     BODY_TOO_LONG
+    │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
+    ├── TooManyRequests                 429
+    │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
+    │   └── QuotaExceeded                   QUOTA_EXCEEDED
+    ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
+    ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
+    └── VaultError                      500 INTERNAL_ERROR
+        └── DecryptionFailed                (wrong key, tampered or mis-bound ciphertext)
+
+Messages never contain secrets: no API key, credential or webhook secret is ever formatted
+into one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "BodyTooLong",
+    "ChatUnreachable",
+    "Conflict",
+    "DecryptionFailed",
+    "ErrorDetail",
+    "FallbackNotAllowed",
+    "IdempotencyConflict",
+    "IdempotencyInProgress",
+    "InvalidCredentials",
+    "InvalidRecipient",
+    "IpNotAllowed",
+    "MessageNotFound",
+    "MessagingError",
+    "NotFound",
+    "PayloadTooLarge",
+    "ProviderNotConnected",
+    "ProviderUnavailable",
+    "QuotaExceeded",
+    "RateLimited",
+    "RequestInvalid",
+    "ResourceNotFound",
+    "SenderNotApproved",
+    "SenderRequired",
+    "StorageUnavailable",
+    "TemplateNotFound",
+    "TemplateVariableMissing",
+    "TooManyRequests",
+    "Unauthorized",
+    "Unprocessable",
+    "VaultError",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDetail:
+    """One field-level problem of a 400: the dotted field path and what is wrong with it."""
+
+    field: str
+    message: str
+
+
+class MessagingError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    http_status: ClassVar[int] = 500
+    code: ClassVar[str] = "INTERNAL_ERROR"
+    default_message: ClassVar[str] = "Internal error."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class RequestInvalid(MessagingError):
+    """The request does not match the schema (D13: ``details`` lists each field)."""
+
+    http_status = 400
+    code = "VALIDATION_ERROR"
+    default_message = "The request is invalid."
+
+    def __init__(self, message: str | None = None, details: Sequence[ErrorDetail] = ()) -> None:
+        super().__init__(message)
+        self.details: tuple[ErrorDetail, ...] = tuple(details)
+
+    @classmethod
+    def for_field(cls, field: str, message: str) -> RequestInvalid:
+        return cls(f"{field}: {message}", [ErrorDetail(field, message)])
+
+
+class Unauthorized(MessagingError):
+    # One code and one message for every cause (D1): no hint which part of a key was wrong.
+    http_status = 401
+    code = "UNAUTHORIZED"
+    default_message = "Missing or invalid API key."
+
+
+class IpNotAllowed(MessagingError):
+    http_status = 403
+    code = "IP_NOT_ALLOWED"
+    default_message = "The caller's IP address is not on the workspace allowlist."
+
+
+class NotFound(MessagingError):
+    http_status = 404
+    code = "NOT_FOUND"
+    default_message = "Not found."
+
+
+class ProviderNotConnected(NotFound):
+    code = "PROVIDER_NOT_CONNECTED"
+    default_message = "The provider is not connected in this workspace."
+
+
+class MessageNotFound(NotFound):
+    code = "MESSAGE_NOT_FOUND"
+    default_message = "No message with this job id."
+
+
+class TemplateNotFound(NotFound):
+    code = "TEMPLATE_NOT_FOUND"
+    default_message = "No template with this key."
+
+
+class ResourceNotFound(NotFound):
+    """An admin object (workspace, API key, connection) that does not exist."""
+
+
+class Conflict(MessagingError):
+    http_status = 409
+    code = "CONFLICT"
+    default_message = "Conflict."
+
+
+class IdempotencyConflict(Conflict):
+    code = "IDEMPOTENCY_CONFLICT"
+    default_message = "This Idempotency-Key was already used with a different request."
+
+
+class IdempotencyInProgress(Conflict):
+    code = "IDEMPOTENCY_IN_PROGRESS"
+    default_message = "A request with this Idempotency-Key is still being processed."
+
+
+class AlreadyExists(Conflict):
+    code = "ALREADY_EXISTS"
+    default_message = "The object already exists."
+
+
+class PayloadTooLarge(MessagingError):
+    http_status = 413
+    code = "PAYLOAD_TOO_LARGE"
+    default_message = "The request body is too large."
+
+
+class Unprocessable(MessagingError):
+    http_status = 422
+    code = "UNPROCESSABLE"
+    default_message = "The request cannot be processed."
+
+
+class InvalidRecipient(Unprocessable):
+    code = "INVALID_RECIPIENT"
+    default_message = "The recipient is not valid for this channel."
+
+
+class ChatUnreachable(Unprocessable):
+    code = "CHAT_UNREACHABLE"
+    default_message = "The chat cannot be reached by the bot."
+
+
+class SenderNotApproved(Unprocessable):
+    code = "SENDER_NOT_APPROVED"
+    default_message = "The sender is not approved for this connection."
+
+
+class SenderRequired(Unprocessable):
+    code = "SENDER_REQUIRED"
+    default_message = "A sender is required: the connection has no default sender."
+
+
+class FallbackNotAllowed(Unprocessable):
+    code = "FALLBACK_NOT_ALLOWED"
+    default_message = "Fallback works only from SMS to SMS providers."
+
+
+class TemplateVariableMissing(Unprocessable):
+    code = "TEMPLATE_VARIABLE_MISSING"
+    default_message = "A template variable is missing."
+
+
+class BodyTooLong(Unprocessable):
+    code = "BODY_TOO_LONG"
+    default_message = "The message text must be 1-1600 characters."
+
+
+class InvalidCredentials(Unprocessable):
+    """Provider credentials that do not match the provider's schema (names what is missing)."""
+
+    code = "INVALID_CREDENTIALS"
+    default_message = "The provider credentials are incomplete or invalid."
+
+
+class TooManyRequests(MessagingError):
+    http_status = 429
+    code = "TOO_MANY_REQUESTS"
+    default_message = "Too many requests."
+
+
+class RateLimited(TooManyRequests):
+    code = "RATE_LIMITED"
+    default_message = "Rate limit exceeded for this API key."
+
+    def __init__(self, message: str | None = None, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class QuotaExceeded(TooManyRequests):
+    code = "QUOTA_EXCEEDED"
+    default_message = "The workspace's monthly message quota is used up."
+
+
+class ProviderUnavailable(MessagingError, ConnectionError):
+    """No provider could take the message (D7). The job is kept as ``failed``: see ``job_id``."""
+
+    http_status = 502
+    code = "PROVIDER_UNAVAILABLE"
+    default_message = "No provider could be reached."
+
+    def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+
+
+class StorageUnavailable(MessagingError, ConnectionError):
+    http_status = 503
+    code = "STORAGE_UNAVAILABLE"
+    default_message = "The message store is unavailable."
+
+
+class VaultError(MessagingError):
+    default_message = "Credential vault error."
+
+
+class DecryptionFailed(VaultError):
+    default_message = "Stored credentials could not be decrypted."

@@ -1,0 +1,46 @@
+"""The closed vocabularies of the contract: provider codes, channels, statuses."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "ALL_PROVIDERS",
+    "CHANNEL_OF",
+    "SMS_PROVIDERS",
+    "AttemptStatus",
+    "Channel",
+    "DeliveryStatus",
+    "Encoding",
+    "IysMode",
+    "MessageStatus",
+    "ProviderCode",
+    "SubmitStatus",
+]
+
+ProviderCode = Literal["sms_a", "sms_b", "sms_c", "sms_d", "sms_e", "chatbot", "bizchat"]
+Channel = Literal["sms", "chatbot", "bizchat"]
+
+#: Status at acceptance (SPEC 3).
+SubmitStatus = Literal["queued", "sent", "failed"]
+#: Final delivery status from a report (SPEC 3).
+DeliveryStatus = Literal["delivered", "expired", "rejected", "failed", "unknown"]
+#: Every status a message record can hold (D10).
+MessageStatus = Literal["queued", "sent", "delivered", "expired", "rejected", "failed", "unknown"]
+#: An attempt is ``accepted`` or ``rejected`` at submit; a report later gives it its final state.
+AttemptStatus = Literal["accepted", "rejected", "delivered", "expired", "failed", "unknown"]
+
+Encoding = Literal["gsm7", "gsm7_turkish", "ucs2", "unicode"]
+
+#: IYS (the national consent registry) class of a connection's traffic.
+IysMode = Literal["informational", "commercial_individual", "commercial_merchant"]
+
+ALL_PROVIDERS: Final[tuple[ProviderCode, ...]] = get_args(ProviderCode)
+SMS_PROVIDERS: Final[frozenset[ProviderCode]] = frozenset(
+    ("sms_a", "sms_b", "sms_c", "sms_d", "sms_e")
+)
+CHANNEL_OF: Final[dict[ProviderCode, Channel]] = {
+    **{code: "sms" for code in SMS_PROVIDERS},
+    "chatbot": "chatbot",
+    "bizchat": "bizchat",
+}
