@@ -30,7 +30,8 @@ MessageStatus = Literal["queued", "sent", "delivered", "expired", "rejected", "f
 #: An attempt is ``accepted`` or ``rejected`` at submit; a report later gives it its final state.
 AttemptStatus = Literal["accepted", "rejected", "delivered", "expired", "failed", "unknown"]
 
-Encoding = Literal["gsm7", "gsm7_turkish", "ucs2", "unicode"]
+#: SMS data coding (D24). Chat channels have no SMS encoding and report none.
+Encoding = Literal["gsm7", "gsm7_turkish", "ucs2"]
 
 #: IYS (the national consent registry) class of a connection's traffic.
 IysMode = Literal["informational", "commercial_individual", "commercial_merchant"]

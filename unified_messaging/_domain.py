@@ -1,0 +1,173 @@
+"""The records the library keeps: workspaces, keys, connections, templates, messages.
+
+Plain frozen dataclasses, so a store can never be changed behind its back by a caller
+holding a record: changes go through ``dataclasses.replace`` and a store write. They carry
+no secrets in clear: API keys are hashes, credentials are vault ciphertexts, and both are
+left out of ``repr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ._types import (
+    CHANNEL_OF,
+    AttemptStatus,
+    Channel,
+    DeliveryStatus,
+    Encoding,
+    IysMode,
+    MessageStatus,
+    ProviderCode,
+)
+
+__all__ = [
+    "DEFAULT_DLR_TIMEOUT",
+    "ApiKey",
+    "Attempt",
+    "Connection",
+    "DeliveryReport",
+    "ErrorInfo",
+    "MessageRecord",
+    "Template",
+    "Workspace",
+]
+
+#: How long a message waits for its delivery report before fallback or ``unknown`` (D10).
+DEFAULT_DLR_TIMEOUT = timedelta(hours=24)
+#: How long a ``queued`` message is retried when every provider is unavailable (D7).
+DEFAULT_QUEUE_TTL = timedelta(minutes=10)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """``{code, message}``: why a message or an attempt failed."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    id: str
+    name: str
+    created_at: datetime
+    #: Logical messages per calendar month (UTC); ``None`` is unlimited (D17).
+    monthly_quota: int | None = None
+    #: D7 opt-in: when every provider is unavailable, answer ``queued`` and retry.
+    retry_unavailable: bool = False
+    queue_ttl: timedelta = DEFAULT_QUEUE_TTL
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored API key: only the SHA-256 hash of the secret and a display prefix (D1)."""
+
+    id: str
+    workspace_id: str
+    livemode: bool
+    key_hash: str = field(repr=False)
+    display_prefix: str
+    created_at: datetime
+    name: str | None = None
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+    #: Per-key override of the request rate (requests per second) and burst (D16).
+    rate_limit: float | None = None
+    rate_burst: int | None = None
+
+    def is_usable(self, now: datetime) -> bool:
+        if self.revoked_at is not None and self.revoked_at <= now:
+            return False
+        return self.expires_at is None or now < self.expires_at
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """One provider account of a workspace. One connection per provider code."""
+
+    id: str
+    workspace_id: str
+    provider: ProviderCode
+    created_at: datetime
+    #: Vault ciphertext of the provider credentials (``v1.<kid>.<nonce>.<ct>``).
+    credentials: str = field(repr=False)
+    default_sender: str | None = None
+    #: Approved message headers; empty means the provider decides (D3).
+    approved_senders: tuple[str, ...] = ()
+    iys_mode: IysMode = "informational"
+    is_default: bool = False
+    dlr_timeout: timedelta = DEFAULT_DLR_TIMEOUT
+    #: D24: may SMS text use the Turkish single-shift table instead of UCS-2?
+    turkish_shift: bool = True
+    #: Override of the provider's base URL (a sandbox, a proxy, a local fake).
+    base_url: str | None = None
+    #: Secret path token of this connection's delivery-report URL (D20).
+    dlr_token: str = field(default="", repr=False)
+
+    @property
+    def channel(self) -> Channel:
+        return CHANNEL_OF[self.provider]
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    workspace_id: str
+    key: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    description: str | None = None
+    #: ``bizchat`` only: the provider-side template this maps to, and its language.
+    provider_template: str | None = None
+    provider_language: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryReport:
+    status: DeliveryStatus
+    received_at: datetime
+    provider_status: str | None = None
+    error: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    provider: ProviderCode
+    status: AttemptStatus
+    at: datetime
+    provider_message_id: str | None = None
+    error: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    """Everything known about one logical message (one ``job_id``), across its attempts."""
+
+    job_id: str
+    workspace_id: str
+    livemode: bool
+    status: MessageStatus
+    to: str
+    channel: Channel
+    provider: ProviderCode
+    created_at: datetime
+    updated_at: datetime
+    #: The rendered text that was (or will be) handed to providers; kept for re-dispatch.
+    text: str = field(repr=False)
+    sender: str | None = None
+    template_key: str | None = None
+    sent_at: datetime | None = None
+    final_at: datetime | None = None
+    error: ErrorInfo | None = None
+    attempts: tuple[Attempt, ...] = ()
+    dlr: DeliveryReport | None = None
+    segments: int | None = None
+    encoding: Encoding | None = None
+    #: Providers still to try, in order, if the current one fails later (D6, D10).
+    fallback_left: tuple[ProviderCode, ...] = ()
+    #: Whether the request asked for fallback: then the send response lists ``attempts``.
+    fallback_requested: bool = False
+    #: Template variables for provider-side templates (``bizchat``), in placeholder order.
+    template_params: tuple[str, ...] = ()

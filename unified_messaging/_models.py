@@ -1,0 +1,343 @@
+"""The contract's shapes (SPEC 2.1–2.5, DESIGN D11): request and response models.
+
+These pydantic models are the one source of shapes. REST bodies, MCP tool arguments and
+CLI input are validated by them, and the OpenAPI / JSON schemas are generated from them.
+Request models forbid unknown fields (D23). Rules that span fields live here too, and
+raise :class:`FieldProblem` so that a validation error still names the field it is about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from ._errors import ErrorDetail, RequestInvalid
+from ._types import (
+    AttemptStatus,
+    Channel,
+    DeliveryStatus,
+    Encoding,
+    MessageStatus,
+    ProviderCode,
+    SubmitStatus,
+)
+
+__all__ = [
+    "MAX_BODY_LENGTH",
+    "MAX_BULK_ITEMS",
+    "MAX_FALLBACKS",
+    "AttemptOut",
+    "BulkItem",
+    "BulkRequest",
+    "BulkResponse",
+    "BulkResult",
+    "DlrOut",
+    "ErrorObject",
+    "FieldProblem",
+    "SendRequest",
+    "SendResponse",
+    "StatusRecord",
+    "parse_model",
+]
+
+MAX_TO_LENGTH = 64
+MAX_BODY_LENGTH = 1600
+MAX_SENDER_LENGTH = 32
+MAX_BULK_ITEMS = 200
+MAX_FALLBACKS = 3
+MAX_VARIABLES = 100
+MAX_VARIABLE_NAME_LENGTH = 64
+TEMPLATE_KEY_PATTERN = r"^[a-z0-9_]{1,64}$"
+
+# C0 controls other than TAB, LF, CR; and DEL. Providers drop or choke on them, and a NUL
+# truncates a C string in more than one SMSC, so they are a 400 rather than a surprise later.
+_FORBIDDEN_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class FieldProblem(ValueError):
+    """A cross-field rule failed; ``field`` says which field to blame in ``details``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _no_control_chars(value: str) -> str:
+    if _FORBIDDEN_CONTROLS.search(value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _empty_as_none(value: object) -> object:
+    # The contract treats an empty sender, and an empty body beside a template, as omitted.
+    return None if value == "" else value
+
+
+Recipient = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TO_LENGTH, examples=["+905551234567"]),
+    AfterValidator(_no_control_chars),
+]
+_BodyText = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_BODY_LENGTH, examples=["Merhaba, siparişiniz yolda."]),
+    AfterValidator(_no_control_chars),
+]
+Body = Annotated[_BodyText | None, BeforeValidator(_empty_as_none)]
+TemplateKey = Annotated[str, Field(pattern=TEMPLATE_KEY_PATTERN, examples=["order_shipped"])]
+_SenderText = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_SENDER_LENGTH, examples=["ACME"]),
+    AfterValidator(_no_control_chars),
+]
+Sender = Annotated[_SenderText | None, BeforeValidator(_empty_as_none)]
+VariableValue = Annotated[
+    str | int | float | bool,
+    Field(description="A scalar; rendered as text."),
+]
+Variables = Annotated[
+    dict[Annotated[str, Field(min_length=1, max_length=MAX_VARIABLE_NAME_LENGTH)], VariableValue],
+    Field(max_length=MAX_VARIABLES, examples=[{"name": "Ayşe", "order": "A-1042"}]),
+]
+Fallback = Annotated[list[ProviderCode], Field(max_length=MAX_FALLBACKS, examples=[["sms_b"]])]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+def _check_fallback(fallback: list[ProviderCode] | None, provider: ProviderCode | None) -> None:
+    if not fallback:
+        return
+    if len(set(fallback)) != len(fallback):
+        raise FieldProblem("fallback", "must not list a provider twice")
+    if provider is not None and provider in fallback:
+        raise FieldProblem("fallback", "must not contain the primary provider")
+
+
+class SendRequest(_Request):
+    """Body of ``POST /v1/messages`` (SPEC 2.1)."""
+
+    to: Recipient = Field(description="Recipient: Turkish mobile, chat id or @username, E.164.")
+    body: Body = Field(
+        default=None, description="Plain text. Exactly one of body / template."
+    )
+    template: TemplateKey | None = Field(
+        default=None, description="Key of a template. Exactly one of body / template."
+    )
+    variables: Variables | None = Field(
+        default=None, description="Template variables; only together with template."
+    )
+    sender: Sender = Field(
+        default=None, description="SMS only: an approved message header. Default: connection's."
+    )
+    provider: ProviderCode | None = Field(
+        default=None, description="Forces one provider connection. Default: the workspace's."
+    )
+    fallback: Fallback | None = Field(
+        default=None, description="Up to 3 backup SMS providers, tried in order."
+    )
+
+    @model_validator(mode="after")
+    def _one_of_body_or_template(self) -> SendRequest:
+        if self.body is None and self.template is None:
+            raise FieldProblem("body", "exactly one of body or template is required")
+        if self.body is not None and self.template is not None:
+            raise FieldProblem("body", "must be empty when template is given")
+        if self.variables is not None and self.template is None:
+            raise FieldProblem("variables", "only allowed together with template")
+        _check_fallback(self.fallback, self.provider)
+        return self
+
+
+class BulkItem(_Request):
+    """One recipient of a bulk request: ``body`` in plain mode, ``variables`` in template mode."""
+
+    to: Recipient
+    body: Body = None
+    variables: Variables | None = None
+
+
+class BulkRequest(_Request):
+    """Body of ``POST /v1/messages/bulk`` (SPEC 2.3, D8)."""
+
+    items: list[BulkItem] = Field(min_length=1, max_length=MAX_BULK_ITEMS)
+    provider: ProviderCode | None = None
+    sender: Sender = None
+    template: TemplateKey | None = None
+    fallback: Fallback | None = None
+
+    @model_validator(mode="after")
+    def _mode_rules(self) -> BulkRequest:
+        template_mode = self.template is not None
+        for index, item in enumerate(self.items):
+            if template_mode and item.body is not None:
+                raise FieldProblem(f"items.{index}.body", "not allowed in template mode")
+            if not template_mode and item.body is None:
+                raise FieldProblem(f"items.{index}.body", "required in plain mode")
+            if not template_mode and item.variables is not None:
+                raise FieldProblem(f"items.{index}.variables", "only allowed in template mode")
+        _check_fallback(self.fallback, self.provider)
+        return self
+
+
+# --------------------------------------------------------------------------- responses
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    #: Optional fields are left out of the JSON rather than sent as null (SPEC 2.2 "optional").
+    _omit_none: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=self._omit_none)
+
+
+class ErrorObject(_Response):
+    """``{code, message}`` of a failed send (SPEC 2.2)."""
+
+    code: str = Field(examples=["INVALID_RECIPIENT"])
+    message: str
+
+
+class AttemptOut(_Response):
+    """One provider tried for a message, in order (SPEC 2.5, D11)."""
+
+    provider: ProviderCode
+    status: AttemptStatus
+    provider_message_id: str | None = None
+    error: ErrorObject | None = None
+    at: datetime
+
+
+class SendResponse(_Response):
+    """201 body of ``POST /v1/messages`` (SPEC 2.2)."""
+
+    job_id: str
+    status: SubmitStatus
+    to: str
+    provider: ProviderCode
+    created_at: datetime
+    error: ErrorObject | None = None
+    template: str | None = None
+    template_key: str | None = None
+    attempts: list[AttemptOut] | None = None
+    segments: int | None = Field(default=None, description="SMS parts (SMS only).")
+    encoding: Encoding | None = Field(default=None, description="SMS data coding (SMS only).")
+
+
+class BulkResult(_Response):
+    to: str
+    status: SubmitStatus
+    job_id: str
+    error: ErrorObject | None = None
+    provider: ProviderCode | None = None
+    attempts: list[AttemptOut] | None = None
+
+
+class BulkResponse(_Response):
+    """201 body of ``POST /v1/messages/bulk`` (SPEC 2.4, D8)."""
+
+    total: int
+    sent: int
+    failed: int
+    provider: ProviderCode
+    created_at: datetime
+    results: list[BulkResult]
+    template: str | None = None
+    template_key: str | None = None
+
+
+class DlrOut(_Response):
+    _omit_none = False
+
+    status: DeliveryStatus
+    provider_status: str | None = None
+    error: ErrorObject | None = None
+    received_at: datetime
+
+
+class StatusRecord(_Response):
+    """200 body of ``GET /v1/messages/{job_id}`` (D11). Every field is present, null or not."""
+
+    _omit_none = False
+
+    job_id: str
+    status: MessageStatus
+    to: str
+    channel: Channel
+    provider: ProviderCode
+    sender: str | None
+    template: str | None
+    template_key: str | None
+    created_at: datetime
+    updated_at: datetime
+    sent_at: datetime | None
+    final_at: datetime | None
+    error: ErrorObject | None
+    attempts: list[AttemptOut]
+    dlr: DlrOut | None
+    segments: int | None
+    encoding: Encoding | None
+    livemode: bool
+
+
+# --------------------------------------------------------------------------- parsing
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def _details(error: ValidationError) -> list[ErrorDetail]:
+    details: list[ErrorDetail] = []
+    for problem in error.errors(include_url=False, include_input=False):
+        cause = (problem.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldProblem):
+            details.append(ErrorDetail(cause.field, str(cause)))
+            continue
+        loc = problem["loc"]
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif problem["type"] == "literal_error":
+            message = "unknown provider code; " + message
+        details.append(ErrorDetail(_field_path(loc), message))
+    return details
+
+
+def parse_model(model: type[M], data: object) -> M:
+    """Validate ``data`` (a mapping from JSON, or a model) into ``model``.
+
+    Raises :class:`RequestInvalid` whose ``details`` name every offending field by its
+    dotted path (``items.3.to``), the shape the REST edge reports.
+    """
+    if isinstance(data, model):
+        return data
+    if isinstance(data, BaseModel):
+        data = data.model_dump(exclude_unset=True)
+    if not isinstance(data, Mapping):
+        raise RequestInvalid.for_field("body", "must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        details = _details(exc)
+        first = details[0]
+        summary = f"{first.field}: {first.message}"
+        if len(details) > 1:
+            summary += f" (and {len(details) - 1} more)"
+        raise RequestInvalid(summary, details) from None

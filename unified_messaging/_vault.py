@@ -1,0 +1,440 @@
+"""The credentials vault (D21): provider credentials encrypted at rest with AES-256-GCM.
+
+A stored credential is one ASCII token::
+
+    v1.<key id>.<nonce>.<ciphertext>
+
+``nonce`` (96 random bits, fresh per encryption) and ``ciphertext`` (with the 16-byte GCM tag
+appended) are unpadded base64url. The ciphertext is bound, as associated data, to the format
+version, the key id, the workspace id and the connection id, so a token copied into another
+workspace or connection row, or relabelled with another key id, fails to decrypt.
+
+Master keys come from ``UM_MASTER_KEYS`` = ``kid:base64key,kid2:base64key2,…``. The first key
+is active and encrypts; every listed key decrypts. To rotate, put a new key first, keep the old
+ones after it, re-encrypt with :meth:`Vault.rotate` every token for which
+:meth:`Vault.needs_rotation` is true, then drop the old key.
+
+Without ``UM_MASTER_KEYS`` a development server may use :meth:`Vault.load_or_create_key_file`,
+which keeps a key in a file that only its owner can read, and warns that it does.
+
+No message, ``repr`` or log line ever contains key material or plaintext.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final, NoReturn
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ._errors import DecryptionFailed, VaultError
+
+__all__ = ["Vault", "generate_key_spec"]
+
+ENV_VAR: Final = "UM_MASTER_KEYS"
+KEY_BYTES: Final = 32
+NONCE_BYTES: Final = 12
+_TAG_BYTES: Final = 16
+_VERSION: Final = "v1"
+# Domain separation: AAD of this format can never equal AAD some other use of a key builds.
+_AAD_DOMAIN: Final = b"unified-messaging/vault\x00"
+
+_KID_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_B64URL_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
+# Operators paste keys from `openssl rand -base64 32` as often as from generate_key_spec, so
+# master keys accept both alphabets, padded or not. Tokens are always unpadded base64url.
+_KEY_B64_RE: Final = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+_KID_RULE: Final = "key ids must match [A-Za-z0-9_-]{1,32}"
+
+_log = logging.getLogger("unified_messaging.vault")
+
+
+def _b64e(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _b64d_token_part(text: str) -> bytes | None:
+    """Strict unpadded base64url, or None. Only the canonical spelling is accepted, so a
+    token has exactly one valid text form (no aliasing through unused trailing bits)."""
+    if not _B64URL_RE.fullmatch(text):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return raw if _b64e(raw) == text else None
+
+
+def _decode_key(text: str) -> bytes | None:
+    if not _KEY_B64_RE.fullmatch(text):
+        return None
+    body = text.rstrip("=").replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _length_prefixed(part: str) -> bytes:
+    # surrogatepass keeps the encoding total and injective over every Python str, so no id
+    # can make AAD construction itself raise.
+    raw = part.encode("utf-8", "surrogatepass")
+    return len(raw).to_bytes(4, "big") + raw
+
+
+def _aad(kid: str, workspace_id: str, connection_id: str) -> bytes:
+    # Length prefixes make the binding unambiguous: ("ab", "c") and ("a", "bc") differ.
+    return (
+        _AAD_DOMAIN
+        + _length_prefixed(_VERSION)
+        + _length_prefixed(kid)
+        + _length_prefixed(workspace_id)
+        + _length_prefixed(connection_id)
+    )
+
+
+def _check_ids(workspace_id: str, connection_id: str) -> None:
+    if not isinstance(workspace_id, str) or not workspace_id:
+        raise VaultError("workspace_id must be a non-empty string.")
+    if not isinstance(connection_id, str) or not connection_id:
+        raise VaultError("connection_id must be a non-empty string.")
+
+
+def _parse_spec(spec: str, source: str) -> list[tuple[str, bytes]]:
+    """``kid:base64key,…`` into (kid, key) pairs, in order.
+
+    Errors name the entry by position and, once it is known to be valid, by kid. They never
+    echo an invalid kid or a key: a kid that fails validation may well be a key pasted in the
+    wrong place.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise VaultError(f"{source}: no master keys given (expected 'kid:base64key,…').")
+    keys: list[tuple[str, bytes]] = []
+    for index, entry in enumerate(spec.split(","), start=1):
+        entry = entry.strip()
+        where = f"{source}: entry {index}"
+        if not entry:
+            raise VaultError(f"{where} is empty (expected 'kid:base64key').")
+        kid, sep, encoded = entry.partition(":")
+        kid, encoded = kid.strip(), encoded.strip()
+        if not sep:
+            raise VaultError(f"{where} has no ':' (expected 'kid:base64key').")
+        if not _KID_RE.fullmatch(kid):
+            raise VaultError(f"{where}: invalid key id; {_KID_RULE}.")
+        key = _decode_key(encoded)
+        if key is None:
+            raise VaultError(f"{where} (kid {kid!r}): the key is not valid base64.")
+        if len(key) != KEY_BYTES:
+            raise VaultError(
+                f"{where} (kid {kid!r}): the key must decode to {KEY_BYTES} bytes "
+                f"(AES-256), got {len(key)}."
+            )
+        keys.append((kid, key))
+    return keys
+
+
+def generate_key_spec(kid: str = "k1") -> str:
+    """A fresh ``kid:base64key`` entry (32 random bytes) for ``UM_MASTER_KEYS``.
+
+    To rotate, prepend it to the existing value: ``new,old``.
+    """
+    if not isinstance(kid, str) or not _KID_RE.fullmatch(kid):
+        raise VaultError(f"Invalid key id; {_KID_RULE}.")
+    return f"{kid}:{_b64e(AESGCM.generate_key(bit_length=256))}"
+
+
+class Vault:
+    """Encrypts and decrypts credential blobs under a set of master keys; the first is active.
+
+    Immutable. Only AEAD objects are kept, in private attributes; the raw key bytes are not
+    retained, and ``repr`` shows key ids only.
+    """
+
+    __slots__ = ("_active_kid", "_ciphers")
+
+    _active_kid: str
+    _ciphers: dict[str, AESGCM]
+
+    def __init__(self, keys: Iterable[tuple[str, bytes]]) -> None:
+        """``keys``: (kid, 32-byte key) pairs; the first pair is the active key."""
+        ciphers: dict[str, AESGCM] = {}
+        seen: dict[bytes, str] = {}
+        for kid, key in keys:
+            if not isinstance(kid, str) or not _KID_RE.fullmatch(kid):
+                raise VaultError(f"Invalid key id; {_KID_RULE}.")
+            if kid in ciphers:
+                raise VaultError(f"Duplicate key id {kid!r}.")
+            if not isinstance(key, bytes) or len(key) != KEY_BYTES:
+                raise VaultError(f"Key {kid!r} must be exactly {KEY_BYTES} bytes (AES-256).")
+            # The same key under two ids is always a mistake, typically a rotation that
+            # added a new id but pasted the old key: it would rotate nothing.
+            if key in seen:
+                raise VaultError(f"Keys {seen[key]!r} and {kid!r} are the same key.")
+            seen[key] = kid
+            ciphers[kid] = AESGCM(key)
+        if not ciphers:
+            raise VaultError("A vault needs at least one master key.")
+        self._ciphers = ciphers
+        self._active_kid = next(iter(ciphers))
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_spec(cls, spec: str, *, source: str = "master key spec") -> Vault:
+        """Parse ``kid:base64key,kid2:base64key2,…`` (the ``UM_MASTER_KEYS`` format)."""
+        return cls(_parse_spec(spec, source))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Vault | None:
+        """The vault configured by ``UM_MASTER_KEYS``, or None when it is unset or blank."""
+        env = os.environ if environ is None else environ
+        spec = env.get(ENV_VAR, "")
+        if not spec.strip():
+            return None
+        return cls.from_spec(spec, source=ENV_VAR)
+
+    @classmethod
+    def generate(cls, kid: str = "k1") -> Vault:
+        """A vault with one fresh random key (tests, throwaway setups)."""
+        return cls.from_spec(generate_key_spec(kid))
+
+    @classmethod
+    def from_key_file(cls, path: str | os.PathLike[str]) -> Vault:
+        """Load a key file (``UM_MASTER_KEYS`` format). Refuses a file that anyone but its
+        owner may read or write, as ssh does for private keys."""
+        file = Path(path)
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise VaultError(f"Cannot open key file {file}: {exc.strerror}.") from None
+        try:
+            # fstat the descriptor we read from, not the path, so the checked file is the read one.
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise VaultError(f"Key file {file} is not a regular file.")
+            if os.name == "posix" and st.st_mode & 0o077:
+                raise VaultError(
+                    f"Key file {file} is accessible by group or others "
+                    f"(mode {stat.S_IMODE(st.st_mode):04o}); run 'chmod 600 {file}'."
+                )
+            with os.fdopen(fd, "rb") as handle:
+                fd = -1  # now owned by the file object
+                data = handle.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        try:
+            spec = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise VaultError(f"Key file {file} is not an ASCII key spec.") from None
+        return cls.from_spec(spec, source=f"key file {file}")
+
+    @classmethod
+    def load_or_create_key_file(cls, path: str | os.PathLike[str], *, kid: str = "dev") -> Vault:
+        """Development fallback when no ``UM_MASTER_KEYS`` is set: reuse the key in ``path``,
+        or create it with a fresh key, readable by its owner only. Logs a warning either way,
+        since a key next to the data it protects is not production key management."""
+        file = Path(path)
+        if not file.exists():
+            if cls._create_key_file(file, kid):
+                _log.warning(
+                    "No %s configured: created a development master key file at %s. "
+                    "Do not use it in production; set %s instead.",
+                    ENV_VAR,
+                    file,
+                    ENV_VAR,
+                )
+                return cls.from_key_file(file)
+        _log.warning(
+            "No %s configured: using the development master key file at %s. "
+            "Do not use it in production; set %s instead.",
+            ENV_VAR,
+            file,
+            ENV_VAR,
+        )
+        return cls.from_key_file(file)
+
+    @staticmethod
+    def _create_key_file(file: Path, kid: str) -> bool:
+        """Create ``file`` holding a fresh key spec; False when another process won the race.
+
+        The key is written to a private temporary file and then hard-linked into place, so
+        concurrent dev workers starting together see either no file or a complete one, and
+        all end up with the same key. O_EXCL with mode 0o600 means no file here is ever
+        readable by others, not even between creation and a chmod.
+        """
+        content = (generate_key_spec(kid) + "\n").encode("ascii")
+        try:
+            file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise VaultError(f"Cannot create key file directory {file.parent}: {exc}.") from None
+        tmp = file.with_name(f".{file.name}.{secrets.token_hex(8)}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(tmp, flags, 0o600)
+            try:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, file)
+            except FileExistsError:
+                return False
+        except OSError as exc:
+            raise VaultError(f"Cannot create key file {file}: {exc.strerror}.") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        return True
+
+    # -- introspection --------------------------------------------------------------------
+
+    @property
+    def active_kid(self) -> str:
+        """The id of the key that encrypts."""
+        return self._active_kid
+
+    @property
+    def kids(self) -> tuple[str, ...]:
+        """Every key id that decrypts, the active one first."""
+        return tuple(self._ciphers)
+
+    def __repr__(self) -> str:
+        return f"Vault(active_kid={self._active_kid!r}, kids={self.kids!r})"
+
+    def __reduce__(self) -> NoReturn:
+        # Pickling would write master keys into caches, queues or crash dumps.
+        raise TypeError("Vault objects hold master keys and cannot be pickled.")
+
+    def __copy__(self) -> Vault:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Vault:
+        return self
+
+    # -- encryption -----------------------------------------------------------------------
+
+    def encrypt(self, plaintext: bytes, *, workspace_id: str, connection_id: str) -> str:
+        """Encrypt under the active key, bound to ``workspace_id`` and ``connection_id``."""
+        if not isinstance(plaintext, bytes | bytearray | memoryview):
+            raise TypeError(f"plaintext must be bytes, not {type(plaintext).__name__}.")
+        _check_ids(workspace_id, connection_id)
+        kid = self._active_kid
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = self._ciphers[kid].encrypt(
+            nonce, bytes(plaintext), _aad(kid, workspace_id, connection_id)
+        )
+        return f"{_VERSION}.{kid}.{_b64e(nonce)}.{_b64e(sealed)}"
+
+    def decrypt(self, token: str, *, workspace_id: str, connection_id: str) -> bytes:
+        """Decrypt a token made by any known key for this workspace and connection.
+
+        Raises DecryptionFailed for anything else: malformed or tampered tokens, unknown key
+        ids, wrong keys, and tokens bound to another workspace or connection.
+        """
+        kid, nonce, sealed = self._parse(token)
+        cipher = self._ciphers.get(kid)
+        if cipher is None:
+            raise DecryptionFailed(
+                f"Stored credentials use key id {kid!r}, which is not configured "
+                f"(known: {', '.join(self._ciphers)})."
+            )
+        if not isinstance(workspace_id, str) or not isinstance(connection_id, str):
+            raise DecryptionFailed("workspace_id and connection_id must be strings.")
+        try:
+            return cipher.decrypt(nonce, sealed, _aad(kid, workspace_id, connection_id))
+        except InvalidTag:
+            # One message for every cause: telling them apart would need the key anyway.
+            raise DecryptionFailed(
+                f"Stored credentials failed authentication under key id {kid!r}: wrong key, "
+                "tampered token, or a token bound to another workspace or connection."
+            ) from None
+
+    @staticmethod
+    def _parse(token: str) -> tuple[str, bytes, bytes]:
+        """Split and decode a token's structure. Never echoes the token: it holds ciphertext,
+        and a caller may pass plaintext here by mistake."""
+
+        def malformed(why: str) -> NoReturn:
+            raise DecryptionFailed(f"Malformed credential token: {why}.")
+
+        if not isinstance(token, str):
+            malformed("not a string")
+        if not token:
+            malformed("empty")
+        parts = token.split(".")
+        if len(parts) != 4:
+            malformed(f"expected 4 dot-separated parts, got {len(parts)}")
+        version, kid, nonce_text, sealed_text = parts
+        if version != _VERSION:
+            # A version we do not know could be anything: do not echo it either.
+            malformed(f"unsupported format version (expected {_VERSION!r})")
+        if not _KID_RE.fullmatch(kid):
+            malformed(f"invalid key id; {_KID_RULE}")
+        nonce = _b64d_token_part(nonce_text)
+        if nonce is None or len(nonce) != NONCE_BYTES:
+            malformed(f"the nonce must be {NONCE_BYTES} bytes of unpadded base64url")
+        sealed = _b64d_token_part(sealed_text)
+        if sealed is None or len(sealed) < _TAG_BYTES:
+            malformed("the ciphertext must be unpadded base64url including a 16-byte tag")
+        return kid, nonce, sealed
+
+    def encrypt_json(
+        self, mapping: Mapping[str, str], *, workspace_id: str, connection_id: str
+    ) -> str:
+        """Encrypt a credential dict (str → str), e.g. ``{"username": …, "password": …}``."""
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"credentials must be a mapping, not {type(mapping).__name__}.")
+        for name, value in mapping.items():
+            # Names are field names, safe to show; values are secrets and never are.
+            if not isinstance(name, str):
+                raise TypeError(f"credential names must be str, not {type(name).__name__}.")
+            if not isinstance(value, str):
+                raise TypeError(f"credential {name!r} must be a str, not {type(value).__name__}.")
+        # ensure_ascii keeps lone surrogates round-trippable; sort_keys makes output stable.
+        payload = json.dumps(dict(mapping), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+        return self.encrypt(
+            payload.encode("ascii"), workspace_id=workspace_id, connection_id=connection_id
+        )
+
+    def decrypt_json(self, token: str, *, workspace_id: str, connection_id: str) -> dict[str, str]:
+        """Decrypt a token made by :meth:`encrypt_json` back into its dict."""
+        raw = self.decrypt(token, workspace_id=workspace_id, connection_id=connection_id)
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise DecryptionFailed("Decrypted credentials are not valid JSON.") from None
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise DecryptionFailed("Decrypted credentials are not a JSON object of strings.")
+        return value
+
+    # -- rotation -------------------------------------------------------------------------
+
+    def needs_rotation(self, token: str) -> bool:
+        """True when ``token`` is not under the active key. A header check only: it does not
+        authenticate the token (rotate does). Raises DecryptionFailed if it is malformed."""
+        kid, _, _ = self._parse(token)
+        return kid != self._active_kid
+
+    def rotate(self, token: str, *, workspace_id: str, connection_id: str) -> str:
+        """Decrypt with whichever key made ``token`` and re-encrypt under the active key.
+
+        Always re-encrypts (fresh nonce), even when the token already uses the active key;
+        use :meth:`needs_rotation` to skip those.
+        """
+        plaintext = self.decrypt(token, workspace_id=workspace_id, connection_id=connection_id)
+        return self.encrypt(plaintext, workspace_id=workspace_id, connection_id=connection_id)

@@ -1,0 +1,1 @@
+"""Provider adapters: the protocol, the simulator, one module per provider."""

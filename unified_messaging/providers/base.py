@@ -1,0 +1,211 @@
+"""The seam between the library and a provider: one protocol, one outcome type.
+
+Every provider (the five SMS gateways, the chat-bot channel, the business chat channel, and
+the simulator that stands in for each of them under a test key) is a
+:class:`ProviderAdapter`. An adapter turns a :class:`SubmitRequest` into the provider's wire
+format and the provider's answer into a :class:`SubmitOutcome` of one of four kinds:
+
+``accepted``
+    The provider took the message; ``provider_message_id`` is its id for it.
+``rejected``
+    Provider-level refusal (bad header, no credit, throttled for good): the next fallback
+    provider may well succeed, so routing moves on.
+``recipient_failed``
+    Recipient-level refusal (no IYS consent, chat unreachable): every provider would refuse
+    it too, so routing stops.
+``unavailable``
+    Transport error, time-out, 5xx: nothing is known to have been delivered; routing moves on.
+
+Adapters also read the provider's delivery reports, pushed (:meth:`parse_reports`) or polled
+(:meth:`poll_reports`), into :class:`ProviderReport` values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final, Literal, Protocol, runtime_checkable
+
+from .._domain import Connection, ErrorInfo
+from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
+
+__all__ = [
+    "PROFILES",
+    "AdapterFactory",
+    "InboundCallback",
+    "OutcomeKind",
+    "ProviderAdapter",
+    "ProviderProfile",
+    "ProviderReport",
+    "ProviderTemplate",
+    "ReportStatus",
+    "SubmitOutcome",
+    "SubmitRequest",
+]
+
+OutcomeKind = Literal["accepted", "rejected", "recipient_failed", "unavailable"]
+#: A report may also say a message is still on its way; only final statuses change a record.
+ReportStatus = DeliveryStatus | Literal["pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTemplate:
+    """A provider-side template (``bizchat``): name, language and positional parameters."""
+
+    name: str
+    language: str
+    parameters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitRequest:
+    """One message for one recipient, ready for the wire."""
+
+    job_id: str
+    #: Normalized recipient: E.164 for SMS and ``bizchat``, chat id or ``@name`` for ``chatbot``.
+    to: str
+    text: str = field(repr=False)
+    sender: str | None = None
+    #: 0-based position of this try in the message's routing (the first provider is 0).
+    attempt: int = 0
+    iys_mode: IysMode = "informational"
+    encoding: Encoding | None = None
+    template: ProviderTemplate | None = None
+    workspace_id: str = ""
+    connection_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitOutcome:
+    kind: OutcomeKind
+    provider_message_id: str | None = None
+    error: ErrorInfo | None = None
+    #: Seconds the provider asked us to wait (429 ``Retry-After`` / ``retry_after``).
+    retry_after: float | None = None
+
+    @classmethod
+    def accepted(cls, provider_message_id: str) -> SubmitOutcome:
+        return cls("accepted", provider_message_id=provider_message_id)
+
+    @classmethod
+    def rejected(cls, code: str, message: str) -> SubmitOutcome:
+        return cls("rejected", error=ErrorInfo(code, message))
+
+    @classmethod
+    def recipient_failed(cls, code: str, message: str) -> SubmitOutcome:
+        return cls("recipient_failed", error=ErrorInfo(code, message))
+
+    @classmethod
+    def unavailable(
+        cls, message: str, *, code: str = "PROVIDER_UNAVAILABLE", retry_after: float | None = None
+    ) -> SubmitOutcome:
+        return cls("unavailable", error=ErrorInfo(code, message), retry_after=retry_after)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderReport:
+    """One delivery report, read from the provider's push or poll answer."""
+
+    provider_message_id: str
+    status: ReportStatus
+    #: The provider's own status word or number, kept for the status record's ``dlr``.
+    provider_status: str
+    occurred_at: datetime | None = None
+    error: ErrorInfo | None = None
+    #: The recipient as the provider reports it, where it does (useful for batch reports).
+    to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundCallback:
+    """A delivery-report request as it arrived over HTTP, before any parsing."""
+
+    method: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    body: bytes = b""
+
+
+@runtime_checkable
+class ProviderAdapter(Protocol):
+    """Protocol: one provider account's wire format (or the simulator standing in for it)."""
+
+    @property
+    def code(self) -> ProviderCode: ...
+
+    @property
+    def max_batch(self) -> int:
+        """Recipients one provider request can carry; 1 when there is no batch endpoint."""
+        ...
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome: ...
+
+    async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        """Submit many at once; one outcome per request, in the same order."""
+        ...
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        """Read a pushed delivery-report request; ``[]`` if it carries none."""
+        ...
+
+    async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
+        """Ask the provider for reports (providers without push); ``[]`` where none are new."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+#: Builds the live adapter of a connection from its decrypted credentials.
+AdapterFactory = Callable[[Connection, Mapping[str, str]], ProviderAdapter]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderProfile:
+    """The facts about a provider that both its live adapter and its simulator obey."""
+
+    code: ProviderCode
+    name: str
+    wire_format: str
+    max_batch: int
+    #: Longest text the provider takes, in characters.
+    max_text_length: int
+    #: Message headers the provider accepts (alphanumeric sender ids are at most 11 chars
+    #: in GSM; numeric ones up to 16 digits). ``None`` for channels without senders.
+    sender_pattern: re.Pattern[str] | None
+    #: Does the provider push reports (else they are polled)? ``None``: no reports at all.
+    pushes_reports: bool | None
+
+    @property
+    def channel(self) -> Channel:
+        return CHANNEL_OF[self.code]
+
+    def sender_problem(self, sender: str | None) -> str | None:
+        """Why the provider would refuse this header, or ``None`` if it takes it."""
+        if self.sender_pattern is None:
+            return None
+        if sender is None:
+            return "the provider requires a message header"
+        if not self.sender_pattern.fullmatch(sender):
+            return "the message header must be 2-11 letters, digits, spaces, '.', '-' or '_'"
+        return None
+
+
+# Alphanumeric sender ids (TP-OA, 3GPP TS 23.040) hold 11 GSM characters; Turkish operators
+# also register numeric headers (short codes, 850 numbers) of up to 16 digits.
+_SMS_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{1,10}|\+?[0-9]{2,16}")
+
+PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
+    "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False),
+    "sms_b": ProviderProfile("sms_b", "İletimerkezi", "İletimerkezi JSON v1", 100, 1600,
+                             _SMS_HEADER, True),
+    "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True),
+    "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
+                             False),
+    "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
+                             1600, _SMS_HEADER, True),
+    "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None),
+    "bizchat": ProviderProfile("bizchat", "WhatsApp Cloud", "WhatsApp Cloud API", 1, 4096, None,
+                               True),
+}  # fmt: skip

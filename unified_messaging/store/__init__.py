@@ -1,0 +1,1 @@
+"""Stores: the protocol and one module per backend."""

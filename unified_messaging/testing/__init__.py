@@ -1,0 +1,1 @@
+"""Testing helpers for host applications: the outbox and the pytest plugin."""
