@@ -335,7 +335,7 @@ def test_standard_base64_keys_accepted() -> None:
         ("k1:AAAAA", "not valid base64"),
         (f"k1:{b64e(KEY1[:16])}", "32 bytes"),
         (f"k1:{b64e(KEY1 + b'x')}", "32 bytes"),
-        (f"{SPEC1},k1:{KEY2_B64}", "Duplicate key id 'k1'"),
+        (f"{SPEC1},k1:{KEY2_B64}", "duplicate key id 'k1'"),
         (f"{SPEC1},,k2:{KEY2_B64}", "entry 2 is empty"),
         (f"{SPEC1},", "entry 2 is empty"),
         (",", "entry 1 is empty"),
@@ -346,7 +346,7 @@ def test_standard_base64_keys_accepted() -> None:
         (f"{KEY1_B64}:k1", "invalid key id"),  # swapped order: the key is not echoed
         (KEY1_B64, "no ':'"),
         ("k1:", "not valid base64"),
-        (f"{SPEC1},k2:{KEY1_B64}", "same key"),
+        (f"{SPEC1},k2:{KEY1_B64}", "hold the same key"),
     ],
 )
 def test_spec_errors(spec: str, match: str) -> None:
@@ -366,7 +366,7 @@ def test_constructor_validation() -> None:
     with pytest.raises(VaultError, match="32 bytes") as info:
         Vault([("k1", KEY1[:31])])
     assert_clean(str(info.value))
-    with pytest.raises(VaultError, match="invalid key id|Invalid key id"):
+    with pytest.raises(VaultError, match=r"(?i)invalid key id"):
         Vault([("bad kid", KEY1)])
     with pytest.raises(VaultError, match="Duplicate"):
         Vault([("k1", KEY1), ("k1", KEY2)])
@@ -418,9 +418,7 @@ def _mode(path: Path) -> int:
 
 
 @posix_only
-def test_key_file_created_0600_and_reused(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_key_file_created_0600_and_reused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "keys" / "master.key"
     with caplog.at_level(logging.WARNING, logger="unified_messaging.vault"):
         first = Vault.load_or_create_key_file(path)
@@ -512,7 +510,7 @@ def test_key_file_bad_content(tmp_path: Path) -> None:
     for content in (b"", b"\xff\xfe", f"k1:{b64e(KEY1[:16])}".encode()):
         path.write_bytes(content)
         path.chmod(0o600)
-        with pytest.raises(VaultError, match="key file") as info:
+        with pytest.raises(VaultError, match=r"(?i)key file") as info:
             Vault.from_key_file(path)
         assert_clean(str(info.value))
 

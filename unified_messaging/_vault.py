@@ -120,6 +120,7 @@ def _parse_spec(spec: str, source: str) -> list[tuple[str, bytes]]:
     if not isinstance(spec, str) or not spec.strip():
         raise VaultError(f"{source}: no master keys given (expected 'kid:base64key,…').")
     keys: list[tuple[str, bytes]] = []
+    kid_of: dict[bytes, str] = {}
     for index, entry in enumerate(spec.split(","), start=1):
         entry = entry.strip()
         where = f"{source}: entry {index}"
@@ -139,6 +140,11 @@ def _parse_spec(spec: str, source: str) -> list[tuple[str, bytes]]:
                 f"{where} (kid {kid!r}): the key must decode to {KEY_BYTES} bytes "
                 f"(AES-256), got {len(key)}."
             )
+        if any(kid == known for known, _ in keys):
+            raise VaultError(f"{where}: duplicate key id {kid!r}.")
+        if key in kid_of:
+            raise VaultError(f"{where}: key ids {kid_of[key]!r} and {kid!r} hold the same key.")
+        kid_of[key] = kid
         keys.append((kid, key))
     return keys
 
@@ -179,7 +185,7 @@ class Vault:
             # The same key under two ids is always a mistake, typically a rotation that
             # added a new id but pasted the old key: it would rotate nothing.
             if key in seen:
-                raise VaultError(f"Keys {seen[key]!r} and {kid!r} are the same key.")
+                raise VaultError(f"Key ids {seen[key]!r} and {kid!r} hold the same key.")
             seen[key] = kid
             ciphers[kid] = AESGCM(key)
         if not ciphers:
@@ -245,20 +251,12 @@ class Vault:
         or create it with a fresh key, readable by its owner only. Logs a warning either way,
         since a key next to the data it protects is not production key management."""
         file = Path(path)
-        if not file.exists():
-            if cls._create_key_file(file, kid):
-                _log.warning(
-                    "No %s configured: created a development master key file at %s. "
-                    "Do not use it in production; set %s instead.",
-                    ENV_VAR,
-                    file,
-                    ENV_VAR,
-                )
-                return cls.from_key_file(file)
+        created = not file.exists() and cls._create_key_file(file, kid)
         _log.warning(
-            "No %s configured: using the development master key file at %s. "
+            "No %s configured: %s the development master key file at %s. "
             "Do not use it in production; set %s instead.",
             ENV_VAR,
+            "created" if created else "using",
             file,
             ENV_VAR,
         )
@@ -404,7 +402,9 @@ class Vault:
             if not isinstance(value, str):
                 raise TypeError(f"credential {name!r} must be a str, not {type(value).__name__}.")
         # ensure_ascii keeps lone surrogates round-trippable; sort_keys makes output stable.
-        payload = json.dumps(dict(mapping), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+        payload = json.dumps(
+            dict(mapping), ensure_ascii=True, sort_keys=True, separators=(",", ":")
+        )
         return self.encrypt(
             payload.encode("ascii"), workspace_id=workspace_id, connection_id=connection_id
         )

@@ -12,16 +12,110 @@ Rules every backend keeps:
 - ``consume_quota`` is atomic across every process sharing the store.
 - A backend that cannot reach its database raises
   :class:`~unified_messaging.StorageUnavailable`, never a driver exception.
+- Every record that names a workspace (keys, connections, templates, messages, allowlist
+  entries, webhook endpoints) needs that workspace to exist, else
+  :class:`~unified_messaging.ResourceNotFound`. Quota counters, idempotency records and
+  due work are plain keyed rows and need nothing.
+- Datetimes go in timezone-aware and come back timezone-aware (UTC from the SQL backends).
+
+Besides the records of ``_domain`` this module owns the store-only records: due work,
+idempotency records and webhook endpoints and deliveries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 
-__all__ = ["Store"]
+__all__ = [
+    "IdempotencyRecord",
+    "JsonValue",
+    "Store",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WorkItem",
+]
+
+#: What a work item's payload may hold: what JSON can carry, nothing more.
+JsonValue: TypeAlias = (
+    str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One durable piece of background work (a DLR time-out, a retry, a webhook delivery).
+
+    ``kind`` names the handler, ``ref`` what it acts on (a job id, a delivery id). While a
+    worker holds it, ``claimed_by`` and ``lease_until`` say who and until when; a lease that
+    runs out (its worker died) makes the item claimable again. ``attempts`` counts claims.
+    """
+
+    id: str
+    kind: str
+    ref: str
+    due_at: datetime
+    created_at: datetime
+    payload: Mapping[str, JsonValue] = field(default_factory=dict)
+    claimed_by: str | None = None
+    lease_until: datetime | None = None
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    """The first request seen with one ``Idempotency-Key``, per workspace and API key (D22).
+
+    ``status_code`` and ``response_body`` stay ``None`` while that request is in flight.
+    """
+
+    workspace_id: str
+    key_id: str
+    idem_key: str
+    #: Hash of the request (method, path, body) that first used the key.
+    request_hash: str
+    created_at: datetime
+    status_code: int | None = None
+    response_body: bytes | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookEndpoint:
+    """A workspace's webhook receiver (D19). The secret is a vault ciphertext."""
+
+    id: str
+    workspace_id: str
+    url: str
+    events: tuple[str, ...]
+    secret_ciphertext: str = field(repr=False)
+    created_at: datetime
+    enabled: bool = True
+    disabled_at: datetime | None = None
+    #: When the current run of failed deliveries began; five days of it disables the endpoint.
+    failing_since: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookDelivery:
+    """One event on its way to one endpoint; retried under the same ``event_id`` (D19)."""
+
+    id: str
+    endpoint_id: str
+    event_id: str
+    event_type: str
+    payload: bytes = field(repr=False)
+    #: ``pending`` until it succeeds or is given up; the lifecycle names the other states.
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    last_status_code: int | None = None
+    last_error: str | None = None
 
 
 @runtime_checkable
@@ -122,3 +216,90 @@ class Store(Protocol):
         ...
 
     async def quota_used(self, workspace_id: str, period: str) -> int: ...
+
+    # -- due work (durable background jobs)
+    async def enqueue_work(self, item: WorkItem) -> None:
+        """Store a new item; :class:`AlreadyExists` if its id is taken. Committed on return."""
+        ...
+
+    async def claim_due_work(
+        self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
+    ) -> list[WorkItem]:
+        """Lease up to ``limit`` items with ``due_at <= now`` that nobody holds (or whose lease
+        ran out), earliest first, to ``worker_id`` until ``now + lease``.
+
+        No two callers, in any process, ever get the same item under a live lease.
+        """
+        ...
+
+    async def complete_work(self, item_id: str, worker_id: str) -> bool:
+        """Delete an item this worker holds. ``False`` if it is gone or now held by another
+        worker (the lease ran out and it was claimed again): that worker finishes it."""
+        ...
+
+    async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
+        """Move an item this worker holds to ``due_at`` and release the lease."""
+        ...
+
+    # -- IP allowlist (D18): strings as given, the caller validates them
+    async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
+        """Add an entry; adding one that is there already changes nothing."""
+        ...
+
+    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> bool: ...
+
+    async def list_allowlist(self, workspace_id: str) -> list[str]:
+        """The workspace's entries, sorted; empty means every address is allowed."""
+        ...
+
+    # -- idempotency (D22)
+    async def begin_idempotent(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        """Insert ``record`` unless its key is taken, atomically.
+
+        ``None``: the caller owns the key and must finish or drop it. Otherwise the record
+        already stored (in flight while its ``status_code`` is ``None``). Expiry is the
+        caller's rule: compare ``created_at``, and purge old records.
+        """
+        ...
+
+    async def finish_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
+    ) -> None:
+        """Store the response to replay; :class:`ResourceNotFound` if the record is gone."""
+        ...
+
+    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+        """Forget a key whose request failed, so a retry runs afresh."""
+        ...
+
+    async def purge_idempotent(self, before: datetime) -> int:
+        """Delete records created before ``before``; returns how many."""
+        ...
+
+    # -- webhook endpoints and deliveries (D19)
+    async def add_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
+
+    async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
+        """Oldest first."""
+        ...
+
+    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+
+    async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
+        """Remove the endpoint and its deliveries."""
+        ...
+
+    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        """:class:`AlreadyExists` if the endpoint has this ``event_id`` already;
+        :class:`ResourceNotFound` if the endpoint does not exist."""
+        ...
+
+    async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None: ...
+
+    async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None: ...
+
+    async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
+        """Oldest first."""
+        ...

@@ -6,13 +6,16 @@ guards the multi-step writes because a ``SyncMessenger`` may share the store acr
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, ResourceNotFound
+from .base import IdempotencyRecord, JsonValue, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = ["MemoryStore"]
 
@@ -29,6 +32,11 @@ class MemoryStore:
         self._templates: dict[tuple[str, str], Template] = {}
         self._messages: dict[str, MessageRecord] = {}
         self._quota: dict[tuple[str, str], int] = {}
+        self._work: dict[str, WorkItem] = {}
+        self._allowlist: dict[str, set[str]] = {}
+        self._idempotency: dict[tuple[str, str, str], IdempotencyRecord] = {}
+        self._endpoints: dict[str, WebhookEndpoint] = {}
+        self._deliveries: dict[str, WebhookDelivery] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -60,6 +68,7 @@ class MemoryStore:
     # -- API keys
     async def add_api_key(self, key: ApiKey) -> None:
         with self._lock:
+            self._require(self._workspaces, key.workspace_id, "Workspace")
             if key.id in self._keys or key.key_hash in self._key_ids_by_hash:
                 raise AlreadyExists("API key already exists.")
             self._keys[key.id] = key
@@ -84,6 +93,7 @@ class MemoryStore:
     # -- connections
     async def add_connection(self, connection: Connection) -> None:
         with self._lock:
+            self._require(self._workspaces, connection.workspace_id, "Workspace")
             siblings = self._connections_of(connection.workspace_id)
             if any(c.provider == connection.provider for c in siblings):
                 raise AlreadyExists(
@@ -131,6 +141,7 @@ class MemoryStore:
     # -- templates
     async def put_template(self, template: Template) -> None:
         with self._lock:
+            self._require(self._workspaces, template.workspace_id, "Workspace")
             self._templates[(template.workspace_id, template.key)] = template
 
     async def get_template(self, workspace_id: str, key: str) -> Template | None:
@@ -150,6 +161,8 @@ class MemoryStore:
             ids = [m.job_id for m in messages]
             if len(set(ids)) != len(ids) or any(i in self._messages for i in ids):
                 raise AlreadyExists("A message with this job id already exists.")
+            for workspace_id in {m.workspace_id for m in messages}:
+                self._require(self._workspaces, workspace_id, "Workspace")
             for message in messages:
                 self._messages[message.job_id] = message
 
@@ -187,6 +200,152 @@ class MemoryStore:
     async def quota_used(self, workspace_id: str, period: str) -> int:
         return self._quota.get((workspace_id, period), 0)
 
+    # -- due work
+    async def enqueue_work(self, item: WorkItem) -> None:
+        with self._lock:
+            if item.id in self._work:
+                raise AlreadyExists(f"Work item {item.id} already exists.")
+            self._work[item.id] = replace(item, payload=_json_copy(item.payload))
+
+    async def claim_due_work(
+        self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
+    ) -> list[WorkItem]:
+        with self._lock:
+            free = [
+                item
+                for item in self._work.values()
+                if item.due_at <= now and (item.lease_until is None or item.lease_until <= now)
+            ]
+            free.sort(key=lambda item: (item.due_at, item.id))
+            claimed = []
+            for item in free[: max(limit, 0)]:
+                held = replace(
+                    item,
+                    claimed_by=worker_id,
+                    lease_until=now + lease,
+                    attempts=item.attempts + 1,
+                )
+                self._work[item.id] = held
+                claimed.append(replace(held, payload=_json_copy(held.payload)))
+            return claimed
+
+    async def complete_work(self, item_id: str, worker_id: str) -> bool:
+        with self._lock:
+            item = self._work.get(item_id)
+            if item is None or item.claimed_by != worker_id:
+                return False
+            del self._work[item_id]
+            return True
+
+    async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
+        with self._lock:
+            item = self._work.get(item_id)
+            if item is None or item.claimed_by != worker_id:
+                return False
+            self._work[item_id] = replace(item, due_at=due_at, claimed_by=None, lease_until=None)
+            return True
+
+    # -- IP allowlist
+    async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
+        with self._lock:
+            self._require(self._workspaces, workspace_id, "Workspace")
+            self._allowlist.setdefault(workspace_id, set()).add(cidr)
+
+    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> bool:
+        with self._lock:
+            entries = self._allowlist.get(workspace_id, set())
+            if cidr not in entries:
+                return False
+            entries.discard(cidr)
+            return True
+
+    async def list_allowlist(self, workspace_id: str) -> list[str]:
+        return sorted(self._allowlist.get(workspace_id, ()))
+
+    # -- idempotency
+    async def begin_idempotent(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        key = (record.workspace_id, record.key_id, record.idem_key)
+        with self._lock:
+            existing = self._idempotency.get(key)
+            if existing is not None:
+                return existing
+            self._idempotency[key] = record
+            return None
+
+    async def finish_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
+    ) -> None:
+        key = (workspace_id, key_id, idem_key)
+        with self._lock:
+            record = self._idempotency.get(key)
+            if record is None:
+                raise ResourceNotFound(f"Idempotency key {idem_key!r} not found.")
+            self._idempotency[key] = replace(
+                record, status_code=status_code, response_body=bytes(body)
+            )
+
+    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+        with self._lock:
+            return self._idempotency.pop((workspace_id, key_id, idem_key), None) is not None
+
+    async def purge_idempotent(self, before: datetime) -> int:
+        with self._lock:
+            old = [k for k, r in self._idempotency.items() if r.created_at < before]
+            for key in old:
+                del self._idempotency[key]
+            return len(old)
+
+    # -- webhook endpoints and deliveries
+    async def add_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        with self._lock:
+            self._require(self._workspaces, endpoint.workspace_id, "Workspace")
+            if endpoint.id in self._endpoints:
+                raise AlreadyExists(f"Webhook endpoint {endpoint.id} already exists.")
+            self._endpoints[endpoint.id] = endpoint
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        return self._endpoints.get(endpoint_id)
+
+    async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
+        found = [e for e in self._endpoints.values() if e.workspace_id == workspace_id]
+        return sorted(found, key=lambda e: (e.created_at, e.id))
+
+    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        with self._lock:
+            self._require(self._endpoints, endpoint.id, "Webhook endpoint")
+            self._endpoints[endpoint.id] = endpoint
+
+    async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
+        with self._lock:
+            if self._endpoints.pop(endpoint_id, None) is None:
+                return False
+            for delivery in list(self._deliveries.values()):
+                if delivery.endpoint_id == endpoint_id:
+                    del self._deliveries[delivery.id]
+            return True
+
+    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        with self._lock:
+            self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
+            if delivery.id in self._deliveries or any(
+                d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
+                for d in self._deliveries.values()
+            ):
+                raise AlreadyExists("This event already has a delivery to this endpoint.")
+            self._deliveries[delivery.id] = delivery
+
+    async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
+        return self._deliveries.get(delivery_id)
+
+    async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        with self._lock:
+            self._require(self._deliveries, delivery.id, "Webhook delivery")
+            self._deliveries[delivery.id] = delivery
+
+    async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
+        found = [d for d in self._deliveries.values() if d.endpoint_id == endpoint_id]
+        return sorted(found, key=lambda d: (d.created_at, d.id))
+
     # -- helpers (called with the lock held where they feed a write)
     def _connections_of(self, workspace_id: str) -> list[Connection]:
         found = [c for c in self._connections.values() if c.workspace_id == workspace_id]
@@ -203,3 +362,9 @@ class MemoryStore:
             return table[key]
         except KeyError:
             raise ResourceNotFound(f"{kind} {key} not found.") from None
+
+
+def _json_copy(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """A deep copy through JSON: what a SQL backend would give back, and no shared state."""
+    copied: dict[str, JsonValue] = json.loads(json.dumps(payload))
+    return copied

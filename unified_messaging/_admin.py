@@ -1,0 +1,290 @@
+"""Admin operations of the façade: workspaces, API keys, connections, templates, quota.
+
+The edges (CLI, a host's dashboard, the pytest plugin) call these; the rules that guard the
+data live here, once.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from ._clock import Clock
+from ._domain import DEFAULT_DLR_TIMEOUT, ApiKey, Connection, Template, Workspace
+from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
+from ._ids import new_id
+from ._keys import generate_api_key, hash_api_key, key_display_prefix
+from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN
+from ._types import ALL_PROVIDERS, IysMode, ProviderCode
+from ._vault import Vault
+from .store.base import Store
+
+__all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
+
+_TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
+_IYS_MODES: frozenset[str] = frozenset(
+    ("informational", "commercial_individual", "commercial_merchant")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedApiKey:
+    """A new key: the stored record, and the secret itself, which is shown this once."""
+
+    record: ApiKey
+    secret: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaUsage:
+    period: str
+    used: int
+    limit: int | None
+
+
+class AdminMixin:
+    _store: Store
+    _clock: Clock
+    _vault: Vault
+
+    # ------------------------------------------------------------------ workspaces
+
+    async def create_workspace(
+        self,
+        name: str,
+        *,
+        monthly_quota: int | None = None,
+        retry_unavailable: bool = False,
+    ) -> Workspace:
+        name = name.strip()
+        if not 1 <= len(name) <= 200:
+            raise RequestInvalid.for_field("name", "must be 1-200 characters")
+        _check_quota(monthly_quota)
+        workspace = Workspace(
+            id=new_id("ws"),
+            name=name,
+            created_at=self._clock.now(),
+            monthly_quota=monthly_quota,
+            retry_unavailable=retry_unavailable,
+        )
+        await self._store.create_workspace(workspace)
+        return workspace
+
+    async def get_workspace(self, workspace_id: str) -> Workspace:
+        workspace = await self._store.get_workspace(workspace_id)
+        if workspace is None:
+            raise ResourceNotFound(f"Workspace {workspace_id} not found.")
+        return workspace
+
+    async def list_workspaces(self) -> list[Workspace]:
+        return await self._store.list_workspaces()
+
+    async def set_monthly_quota(self, workspace_id: str, monthly_quota: int | None) -> Workspace:
+        _check_quota(monthly_quota)
+        workspace = replace(await self.get_workspace(workspace_id), monthly_quota=monthly_quota)
+        await self._store.update_workspace(workspace)
+        return workspace
+
+    async def quota_usage(self, workspace_id: str) -> QuotaUsage:
+        workspace = await self.get_workspace(workspace_id)
+        period = self._clock.now().strftime("%Y-%m")
+        used = await self._store.quota_used(workspace_id, period)
+        return QuotaUsage(period, used, workspace.monthly_quota)
+
+    # ------------------------------------------------------------------ API keys
+
+    async def create_api_key(
+        self,
+        workspace_id: str,
+        *,
+        livemode: bool = False,
+        name: str | None = None,
+        expires_at: datetime | None = None,
+        rate_limit: float | None = None,
+        rate_burst: int | None = None,
+    ) -> CreatedApiKey:
+        """Create a key; its secret is in the result and nowhere else, ever again (D1)."""
+        await self.get_workspace(workspace_id)
+        if expires_at is not None and expires_at.tzinfo is None:
+            raise RequestInvalid.for_field("expires_at", "must carry a timezone")
+        if rate_limit is not None and rate_limit <= 0:
+            raise RequestInvalid.for_field("rate_limit", "must be positive")
+        if rate_burst is not None and rate_burst < 1:
+            raise RequestInvalid.for_field("rate_burst", "must be at least 1")
+        secret = generate_api_key(livemode=livemode)
+        record = ApiKey(
+            id=new_id("key"),
+            workspace_id=workspace_id,
+            livemode=livemode,
+            key_hash=hash_api_key(secret),
+            display_prefix=key_display_prefix(secret),
+            created_at=self._clock.now(),
+            name=name,
+            expires_at=expires_at,
+            rate_limit=rate_limit,
+            rate_burst=rate_burst,
+        )
+        await self._store.add_api_key(record)
+        return CreatedApiKey(record, secret)
+
+    async def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
+        return await self._store.list_api_keys(workspace_id)
+
+    async def revoke_api_key(self, key_id: str) -> ApiKey:
+        key = await self._store.get_api_key(key_id)
+        if key is None:
+            raise ResourceNotFound(f"API key {key_id} not found.")
+        if key.revoked_at is None:
+            key = replace(key, revoked_at=self._clock.now())
+            await self._store.update_api_key(key)
+        return key
+
+    # ------------------------------------------------------------------ connections
+
+    async def add_connection(
+        self,
+        workspace_id: str,
+        provider: ProviderCode,
+        *,
+        credentials: Mapping[str, str] | None = None,
+        default_sender: str | None = None,
+        approved_senders: Iterable[str] = (),
+        iys_mode: IysMode = "informational",
+        make_default: bool = False,
+        dlr_timeout: timedelta = DEFAULT_DLR_TIMEOUT,
+        turkish_shift: bool = True,
+        base_url: str | None = None,
+    ) -> Connection:
+        """Connect a provider account. Credentials are sealed in the vault at once (D21)."""
+        await self.get_workspace(workspace_id)
+        if provider not in ALL_PROVIDERS:
+            raise RequestInvalid.for_field("provider", f"unknown provider code {provider!r}")
+        if iys_mode not in _IYS_MODES:
+            raise RequestInvalid.for_field("iys_mode", "unknown IYS mode")
+        if dlr_timeout <= timedelta(0):
+            raise RequestInvalid.for_field("dlr_timeout", "must be positive")
+        senders = tuple(dict.fromkeys(approved_senders))
+        for sender in (*senders, *((default_sender,) if default_sender else ())):
+            if not 1 <= len(sender) <= MAX_SENDER_LENGTH:
+                raise RequestInvalid.for_field("sender", "must be 1-32 characters")
+        if default_sender and senders and default_sender not in senders:
+            senders = (*senders, default_sender)
+        connection_id = new_id("conn")
+        sealed = self._vault.encrypt_json(
+            _credentials(credentials), workspace_id=workspace_id, connection_id=connection_id
+        )
+        connection = Connection(
+            id=connection_id,
+            workspace_id=workspace_id,
+            provider=provider,
+            created_at=self._clock.now(),
+            credentials=sealed,
+            default_sender=default_sender or None,
+            approved_senders=senders,
+            iys_mode=iys_mode,
+            is_default=make_default,
+            dlr_timeout=dlr_timeout,
+            turkish_shift=turkish_shift,
+            base_url=base_url,
+            dlr_token=secrets.token_urlsafe(24),
+        )
+        await self._store.add_connection(connection)
+        stored = await self._store.get_connection(connection_id)
+        assert stored is not None
+        return stored
+
+    async def list_connections(self, workspace_id: str) -> list[Connection]:
+        return await self._store.list_connections(workspace_id)
+
+    async def get_connection(self, connection_id: str) -> Connection:
+        connection = await self._store.get_connection(connection_id)
+        if connection is None:
+            raise ResourceNotFound(f"Connection {connection_id} not found.")
+        return connection
+
+    async def set_default_connection(self, connection_id: str) -> Connection:
+        connection = await self.get_connection(connection_id)
+        await self._store.set_default_connection(connection.workspace_id, connection_id)
+        return await self.get_connection(connection_id)
+
+    async def remove_connection(self, connection_id: str) -> None:
+        if not await self._store.remove_connection(connection_id):
+            raise ResourceNotFound(f"Connection {connection_id} not found.")
+
+    async def rotate_credentials(self) -> int:
+        """Re-encrypt every connection's credentials under the vault's active key."""
+        rotated = 0
+        for workspace in await self._store.list_workspaces():
+            for connection in await self._store.list_connections(workspace.id):
+                if not self._vault.needs_rotation(connection.credentials):
+                    continue
+                sealed = self._vault.rotate(
+                    connection.credentials,
+                    workspace_id=connection.workspace_id,
+                    connection_id=connection.id,
+                )
+                await self._store.update_connection(replace(connection, credentials=sealed))
+                rotated += 1
+        return rotated
+
+    # ------------------------------------------------------------------ templates
+
+    async def set_template(
+        self,
+        workspace_id: str,
+        key: str,
+        body: str,
+        *,
+        description: str | None = None,
+        provider_template: str | None = None,
+        provider_language: str | None = None,
+    ) -> Template:
+        """Create or replace a template (D9)."""
+        await self.get_workspace(workspace_id)
+        if not _TEMPLATE_KEY.fullmatch(key):
+            raise RequestInvalid.for_field("key", "must match ^[a-z0-9_]{1,64}$")
+        if not 1 <= len(body) <= MAX_BODY_LENGTH:
+            raise RequestInvalid.for_field("body", f"must be 1-{MAX_BODY_LENGTH} characters")
+        now = self._clock.now()
+        existing = await self._store.get_template(workspace_id, key)
+        template = Template(
+            workspace_id=workspace_id,
+            key=key,
+            body=body,
+            created_at=existing.created_at if existing else now,
+            updated_at=now,
+            description=description,
+            provider_template=provider_template,
+            provider_language=provider_language,
+        )
+        await self._store.put_template(template)
+        return template
+
+    async def get_template(self, workspace_id: str, key: str) -> Template:
+        template = await self._store.get_template(workspace_id, key)
+        if template is None:
+            raise TemplateNotFound(f"No template with the key {key!r}.")
+        return template
+
+    async def list_templates(self, workspace_id: str) -> list[Template]:
+        return await self._store.list_templates(workspace_id)
+
+    async def delete_template(self, workspace_id: str, key: str) -> None:
+        if not await self._store.delete_template(workspace_id, key):
+            raise TemplateNotFound(f"No template with the key {key!r}.")
+
+
+def _check_quota(monthly_quota: int | None) -> None:
+    if monthly_quota is not None and monthly_quota < 0:
+        raise RequestInvalid.for_field("monthly_quota", "must be zero or more")
+
+
+def _credentials(credentials: Mapping[str, str] | None) -> dict[str, str]:
+    found = dict(credentials or {})
+    for name, value in found.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise InvalidCredentials(f"Credential {name!s:.40} must be text.")
+    return found

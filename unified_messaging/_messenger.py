@@ -1,0 +1,521 @@
+"""``Messenger``: the async façade every edge calls (REST, MCP, CLI, pytest plugin).
+
+It owns the order of the rules (D15: 400 → 404 → 422 → quota), write-ahead acceptance
+(a record is stored before any provider is called), routing with fallback, one quota unit
+per logical message, and the choice between a live adapter and the simulator (D2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from types import TracebackType
+from typing import Self
+
+from ._admin import AdminMixin
+from ._clock import Clock, SystemClock
+from ._domain import Connection, ErrorInfo, MessageRecord, Template, Workspace
+from ._errors import (
+    ChatUnreachable,
+    FallbackNotAllowed,
+    MessageNotFound,
+    MessagingError,
+    ProviderNotConnected,
+    ProviderUnavailable,
+    QuotaExceeded,
+    RequestInvalid,
+    SenderNotApproved,
+    SenderRequired,
+    TemplateNotFound,
+    Unauthorized,
+)
+from ._domain import ApiKey
+from ._ids import new_id
+from ._keys import hash_api_key, parse_api_key
+from ._models import (
+    BulkRequest,
+    BulkResponse,
+    SendRequest,
+    SendResponse,
+    StatusRecord,
+    parse_model,
+)
+from ._recipients import normalize_recipient
+from ._render import bulk_result, send_response, status_record
+from ._routing import Hop, Job, dispatch
+from ._templates import placeholders, render, render_value
+from ._types import SMS_PROVIDERS, ProviderCode
+from ._vault import Vault
+from .providers.base import (
+    AdapterFactory,
+    ProviderAdapter,
+    ProviderTemplate,
+    SubmitOutcome,
+)
+from .providers.simulator import SimulatedSubmission, Simulator, SimulatorSettings
+from .store.base import Store
+from .store.memory import MemoryStore
+
+__all__ = ["Messenger", "Principal"]
+
+SendInput = SendRequest | Mapping[str, object]
+BulkInput = BulkRequest | Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a workspace, in live or test mode, through which API key (if any)."""
+
+    workspace: Workspace
+    livemode: bool
+    key: ApiKey | None = None
+
+    @property
+    def workspace_id(self) -> str:
+        return self.workspace.id
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a send request resolved to, before any recipient is looked at."""
+
+    hops: tuple[Hop, ...]
+    template: Template | None
+    fallback_requested: bool
+
+    @property
+    def primary(self) -> Connection:
+        return self.hops[0].connection
+
+
+class _UnreachableLiveAdapter:
+    """Stands in for a live adapter this installation does not have, so routing moves on."""
+
+    max_batch = 1
+
+    def __init__(self, code: ProviderCode) -> None:
+        self._code: ProviderCode = code
+
+    @property
+    def code(self) -> ProviderCode:
+        return self._code
+
+    async def submit(self, request: object) -> SubmitOutcome:
+        return SubmitOutcome.unavailable(f"No live adapter for {self._code} is installed.")
+
+    async def submit_batch(self, requests: Sequence[object]) -> list[SubmitOutcome]:
+        return [await self.submit(r) for r in requests]
+
+    def parse_reports(self, callback: object) -> list[object]:
+        return []
+
+    async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[object]:
+        return []
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Messenger(AdminMixin):
+    """The async façade. Use it as ``async with Messenger(...) as messenger:``.
+
+    ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
+    to ``UM_MASTER_KEYS`` or, without it, a key that lives as long as the process (fine for
+    memory stores and tests; a durable store needs a durable key). ``live_adapters`` maps a
+    provider code to the factory of its live adapter; test keys always use the simulator.
+    ``on_simulated`` is called with every simulated submission (the pytest ``outbox``).
+    """
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        clock: Clock | None = None,
+        vault: Vault | None = None,
+        live_adapters: Mapping[ProviderCode, AdapterFactory] | None = None,
+        simulator_settings: SimulatorSettings | None = None,
+        on_simulated: Callable[[SimulatedSubmission], object] | None = None,
+        max_concurrency: int = 32,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self._store: Store = store if store is not None else MemoryStore()
+        self._clock: Clock = clock or SystemClock()
+        self._vault: Vault = vault or Vault.from_env() or Vault.generate()
+        self._live_factories = dict(live_adapters or {})
+        self._simulator_settings = simulator_settings or SimulatorSettings()
+        self._on_simulated = on_simulated
+        self._concurrency = max_concurrency
+        self._simulators: dict[ProviderCode, ProviderAdapter] = {}
+        self._live: dict[str, tuple[str, ProviderAdapter]] = {}
+
+    def __repr__(self) -> str:
+        return f"Messenger(store={self._store!r}, clock={self._clock!r})"
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def open(self) -> None:
+        await self._store.open()
+
+    async def aclose(self) -> None:
+        adapters = [adapter for _, adapter in self._live.values()]
+        adapters += self._simulators.values()
+        self._live.clear()
+        self._simulators.clear()
+        await asyncio.gather(*(a.aclose() for a in adapters), return_exceptions=True)
+        await self._store.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ who is calling
+
+    async def authenticate(self, api_key: str | None) -> Principal:
+        """Resolve a Bearer key to its workspace and mode, or raise :class:`Unauthorized`."""
+        livemode = parse_api_key(api_key) if api_key else None
+        if livemode is None or api_key is None:
+            raise Unauthorized
+        record = await self._store.find_api_key(hash_api_key(api_key))
+        if record is None or record.livemode != livemode or not record.is_usable(self.now()):
+            raise Unauthorized
+        workspace = await self._store.get_workspace(record.workspace_id)
+        if workspace is None:
+            raise Unauthorized
+        return Principal(workspace, record.livemode, record)
+
+    async def principal(self, workspace_id: str, *, livemode: bool) -> Principal:
+        """A principal for trusted in-process callers that hold no API key."""
+        return Principal(await self.get_workspace(workspace_id), livemode)
+
+    def now(self) -> datetime:
+        return self._clock.now()
+
+    # ------------------------------------------------------------------ sending
+
+    async def send(self, auth: Principal, request: SendInput) -> SendResponse:
+        """Send one message (``POST /v1/messages``). Raises a :class:`MessagingError`."""
+        req = parse_model(SendRequest, request)
+        plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
+        channel = plan.primary.channel
+        to = normalize_recipient(channel, req.to)
+        text, provider_template = self._text(plan.template, req.body, req.variables)
+        await self._reserve_quota(auth, 1)
+        job = Job(new_id("msg"), to, text, auth.workspace_id, provider_template)
+        record = self._new_record(auth, plan, job)
+        await self._store.insert_messages([record])
+        try:
+            await dispatch([job], plan.hops, clock=self._clock, concurrency=self._concurrency)
+        finally:
+            if not job.accepted:
+                await self._release_quota(auth, 1)
+        record = self._finish(record, plan, job)
+        await self._store.update_messages([record])
+        self._raise_for_single(record, job)
+        return send_response(record)
+
+    async def send_bulk(self, auth: Principal, request: BulkInput) -> BulkResponse:
+        """Send to 1–200 recipients (``POST /v1/messages/bulk``, D8).
+
+        Request-level problems raise; an item's own problem (its recipient, its variables)
+        fails that item only, which still gets a ``job_id``.
+        """
+        req = parse_model(BulkRequest, request)
+        plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
+        channel = plan.primary.channel
+        records: list[MessageRecord] = []
+        jobs: list[tuple[int, Job]] = []
+        for index, item in enumerate(req.items):
+            job_id = new_id("msg")
+            try:
+                to = normalize_recipient(channel, item.to)
+                text, provider_template = self._text(plan.template, item.body, item.variables)
+            except MessagingError as exc:
+                records.append(self._rejected_item(auth, plan, job_id, item.to, exc))
+                continue
+            job = Job(job_id, to, text, auth.workspace_id, provider_template)
+            jobs.append((index, job))
+            records.append(self._new_record(auth, plan, job))
+        await self._reserve_quota(auth, len(jobs))
+        await self._store.insert_messages(records)
+        try:
+            await dispatch(
+                [job for _, job in jobs], plan.hops, clock=self._clock,
+                concurrency=self._concurrency,
+            )  # fmt: skip
+        finally:
+            unused = sum(1 for _, job in jobs if not job.accepted)
+            await self._release_quota(auth, unused)
+        finished = [(i, self._finish(records[i], plan, job)) for i, job in jobs]
+        await self._store.update_messages([record for _, record in finished])
+        for index, record in finished:
+            records[index] = record
+        sent = sum(1 for r in records if r.status != "failed")
+        template_key = plan.template.key if plan.template else None
+        return BulkResponse(
+            total=len(records),
+            sent=sent,
+            failed=len(records) - sent,
+            provider=plan.primary.provider,
+            created_at=records[0].created_at,
+            results=[bulk_result(r) for r in records],
+            template=template_key,
+            template_key=template_key,
+        )
+
+    async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
+        """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
+        record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
+        if record is None:
+            raise MessageNotFound
+        return status_record(record)
+
+    async def list_providers(self, auth: Principal) -> list[Connection]:
+        """The caller's workspace's connections (never their credentials: they stay sealed)."""
+        return await self._store.list_connections(auth.workspace_id)
+
+    # ------------------------------------------------------------------ the rules
+
+    async def _plan(
+        self,
+        auth: Principal,
+        provider: ProviderCode | None,
+        fallback: Sequence[ProviderCode] | None,
+        sender: str | None,
+        template_key: str | None,
+    ) -> _Plan:
+        connections = {c.provider: c for c in await self._store.list_connections(auth.workspace_id)}
+        primary = self._primary(connections, provider)
+        chain = [primary]
+        for code in fallback or ():
+            if code == primary.provider:
+                raise RequestInvalid.for_field("fallback", "must not contain the primary provider")
+            if code not in connections:
+                raise ProviderNotConnected(f"The fallback provider {code} is not connected.")
+            chain.append(connections[code])
+        if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
+            raise FallbackNotAllowed
+        template = None
+        if template_key is not None:
+            template = await self._store.get_template(auth.workspace_id, template_key)
+            if template is None:
+                raise TemplateNotFound(f"No template with the key {template_key!r}.")
+        hops = tuple(
+            Hop(c, self._adapter(c, auth.livemode), _resolve_sender(sender, c)) for c in chain
+        )
+        return _Plan(hops, template, fallback_requested=bool(fallback))
+
+    @staticmethod
+    def _primary(
+        connections: Mapping[ProviderCode, Connection], provider: ProviderCode | None
+    ) -> Connection:
+        if provider is not None:
+            found = connections.get(provider)
+            if found is None:
+                raise ProviderNotConnected(f"The provider {provider} is not connected.")
+            return found
+        for connection in connections.values():
+            if connection.is_default:
+                return connection
+        raise ProviderNotConnected("The workspace has no provider connection.")
+
+    @staticmethod
+    def _text(
+        template: Template | None,
+        body: str | None,
+        variables: Mapping[str, str | int | float | bool] | None,
+    ) -> tuple[str, ProviderTemplate | None]:
+        if template is None:
+            assert body is not None  # the request model guarantees it
+            return body, None
+        text = render(template.body, variables)
+        if template.provider_template is None:
+            return text, None
+        values = variables or {}
+        params = tuple(render_value(values[name]) for name in placeholders(template.body))
+        language = template.provider_language or "tr"
+        return text, ProviderTemplate(template.provider_template, language, params)
+
+    async def _reserve_quota(self, auth: Principal, units: int) -> None:
+        # D17: test mode is free; a unit is held while providers are tried and given back
+        # if none accepts, so the count is of messages a provider took.
+        if not auth.livemode or units == 0:
+            return
+        limit = auth.workspace.monthly_quota
+        period = self._period()
+        if not await self._store.consume_quota(auth.workspace_id, period, units, limit):
+            raise QuotaExceeded
+
+    async def _release_quota(self, auth: Principal, units: int) -> None:
+        if auth.livemode and units:
+            await self._store.release_quota(auth.workspace_id, self._period(), units)
+
+    def _period(self) -> str:
+        return self.now().strftime("%Y-%m")
+
+    # ------------------------------------------------------------------ records
+
+    def _new_record(self, auth: Principal, plan: _Plan, job: Job) -> MessageRecord:
+        now = self.now()
+        primary = plan.hops[0]
+        encoding, segments = (
+            job.sms_encoding(primary.connection.turkish_shift) if primary.sender else (None, None)
+        )
+        return MessageRecord(
+            job_id=job.job_id,
+            workspace_id=auth.workspace_id,
+            livemode=auth.livemode,
+            status="queued",
+            to=job.to,
+            channel=primary.connection.channel,
+            provider=primary.connection.provider,
+            created_at=now,
+            updated_at=now,
+            text=job.text,
+            sender=primary.sender,
+            template_key=plan.template.key if plan.template else None,
+            segments=segments,
+            encoding=encoding,
+            fallback_requested=plan.fallback_requested,
+            template_params=job.template.parameters if job.template else (),
+        )
+
+    def _rejected_item(
+        self, auth: Principal, plan: _Plan, job_id: str, raw_to: str, exc: MessagingError
+    ) -> MessageRecord:
+        now = self.now()
+        primary = plan.hops[0]
+        return MessageRecord(
+            job_id=job_id,
+            workspace_id=auth.workspace_id,
+            livemode=auth.livemode,
+            status="failed",
+            to=raw_to,
+            channel=primary.connection.channel,
+            provider=primary.connection.provider,
+            created_at=now,
+            updated_at=now,
+            final_at=now,
+            text="",
+            sender=primary.sender,
+            template_key=plan.template.key if plan.template else None,
+            error=ErrorInfo(exc.code, exc.message),
+            fallback_requested=plan.fallback_requested,
+        )
+
+    def _finish(self, record: MessageRecord, plan: _Plan, job: Job) -> MessageRecord:
+        now = self.now()
+        hop = plan.hops[job.last_hop]
+        attempts = tuple(job.attempts)
+        encoding, segments = record.encoding, record.segments
+        if hop.sender is not None:
+            encoding, segments = job.sms_encoding(hop.connection.turkish_shift)
+        record = replace(
+            record,
+            provider=hop.connection.provider,
+            sender=hop.sender,
+            attempts=attempts,
+            updated_at=now,
+            encoding=encoding,
+            segments=segments,
+        )
+        if not job.accepted:
+            outcome = job.last_outcome
+            error = outcome.error if outcome is not None and outcome.error else _UNAVAILABLE
+            if job.all_unavailable:
+                error = _UNAVAILABLE
+            return replace(record, status="failed", final_at=now, error=error)
+        if hop.connection.channel == "chatbot":
+            # D10: the bot API has no receipts; its success is the final answer.
+            delivered = replace(attempts[-1], status="delivered")
+            return replace(
+                record,
+                status="delivered",
+                attempts=(*attempts[:-1], delivered),
+                sent_at=now,
+                final_at=now,
+            )
+        left = tuple(h.connection.provider for h in plan.hops[job.last_hop + 1 :])
+        return replace(record, status="sent", sent_at=now, fallback_left=left)
+
+    @staticmethod
+    def _raise_for_single(record: MessageRecord, job: Job) -> None:
+        if job.accepted or record.error is None:
+            return
+        if record.error.code == "CHAT_UNREACHABLE":
+            raise ChatUnreachable(record.error.message)
+        if job.all_unavailable:
+            raise ProviderUnavailable(
+                "No provider could be reached; the message was not sent.", job_id=record.job_id
+            )
+
+    # ------------------------------------------------------------------ adapters
+
+    def _adapter(self, connection: Connection, livemode: bool) -> ProviderAdapter:
+        if not livemode:
+            return self._simulator(connection.provider)
+        cached = self._live.get(connection.id)
+        if cached is not None and cached[0] == connection.credentials:
+            return cached[1]
+        factory = self._live_factories.get(connection.provider)
+        adapter: ProviderAdapter
+        if factory is None:
+            adapter = _UnreachableLiveAdapter(connection.provider)  # type: ignore[assignment]
+        else:
+            credentials = self._vault.decrypt_json(
+                connection.credentials,
+                workspace_id=connection.workspace_id,
+                connection_id=connection.id,
+            )
+            adapter = factory(connection, credentials)
+        self._live[connection.id] = (connection.credentials, adapter)
+        return adapter
+
+    def _simulator(self, code: ProviderCode) -> ProviderAdapter:
+        simulator = self._simulators.get(code)
+        if simulator is None:
+            simulator = self._simulators[code] = Simulator(
+                code,
+                clock=self._clock,
+                settings=self._simulator_settings,
+                record=self._on_simulated,
+            )
+        return simulator
+
+
+_UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+
+
+def _resolve_sender(sender: str | None, connection: Connection) -> str | None:
+    """D3: the header a connection sends with, or the 422 that explains why there is none."""
+    if connection.channel != "sms":
+        return None
+    if sender is None:
+        if connection.default_sender is None:
+            raise SenderRequired(
+                f"No sender given and the {connection.provider} connection has no default."
+            )
+        return connection.default_sender
+    if connection.approved_senders and sender not in connection.approved_senders:
+        raise SenderNotApproved(
+            f"The sender is not approved for the {connection.provider} connection."
+        )
+    return sender

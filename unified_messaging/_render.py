@@ -1,0 +1,89 @@
+"""Records to contract bodies: the one place that decides how a stored message is shown."""
+
+from __future__ import annotations
+
+from ._domain import Attempt, ErrorInfo, MessageRecord
+from ._models import AttemptOut, BulkResult, DlrOut, ErrorObject, SendResponse, StatusRecord
+from ._types import SubmitStatus
+
+__all__ = ["bulk_result", "send_response", "status_record", "submit_status"]
+
+
+def _error(error: ErrorInfo | None) -> ErrorObject | None:
+    return None if error is None else ErrorObject(code=error.code, message=error.message)
+
+
+def _attempt(attempt: Attempt) -> AttemptOut:
+    return AttemptOut(
+        provider=attempt.provider,
+        status=attempt.status,
+        provider_message_id=attempt.provider_message_id,
+        error=_error(attempt.error),
+        at=attempt.at,
+    )
+
+
+def submit_status(record: MessageRecord) -> SubmitStatus:
+    """The status at acceptance (SPEC 3): a record already final by then reads ``sent``."""
+    if record.status in ("queued", "failed"):
+        return record.status
+    return "sent"
+
+
+def send_response(record: MessageRecord) -> SendResponse:
+    attempts = [_attempt(a) for a in record.attempts] if record.fallback_requested else None
+    return SendResponse(
+        job_id=record.job_id,
+        status=submit_status(record),
+        to=record.to,
+        provider=record.provider,
+        created_at=record.created_at,
+        error=_error(record.error) if record.status == "failed" else None,
+        template=record.template_key,
+        template_key=record.template_key,
+        attempts=attempts,
+        segments=record.segments,
+        encoding=record.encoding,
+    )
+
+
+def bulk_result(record: MessageRecord) -> BulkResult:
+    return BulkResult(
+        to=record.to,
+        status=submit_status(record),
+        job_id=record.job_id,
+        error=_error(record.error) if record.status == "failed" else None,
+        provider=record.provider,
+        attempts=[_attempt(a) for a in record.attempts] if record.fallback_requested else None,
+    )
+
+
+def status_record(record: MessageRecord) -> StatusRecord:
+    dlr = record.dlr
+    return StatusRecord(
+        job_id=record.job_id,
+        status=record.status,
+        to=record.to,
+        channel=record.channel,
+        provider=record.provider,
+        sender=record.sender,
+        template=record.template_key,
+        template_key=record.template_key,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        sent_at=record.sent_at,
+        final_at=record.final_at,
+        error=_error(record.error),
+        attempts=[_attempt(a) for a in record.attempts],
+        dlr=None
+        if dlr is None
+        else DlrOut(
+            status=dlr.status,
+            provider_status=dlr.provider_status,
+            error=_error(dlr.error),
+            received_at=dlr.received_at,
+        ),
+        segments=record.segments,
+        encoding=record.encoding,
+        livemode=record.livemode,
+    )

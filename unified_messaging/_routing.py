@@ -1,0 +1,166 @@
+"""Routing at submit (D4, D6, D7): hand jobs to an ordered chain of providers.
+
+Each job is tried on the first hop; the jobs a hop rejects or cannot reach move to the next
+hop, all together, so a batch-capable provider still gets one request per batch at every
+hop. Trying stops at the first ``accepted`` and at a ``recipient_failed`` (another provider
+would refuse the recipient too). Every try is an :class:`Attempt`, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ._clock import Clock
+from ._domain import Attempt, Connection, ErrorInfo
+from ._encoding import analyze_sms
+from ._types import Encoding
+from .providers.base import ProviderAdapter, ProviderTemplate, SubmitOutcome, SubmitRequest
+
+__all__ = ["Hop", "Job", "dispatch"]
+
+logger = logging.getLogger("unified_messaging.routing")
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One provider in a message's chain: its connection, adapter and message header."""
+
+    connection: Connection
+    adapter: ProviderAdapter
+    sender: str | None
+
+
+@dataclass(slots=True)
+class Job:
+    """One logical message on its way through the chain (mutable while routing)."""
+
+    job_id: str
+    to: str
+    text: str
+    workspace_id: str
+    template: ProviderTemplate | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    last_outcome: SubmitOutcome | None = None
+    #: Index of the hop that answered last (the accepting one, when accepted).
+    last_hop: int = -1
+    _encodings: dict[bool, tuple[Encoding, int]] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.last_outcome is not None and self.last_outcome.kind == "accepted"
+
+    @property
+    def all_unavailable(self) -> bool:
+        return bool(self.attempts) and all(
+            a.error is not None and a.error.code == "PROVIDER_UNAVAILABLE" for a in self.attempts
+        )
+
+    def sms_encoding(self, turkish_shift: bool) -> tuple[Encoding, int]:
+        """``(encoding, segments)`` under a connection's shift setting (memoized)."""
+        found = self._encodings.get(turkish_shift)
+        if found is None:
+            info = analyze_sms(self.text, allow_turkish_shift=turkish_shift)
+            found = self._encodings[turkish_shift] = (info.encoding, info.segments)
+        return found
+
+    def request_for(self, hop: Hop, attempt: int) -> SubmitRequest:
+        connection = hop.connection
+        encoding = self.sms_encoding(connection.turkish_shift)[0] if hop.sender else None
+        return SubmitRequest(
+            job_id=self.job_id,
+            to=self.to,
+            text=self.text,
+            sender=hop.sender,
+            attempt=attempt,
+            iys_mode=connection.iys_mode,
+            encoding=encoding,
+            template=self.template,
+            workspace_id=self.workspace_id,
+            connection_id=connection.id,
+        )
+
+
+async def dispatch(
+    jobs: Sequence[Job], hops: Sequence[Hop], *, clock: Clock, concurrency: int
+) -> None:
+    """Route every job through ``hops``; results are left on each job."""
+    limiter = asyncio.Semaphore(concurrency)
+    pending = list(jobs)
+    for index, hop in enumerate(hops):
+        if not pending:
+            return
+        requests = [job.request_for(hop, index) for job in pending]
+        outcomes = await _submit_all(hop.adapter, requests, limiter)
+        now = clock.now()
+        moving_on: list[Job] = []
+        for job, outcome in zip(pending, outcomes, strict=True):
+            job.attempts.append(_attempt(hop, outcome, now))
+            job.last_outcome = outcome
+            job.last_hop = index
+            if outcome.kind in ("rejected", "unavailable"):
+                moving_on.append(job)
+        pending = moving_on
+
+
+def _attempt(hop: Hop, outcome: SubmitOutcome, now: datetime) -> Attempt:
+    return Attempt(
+        provider=hop.connection.provider,
+        status="accepted" if outcome.kind == "accepted" else "rejected",
+        at=now,
+        provider_message_id=outcome.provider_message_id,
+        error=outcome.error,
+    )
+
+
+async def _submit_all(
+    adapter: ProviderAdapter, requests: list[SubmitRequest], limiter: asyncio.Semaphore
+) -> list[SubmitOutcome]:
+    if len(requests) == 1:
+        return [await _guarded_submit(adapter, requests[0])]
+    size = max(1, adapter.max_batch)
+    if size > 1:
+        chunks = [requests[i : i + size] for i in range(0, len(requests), size)]
+        answers = await asyncio.gather(*(_guarded_batch(adapter, c, limiter) for c in chunks))
+        return [outcome for answer in answers for outcome in answer]
+
+    async def one(request: SubmitRequest) -> SubmitOutcome:
+        async with limiter:
+            return await _guarded_submit(adapter, request)
+
+    return list(await asyncio.gather(*(one(r) for r in requests)))
+
+
+async def _guarded_submit(adapter: ProviderAdapter, request: SubmitRequest) -> SubmitOutcome:
+    try:
+        return await adapter.submit(request)
+    except Exception as exc:
+        # An adapter is supposed to map every failure to an outcome; one that raises anyway
+        # must not lose the job: the message may or may not have left, so it is "unavailable".
+        return _crashed(adapter, exc)
+
+
+async def _guarded_batch(
+    adapter: ProviderAdapter, requests: list[SubmitRequest], limiter: asyncio.Semaphore
+) -> list[SubmitOutcome]:
+    async with limiter:
+        try:
+            outcomes = await adapter.submit_batch(requests)
+        except Exception as exc:
+            return [_crashed(adapter, exc)] * len(requests)
+    if len(outcomes) != len(requests):
+        logger.error("%s returned %d outcomes for %d requests", adapter.code, len(outcomes),
+                     len(requests))  # fmt: skip
+        return [SubmitOutcome.unavailable("The provider answer could not be matched.")] * len(
+            requests
+        )
+    return outcomes
+
+
+def _crashed(adapter: ProviderAdapter, exc: Exception) -> SubmitOutcome:
+    logger.error("adapter %s raised %s", adapter.code, type(exc).__name__)
+    return SubmitOutcome("unavailable", error=ErrorInfo("PROVIDER_UNAVAILABLE",
+                                                        "The provider could not be reached."))  # fmt: skip

@@ -1,0 +1,225 @@
+"""Engines for the SQL store: URLs, per-dialect connection setup, and error translation.
+
+Everything that differs between SQLite and PostgreSQL at the connection level lives here:
+
+- SQLite: WAL, ``busy_timeout`` and foreign keys are set on every new connection, and
+  SQLAlchemy (not the ``sqlite3`` module) emits ``BEGIN``: ``BEGIN IMMEDIATE`` for writes,
+  so a write transaction takes the database's one write lock up front (waiting up to the
+  busy timeout) instead of failing half-way when it upgrades a read lock.
+- PostgreSQL: a connect time-out and pre-ping, so a restarted server costs no failed request.
+
+Every driver or OS error that reaches the caller becomes ``StorageUnavailable`` (with the
+password scrubbed); integrity violations become ``AlreadyExists`` or ``ResourceNotFound``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from .._errors import AlreadyExists, MessagingError, ResourceNotFound, StorageUnavailable
+
+__all__ = [
+    "Dialect",
+    "EngineOptions",
+    "Engines",
+    "make_engines",
+    "mask_url",
+    "normalize_url",
+    "storage_errors",
+]
+
+Dialect = Literal["sqlite", "postgresql"]
+
+_DRIVERS: Mapping[str, tuple[Dialect, str]] = {
+    "sqlite": ("sqlite", "sqlite+aiosqlite"),
+    "sqlite+aiosqlite": ("sqlite", "sqlite+aiosqlite"),
+    "postgres": ("postgresql", "postgresql+asyncpg"),
+    "postgresql": ("postgresql", "postgresql+asyncpg"),
+    "postgresql+asyncpg": ("postgresql", "postgresql+asyncpg"),
+}
+
+# Execution option read by the SQLite ``begin`` hook: which BEGIN this engine emits.
+_BEGIN_OPTION = "um_sqlite_begin"
+_BEGIN_STATEMENTS: Mapping[str, str] = {"read": "BEGIN", "write": "BEGIN IMMEDIATE"}
+
+# Modules whose exceptions mean "the database could not be used", whatever their class.
+_DRIVER_MODULES = frozenset({"asyncpg", "aiosqlite", "sqlite3"})
+
+
+def normalize_url(url: str) -> tuple[URL, Dialect]:
+    """Parse ``url`` and pick the async driver: ``sqlite://`` and ``postgresql://`` are
+    accepted as shorthands for the ``+aiosqlite`` and ``+asyncpg`` forms."""
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError:
+        # The URL itself is not echoed: it may hold a password.
+        raise ValueError("Not a database URL.") from None
+    found = _DRIVERS.get(parsed.drivername)
+    if found is None:
+        raise ValueError(
+            f"Unsupported database driver {parsed.drivername!r}: "
+            "use sqlite+aiosqlite:// or postgresql+asyncpg://."
+        )
+    dialect, drivername = found
+    return parsed.set(drivername=drivername), dialect
+
+
+def mask_url(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    #: SQLite: how long a writer waits for the write lock before giving up (seconds).
+    busy_timeout: float = 5.0
+    #: PostgreSQL: how long to wait for a new connection (seconds).
+    connect_timeout: float = 10.0
+    pool_size: int = 5
+    max_overflow: int = 10
+    #: Passed to the driver's connect call (e.g. asyncpg ``server_settings``).
+    connect_args: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Engines:
+    """One pool, two views: ``read`` for queries, ``write`` for transactions that write."""
+
+    read: AsyncEngine
+    write: AsyncEngine
+    dialect: Dialect
+
+
+def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:
+    if dialect == "sqlite":
+        return _sqlite_engines(url, options)
+    return _postgres_engines(url, options)
+
+
+def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
+    connect_args: dict[str, object] = {"timeout": options.busy_timeout}
+    connect_args.update(options.connect_args or {})
+    engine = create_async_engine(
+        url,
+        hide_parameters=True,
+        pool_size=options.pool_size,
+        max_overflow=options.max_overflow,
+        connect_args=connect_args,
+    )
+    busy_ms = max(0, round(options.busy_timeout * 1000))
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # Take BEGIN away from the sqlite3 module, which would defer it and skip it for DDL.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            # busy_timeout first: switching to WAL needs a lock that another process may hold.
+            cursor.execute(f"PRAGMA busy_timeout = {busy_ms:d}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        mode = str(connection.get_execution_options().get(_BEGIN_OPTION, "read"))
+        connection.exec_driver_sql(_BEGIN_STATEMENTS[mode])
+
+    return Engines(
+        read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
+        write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
+        dialect="sqlite",
+    )
+
+
+def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
+    connect_args: dict[str, object] = {"timeout": options.connect_timeout}
+    connect_args.update(options.connect_args or {})
+    engine = create_async_engine(
+        url,
+        hide_parameters=True,
+        pool_pre_ping=True,
+        pool_size=options.pool_size,
+        max_overflow=options.max_overflow,
+        connect_args=connect_args,
+    )
+    return Engines(read=engine, write=engine, dialect="postgresql")
+
+
+# -- errors
+
+
+@contextmanager
+def storage_errors(
+    *,
+    password: str | None = None,
+    exists: str = "The object already exists.",
+    missing: str = "A referenced object does not exist.",
+) -> Iterator[None]:
+    """Translate what escapes the block into the library's errors.
+
+    ``exists`` and ``missing`` are the messages for unique and foreign-key violations.
+    """
+    try:
+        yield
+    except MessagingError:
+        raise
+    except sa_exc.IntegrityError as exc:
+        kind = _integrity_kind(exc)
+        if kind == "unique":
+            raise AlreadyExists(exists) from exc
+        if kind == "foreign_key":
+            raise ResourceNotFound(missing) from exc
+        raise StorageUnavailable(_reason(exc, password)) from exc
+    except sa_exc.StatementError as exc:
+        orig = exc.orig
+        if not isinstance(exc, sa_exc.DBAPIError) and isinstance(orig, ValueError | TypeError):
+            # A value the store cannot keep (a naive datetime, a non-JSON payload): the
+            # caller's bug, not an outage, so it surfaces as itself.
+            raise orig from None
+        raise StorageUnavailable(_reason(exc, password)) from exc
+    except Exception as exc:
+        if _is_storage_error(exc):
+            raise StorageUnavailable(_reason(exc, password)) from exc
+        raise
+
+
+def _is_storage_error(exc: Exception) -> bool:
+    if isinstance(exc, sa_exc.DBAPIError | sa_exc.TimeoutError | OSError | TimeoutError):
+        return True
+    return type(exc).__module__.partition(".")[0] in _DRIVER_MODULES
+
+
+def _integrity_kind(exc: sa_exc.IntegrityError) -> Literal["unique", "foreign_key", "other"]:
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate == "23505":
+        return "unique"
+    if sqlstate == "23503":
+        return "foreign_key"
+    name = getattr(orig, "sqlite_errorname", "")
+    if name in ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"):
+        return "unique"
+    if name == "SQLITE_CONSTRAINT_FOREIGNKEY":
+        return "foreign_key"
+    return "other"
+
+
+def _reason(exc: BaseException, password: str | None) -> str:
+    """A one-line cause, without SQL, parameters or the password."""
+    cause: object = exc.orig if isinstance(exc, sa_exc.StatementError) else exc
+    text = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    if password:
+        text = text.replace(password, "***")
+    return f"The message store is unavailable: {text[:200]}"

@@ -1,0 +1,264 @@
+"""The SQL schema as SQLAlchemy Core tables: what the migrations build, what the store queries.
+
+The Alembic revisions under ``migrations/versions`` spell the same tables out on their own
+(a revision must never change when this file does); a test compares the migrated database
+with this metadata so the two cannot drift apart.
+
+Conventions:
+
+- Every table is prefixed ``um_``, so the store can share a database with its host
+  application (which may well have a ``messages`` table of its own).
+- Datetimes are timezone-aware UTC on both dialects (:class:`UtcDateTime`).
+- Durations are integer milliseconds (``*_ms``); lists and small documents are JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+
+__all__ = [
+    "ALL_TABLES",
+    "UtcDateTime",
+    "allowlist",
+    "api_keys",
+    "connections",
+    "due_work",
+    "idempotency",
+    "messages",
+    "metadata",
+    "quota",
+    "templates",
+    "webhook_deliveries",
+    "webhook_endpoints",
+    "workspaces",
+]
+
+
+class UtcDateTime(sa.TypeDecorator[datetime]):
+    """An aware datetime, stored as UTC, returned as UTC.
+
+    PostgreSQL keeps ``timestamptz``. SQLite has no time zone type: values are stored as
+    naive UTC text in SQLAlchemy's fixed-width format (so text order is time order) and
+    made aware again on the way out.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.utcoffset() is None:
+            # A naive datetime has no instant; guessing one would corrupt ordering silently.
+            raise ValueError("the store keeps timezone-aware datetimes only")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# Texts are unbounded on purpose: a length limit would turn an over-long value into a
+# driver error at write time, while validation belongs to the caller.
+_Text = sa.Text
+_Json = sa.JSON(none_as_null=True)
+
+
+def _workspace_fk() -> sa.ForeignKey:
+    return sa.ForeignKey("um_workspaces.id")
+
+
+workspaces = sa.Table(
+    "um_workspaces",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("name", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("monthly_quota", sa.BigInteger, nullable=True),
+    sa.Column("retry_unavailable", sa.Boolean, nullable=False),
+    sa.Column("queue_ttl_ms", sa.BigInteger, nullable=False),
+)
+
+api_keys = sa.Table(
+    "um_api_keys",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False, index=True),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("key_hash", _Text, nullable=False, unique=True, index=True),
+    sa.Column("display_prefix", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("name", _Text, nullable=True),
+    sa.Column("expires_at", UtcDateTime, nullable=True),
+    sa.Column("revoked_at", UtcDateTime, nullable=True),
+    sa.Column("rate_limit", sa.Float, nullable=True),
+    sa.Column("rate_burst", sa.Integer, nullable=True),
+)
+
+connections = sa.Table(
+    "um_connections",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("credentials", _Text, nullable=False),
+    sa.Column("default_sender", _Text, nullable=True),
+    sa.Column("approved_senders", _Json, nullable=False),
+    sa.Column("iys_mode", _Text, nullable=False),
+    sa.Column("is_default", sa.Boolean, nullable=False),
+    sa.Column("dlr_timeout_ms", sa.BigInteger, nullable=False),
+    sa.Column("turkish_shift", sa.Boolean, nullable=False),
+    sa.Column("base_url", _Text, nullable=True),
+    sa.Column("dlr_token", _Text, nullable=False),
+    # Leads with workspace_id, so it is also the index for a workspace's connections.
+    sa.UniqueConstraint("workspace_id", "provider"),
+    # At most one default per workspace, enforced by the database itself.
+    sa.Index(
+        "ux_um_connections_default",
+        "workspace_id",
+        unique=True,
+        sqlite_where=sa.text("is_default"),
+        postgresql_where=sa.text("is_default"),
+    ),
+)
+
+templates = sa.Table(
+    "um_templates",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), primary_key=True),
+    sa.Column("key", _Text, primary_key=True),
+    sa.Column("body", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.Column("description", _Text, nullable=True),
+    sa.Column("provider_template", _Text, nullable=True),
+    sa.Column("provider_language", _Text, nullable=True),
+)
+
+allowlist = sa.Table(
+    "um_allowlist",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), primary_key=True),
+    sa.Column("cidr", _Text, primary_key=True),
+)
+
+messages = sa.Table(
+    "um_messages",
+    metadata,
+    # GET by job id is this one primary-key lookup; attempts and the DLR ride along as JSON.
+    sa.Column("job_id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("to", _Text, nullable=False),
+    sa.Column("channel", _Text, nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("text", _Text, nullable=False),
+    sa.Column("sender", _Text, nullable=True),
+    sa.Column("template_key", _Text, nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.Column("sent_at", UtcDateTime, nullable=True),
+    sa.Column("final_at", UtcDateTime, nullable=True),
+    sa.Column("error_code", _Text, nullable=True),
+    sa.Column("error_message", _Text, nullable=True),
+    sa.Column("attempts", _Json, nullable=False),
+    sa.Column("dlr", _Json, nullable=True),
+    sa.Column("segments", sa.Integer, nullable=True),
+    sa.Column("encoding", _Text, nullable=True),
+    sa.Column("fallback_left", _Json, nullable=False),
+    sa.Column("fallback_requested", sa.Boolean, nullable=False),
+    sa.Column("template_params", _Json, nullable=False),
+)
+
+quota = sa.Table(
+    "um_quota",
+    metadata,
+    sa.Column("workspace_id", _Text, primary_key=True),
+    sa.Column("period", _Text, primary_key=True),
+    sa.Column("used", sa.BigInteger, nullable=False),
+)
+
+idempotency = sa.Table(
+    "um_idempotency",
+    metadata,
+    sa.Column("workspace_id", _Text, primary_key=True),
+    sa.Column("key_id", _Text, primary_key=True),
+    sa.Column("idem_key", _Text, primary_key=True),
+    sa.Column("request_hash", _Text, nullable=False),
+    sa.Column("status_code", sa.Integer, nullable=True),
+    sa.Column("response_body", sa.LargeBinary, nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False, index=True),
+)
+
+due_work = sa.Table(
+    "um_due_work",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("ref", _Text, nullable=False),
+    sa.Column("payload", _Json, nullable=False),
+    sa.Column("due_at", UtcDateTime, nullable=False, index=True),
+    sa.Column("claimed_by", _Text, nullable=True),
+    sa.Column("lease_until", UtcDateTime, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+)
+
+webhook_endpoints = sa.Table(
+    "um_webhook_endpoints",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False, index=True),
+    sa.Column("url", _Text, nullable=False),
+    sa.Column("events", _Json, nullable=False),
+    sa.Column("secret_ciphertext", _Text, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("disabled_at", UtcDateTime, nullable=True),
+    sa.Column("failing_since", UtcDateTime, nullable=True),
+)
+
+webhook_deliveries = sa.Table(
+    "um_webhook_deliveries",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column(
+        "endpoint_id",
+        _Text,
+        sa.ForeignKey("um_webhook_endpoints.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("event_id", _Text, nullable=False),
+    sa.Column("event_type", _Text, nullable=False),
+    sa.Column("payload", sa.LargeBinary, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("next_attempt_at", UtcDateTime, nullable=True),
+    sa.Column("last_status_code", sa.Integer, nullable=True),
+    sa.Column("last_error", _Text, nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    # One delivery per event per endpoint; leads with endpoint_id, so it also serves listing.
+    sa.UniqueConstraint("endpoint_id", "event_id"),
+)
+
+#: Every table, parents before children (the order to create them, reversed to empty them).
+ALL_TABLES: tuple[sa.Table, ...] = tuple(metadata.sorted_tables)

@@ -1,0 +1,80 @@
+"""A ready test-mode setup: one workspace, a test key, all seven providers on the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass
+from datetime import timedelta
+
+from .._clock import Clock, ManualClock
+from .._domain import Workspace
+from .._messenger import Messenger, Principal
+from .._types import ALL_PROVIDERS
+from ..providers.simulator import SimulatorSettings
+from ._outbox import Outbox
+
+__all__ = ["DEFAULT_TEST_SENDER", "TestBed", "build_testbed", "create_testbed"]
+
+#: The message header every simulated SMS connection approves and uses by default.
+DEFAULT_TEST_SENDER = "UMTEST"
+
+
+@dataclass(frozen=True, slots=True)
+class TestBed:
+    """Everything a host application's test needs to send and to check what was sent."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    messenger: Messenger
+    workspace: Workspace
+    #: A ``um_test_…`` key of the workspace, for calls that go through the REST/MCP edges.
+    api_key: str
+    principal: Principal
+    outbox: Outbox
+    clock: Clock
+
+
+async def create_testbed(
+    *,
+    clock: Clock | None = None,
+    outbox: Outbox | None = None,
+    sender: str = DEFAULT_TEST_SENDER,
+    report_delay: timedelta = timedelta(0),
+    messenger: Messenger | None = None,
+) -> TestBed:
+    """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one."""
+    outbox = outbox if outbox is not None else Outbox()
+    if messenger is None:
+        clock = clock or ManualClock()
+        messenger = Messenger(
+            clock=clock,
+            simulator_settings=SimulatorSettings(report_delay=report_delay),
+            on_simulated=outbox.record,
+        )
+    await messenger.open()
+    workspace = await messenger.create_workspace("test workspace")
+    for code in ALL_PROVIDERS:
+        await messenger.add_connection(
+            workspace.id, code, default_sender=sender, approved_senders=(sender,)
+        )
+    key = await messenger.create_api_key(workspace.id, livemode=False, name="pytest")
+    principal = await messenger.authenticate(key.secret)
+    return TestBed(messenger, workspace, key.secret, principal, outbox, messenger.clock)
+
+
+def build_testbed(
+    *,
+    clock: Clock | None = None,
+    outbox: Outbox | None = None,
+    sender: str = DEFAULT_TEST_SENDER,
+    report_delay: timedelta = timedelta(0),
+) -> TestBed:
+    """:func:`create_testbed` for synchronous code (fixtures, Django/Flask test setup).
+
+    The set-up runs on a private thread with its own loop, so it works whether or not the
+    caller's thread already has an event loop running.
+    """
+    coroutine = create_testbed(clock=clock, outbox=outbox, sender=sender, report_delay=report_delay)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
