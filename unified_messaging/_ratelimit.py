@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -40,12 +40,18 @@ POLICY_NAME = "default"
 _EPSILON = 1e-9
 
 
+def _ceil(seconds: float) -> int:
+    return max(0, math.ceil(seconds - _EPSILON))
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimitPolicy:
     """How fast one key may call: ``rate`` tokens per second refill a bucket of ``burst``."""
 
     rate: float = 50.0
     burst: int = 100
+    #: Whole seconds an empty bucket takes to fill: the draft's ``w`` (at least 1).
+    window: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.rate, bool) or not isinstance(self.rate, int | float):
@@ -58,11 +64,8 @@ class RateLimitPolicy:
             raise ValueError("burst must be > 0")
         # One type inside, so equal policies look equal in reprs and in the Redis arguments.
         object.__setattr__(self, "rate", float(self.rate))
-
-    @property
-    def window(self) -> int:
-        """Whole seconds an empty bucket takes to fill: the draft's ``w`` (at least 1)."""
-        return max(1, _ceil(self.burst / self.rate))
+        # Computed once: it goes into every decision.
+        object.__setattr__(self, "window", max(1, _ceil(self.burst / self.rate)))
 
     def check_cost(self, cost: int) -> None:
         """Refuse a cost that could never be paid, rather than refusing the request forever."""
@@ -95,8 +98,8 @@ class RateLimitDecision:
     def headers(self) -> dict[str, str]:
         """Response header fields of D16, for every authenticated response.
 
-        The draft-ietf-httpapi-ratelimit-headers syntax of -08 and later (-10 checked): Structured
-        Field items named by a quoted string::
+        The current draft-ietf-httpapi-ratelimit-headers syntax (two fields since -08): Structured
+        Field items, each a policy named by a quoted string::
 
             RateLimit-Policy: "default";q=100;w=2
             RateLimit: "default";r=57;t=1
@@ -145,10 +148,6 @@ class RateLimiter(Protocol):
     async def aclose(self) -> None:
         """Release what the limiter holds (connections, memory)."""
         ...
-
-
-def _ceil(seconds: float) -> int:
-    return max(0, math.ceil(seconds - _EPSILON))
 
 
 def take_tokens(tokens: float, policy: RateLimitPolicy, cost: int) -> tuple[float, bool]:
