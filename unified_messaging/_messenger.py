@@ -16,7 +16,7 @@ from typing import Self
 
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
-from ._domain import Connection, ErrorInfo, MessageRecord, Template, Workspace
+from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Workspace
 from ._errors import (
     ChatUnreachable,
     FallbackNotAllowed,
@@ -31,7 +31,6 @@ from ._errors import (
     TemplateNotFound,
     Unauthorized,
 )
-from ._domain import ApiKey
 from ._ids import new_id
 from ._keys import hash_api_key, parse_api_key
 from ._models import (
@@ -136,7 +135,7 @@ class Messenger(AdminMixin):
         vault: Vault | None = None,
         live_adapters: Mapping[ProviderCode, AdapterFactory] | None = None,
         simulator_settings: SimulatorSettings | None = None,
-        on_simulated: Callable[[SimulatedSubmission], object] | None = None,
+        on_simulated: Callable[[SimulatedSubmission], None] | None = None,
         max_concurrency: int = 32,
     ) -> None:
         if max_concurrency < 1:

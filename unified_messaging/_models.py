@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -131,9 +131,7 @@ class SendRequest(_Request):
     """Body of ``POST /v1/messages`` (SPEC 2.1)."""
 
     to: Recipient = Field(description="Recipient: Turkish mobile, chat id or @username, E.164.")
-    body: Body = Field(
-        default=None, description="Plain text. Exactly one of body / template."
-    )
+    body: Body = Field(default=None, description="Plain text. Exactly one of body / template.")
     template: TemplateKey | None = Field(
         default=None, description="Key of a template. Exactly one of body / template."
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ._clock import Clock
-from ._domain import Attempt, Connection, ErrorInfo
+from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
 from ._types import Encoding
 from .providers.base import ProviderAdapter, ProviderTemplate, SubmitOutcome, SubmitRequest
@@ -152,8 +152,9 @@ async def _guarded_batch(
         except Exception as exc:
             return [_crashed(adapter, exc)] * len(requests)
     if len(outcomes) != len(requests):
-        logger.error("%s returned %d outcomes for %d requests", adapter.code, len(outcomes),
-                     len(requests))  # fmt: skip
+        logger.error(
+            "%s returned %d outcomes for %d requests", adapter.code, len(outcomes), len(requests)
+        )
         return [SubmitOutcome.unavailable("The provider answer could not be matched.")] * len(
             requests
         )
@@ -162,5 +163,4 @@ async def _guarded_batch(
 
 def _crashed(adapter: ProviderAdapter, exc: Exception) -> SubmitOutcome:
     logger.error("adapter %s raised %s", adapter.code, type(exc).__name__)
-    return SubmitOutcome("unavailable", error=ErrorInfo("PROVIDER_UNAVAILABLE",
-                                                        "The provider could not be reached."))  # fmt: skip
+    return SubmitOutcome.unavailable("The provider could not be reached.")

@@ -41,7 +41,7 @@ SMS_PROVIDERS: Final[frozenset[ProviderCode]] = frozenset(
     ("sms_a", "sms_b", "sms_c", "sms_d", "sms_e")
 )
 CHANNEL_OF: Final[dict[ProviderCode, Channel]] = {
-    **{code: "sms" for code in SMS_PROVIDERS},
+    **dict.fromkeys(SMS_PROVIDERS, "sms"),
     "chatbot": "chatbot",
     "bizchat": "bizchat",
 }
