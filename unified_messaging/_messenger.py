@@ -45,7 +45,7 @@ from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch
 from ._templates import placeholders, render, render_value
-from ._types import SMS_PROVIDERS, ProviderCode
+from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
 from .providers.base import (
     AdapterFactory,
@@ -421,39 +421,44 @@ class Messenger(AdminMixin):
         )
 
     def _finish(self, record: MessageRecord, plan: _Plan, job: Job) -> MessageRecord:
+        # One ``replace`` per message: on the hot path a frozen record's copy is not free.
         now = self.now()
         hop = plan.hops[job.last_hop]
         attempts = tuple(job.attempts)
         encoding, segments = record.encoding, record.segments
         if hop.sender is not None:
             encoding, segments = job.sms_encoding(hop.connection.turkish_shift)
-        record = replace(
-            record,
-            provider=hop.connection.provider,
-            sender=hop.sender,
-            attempts=attempts,
-            updated_at=now,
-            encoding=encoding,
-            segments=segments,
-        )
+        status: MessageStatus = "sent"
+        error = None
+        sent_at = final_at = None
+        left: tuple[ProviderCode, ...] = ()
         if not job.accepted:
+            status, final_at = "failed", now
             outcome = job.last_outcome
             error = outcome.error if outcome is not None and outcome.error else _UNAVAILABLE
             if job.all_unavailable:
                 error = _UNAVAILABLE
-            return replace(record, status="failed", final_at=now, error=error)
-        if hop.connection.channel == "chatbot":
+        elif hop.connection.channel == "chatbot":
             # D10: the bot API has no receipts; its success is the final answer.
-            delivered = replace(attempts[-1], status="delivered")
-            return replace(
-                record,
-                status="delivered",
-                attempts=(*attempts[:-1], delivered),
-                sent_at=now,
-                final_at=now,
-            )
-        left = tuple(h.connection.provider for h in plan.hops[job.last_hop + 1 :])
-        return replace(record, status="sent", sent_at=now, fallback_left=left)
+            status, sent_at, final_at = "delivered", now, now
+            attempts = (*attempts[:-1], replace(attempts[-1], status="delivered"))
+        else:
+            sent_at = now
+            left = tuple(h.connection.provider for h in plan.hops[job.last_hop + 1 :])
+        return replace(
+            record,
+            status=status,
+            provider=hop.connection.provider,
+            sender=hop.sender,
+            attempts=attempts,
+            updated_at=now,
+            sent_at=sent_at,
+            final_at=final_at,
+            error=error,
+            encoding=encoding,
+            segments=segments,
+            fallback_left=left,
+        )
 
     @staticmethod
     def _raise_for_single(record: MessageRecord, job: Job) -> None:
