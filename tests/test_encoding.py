@@ -253,6 +253,11 @@ def test_every_position_around_boundaries(single: str, double: str) -> None:
         assert split_sms(text) == _reference_split(text, encoding), at
 
 
+def test_lone_surrogate_counts_one_unit() -> None:
+    # Only a malformed str can hold one; it must not crash the count.
+    assert analyze_sms("a\ud800") == SmsEncoding("ucs2", 1, 2, 2, 70)
+
+
 # --- properties -------------------------------------------------------------------------
 
 _ALPHABET = st.sampled_from(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from ._access import normalize_allowlist_entry
 from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
@@ -229,6 +230,29 @@ class AdminMixin:
                 await self._store.update_connection(replace(connection, credentials=sealed))
                 rotated += 1
         return rotated
+
+    # ------------------------------------------------------------------ IP allowlist
+
+    async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> str:
+        """Admit an IPv4/IPv6 address or network (D18); returns the entry as stored.
+
+        While a workspace's allowlist is empty every address may call; the first entry
+        closes it to everything else.
+        """
+        await self.get_workspace(workspace_id)
+        entry = normalize_allowlist_entry(cidr)
+        await self._store.add_allowlist_entry(workspace_id, entry)
+        return entry
+
+    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
+        await self.get_workspace(workspace_id)
+        entry = normalize_allowlist_entry(cidr)
+        if not await self._store.remove_allowlist_entry(workspace_id, entry):
+            raise ResourceNotFound(f"{entry} is not on the allowlist.")
+
+    async def list_allowlist(self, workspace_id: str) -> list[str]:
+        await self.get_workspace(workspace_id)
+        return await self._store.list_allowlist(workspace_id)
 
     # ------------------------------------------------------------------ templates
 

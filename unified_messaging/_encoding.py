@@ -78,6 +78,8 @@ _EXT_DEFAULT: Final[frozenset[str]] = frozenset(_GSM7_DEFAULT_EXTENSION.values()
 _EXT_TURKISH: Final[frozenset[str]] = frozenset(_GSM7_TURKISH_SINGLE_SHIFT.values())
 _ALL_DEFAULT: Final[frozenset[str]] = _BASIC | _EXT_DEFAULT
 _ALL_TURKISH: Final[frozenset[str]] = _BASIC | _EXT_TURKISH
+_EXT_DEFAULT_CHARS: Final[tuple[str, ...]] = tuple(sorted(_EXT_DEFAULT))
+_EXT_TURKISH_CHARS: Final[tuple[str, ...]] = tuple(sorted(_EXT_TURKISH))
 
 # (single-part capacity, per-part capacity when concatenated), in the encoding's units.
 _CAPACITY: Final[dict[Encoding, tuple[int, int]]] = {
@@ -85,7 +87,6 @@ _CAPACITY: Final[dict[Encoding, tuple[int, int]]] = {
     "gsm7_turkish": (155, 149),
     "ucs2": (70, 67),
 }
-_BMP_MAX: Final = "\uffff"
 
 
 def _char_class(chars: frozenset[str]) -> re.Pattern[str]:
@@ -115,24 +116,26 @@ class SmsEncoding:
     per_segment: int
 
 
-def _choose(text: str, allow_turkish_shift: bool) -> tuple[Encoding, frozenset[str]]:
-    """The encoding for ``text`` and the set of its characters that cost 2 units."""
-    chars = set(text)
-    if chars <= _ALL_DEFAULT:
-        return "gsm7", frozenset(chars & _EXT_DEFAULT)
-    if allow_turkish_shift and chars <= _ALL_TURKISH:
-        return "gsm7_turkish", frozenset(chars & _EXT_TURKISH)
-    return "ucs2", frozenset(c for c in chars if c > _BMP_MAX)
+def _measure(text: str, allow_turkish_shift: bool) -> tuple[Encoding, int]:
+    """The encoding for ``text`` and the units it takes in it."""
+    # issuperset walks the str without building a set (which would allocate a str per
+    # non-Latin-1 character) and stops at the first character outside the alphabet.
+    if _ALL_DEFAULT.issuperset(text):
+        return "gsm7", _count_units(text, _EXT_DEFAULT_CHARS)
+    if allow_turkish_shift and _ALL_TURKISH.issuperset(text):
+        return "gsm7_turkish", _count_units(text, _EXT_TURKISH_CHARS)
+    # surrogatepass: a lone surrogate (only reachable from a malformed str) is one unit.
+    return "ucs2", len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _count_units(text: str, doubles: frozenset[str]) -> int:
-    # str.count runs in C; there are at most a handful of distinct double-cost characters.
-    return len(text) + sum(text.count(c) for c in doubles)
+def _count_units(text: str, doubles: tuple[str, ...]) -> int:
+    # One C-level str.count a 2-unit character beats a Python loop over the text.
+    return len(text) + sum(map(text.count, doubles))
 
 
-def _part_starts(text: str, encoding: Encoding, has_doubles: bool, cap: int) -> list[int]:
+def _part_starts(text: str, encoding: Encoding, units: int, cap: int) -> list[int]:
     """Start index of every part after the first, packing greedily."""
-    if not has_doubles:
+    if units == len(text):
         # Every character costs 1, so parts are plain slices of ``cap`` characters.
         return list(range(cap, len(text), cap))
     # Walk from one 2-unit character to the next rather than character by character: runs
@@ -162,18 +165,6 @@ def _part_starts(text: str, encoding: Encoding, has_doubles: bool, cap: int) -> 
         k += 1
 
 
-def _plan(text: str, allow_turkish_shift: bool) -> tuple[SmsEncoding, list[int]]:
-    encoding, doubles = _choose(text, allow_turkish_shift)
-    units = _count_units(text, doubles)
-    single, concatenated = _CAPACITY[encoding]
-    if units <= single:
-        segments = 1 if text else 0
-        return SmsEncoding(encoding, segments, units, len(text), single), []
-    starts = _part_starts(text, encoding, bool(doubles), concatenated)
-    info = SmsEncoding(encoding, len(starts) + 1, units, len(text), concatenated)
-    return info, starts
-
-
 def analyze_sms(text: str, *, allow_turkish_shift: bool = True) -> SmsEncoding:
     """Pick the cheapest encoding for ``text`` and count its units and parts.
 
@@ -181,7 +172,18 @@ def analyze_sms(text: str, *, allow_turkish_shift: bool = True) -> SmsEncoding:
     ``gsm7_turkish`` when allowed and the Turkish single-shift table covers the rest; else
     ``ucs2``.
     """
-    return _plan(text, allow_turkish_shift)[0]
+    encoding, units = _measure(text, allow_turkish_shift)
+    single, cap = _CAPACITY[encoding]
+    if units <= single:
+        return SmsEncoding(encoding, 1 if text else 0, units, len(text), single)
+    # Greedy packing leaves at most 1 unit unused in a full part (only when a 2-unit
+    # character does not fit), so the count is pinned between these two bounds; walking the
+    # text is only needed near a part boundary.
+    segments = -(-units // cap)
+    at_most = segments if units == len(text) else -(-units // (cap - 1))
+    if segments != at_most:
+        segments = len(_part_starts(text, encoding, units, cap)) + 1
+    return SmsEncoding(encoding, segments, units, len(text), cap)
 
 
 def gsm7_units(text: str, *, turkish_shift: bool = False) -> int | None:
@@ -190,20 +192,21 @@ def gsm7_units(text: str, *, turkish_shift: bool = False) -> int | None:
     With ``turkish_shift`` the Turkish single-shift table replaces the default extension
     table (it is a superset of it).
     """
-    chars = set(text)
     if turkish_shift:
-        if not chars <= _ALL_TURKISH:
+        if not _ALL_TURKISH.issuperset(text):
             return None
-        return _count_units(text, frozenset(chars & _EXT_TURKISH))
-    if not chars <= _ALL_DEFAULT:
+        return _count_units(text, _EXT_TURKISH_CHARS)
+    if not _ALL_DEFAULT.issuperset(text):
         return None
-    return _count_units(text, frozenset(chars & _EXT_DEFAULT))
+    return _count_units(text, _EXT_DEFAULT_CHARS)
 
 
 def split_sms(text: str, *, allow_turkish_shift: bool = True) -> list[str]:
     """The parts ``text`` is sent as, in order; ``"".join`` of them is ``text``."""
-    info, starts = _plan(text, allow_turkish_shift)
-    if info.segments <= 1:
+    encoding, units = _measure(text, allow_turkish_shift)
+    single, cap = _CAPACITY[encoding]
+    if units <= single:
         return [text] if text else []
+    starts = _part_starts(text, encoding, units, cap)
     bounds = [0, *starts, len(text)]
     return [text[a:b] for a, b in pairwise(bounds)]

@@ -1,13 +1,18 @@
 """Identifiers: a prefix naming the kind, then a time-ordered random part (ULID layout).
 
 Time-ordered ids keep B-tree inserts at the right edge of the index, so the SQL stores stay
-fast as the message table grows; the 80 random bits make them unguessable. Within one
-millisecond the random part counts up (ULID's monotonic mode), so ids made by one process
-sort in the order they were made, which breaks ties between equal timestamps.
+fast as the message table grows; the 80 random bits make them unguessable.
+
+Within one process ids are also strictly increasing (ULID's monotonic variant): two ids made
+in the same millisecond, or after the system clock stepped back, still sort in the order they
+were made. The stores break ``created_at`` ties by id (and a ``ManualClock`` makes every
+``created_at`` tie), so "first added" must mean "smallest id". The step inside a millisecond
+is random rather than ``+1``, so the next id is not guessable from the last one.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
@@ -16,37 +21,45 @@ __all__ = ["new_id"]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RANDOM_BITS = 80
+_RANDOM_LIMIT = 1 << _RANDOM_BITS
+
 _lock = threading.Lock()
 _last_millis = -1
 _last_random = 0
 
 
-def _base32(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
+# RFC 4648 base32 runs in C; translating its alphabet to Crockford's is cheaper than a loop.
+_TO_CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD)
 
 
-def _next() -> tuple[int, int]:
+def _encode(value: int) -> str:
+    """The 128-bit ``value`` as 26 Crockford base32 characters (2 leading zero bits)."""
+    # Shifted left by 6, the 128 bits sit after 2 zero bits in 17 bytes, so the first
+    # 26 base32 characters hold exactly [00][value].
+    raw = base64.b32encode((value << 6).to_bytes(17, "big"))
+    return raw[:26].decode("ascii").translate(_TO_CROCKFORD)
+
+
+def _next_parts() -> tuple[int, int]:
+    """The (milliseconds, randomness) of the next id, strictly above the previous one."""
     global _last_millis, _last_random
     millis = time.time_ns() // 1_000_000
     with _lock:
-        if millis <= _last_millis:
-            millis = _last_millis
-            # Add a random step rather than 1, so the next id stays unguessable.
-            _last_random += 1 + int.from_bytes(os.urandom(4), "big")
-            if _last_random >= 1 << _RANDOM_BITS:  # overflow: borrow the next millisecond
-                millis += 1
-                _last_random = int.from_bytes(os.urandom(9), "big")
+        if millis > _last_millis:
+            randomness = int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
         else:
-            _last_random = int.from_bytes(os.urandom(9), "big")  # 72 bits: room to count up
-        _last_millis = millis
-        return millis, _last_random
+            # Same millisecond, or the clock went back: continue from the last id.
+            millis = _last_millis
+            randomness = _last_random + 1 + int.from_bytes(os.urandom(4), "big")
+            if randomness >= _RANDOM_LIMIT:
+                # The random part is used up (2**80 / 2**32 ids in one ms): borrow the next ms.
+                millis += 1
+                randomness = int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big") >> 1
+        _last_millis, _last_random = millis, randomness
+    return millis, randomness
 
 
 def new_id(prefix: str) -> str:
     """``prefix_`` + 26 characters: 48 bits of milliseconds, 80 random bits."""
-    millis, randomness = _next()
-    return f"{prefix}_{_base32(millis, 10)}{_base32(randomness, 16)}"
+    millis, randomness = _next_parts()
+    return f"{prefix}_{_encode(millis << _RANDOM_BITS | randomness)}"

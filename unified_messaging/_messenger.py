@@ -14,6 +14,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self
 
+from ._access import AccessMixin
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
 from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Workspace
@@ -41,6 +42,7 @@ from ._models import (
     StatusRecord,
     parse_model,
 )
+from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch
@@ -117,7 +119,7 @@ class _UnreachableLiveAdapter:
         return None
 
 
-class Messenger(AdminMixin):
+class Messenger(AccessMixin, AdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
@@ -125,6 +127,9 @@ class Messenger(AdminMixin):
     memory stores and tests; a durable store needs a durable key). ``live_adapters`` maps a
     provider code to the factory of its live adapter; test keys always use the simulator.
     ``on_simulated`` is called with every simulated submission (the pytest ``outbox``).
+    ``rate_limiter`` holds the per-key token buckets (default: in this process, on ``clock``;
+    a limiter passed in stays the caller's to close) and ``default_rate_policy`` is the rate
+    of a key without its own (D16: 50 requests/s, burst 100).
     """
 
     def __init__(
@@ -137,6 +142,8 @@ class Messenger(AdminMixin):
         simulator_settings: SimulatorSettings | None = None,
         on_simulated: Callable[[SimulatedSubmission], None] | None = None,
         max_concurrency: int = 32,
+        rate_limiter: RateLimiter | None = None,
+        default_rate_policy: RateLimitPolicy = DEFAULT_POLICY,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -149,6 +156,11 @@ class Messenger(AdminMixin):
         self._concurrency = max_concurrency
         self._simulators: dict[ProviderCode, ProviderAdapter] = {}
         self._live: dict[str, tuple[str, ProviderAdapter]] = {}
+        # ``is None``, not ``or``: an empty MemoryRateLimiter has a length of 0, so it is falsy.
+        self._rate_limiter: RateLimiter = (
+            rate_limiter if rate_limiter is not None else MemoryRateLimiter(self._clock)
+        )
+        self._default_rate_policy = default_rate_policy
 
     def __repr__(self) -> str:
         return f"Messenger(store={self._store!r}, clock={self._clock!r})"

@@ -103,8 +103,22 @@ _SenderText = Annotated[
     AfterValidator(_no_control_chars),
 ]
 Sender = Annotated[_SenderText | None, BeforeValidator(_empty_as_none)]
+
+
+def _scalar_variable(value: object) -> object:
+    # Checked before the union so that a bad value is one problem at ``variables.<name>``,
+    # not one per union member at ``variables.<name>.str``, ``….int`` and so on. Text gets
+    # the same control-character rule as ``body``: it ends up in the same message.
+    if isinstance(value, str):
+        return _no_control_chars(value)
+    if isinstance(value, int | float):  # bool is an int
+        return value
+    raise ValueError("must be a string, number or boolean")
+
+
 VariableValue = Annotated[
     str | int | float | bool,
+    BeforeValidator(_scalar_variable),
     Field(description="A scalar; rendered as text."),
 ]
 Variables = Annotated[
@@ -312,6 +326,8 @@ def _details(error: ValidationError) -> list[ErrorDetail]:
         message = problem["msg"]
         if problem["type"] == "extra_forbidden":
             message = "unknown field"
+        elif problem["type"] == "value_error" and isinstance(cause, ValueError):
+            message = str(cause)  # our own wording, without pydantic's "Value error, "
         elif problem["type"] == "literal_error":
             message = "unknown provider code; " + message
         details.append(ErrorDetail(_field_path(loc), message))

@@ -22,7 +22,12 @@ def render_value(value: object) -> str:
     # JSON's spelling for booleans: a template is filled from JSON, so "true" reads right.
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    try:
+        return str(value)
+    except ValueError:
+        # An int past sys.get_int_max_str_digits() (4300 digits) cannot be printed; it would
+        # be far past the body limit anyway, so it gets that limit's error, not a crash.
+        raise BodyTooLong("A template variable is too long to render.") from None
 
 
 def render(body: str, variables: Mapping[str, object] | None) -> str:

@@ -94,6 +94,7 @@ class EngineOptions:
 class Engines:
     """One pool, two views: ``read`` for queries, ``write`` for transactions that write."""
 
+    root: AsyncEngine
     read: AsyncEngine
     write: AsyncEngine
     dialect: Dialect
@@ -137,6 +138,7 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         connection.exec_driver_sql(_BEGIN_STATEMENTS[mode])
 
     return Engines(
+        root=engine,
         read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
         write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
         dialect="sqlite",
@@ -154,7 +156,7 @@ def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
         max_overflow=options.max_overflow,
         connect_args=connect_args,
     )
-    return Engines(read=engine, write=engine, dialect="postgresql")
+    return Engines(root=engine, read=engine, write=engine, dialect="postgresql")
 
 
 # -- errors

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy.engine import RowMapping
+
 from .._domain import (
     ApiKey,
     Attempt,
@@ -44,8 +46,8 @@ __all__ = [
     "workspace_row",
 ]
 
-#: A result row by column name (``Row._mapping``); driver values are untyped.
-RowMap = Mapping[str, Any]
+#: A result row by column name; driver values are untyped.
+RowMap = RowMapping
 Values = dict[str, object]
 
 

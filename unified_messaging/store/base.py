@@ -41,9 +41,7 @@ __all__ = [
 ]
 
 #: What a work item's payload may hold: what JSON can carry, nothing more.
-JsonValue: TypeAlias = (
-    str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
-)
+JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 
 
 @dataclass(frozen=True, slots=True)
