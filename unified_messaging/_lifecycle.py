@@ -1,0 +1,174 @@
+"""The delivery state machine (D10): what a report or a time-out does to a message.
+
+Pure functions over :class:`MessageRecord`; the worker and the report endpoint call them and
+store what they return. The rules:
+
+- ``queued → sent → {delivered, expired, rejected, failed, unknown}``; ``queued → failed``;
+  ``sent → failed`` at submit. Nothing else.
+- Final states are terminal, except that a late report may replace ``unknown``.
+- A ``failed``/``rejected`` report with fallback left does not end the message: it asks for
+  re-dispatch to the next provider (``Transition.fallback``), under the same ``job_id``.
+- Reports are idempotent: a duplicate, or one arriving after its attempt already ended, changes
+  nothing. A report for a superseded attempt updates that attempt only.
+- No report within the connection's ``dlr_timeout``: the next fallback, or ``unknown``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Final, Literal
+
+from ._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
+from ._types import AttemptStatus, DeliveryStatus, MessageStatus
+from .providers.base import ProviderReport
+
+__all__ = [
+    "EVENT_TYPES",
+    "FINAL_STATUSES",
+    "TRANSITIONS",
+    "EventType",
+    "Transition",
+    "apply_report",
+    "apply_timeout",
+    "can_transition",
+    "event_for",
+]
+
+EventType = Literal[
+    "message.sent",
+    "message.delivered",
+    "message.failed",
+    "message.expired",
+    "message.rejected",
+    "message.unknown",
+    "message.fallback",
+]
+EVENT_TYPES: Final[tuple[EventType, ...]] = (
+    "message.sent",
+    "message.delivered",
+    "message.failed",
+    "message.expired",
+    "message.rejected",
+    "message.unknown",
+    "message.fallback",
+)
+
+FINAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(
+    ("delivered", "expired", "rejected", "failed", "unknown")
+)
+#: Every legal change of a message's status (D10), including ``unknown``'s late report.
+TRANSITIONS: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
+    {
+        ("queued", "sent"),
+        ("queued", "failed"),
+        ("sent", "delivered"),
+        ("sent", "expired"),
+        ("sent", "rejected"),
+        ("sent", "failed"),
+        ("sent", "unknown"),
+        ("unknown", "delivered"),
+        ("unknown", "expired"),
+        ("unknown", "rejected"),
+        ("unknown", "failed"),
+    }
+)
+_ATTEMPT_OPEN: Final[frozenset[AttemptStatus]] = frozenset(("accepted", "unknown"))
+
+
+def can_transition(source: MessageStatus, target: MessageStatus) -> bool:
+    return (source, target) in TRANSITIONS
+
+
+def event_for(status: MessageStatus) -> EventType | None:
+    """The webhook event announcing that a message reached ``status``."""
+    if status == "queued":
+        return None
+    return f"message.{status}"  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What applying a report or a time-out did."""
+
+    record: MessageRecord
+    #: Did anything (the message or one of its attempts) change?
+    changed: bool
+    #: The event to announce, if the message's state changed in a way customers see.
+    event: EventType | None = None
+    #: Re-dispatch to ``record.fallback_left[0]`` is due (D6, D10).
+    fallback: bool = False
+
+
+def _find_attempt(record: MessageRecord, provider_message_id: str) -> int | None:
+    for index in range(len(record.attempts) - 1, -1, -1):
+        if record.attempts[index].provider_message_id == provider_message_id:
+            return index
+    return None
+
+
+def apply_report(record: MessageRecord, report: ProviderReport, *, now: datetime) -> Transition:
+    """Apply one delivery report to the message it belongs to."""
+    index = _find_attempt(record, report.provider_message_id)
+    if index is None or report.status == "pending":
+        return Transition(record, changed=False)
+    attempt = record.attempts[index]
+    if attempt.status not in _ATTEMPT_OPEN or attempt.status == report.status:
+        return Transition(record, changed=False)  # duplicate, or that attempt already ended
+    status: DeliveryStatus = report.status
+    attempts = _with_attempt(record.attempts, index, status, report.error)
+    current = index == len(record.attempts) - 1
+    if not current or record.status not in ("sent", "unknown") or record.status == status:
+        # A superseded attempt's report, or one for a message already final: the attempt
+        # remembers it, the message does not move (D10).
+        return Transition(replace(record, attempts=attempts, updated_at=now), changed=True)
+    dlr = DeliveryReport(
+        status=status,
+        received_at=now,
+        provider_status=report.provider_status,
+        error=report.error,
+    )
+    if status in ("failed", "rejected") and record.fallback_left and record.status == "sent":
+        moved = replace(record, attempts=attempts, dlr=dlr, updated_at=now)
+        return Transition(moved, changed=True, event="message.fallback", fallback=True)
+    error = None
+    if status in ("failed", "rejected"):
+        error = report.error or _report_error(status)
+    ended = replace(
+        record,
+        status=status,
+        attempts=attempts,
+        dlr=dlr,
+        error=error,
+        final_at=now,
+        updated_at=now,
+    )
+    return Transition(ended, changed=True, event=event_for(status))
+
+
+def apply_timeout(record: MessageRecord, *, now: datetime) -> Transition:
+    """No report came within the connection's ``dlr_timeout``: fall back, or ``unknown``."""
+    if record.status != "sent" or not record.attempts:
+        return Transition(record, changed=False)
+    last = len(record.attempts) - 1
+    if record.attempts[last].status != "accepted":
+        return Transition(record, changed=False)
+    attempts = _with_attempt(record.attempts, last, "unknown", None)
+    if record.fallback_left:
+        moved = replace(record, attempts=attempts, updated_at=now)
+        return Transition(moved, changed=True, event="message.fallback", fallback=True)
+    ended = replace(record, status="unknown", attempts=attempts, final_at=now, updated_at=now)
+    return Transition(ended, changed=True, event="message.unknown")
+
+
+def _with_attempt(
+    attempts: tuple[Attempt, ...], index: int, status: AttemptStatus, error: ErrorInfo | None
+) -> tuple[Attempt, ...]:
+    updated = replace(attempts[index], status=status, error=error or attempts[index].error)
+    return (*attempts[:index], updated, *attempts[index + 1 :])
+
+
+def _report_error(status: DeliveryStatus) -> ErrorInfo:
+    if status == "rejected":
+        return ErrorInfo("PROVIDER_REJECTED", "The provider rejected the message.")
+    return ErrorInfo("RECIPIENT_UNREACHABLE", "The message could not be delivered.")
