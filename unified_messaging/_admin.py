@@ -18,7 +18,7 @@ from ._domain import DEFAULT_DLR_TIMEOUT, ApiKey, Connection, Template, Workspac
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
 from ._ids import new_id
 from ._keys import generate_api_key, hash_api_key, key_display_prefix
-from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN
+from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
 from .store.base import Store
@@ -272,6 +272,8 @@ class AdminMixin:
             raise RequestInvalid.for_field("key", "must match ^[a-z0-9_]{1,64}$")
         if not 1 <= len(body) <= MAX_BODY_LENGTH:
             raise RequestInvalid.for_field("body", f"must be 1-{MAX_BODY_LENGTH} characters")
+        if has_control_chars(body):
+            raise RequestInvalid.for_field("body", "must not contain control characters")
         now = self._clock.now()
         existing = await self._store.get_template(workspace_id, key)
         template = Template(

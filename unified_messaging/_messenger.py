@@ -256,11 +256,12 @@ class Messenger(AccessMixin, AdminMixin):
         jobs: list[tuple[int, Job]] = []
         for index, item in enumerate(req.items):
             job_id = new_id("msg")
+            to = item.to  # shown as typed only when it is not a valid recipient
             try:
                 to = normalize_recipient(channel, item.to)
                 text, provider_template = self._text(plan.template, item.body, item.variables)
             except MessagingError as exc:
-                records.append(self._rejected_item(auth, plan, job_id, item.to, exc))
+                records.append(self._rejected_item(auth, plan, job_id, to, exc))
                 continue
             job = Job(job_id, to, text, auth.workspace_id, provider_template)
             jobs.append((index, job))
@@ -313,22 +314,23 @@ class Messenger(AccessMixin, AdminMixin):
         sender: str | None,
         template_key: str | None,
     ) -> _Plan:
+        # D15: every 400 before any 404, every 404 before any 422.
         connections = {c.provider: c for c in await self._store.list_connections(auth.workspace_id)}
         primary = self._primary(connections, provider)
-        chain = [primary]
-        for code in fallback or ():
-            if code == primary.provider:
-                raise RequestInvalid.for_field("fallback", "must not contain the primary provider")
+        fallback = list(fallback or ())
+        if primary.provider in fallback:
+            raise RequestInvalid.for_field("fallback", "must not contain the primary provider")
+        for code in fallback:
             if code not in connections:
                 raise ProviderNotConnected(f"The fallback provider {code} is not connected.")
-            chain.append(connections[code])
-        if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
-            raise FallbackNotAllowed
         template = None
         if template_key is not None:
             template = await self._store.get_template(auth.workspace_id, template_key)
             if template is None:
                 raise TemplateNotFound(f"No template with the key {template_key!r}.")
+        chain = [primary, *(connections[code] for code in fallback)]
+        if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
+            raise FallbackNotAllowed
         hops = tuple(
             Hop(c, self._adapter(c, auth.livemode), _resolve_sender(sender, c)) for c in chain
         )

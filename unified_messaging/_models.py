@@ -74,8 +74,13 @@ class FieldProblem(ValueError):
         self.field = field
 
 
+def has_control_chars(value: str) -> bool:
+    """Does ``value`` hold a control character that no message may carry?"""
+    return _FORBIDDEN_CONTROLS.search(value) is not None
+
+
 def _no_control_chars(value: str) -> str:
-    if _FORBIDDEN_CONTROLS.search(value):
+    if has_control_chars(value):
         raise ValueError("must not contain control characters")
     return value
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -89,6 +89,9 @@ class SyncMessenger:
     def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         return self._run(self.messenger.get_message(auth, job_id))
 
+    def list_providers(self, auth: Principal) -> list[Connection]:
+        return self._run(self.messenger.list_providers(auth))
+
     # -- admin
     def create_workspace(
         self, name: str, *, monthly_quota: int | None = None, retry_unavailable: bool = False
@@ -145,7 +148,7 @@ class SyncMessenger:
         *,
         credentials: Mapping[str, str] | None = None,
         default_sender: str | None = None,
-        approved_senders: tuple[str, ...] = (),
+        approved_senders: Iterable[str] = (),
         iys_mode: IysMode = "informational",
         make_default: bool = False,
         dlr_timeout: timedelta = DEFAULT_DLR_TIMEOUT,
@@ -169,6 +172,12 @@ class SyncMessenger:
 
     def list_connections(self, workspace_id: str) -> list[Connection]:
         return self._run(self.messenger.list_connections(workspace_id))
+
+    def get_connection(self, connection_id: str) -> Connection:
+        return self._run(self.messenger.get_connection(connection_id))
+
+    def rotate_credentials(self) -> int:
+        return self._run(self.messenger.rotate_credentials())
 
     def set_default_connection(self, connection_id: str) -> Connection:
         return self._run(self.messenger.set_default_connection(connection_id))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .._clock import Clock
+    from .._clock import ManualClock
     from .._messenger import Messenger, Principal
     from .._sync import SyncMessenger
     from ._outbox import Outbox
@@ -61,6 +61,10 @@ def um_api_key(um_testbed: TestBed) -> str:
 
 
 @pytest.fixture
-def um_clock(um_testbed: TestBed) -> Clock:
+def um_clock(um_testbed: TestBed) -> ManualClock:
     """The testbed's manual clock: ``um_clock.advance(seconds)`` moves simulated time."""
-    return um_testbed.clock
+    from .._clock import ManualClock
+
+    clock = um_testbed.clock
+    assert isinstance(clock, ManualClock)  # build_testbed() always makes one
+    return clock

@@ -1,0 +1,13 @@
+"""Shared fixtures: only what several test modules arrange the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from unified_messaging.testing import TestBed, create_testbed
+
+
+@pytest.fixture
+async def bed() -> TestBed:
+    """A test-mode workspace with all seven providers on the simulator (sender ``UMTEST``)."""
+    return await create_testbed()
