@@ -6,10 +6,16 @@ Everything that differs between SQLite and PostgreSQL at the connection level li
   SQLAlchemy (not the ``sqlite3`` module) emits ``BEGIN``: ``BEGIN IMMEDIATE`` for writes,
   so a write transaction takes the database's one write lock up front (waiting up to the
   busy timeout) instead of failing half-way when it upgrades a read lock.
-- PostgreSQL: a connect time-out and pre-ping, so a restarted server costs no failed request.
+- PostgreSQL: a connect time-out. No pre-ping (asyncpg's costs three round trips per
+  checkout): a checkout drops connections the server has visibly closed, and reads retry
+  once on a connection that died unnoticed (see ``SqlBase._query``).
+- Both: reads are single statements and run without an explicit transaction.
 
 Every driver or OS error that reaches the caller becomes ``StorageUnavailable`` (with the
-password scrubbed); integrity violations become ``AlreadyExists`` or ``ResourceNotFound``.
+password scrubbed); integrity violations become ``AlreadyExists`` or ``ResourceNotFound``;
+a value the database refuses (SQLSTATE class 22, e.g. NUL in PostgreSQL text) becomes
+``ValueError``, since retrying would not help. Engines are made with ``hide_parameters``, so
+no chained SQLAlchemy error carries row values.
 """
 
 from __future__ import annotations
@@ -48,9 +54,11 @@ _DRIVERS: Mapping[str, tuple[Dialect, str]] = {
     "postgresql+asyncpg": ("postgresql", "postgresql+asyncpg"),
 }
 
-# Execution option read by the SQLite ``begin`` hook: which BEGIN this engine emits.
+# Execution option read by the SQLite ``begin`` hook: which BEGIN this engine emits. Reads
+# emit none: each is one statement, which SQLite runs in its own implicit transaction (a
+# consistent snapshot), and skipping BEGIN saves two trips to aiosqlite's thread per read.
 _BEGIN_OPTION = "um_sqlite_begin"
-_BEGIN_STATEMENTS: Mapping[str, str] = {"read": "BEGIN", "write": "BEGIN IMMEDIATE"}
+_BEGIN_STATEMENTS: Mapping[str, str | None] = {"read": None, "write": "BEGIN IMMEDIATE"}
 
 # Modules whose exceptions mean "the database could not be used", whatever their class.
 _DRIVER_MODULES = frozenset({"asyncpg", "aiosqlite", "sqlite3"})
@@ -134,8 +142,10 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: sa.Connection) -> None:
-        mode = str(connection.get_execution_options().get(_BEGIN_OPTION, "read"))
-        connection.exec_driver_sql(_BEGIN_STATEMENTS[mode])
+        mode = str(connection.get_execution_options().get(_BEGIN_OPTION, "write"))
+        statement = _BEGIN_STATEMENTS[mode]
+        if statement is not None:
+            connection.exec_driver_sql(statement)
 
     return Engines(
         root=engine,
@@ -151,12 +161,25 @@ def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
     engine = create_async_engine(
         url,
         hide_parameters=True,
-        pool_pre_ping=True,
         pool_size=options.pool_size,
         max_overflow=options.max_overflow,
         connect_args=connect_args,
     )
-    return Engines(root=engine, read=engine, write=engine, dialect="postgresql")
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, _record: object, _proxy: object) -> None:
+        # A free, local check: a connection the server has closed (restart, terminated
+        # backend) is replaced before a write can fail on it. Raising makes the pool retry.
+        if dbapi_connection.driver_connection.is_closed():
+            raise sa_exc.DisconnectionError("connection closed by the server")
+
+    # Reads are single statements: autocommit spares them the BEGIN and ROLLBACK round trips.
+    return Engines(
+        root=engine,
+        read=engine.execution_options(isolation_level="AUTOCOMMIT"),
+        write=engine,
+        dialect="postgresql",
+    )
 
 
 # -- errors
@@ -184,9 +207,15 @@ def storage_errors(
         if kind == "foreign_key":
             raise ResourceNotFound(missing) from exc
         raise StorageUnavailable(_reason(exc, password)) from exc
+    except sa_exc.DBAPIError as exc:
+        if _is_data_error(exc):
+            # A value the database refuses (PostgreSQL text cannot hold NUL): retrying will
+            # not help, so it is the caller's ValueError, not an outage.
+            raise ValueError(_reason(exc, password, "The store cannot keep a value")) from exc
+        raise StorageUnavailable(_reason(exc, password)) from exc
     except sa_exc.StatementError as exc:
         orig = exc.orig
-        if not isinstance(exc, sa_exc.DBAPIError) and isinstance(orig, ValueError | TypeError):
+        if isinstance(orig, ValueError | TypeError):
             # A value the store cannot keep (a naive datetime, a non-JSON payload): the
             # caller's bug, not an outage, so it surfaces as itself.
             raise orig from None
@@ -201,6 +230,12 @@ def _is_storage_error(exc: Exception) -> bool:
     if isinstance(exc, sa_exc.DBAPIError | sa_exc.TimeoutError | OSError | TimeoutError):
         return True
     return type(exc).__module__.partition(".")[0] in _DRIVER_MODULES
+
+
+def _is_data_error(exc: sa_exc.DBAPIError) -> bool:
+    sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+    # SQLSTATE class 22 is "data exception" (bad encoding, out of range, ...).
+    return isinstance(exc, sa_exc.DataError) or sqlstate.startswith("22")
 
 
 def _integrity_kind(exc: sa_exc.IntegrityError) -> Literal["unique", "foreign_key", "other"]:
@@ -218,10 +253,14 @@ def _integrity_kind(exc: sa_exc.IntegrityError) -> Literal["unique", "foreign_ke
     return "other"
 
 
-def _reason(exc: BaseException, password: str | None) -> str:
+def _reason(
+    exc: BaseException,
+    password: str | None,
+    prefix: str = "The message store is unavailable",
+) -> str:
     """A one-line cause, without SQL, parameters or the password."""
     cause: object = exc.orig if isinstance(exc, sa_exc.StatementError) else exc
     text = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
     if password:
         text = text.replace(password, "***")
-    return f"The message store is unavailable: {text[:200]}"
+    return f"{prefix}: {text[:200]}"

@@ -1,0 +1,100 @@
+"""Alembic migrations on both dialects: fresh databases, older revisions, repeat runs."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from unified_messaging._domain import Workspace
+from unified_messaging.store._tables import metadata
+from unified_messaging.store.migrations import VERSION_TABLE
+from unified_messaging.store.sql import migrate
+
+if TYPE_CHECKING:
+    from conftest import Database
+
+HEAD = "0002"
+FIRST = "0001"
+WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
+
+
+async def _inspect(database: Database) -> tuple[str | None, set[str], list[object]]:
+    """The revision, the table names, and any difference from the code's metadata."""
+
+    def look(connection: sa.Connection) -> tuple[str | None, set[str], list[object]]:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": VERSION_TABLE, "compare_type": True}
+        )
+        tables = set(sa.inspect(connection).get_table_names())
+        differences: list[object] = []
+        if context.get_current_revision() == HEAD:
+            differences = list(compare_metadata(context, metadata))
+        return context.get_current_revision(), tables, differences
+
+    engine = create_async_engine(database.url, connect_args=database.connect_args)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(look)
+    finally:
+        await engine.dispose()
+
+
+async def _migrate(database: Database, revision: str = "head") -> None:
+    await migrate(database.url, revision=revision, connect_args=database.connect_args)
+
+
+async def test_an_empty_database_migrates_to_head(sql_database: Database) -> None:
+    await _migrate(sql_database)
+    revision, tables, _ = await _inspect(sql_database)
+    assert revision == HEAD
+    assert {t.name for t in metadata.sorted_tables} <= tables
+
+
+async def test_the_migrated_schema_matches_the_code(sql_database: Database) -> None:
+    await _migrate(sql_database)
+    _, _, differences = await _inspect(sql_database)
+    assert differences == []
+
+
+async def test_a_database_at_the_first_revision_keeps_its_rows(sql_database: Database) -> None:
+    await _migrate(sql_database, FIRST)
+    revision, tables, _ = await _inspect(sql_database)
+    assert revision == FIRST
+    assert not WEBHOOK_TABLES & tables
+    workspace = Workspace("ws_old", "Before the upgrade", datetime(2025, 12, 1, tzinfo=UTC))
+    old = sql_database.store(migrate=False)
+    try:
+        await old.create_workspace(workspace)
+    finally:
+        await old.close()
+
+    upgraded = sql_database.store()
+    try:
+        await upgraded.open()
+        assert await upgraded.get_workspace("ws_old") == workspace
+        assert await upgraded.list_webhook_endpoints("ws_old") == []
+    finally:
+        await upgraded.close()
+    revision, tables, _ = await _inspect(sql_database)
+    assert (revision, tables >= WEBHOOK_TABLES) == (HEAD, True)
+
+
+async def test_migrating_twice_is_a_no_op(sql_database: Database) -> None:
+    await _migrate(sql_database)
+    await _migrate(sql_database)
+    revision, _, differences = await _inspect(sql_database)
+    assert (revision, differences) == (HEAD, [])
+
+
+async def test_concurrent_migrations_of_a_fresh_database_all_succeed(
+    sql_database: Database,
+) -> None:
+    await asyncio.gather(*(_migrate(sql_database) for _ in range(4)))
+    revision, _, _ = await _inspect(sql_database)
+    assert revision == HEAD

@@ -1,0 +1,209 @@
+"""The SQL store's foundation: configuration, lifecycle and the transaction helpers.
+
+The table methods (``_sql_core``, ``_sql_work``) only ever touch the database through
+the query helpers (``_all``, ``_first``, ``_column``, ``_scalar``) and :meth:`SqlBase._write`,
+which pick the right kind of transaction for the dialect and turn driver errors into the
+library's errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Result, RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .._errors import StorageUnavailable
+from . import migrations
+from ._sql_engine import (
+    Dialect,
+    EngineOptions,
+    Engines,
+    make_engines,
+    mask_url,
+    normalize_url,
+    storage_errors,
+)
+from ._tables import workspaces
+
+__all__ = ["SqlBase"]
+
+T = TypeVar("T")
+
+
+class SqlBase:
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout: float = 5.0,
+        connect_timeout: float = 10.0,
+        pool_size: int = 5,
+        max_overflow: int = 10,
+        connect_args: Mapping[str, object] | None = None,
+        migrate: bool = True,
+    ) -> None:
+        """Configure the store; nothing connects before the first call.
+
+        ``busy_timeout`` (SQLite, seconds): how long a writer waits for the write lock.
+        ``connect_timeout`` (PostgreSQL, seconds): how long to wait for a connection.
+        ``connect_args``: extra driver connect arguments (asyncpg ``server_settings``...).
+        ``migrate``: whether :meth:`open` upgrades the schema to the latest revision.
+        """
+        self._url, self._dialect = normalize_url(url)
+        self._password = self._url.password
+        self._options = EngineOptions(
+            busy_timeout=busy_timeout,
+            connect_timeout=connect_timeout,
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            connect_args=dict(connect_args or {}),
+        )
+        self._migrate = migrate
+        self._engines: Engines | None = None
+        self._opened = False
+        self._open_lock: asyncio.Lock | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({mask_url(self._url)!r})"
+
+    @property
+    def url(self) -> str:
+        """The database URL with its password masked."""
+        return mask_url(self._url)
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._dialect
+
+    async def open(self) -> None:
+        """Connect and migrate to the latest revision (unless ``migrate=False``). Idempotent."""
+        if self._open_lock is None:
+            self._open_lock = asyncio.Lock()
+        async with self._open_lock:
+            if self._opened:
+                return
+            engines = self._get_engines()
+            if self._migrate:
+                await migrations.upgrade(engines, password=self._password)
+            else:
+                await self._scalar(sa.select(sa.literal(1)))
+            self._opened = True
+
+    async def close(self) -> None:
+        engines, self._engines = self._engines, None
+        self._opened = False
+        if engines is not None:
+            await engines.root.dispose()
+
+    # -- helpers for the table methods
+
+    def _get_engines(self) -> Engines:
+        if self._engines is None:
+            if self._dialect == "sqlite":
+                _check_sqlite_path(self._url.database)
+            self._engines = make_engines(self._url, self._dialect, self._options)
+        return self._engines
+
+    async def _all(self, statement: sa.Executable, **params: object) -> Sequence[RowMapping]:
+        """Run one query and return its rows by column name.
+
+        ``params`` fill in a prebuilt statement's bind parameters: hot-path queries are built
+        once, which spares SQLAlchemy recomputing their cache key on every call.
+        """
+        return await self._query(statement, params, lambda result: result.mappings().all())
+
+    async def _first(self, statement: sa.Executable, **params: object) -> RowMapping | None:
+        return await self._query(statement, params, lambda result: result.mappings().first())
+
+    async def _column(self, statement: sa.Executable, **params: object) -> Sequence[Any]:
+        return await self._query(statement, params, lambda result: result.scalars().all())
+
+    async def _scalar(self, statement: sa.Executable, **params: object) -> Any:
+        return await self._query(statement, params, lambda result: result.scalar())
+
+    async def _query(
+        self,
+        statement: sa.Executable,
+        params: Mapping[str, object],
+        take: Callable[[Result[Any]], T],
+    ) -> T:
+        """One read, outside any explicit transaction (one statement needs none).
+
+        A read that finds its pooled connection dead without the pool having noticed (the
+        server dropped it a moment ago) is tried once more: the pool has invalidated its old
+        connections by then, and a read is safe to repeat. Writes are not repeated: a
+        commit that may have happened must not happen twice.
+        """
+        with storage_errors(password=self._password):
+            for attempt in range(2):
+                try:
+                    async with self._get_engines().read.connect() as connection:
+                        return take(await connection.execute(statement, dict(params)))
+                except sa_exc.DBAPIError as exc:
+                    if attempt or not exc.connection_invalidated:
+                        raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @asynccontextmanager
+    async def _write(
+        self,
+        *,
+        exists: str = "The object already exists.",
+        missing: str = "A referenced object does not exist.",
+    ) -> AsyncIterator[AsyncConnection]:
+        """A write transaction, committed when the block ends without an error.
+
+        ``exists`` and ``missing`` are the messages of ``AlreadyExists`` and
+        ``ResourceNotFound`` when a unique or foreign-key constraint stops the write.
+        """
+        with storage_errors(password=self._password, exists=exists, missing=missing):
+            async with self._get_engines().write.begin() as connection:
+                yield connection
+
+    def _upsert(self, table: sa.Table) -> sqlite.Insert | postgresql.Insert:
+        """``INSERT`` with the dialect's ``ON CONFLICT`` clauses (same API on both)."""
+        if self._dialect == "sqlite":
+            return sqlite.insert(table)
+        return postgresql.insert(table)
+
+    @staticmethod
+    async def _lock_workspace(connection: AsyncConnection, workspace_id: str) -> bool:
+        """Serialize changes to one workspace's connections; ``False`` if it does not exist.
+
+        PostgreSQL locks the workspace row; SQLite renders no ``FOR UPDATE`` and needs none,
+        because its write transaction already holds the database's write lock.
+        """
+        found = await connection.execute(
+            sa.select(workspaces.c.id).where(workspaces.c.id == workspace_id).with_for_update()
+        )
+        return found.first() is not None
+
+
+def _check_sqlite_path(database: str | None) -> None:
+    """Refuse a file SQLite could not create, before aiosqlite tries.
+
+    The message is clearer than SQLite's "unable to open database file", and aiosqlite
+    leaves a worker thread behind after a failed connect, which would outlive a short-lived
+    event loop.
+    """
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    directory = path.parent
+    if not directory.is_dir():
+        raise StorageUnavailable(
+            f"The message store is unavailable: {str(directory)!r} is not a directory."
+        )
+    if not path.exists() and not os.access(directory, os.W_OK):
+        raise StorageUnavailable(
+            f"The message store is unavailable: {str(directory)!r} is not writable."
+        )

@@ -1,0 +1,315 @@
+"""SQL store methods for the core records: workspaces, API keys, connections, templates,
+messages and quota.
+
+Lists are sorted in Python with the same keys as the memory store: PostgreSQL's ``ORDER BY``
+on text follows the server's locale collation, which would order ids and keys differently
+from one server to the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
+from .._errors import AlreadyExists, ResourceNotFound
+from ._sql_base import SqlBase
+from ._sql_rows import (
+    api_key_from,
+    api_key_row,
+    connection_from,
+    connection_row,
+    message_from,
+    message_row,
+    template_from,
+    template_row,
+    workspace_from,
+    workspace_row,
+)
+from ._tables import api_keys, connections, quota, templates, workspaces
+from ._tables import messages as message_table
+
+__all__ = ["CoreMixin"]
+
+# The per-request reads (authentication, GET by job id), built once: see SqlBase._all.
+_KEY_BY_ID = sa.select(api_keys).where(api_keys.c.id == sa.bindparam("key_id"))
+_KEY_BY_HASH = sa.select(api_keys).where(api_keys.c.key_hash == sa.bindparam("key_hash"))
+_MESSAGE_BY_ID = sa.select(message_table).where(
+    message_table.c.job_id == sa.bindparam("job_id"),
+    message_table.c.workspace_id == sa.bindparam("workspace_id"),
+    message_table.c.livemode == sa.bindparam("livemode"),
+)
+
+
+class CoreMixin(SqlBase):
+    # -- workspaces
+    async def create_workspace(self, workspace: Workspace) -> None:
+        async with self._write(exists=f"Workspace {workspace.id} already exists.") as conn:
+            await conn.execute(sa.insert(workspaces).values(workspace_row(workspace)))
+
+    async def get_workspace(self, workspace_id: str) -> Workspace | None:
+        row = await self._first(sa.select(workspaces).where(workspaces.c.id == workspace_id))
+        return None if row is None else workspace_from(row)
+
+    async def list_workspaces(self) -> list[Workspace]:
+        rows = await self._all(sa.select(workspaces))
+        return sorted((workspace_from(r) for r in rows), key=lambda w: (w.created_at, w.id))
+
+    async def update_workspace(self, workspace: Workspace) -> None:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.update(workspaces)
+                .where(workspaces.c.id == workspace.id)
+                .values(workspace_row(workspace))
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"Workspace {workspace.id} not found.")
+
+    # -- API keys
+    async def add_api_key(self, key: ApiKey) -> None:
+        async with self._write(
+            exists="API key already exists.",
+            missing=f"Workspace {key.workspace_id} not found.",
+        ) as conn:
+            await conn.execute(sa.insert(api_keys).values(api_key_row(key)))
+
+    async def get_api_key(self, key_id: str) -> ApiKey | None:
+        row = await self._first(_KEY_BY_ID, key_id=key_id)
+        return None if row is None else api_key_from(row)
+
+    async def find_api_key(self, key_hash: str) -> ApiKey | None:
+        row = await self._first(_KEY_BY_HASH, key_hash=key_hash)
+        return None if row is None else api_key_from(row)
+
+    async def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
+        rows = await self._all(sa.select(api_keys).where(api_keys.c.workspace_id == workspace_id))
+        return sorted((api_key_from(r) for r in rows), key=lambda k: (k.created_at, k.id))
+
+    async def update_api_key(self, key: ApiKey) -> None:
+        async with self._write(exists="API key already exists.") as conn:
+            result = await conn.execute(
+                sa.update(api_keys).where(api_keys.c.id == key.id).values(api_key_row(key))
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"API key {key.id} not found.")
+
+    # -- connections
+    async def add_connection(self, connection: Connection) -> None:
+        workspace_id = connection.workspace_id
+        async with self._write(exists=f"Connection {connection.id} already exists.") as conn:
+            if not await self._lock_workspace(conn, workspace_id):
+                raise ResourceNotFound(f"Workspace {workspace_id} not found.")
+            siblings = (
+                (
+                    await conn.execute(
+                        sa.select(connections.c.provider).where(
+                            connections.c.workspace_id == workspace_id
+                        )
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            if connection.provider in siblings:
+                raise AlreadyExists(
+                    f"The workspace already has a {connection.provider} connection."
+                )
+            values = connection_row(connection)
+            if not siblings:
+                values["is_default"] = True
+            elif connection.is_default:
+                await self._clear_default(conn, workspace_id)
+            await conn.execute(sa.insert(connections).values(values))
+
+    async def get_connection(self, connection_id: str) -> Connection | None:
+        row = await self._first(sa.select(connections).where(connections.c.id == connection_id))
+        return None if row is None else connection_from(row)
+
+    async def list_connections(self, workspace_id: str) -> list[Connection]:
+        rows = await self._all(
+            sa.select(connections).where(connections.c.workspace_id == workspace_id)
+        )
+        return sorted((connection_from(r) for r in rows), key=lambda c: (c.created_at, c.id))
+
+    async def update_connection(self, connection: Connection) -> None:
+        values = connection_row(connection)
+        # The default flag moves only through set_default_connection, atomically.
+        del values["is_default"]
+        exists = f"The workspace already has a {connection.provider} connection."
+        async with self._write(exists=exists) as conn:
+            result = await conn.execute(
+                sa.update(connections).where(connections.c.id == connection.id).values(values)
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"Connection {connection.id} not found.")
+
+    async def set_default_connection(self, workspace_id: str, connection_id: str) -> None:
+        async with self._write() as conn:
+            await self._lock_workspace(conn, workspace_id)
+            target = await conn.execute(
+                sa.select(connections.c.id).where(
+                    connections.c.id == connection_id,
+                    connections.c.workspace_id == workspace_id,
+                )
+            )
+            if target.first() is None:
+                raise ResourceNotFound(f"Connection {connection_id} not found.")
+            await self._clear_default(conn, workspace_id)
+            await conn.execute(
+                sa.update(connections)
+                .where(connections.c.id == connection_id)
+                .values(is_default=True)
+            )
+
+    async def remove_connection(self, connection_id: str) -> bool:
+        async with self._write() as conn:
+            owner = await conn.execute(
+                sa.select(connections.c.workspace_id).where(connections.c.id == connection_id)
+            )
+            workspace_id = owner.scalar()
+            if workspace_id is None:
+                return False
+            await self._lock_workspace(conn, workspace_id)
+            removed = await conn.execute(
+                sa.delete(connections)
+                .where(connections.c.id == connection_id)
+                .returning(connections.c.is_default)
+            )
+            was_default = removed.scalar()
+            if was_default is None:
+                return False
+            if was_default:
+                await self._promote_oldest(conn, workspace_id)
+            return True
+
+    @staticmethod
+    async def _clear_default(conn: AsyncConnection, workspace_id: str) -> None:
+        await conn.execute(
+            sa.update(connections)
+            .where(connections.c.workspace_id == workspace_id, connections.c.is_default)
+            .values(is_default=False)
+        )
+
+    @staticmethod
+    async def _promote_oldest(conn: AsyncConnection, workspace_id: str) -> None:
+        result = await conn.execute(
+            sa.select(connections.c.id, connections.c.created_at).where(
+                connections.c.workspace_id == workspace_id
+            )
+        )
+        remaining = sorted(result.all(), key=lambda r: (r.created_at, r.id))
+        if remaining:
+            await conn.execute(
+                sa.update(connections)
+                .where(connections.c.id == remaining[0].id)
+                .values(is_default=True)
+            )
+
+    # -- templates
+    async def put_template(self, template: Template) -> None:
+        values = template_row(template)
+        insert = self._upsert(templates).values(values)
+        upsert = insert.on_conflict_do_update(
+            index_elements=[templates.c.workspace_id, templates.c.key],
+            set_={name: insert.excluded[name] for name in values},
+        )
+        async with self._write(missing=f"Workspace {template.workspace_id} not found.") as conn:
+            await conn.execute(upsert)
+
+    async def get_template(self, workspace_id: str, key: str) -> Template | None:
+        row = await self._first(
+            sa.select(templates).where(
+                templates.c.workspace_id == workspace_id, templates.c.key == key
+            )
+        )
+        return None if row is None else template_from(row)
+
+    async def list_templates(self, workspace_id: str) -> list[Template]:
+        rows = await self._all(sa.select(templates).where(templates.c.workspace_id == workspace_id))
+        return sorted((template_from(r) for r in rows), key=lambda t: t.key)
+
+    async def delete_template(self, workspace_id: str, key: str) -> bool:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(templates).where(
+                    templates.c.workspace_id == workspace_id, templates.c.key == key
+                )
+            )
+            return result.rowcount > 0
+
+    # -- messages
+    async def insert_messages(self, messages: Sequence[MessageRecord]) -> None:
+        if not messages:
+            return
+        owners = sorted({m.workspace_id for m in messages})
+        async with self._write(
+            exists="A message with this job id already exists.",
+            missing=f"Workspace {', '.join(owners)} not found.",
+        ) as conn:
+            await conn.execute(sa.insert(message_table), [message_row(m) for m in messages])
+
+    async def update_messages(self, messages: Sequence[MessageRecord]) -> None:
+        if not messages:
+            return
+        ids = [m.job_id for m in messages]
+        rows = []
+        for message in messages:
+            row = message_row(message)
+            row["b_job_id"] = row.pop("job_id")
+            rows.append(row)
+        async with self._write() as conn:
+            found = await conn.execute(
+                sa.select(message_table.c.job_id).where(message_table.c.job_id.in_(ids))
+            )
+            missing = set(ids) - set(found.scalars().all())
+            if missing:
+                raise ResourceNotFound(f"Message {min(missing)} not found.")
+            await conn.execute(
+                sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id")),
+                rows,
+            )
+
+    async def get_message(
+        self, workspace_id: str, livemode: bool, job_id: str
+    ) -> MessageRecord | None:
+        row = await self._first(
+            _MESSAGE_BY_ID, job_id=job_id, workspace_id=workspace_id, livemode=livemode
+        )
+        return None if row is None else message_from(row)
+
+    # -- quota
+    async def consume_quota(
+        self, workspace_id: str, period: str, units: int, limit: int | None
+    ) -> bool:
+        if limit is not None and units > limit:
+            return False
+        insert = self._upsert(quota).values(workspace_id=workspace_id, period=period, used=units)
+        new_used = quota.c.used + insert.excluded.used
+        # One statement: the row lock of the upsert makes check-and-add atomic across
+        # processes, and a refused update returns no row.
+        upsert = insert.on_conflict_do_update(
+            index_elements=[quota.c.workspace_id, quota.c.period],
+            set_={"used": new_used},
+            where=None if limit is None else new_used <= limit,
+        ).returning(quota.c.used)
+        async with self._write() as conn:
+            return (await conn.execute(upsert)).first() is not None
+
+    async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
+        floored = sa.case((quota.c.used > units, quota.c.used - units), else_=0)
+        async with self._write() as conn:
+            await conn.execute(
+                sa.update(quota)
+                .where(quota.c.workspace_id == workspace_id, quota.c.period == period)
+                .values(used=floored)
+            )
+
+    async def quota_used(self, workspace_id: str, period: str) -> int:
+        used = await self._scalar(
+            sa.select(quota.c.used).where(
+                quota.c.workspace_id == workspace_id, quota.c.period == period
+            )
+        )
+        return 0 if used is None else int(used)

@@ -1,0 +1,19 @@
+"""``SqlStore``: the :class:`~unified_messaging.store.base.Store` on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from ._sql_core import CoreMixin
+from ._sql_work import WorkMixin
+
+__all__ = ["SqlStore"]
+
+
+class SqlStore(CoreMixin, WorkMixin):
+    """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
+    asyncpg, one implementation with the dialect differences kept in small helpers.
+
+    ``SqlStore("sqlite+aiosqlite:///./unified_messaging.db")`` is the embedded default (one
+    host, many processes); ``SqlStore("postgresql+asyncpg://user:pw@host/db")`` serves many
+    hosts. :meth:`open` creates or upgrades the schema; every write is committed before the
+    method returns. ``repr`` and :attr:`url` mask the password.
+    """

@@ -1,0 +1,237 @@
+"""SQL store methods for due work, idempotency records, the IP allowlist and webhooks.
+
+Claiming due work is one ``UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING``:
+
+- PostgreSQL: the inner select is ``FOR UPDATE SKIP LOCKED``, so concurrent claimers lock
+  disjoint rows and never wait on each other; a row claimed and committed meanwhile is
+  re-checked against the lease condition and dropped.
+- SQLite: the statement runs in a ``BEGIN IMMEDIATE`` transaction (no ``FOR UPDATE`` is
+  rendered); the database's single write lock makes claimers take turns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+
+from .._errors import IdempotencyInProgress, ResourceNotFound
+from ._sql_base import SqlBase
+from ._sql_rows import (
+    delivery_from,
+    delivery_row,
+    endpoint_from,
+    endpoint_row,
+    idempotency_from,
+    idempotency_row,
+    work_from,
+    work_row,
+)
+from ._tables import allowlist, due_work, idempotency, webhook_deliveries, webhook_endpoints
+from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem
+
+__all__ = ["WorkMixin"]
+
+# A key dropped between our failed insert and our read is re-inserted; a few rounds suffice.
+_BEGIN_ROUNDS = 5
+
+
+class WorkMixin(SqlBase):
+    # -- due work
+    async def enqueue_work(self, item: WorkItem) -> None:
+        async with self._write(exists=f"Work item {item.id} already exists.") as conn:
+            await conn.execute(sa.insert(due_work).values(work_row(item)))
+
+    async def claim_due_work(
+        self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
+    ) -> list[WorkItem]:
+        if limit <= 0:
+            return []
+        lease_free = sa.or_(due_work.c.lease_until.is_(None), due_work.c.lease_until <= now)
+        pick = (
+            sa.select(due_work.c.id)
+            .where(due_work.c.due_at <= now, lease_free)
+            .order_by(due_work.c.due_at, due_work.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        claim = (
+            sa.update(due_work)
+            .where(due_work.c.id.in_(pick))
+            .values(
+                claimed_by=worker_id,
+                lease_until=now + lease,
+                attempts=due_work.c.attempts + 1,
+            )
+            .returning(*due_work.c)
+        )
+        async with self._write() as conn:
+            rows = (await conn.execute(claim)).mappings().all()
+        return sorted((work_from(r) for r in rows), key=lambda w: (w.due_at, w.id))
+
+    async def complete_work(self, item_id: str, worker_id: str) -> bool:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(due_work).where(
+                    due_work.c.id == item_id, due_work.c.claimed_by == worker_id
+                )
+            )
+            return result.rowcount > 0
+
+    async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.update(due_work)
+                .where(due_work.c.id == item_id, due_work.c.claimed_by == worker_id)
+                .values(due_at=due_at, claimed_by=None, lease_until=None)
+            )
+            return result.rowcount > 0
+
+    # -- IP allowlist
+    async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
+        insert = self._upsert(allowlist).values(workspace_id=workspace_id, cidr=cidr)
+        async with self._write(missing=f"Workspace {workspace_id} not found.") as conn:
+            await conn.execute(insert.on_conflict_do_nothing())
+
+    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> bool:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(allowlist).where(
+                    allowlist.c.workspace_id == workspace_id, allowlist.c.cidr == cidr
+                )
+            )
+            return result.rowcount > 0
+
+    async def list_allowlist(self, workspace_id: str) -> list[str]:
+        entries = await self._column(
+            sa.select(allowlist.c.cidr).where(allowlist.c.workspace_id == workspace_id)
+        )
+        return sorted(entries)
+
+    # -- idempotency
+    async def begin_idempotent(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        insert = (
+            self._upsert(idempotency)
+            .values(idempotency_row(record))
+            .on_conflict_do_nothing()
+            .returning(idempotency.c.idem_key)
+        )
+        existing = sa.select(idempotency).where(
+            *self._idempotency_key(record.workspace_id, record.key_id, record.idem_key)
+        )
+        for _ in range(_BEGIN_ROUNDS):
+            async with self._write() as conn:
+                if (await conn.execute(insert)).first() is not None:
+                    return None
+                row = (await conn.execute(existing)).mappings().first()
+            if row is not None:
+                return idempotency_from(row)
+        # Other requests keep taking and dropping the key: one of them is in flight.
+        raise IdempotencyInProgress()
+
+    async def finish_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
+    ) -> None:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.update(idempotency)
+                .where(*self._idempotency_key(workspace_id, key_id, idem_key))
+                .values(status_code=status_code, response_body=bytes(body))
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"Idempotency key {idem_key!r} not found.")
+
+    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(idempotency).where(*self._idempotency_key(workspace_id, key_id, idem_key))
+            )
+            return result.rowcount > 0
+
+    async def purge_idempotent(self, before: datetime) -> int:
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(idempotency).where(idempotency.c.created_at < before)
+            )
+            return int(result.rowcount)
+
+    @staticmethod
+    def _idempotency_key(
+        workspace_id: str, key_id: str, idem_key: str
+    ) -> tuple[sa.ColumnElement[bool], ...]:
+        return (
+            idempotency.c.workspace_id == workspace_id,
+            idempotency.c.key_id == key_id,
+            idempotency.c.idem_key == idem_key,
+        )
+
+    # -- webhook endpoints
+    async def add_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        async with self._write(
+            exists=f"Webhook endpoint {endpoint.id} already exists.",
+            missing=f"Workspace {endpoint.workspace_id} not found.",
+        ) as conn:
+            await conn.execute(sa.insert(webhook_endpoints).values(endpoint_row(endpoint)))
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        row = await self._first(
+            sa.select(webhook_endpoints).where(webhook_endpoints.c.id == endpoint_id)
+        )
+        return None if row is None else endpoint_from(row)
+
+    async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
+        rows = await self._all(
+            sa.select(webhook_endpoints).where(webhook_endpoints.c.workspace_id == workspace_id)
+        )
+        return sorted((endpoint_from(r) for r in rows), key=lambda e: (e.created_at, e.id))
+
+    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        async with self._write(missing=f"Workspace {endpoint.workspace_id} not found.") as conn:
+            result = await conn.execute(
+                sa.update(webhook_endpoints)
+                .where(webhook_endpoints.c.id == endpoint.id)
+                .values(endpoint_row(endpoint))
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"Webhook endpoint {endpoint.id} not found.")
+
+    async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
+        # Its deliveries go with it: the foreign key cascades (foreign_keys=ON on SQLite).
+        async with self._write() as conn:
+            result = await conn.execute(
+                sa.delete(webhook_endpoints).where(webhook_endpoints.c.id == endpoint_id)
+            )
+            return result.rowcount > 0
+
+    # -- webhook deliveries
+    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        async with self._write(
+            exists="This event already has a delivery to this endpoint.",
+            missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
+        ) as conn:
+            await conn.execute(sa.insert(webhook_deliveries).values(delivery_row(delivery)))
+
+    async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
+        row = await self._first(
+            sa.select(webhook_deliveries).where(webhook_deliveries.c.id == delivery_id)
+        )
+        return None if row is None else delivery_from(row)
+
+    async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        async with self._write(
+            exists="This event already has a delivery to this endpoint.",
+            missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
+        ) as conn:
+            result = await conn.execute(
+                sa.update(webhook_deliveries)
+                .where(webhook_deliveries.c.id == delivery.id)
+                .values(delivery_row(delivery))
+            )
+            if result.rowcount == 0:
+                raise ResourceNotFound(f"Webhook delivery {delivery.id} not found.")
+
+    async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
+        rows = await self._all(
+            sa.select(webhook_deliveries).where(webhook_deliveries.c.endpoint_id == endpoint_id)
+        )
+        return sorted((delivery_from(r) for r in rows), key=lambda d: (d.created_at, d.id))
