@@ -1,0 +1,469 @@
+"""``sms_c``: the Verimor SMS API v2 (send, pushed delivery reports, balance check).
+
+Owns Verimor's wire format and the mapping of every Verimor answer to a submit outcome or a
+report status. Wire facts, from Verimor's own documentation (``github.com/verimor/SMS-API``
+``user_guide.md`` and the v2 OpenAPI spec published at ``developer.verimor.com.tr/smsapi``):
+
+* ``POST {base}/v2/send.json``, UTF-8 JSON: ``username``, ``password`` (the API password set in
+  OİM), ``source_addr`` (the header), ``datacoding`` (``"0"`` GSM 03.38, ``"1"`` Turkish single
+  shift, ``"2"`` UCS-2; absent: Verimor picks from the text), ``is_commercial`` and
+  ``iys_recipient_type`` (``"BIREYSEL"`` | ``"TACIR"``, required when commercial) and
+  ``messages[{msg, dest}]``, each message its own text, ``dest`` as ``905XXXXXXXXX``.
+* Success is ``200`` with the campaign id as plain text. A refusal is ``400`` with a plain-text
+  code (see :data:`_SEND_ERRORS`); a bad user/password, or a server IP that OİM does not allow,
+  is ``401``; a request over 10 MB is ``413``; over the send rate limit (150 requests/min in
+  the user guide, 240/min with a burst of 80 in the OpenAPI spec) is ``429``.
+* Reports are pushed to the URL set in OİM: a JSON array of ``{type: "outbound", campaign_id,
+  message_id, message_custom_id, dest, status, gsm_error, sent_at, done_at, …}``; inbound SMS
+  arrive at the same URL with ``type: "inbound"``. Verimor wants a ``200`` and retries three
+  times, five minutes apart.
+* ``GET {base}/v2/balance?username=&password=`` answers the credit as plain text, ``401`` for
+  bad credentials. The secret rides in the query string because that is Verimor's format;
+  nothing here logs a URL.
+
+Ids. One request is one campaign. Verimor's ``message_id`` is unknown at submit time, so a
+recipient's id is ``"<campaign_id>:<dest>"``, rebuilt the same way from each pushed report. A
+batch never puts one number into a campaign twice (a repeat goes into a request of its own),
+so the pair is unique. A campaign refused for a recipient-level reason does not say which
+number it was; nothing was accepted, so each of its messages is sent again alone to find it.
+Nothing is ever re-sent after an answer that might mean acceptance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import ClassVar, Final
+
+import httpx
+from pydantic import Field, SecretStr
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from .._domain import Connection, ErrorInfo
+from .._errors import InvalidCredentials, ProviderUnavailable
+from .._types import Encoding, IysMode, ProviderCode
+from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from .base import (
+    InboundCallback,
+    OutcomeKind,
+    ProviderReport,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+)
+
+__all__ = ["SPEC", "Credentials", "VerimorAdapter"]
+
+logger = logging.getLogger("unified_messaging.providers.verimor")
+
+_SEND_PATH: Final = "/v2/send.json"
+_BALANCE_PATH: Final = "/v2/balance"
+#: A campaign id or an error code is a few bytes; anything longer is not Verimor talking.
+_ANSWER_LIMIT: Final = 64 * 1024
+#: Verimor sends no Retry-After with its 429; its limits are counted per minute.
+_DEFAULT_RETRY_AFTER: Final = 60.0
+#: Verimor stamps report times in Turkish time, UTC+3 all year since 2016.
+_TURKEY: Final = timezone(timedelta(hours=3))
+
+_DATACODING: Final[Mapping[Encoding, str]] = {"gsm7": "0", "gsm7_turkish": "1", "ucs2": "2"}
+_IYS_RECIPIENT_TYPE: Final[Mapping[IysMode, str]] = {
+    "commercial_individual": "BIREYSEL",
+    "commercial_merchant": "TACIR",
+}
+_SEND_HEADERS: Final = {"Content-Type": "application/json; charset=utf-8", "Accept": "text/plain"}
+_PLAIN_TYPES: Final = frozenset({"", "text/plain", "application/json"})
+
+_MOBILE: Final = re.compile(r"\+905[0-9]{9}")
+_CAMPAIGN_ID: Final = re.compile(r"\s*([0-9]{1,20})\s*")
+_ERROR_TOKEN: Final = re.compile(r"\s*([A-Z][A-Z0-9_]{1,63})\s*")
+
+_R: Final = "rejected"
+_RF: Final = "recipient_failed"
+_PR: Final = "PROVIDER_REJECTED"
+_IYS_CODE: Final = "IYS_NOT_CONFIGURED"
+_IYS = "The account is not set up for IYS commercial sending"
+#: ``400`` codes of ``/v2/send.json`` → (outcome, our code, why). Unknown codes: ``rejected``.
+_SEND_ERRORS: Final[Mapping[str, tuple[OutcomeKind, str, str]]] = {
+    "INVALID_SOURCE_ADDRESS": (_R, "SENDER_NOT_APPROVED", "Verimor did not accept the header"),
+    "NUMERIC_SOURCE_ADDRESS_NOT_ALLOWED": (_R, "SENDER_NOT_APPROVED", "Numeric header refused"),
+    "MISSING_MESSAGE": (_R, "BODY_REJECTED", "Verimor found no message text"),
+    "MESSAGE_TOO_LONG": (_R, "BODY_TOO_LONG", "The text is over Verimor's 7 parts"),
+    "INVALID_PERIOD": (_R, _PR, "Verimor refused the validity period"),
+    "INVALID_DELIVERY_TIME": (_R, _PR, "Verimor refused the send time"),
+    "INVALID_DATACODING": (_R, _PR, "Verimor refused the data coding"),
+    "INVALID_UTF8": (_R, "BODY_REJECTED", "Verimor could not read the text as UTF-8"),
+    "INVALID_JSON": (_R, _PR, "Verimor could not read the request"),
+    "MISSING_DESTINATION_ADDRESS": (_R, _PR, "Verimor found no recipient"),
+    "MESSAGE_COUNT_LIMIT_EXCEEDED": (_R, _PR, "Too many messages in one request"),
+    "MUKERRER_RAPORLAMA": (_R, "DUPLICATE_MESSAGE", "The same SMS was sent within 24 h"),
+    "FORBIDDEN_MESSAGE": (_R, "BODY_REJECTED", "Verimor refused forbidden words in the text"),
+    "INSUFFICIENT_CREDITS": (_R, "INSUFFICIENT_CREDIT", "The Verimor account has no credit left"),
+    "MISSING_IYS_BRAND_CODE": (_R, _IYS_CODE, f"{_IYS}: the header has no IYS brand code"),
+    "AHS_AUTHORIZATION_ERROR": (_R, _IYS_CODE, f"{_IYS}: Verimor is not authorized in IYS"),
+    "NO_AHS_BRAND_ERROR": (_R, _IYS_CODE, f"{_IYS}: IYS has no brand for its tax number"),
+    "COMMERCIAL_SENDING_ERROR_UNDER_150K": (_R, _IYS_CODE, f"{_IYS}: not open to this account yet"),
+    "INVALID_IYS_RECIPIENT_TYPE": (_R, _PR, "Verimor refused the IYS recipient type"),
+    "INVALID_DESTINATION_ADDRESS": (_RF, "INVALID_RECIPIENT", "Verimor refused the number"),
+    "MISSING_CONSENT": (_RF, "IYS_CONSENT_MISSING", "The recipient has no IYS consent"),
+}  # fmt: skip
+
+_UNDELIVERED: Final = ErrorInfo("RECIPIENT_UNREACHABLE", "The handset could not be reached.")
+_NO_ROUTE: Final = ErrorInfo(_PR, "Verimor has no route to this recipient.")
+_BLACKLISTED: Final = ErrorInfo("RECIPIENT_BLACKLISTED", "The number is on the account blacklist.")
+#: Report ``status`` words → (our status, error). Unknown words become ``unknown``.
+_REPORT_STATUS: Final[Mapping[str, tuple[ReportStatus, ErrorInfo | None]]] = {
+    "SENDING": ("pending", None),
+    "WAITING": ("pending", None),
+    "DELIVERED": ("delivered", None),
+    # "Sent, but the operator gives no receipt" (some foreign routes): nobody knows.
+    "SENT": ("unknown", None),
+    "NOT_DELIVERED": ("failed", _UNDELIVERED),
+    "EXPIRED": ("expired", None),
+    "INVALID_DESTINATION_ADDRESS": ("failed", ErrorInfo("INVALID_RECIPIENT", "No such number.")),
+    "REJECTED": ("rejected", ErrorInfo(_PR, "The operator rejected the message.")),
+    "DOUBLE_SEND_ERROR": ("rejected", ErrorInfo("DUPLICATE_MESSAGE", "A same-day repeat.")),
+    "BLACKLISTED_DESTINATION_ADDRESS": ("failed", _BLACKLISTED),
+    "NOT_ALLOWED_BY_IYS": ("failed", ErrorInfo("IYS_CONSENT_MISSING", "No IYS consent.")),
+    "MISSING_TARIFF": ("rejected", _NO_ROUTE),
+    "ROUTE_NOT_AVAILABLE": ("rejected", _NO_ROUTE),
+    "NETWORK_NOTCOVERED": ("rejected", _NO_ROUTE),
+    "INTERNATIONAL_DENIED": ("rejected", _NO_ROUTE),
+    "SEND_ERROR": ("failed", ErrorInfo(_PR, "Verimor could not send the message.")),
+}  # fmt: skip
+
+
+class Credentials(CredentialsModel):
+    """A Verimor account: its user name (the 12-digit account number) and its API password."""
+
+    username: str = Field(min_length=1)
+    password: SecretStr = Field(min_length=1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What came back, read no further than the cap."""
+
+    status: int
+    media_type: str
+    text: str
+    truncated: bool
+    retry_after: float | None
+
+
+class VerimorAdapter(HttpAdapter[Credentials]):
+    """The live ``sms_c`` adapter: Verimor SMS API v2."""
+
+    code_: ClassVar[ProviderCode] = "sms_c"
+    credentials_model: ClassVar[type[CredentialsModel]] = Credentials
+    default_base_url: ClassVar[str] = "https://sms.verimor.com.tr"
+
+    # --- submitting -------------------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome:
+        return (await self.submit_batch([request]))[0]
+
+    async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        """One outcome per request, in order; more than :attr:`max_batch` is a caller bug."""
+        if len(requests) > self.max_batch:
+            raise ValueError(
+                f"sms_c takes at most {self.max_batch} messages per batch, got {len(requests)}"
+            )
+        outcomes: list[SubmitOutcome | None] = [self._refusal(r) for r in requests]
+        sendable = [i for i, outcome in enumerate(outcomes) if outcome is None]
+        for group in _partition([requests[i] for i in sendable], _campaign_key):
+            results = await self._send_campaign([requests[sendable[i]] for i in group])
+            for i, outcome in zip(group, results, strict=True):
+                outcomes[sendable[i]] = outcome
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
+        """What fails before any request: the same checks the ``sms_c`` simulator makes."""
+        header_problem = self.profile.sender_problem(request.sender)
+        if header_problem is not None:
+            return SubmitOutcome.rejected("PROVIDER_REJECTED", f"Invalid header: {header_problem}.")
+        if not request.text:
+            return SubmitOutcome.rejected("BODY_REJECTED", "The message text is empty.")
+        if not _is_unicode(request.text):
+            return SubmitOutcome.rejected("BODY_REJECTED", "The text is not valid Unicode.")
+        if _MOBILE.fullmatch(request.to) is None:
+            return SubmitOutcome.recipient_failed(
+                "INVALID_RECIPIENT", "The recipient must be a Turkish mobile number in E.164."
+            )
+        return None
+
+    async def _send_campaign(self, group: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        try:
+            answer = await self._exchange(
+                "POST", _SEND_PATH, content=self._body(group), headers=_SEND_HEADERS
+            )
+        except httpx.HTTPError as exc:
+            return [self.transport_outcome(exc)] * len(group)
+        result = self._read_send_answer(answer)
+        if isinstance(result, str):
+            return [SubmitOutcome.accepted(f"{result}:{r.to[1:]}") for r in group]
+        if result.kind == "recipient_failed" and len(group) > 1:
+            # The campaign was refused for one number Verimor does not name. Nothing was
+            # accepted, so sending each message alone is safe, and finds that number.
+            singles: list[SubmitOutcome] = []
+            for request in group:
+                singles += await self._send_campaign([request])
+            return singles
+        return [result] * len(group)
+
+    def _body(self, group: Sequence[SubmitRequest]) -> bytes:
+        first = group[0]  # the campaign key makes these fields the same across the group
+        payload: dict[str, object] = {
+            "username": self.credentials.username,
+            "password": self.secret(self.credentials.password),
+            "source_addr": first.sender,
+        }
+        if first.encoding is not None:
+            payload["datacoding"] = _DATACODING[first.encoding]
+        payload["is_commercial"] = first.iys_mode != "informational"
+        if first.iys_mode in _IYS_RECIPIENT_TYPE:
+            payload["iys_recipient_type"] = _IYS_RECIPIENT_TYPE[first.iys_mode]
+        payload["messages"] = [{"msg": r.text, "dest": r.to[1:]} for r in group]
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def _read_send_answer(self, answer: _Answer) -> str | SubmitOutcome:
+        """The campaign id, or the outcome of a send not known to be accepted."""
+        problem = _foreign_answer(answer)
+        if problem is not None:
+            return problem
+        if answer.status == httpx.codes.OK:
+            match = _CAMPAIGN_ID.fullmatch(answer.text)
+            if match is not None:
+                return match.group(1)
+            logger.warning(
+                "Verimor answered 200 without a campaign id (%d bytes)", len(answer.text)
+            )
+            return SubmitOutcome.unavailable(
+                "Verimor answered 200 without a readable campaign id: the message may or may "
+                "not have been taken."
+            )
+        if answer.status == httpx.codes.BAD_REQUEST:
+            return self._refusal_outcome(answer.text)
+        if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
+            return SubmitOutcome.rejected(
+                "PROVIDER_AUTH_FAILED",
+                "Verimor refused the account: wrong user name or API password, or OİM does "
+                "not allow this server's IP address.",
+            )
+        if answer.status == httpx.codes.REQUEST_ENTITY_TOO_LARGE:
+            return SubmitOutcome.rejected(
+                "PROVIDER_REJECTED", "The request is over Verimor's 10 MB."
+            )
+        return SubmitOutcome.unavailable(f"Verimor answered with unexpected HTTP {answer.status}.")
+
+    def _refusal_outcome(self, text: str) -> SubmitOutcome:
+        match = _ERROR_TOKEN.fullmatch(text)
+        token = match.group(1) if match else None
+        if token is None or token not in _SEND_ERRORS:
+            shown = token or _snippet(text, self.secret(self.credentials.password))
+            return SubmitOutcome.rejected("PROVIDER_REJECTED", f"Verimor refused it ({shown}).")
+        kind, code, why = _SEND_ERRORS[token]
+        if kind == "recipient_failed":
+            return SubmitOutcome.recipient_failed(code, f"{why} ({token}).")
+        return SubmitOutcome.rejected(code, f"{why} ({token}).")
+
+    # --- reports ----------------------------------------------------------------------------
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        """Read Verimor's pushed JSON array; inbound SMS and unreadable entries are skipped."""
+        try:
+            document = json.loads(callback.body)
+        except ValueError:  # also UnicodeDecodeError
+            logger.warning("Verimor report push is not JSON (%d bytes)", len(callback.body))
+            return []
+        entries = document if isinstance(document, list) else [document]
+        return [report for entry in entries if (report := _report(entry)) is not None]
+
+    # --- credentials check ------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """Ask for the balance: ``401`` means Verimor refuses these credentials."""
+        params = {
+            "username": self.credentials.username,
+            "password": self.secret(self.credentials.password),
+        }
+        try:
+            answer = await self._exchange("GET", _BALANCE_PATH, params=params)
+        except httpx.HTTPError:
+            raise ProviderUnavailable(
+                "Verimor could not be reached to check credentials."
+            ) from None
+        if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
+            raise InvalidCredentials(
+                "Verimor refused the credentials: wrong user name or API password, or OİM "
+                "does not allow this server's IP address."
+            )
+        if _foreign_answer(answer) is not None or answer.status != httpx.codes.OK:
+            raise ProviderUnavailable(f"Verimor's balance check failed (HTTP {answer.status}).")
+
+    # --- the wire ---------------------------------------------------------------------------
+
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        content: bytes | None = None,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Answer:
+        """Like :meth:`HttpAdapter.request` (retried only while nothing left), but reads the
+        answer as a stream and stops at :data:`_ANSWER_LIMIT`, so a huge body costs nothing.
+        """
+        request = self.client.build_request(
+            method, self.base_url + path, content=content, params=params, headers=headers
+        )
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(NotSent),
+            stop=stop_after_attempt(self._connect_retries + 1),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                response = await self.client.send(request, stream=True)
+                try:
+                    body, truncated = await _read_capped(response, _ANSWER_LIMIT)
+                finally:
+                    await response.aclose()
+                media_type = response.headers.get("content-type", "").split(";")[0]
+                return _Answer(
+                    status=response.status_code,
+                    media_type=media_type.strip().lower(),
+                    text=body.decode("utf-8", errors="replace"),
+                    truncated=truncated,
+                    retry_after=parse_retry_after(response.headers.get("retry-after")),
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _campaign_key(request: SubmitRequest) -> Hashable:
+    # Header, data coding and IYS flags are per campaign in Verimor's format.
+    return (request.sender, request.encoding, request.iys_mode)
+
+
+def _partition(
+    requests: Sequence[SubmitRequest], key: Callable[[SubmitRequest], Hashable]
+) -> list[list[int]]:
+    """Index groups that can share one provider request: one key, no number twice."""
+    groups: list[tuple[Hashable, set[str], list[int]]] = []
+    for index, request in enumerate(requests):
+        wanted = key(request)
+        for group_key, numbers, members in groups:
+            if group_key == wanted and request.to not in numbers:
+                numbers.add(request.to)
+                members.append(index)
+                break
+        else:
+            groups.append((wanted, {request.to}, [index]))
+    return [members for _, _, members in groups]
+
+
+def _foreign_answer(answer: _Answer) -> SubmitOutcome | None:
+    """An answer that is not Verimor speaking its documented plain text, as an outcome."""
+    if answer.status == httpx.codes.TOO_MANY_REQUESTS:
+        wait = answer.retry_after if answer.retry_after is not None else _DEFAULT_RETRY_AFTER
+        return SubmitOutcome.unavailable(
+            "Verimor is throttling this account (429).", retry_after=wait
+        )
+    if answer.status >= httpx.codes.INTERNAL_SERVER_ERROR:
+        return SubmitOutcome.unavailable(
+            f"Verimor answered with server error {answer.status}.", retry_after=answer.retry_after
+        )
+    if answer.media_type not in _PLAIN_TYPES:
+        return SubmitOutcome.unavailable(
+            f"Verimor answered with unexpected content type {answer.media_type!r} "
+            f"(HTTP {answer.status})."
+        )
+    if answer.truncated:
+        return SubmitOutcome.unavailable(
+            f"Verimor's answer was over {_ANSWER_LIMIT} bytes and was not read."
+        )
+    return None
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False
+
+
+def _report(entry: object) -> ProviderReport | None:
+    if not isinstance(entry, dict) or entry.get("type", "outbound") != "outbound":
+        return None
+    campaign, dest, word = entry.get("campaign_id"), entry.get("dest"), entry.get("status")
+    if not isinstance(word, str) or not isinstance(campaign, str | int):
+        return None
+    number = _msisdn(dest) if isinstance(dest, str | int) else None
+    if number is None or not str(campaign).isdigit():
+        return None
+    status, error = _REPORT_STATUS.get(word, ("unknown", None))
+    gsm_error = str(entry.get("gsm_error") or "")
+    if error is not None and gsm_error not in ("", "0"):
+        # The operator's code (Verimor's table names them, e.g. 1 EC_UNKNOWN_SUBSCRIBER).
+        error = ErrorInfo(error.code, f"{error.message[:-1]} (gsm_error {gsm_error}).")
+    return ProviderReport(
+        provider_message_id=f"{campaign}:{number}",
+        status=status,
+        provider_status=word,
+        occurred_at=_when(entry.get("done_at")) or _when(entry.get("sent_at")),
+        error=error,
+        to=f"+{number}",
+    )
+
+
+def _msisdn(value: str | int) -> str | None:
+    """``90`` and ten digits, from the forms providers write numbers in; else ``None``."""
+    digits = re.sub(r"[^0-9]", "", str(value))
+    if digits.startswith("00"):
+        digits = digits[2:]
+    if len(digits) == 11 and digits.startswith("0"):
+        digits = "9" + digits
+    elif len(digits) == 10:
+        digits = "90" + digits
+    return digits if len(digits) == 12 and digits.startswith("90") else None
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=_TURKEY)).astimezone(UTC)
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        return False
+    return True
+
+
+def _snippet(text: str, secret: str) -> str:
+    """A short printable excerpt of a provider's text, the secret blanked if echoed."""
+    shown = " ".join(text.replace(secret, "***").split()) if secret else " ".join(text.split())
+    return shown[:120] or "an empty answer"
+
+
+def _factory(connection: Connection, credentials: Mapping[str, str]) -> VerimorAdapter:
+    return VerimorAdapter(connection, credentials)
+
+
+SPEC = AdapterSpec("sms_c", Credentials, _factory)
