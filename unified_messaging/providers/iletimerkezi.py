@@ -1,0 +1,436 @@
+"""``sms_b``: the İletimerkezi JSON v1 adapter (send, pushed and polled reports, credentials).
+
+Owns İletimerkezi's wire format and the mapping of its answers to the four outcomes. Wire
+facts, from İletimerkezi's documentation source (github.com/iletimerkezi/apidocs-website:
+``docs/sms/send/json.mdx``, ``docs/sms/report/json.mdx``, ``docs/sms/report/webhook.mdx``,
+``docs/account/balance/json.mdx``, ``docs/status-codes.mdx``), its current pages
+(iletimerkezi.com/docs/api: send-sms, error-codes, webhooks, authentication) and its Python SDK:
+
+- ``POST /v1/send-sms/json`` ``{"request": {"authentication": {"key", "hash"}, "order":
+  {"sender", "sendDateTime": [], "iys": "1"|"0", "iysList": "BIREYSEL"|"TACIR", "message":
+  {"text", "receipents": {"number": [...]}}}}}``. ``receipents`` is really spelled so, under
+  ``message``. One order, one sender a request; ``message`` repeats (a JSON list) for
+  different texts in one order. Numbers as ``5XXXXXXXXX``, ``905…`` or ``+905…``. The key and
+  hash both come from the panel (nothing is computed). No encoding field: the text decides.
+- _Answer ``{"response": {"status": {"code", "message"}, "order": {"id"}}}``; the HTTP status
+  mirrors ``code``. 200 success; 400 unparsable, 401 authentication (or API access off, or IP
+  not allowed), 402 no credit, 404 no such method, 422 values not valid, 450 header not
+  approved, 451 same text to the same numbers within 10 minutes, 452 bad recipients (or on the
+  account's block list), 453 over 7 SMS long, 454 empty text, 457 bad date, 459 empty header,
+  460 header over 11 characters or with Turkish letters, 468 IYS flag missing, 469 IYS list
+  missing, 470 no IYS code on the account, 503 temporarily unavailable.
+- Reports pushed to the panel's webhook URL: ``{"report": {"id", "packet_id", "status", "to",
+  "body"}}``; ``packet_id`` is the order id, ``to`` is ``+90…``, ``status`` ``accepted`` /
+  ``delivered`` / ``undelivered`` (the SDK also knows 110/111/112 there).
+- Reports polled: ``POST /v1/get-report/json`` ``{"request": {"authentication", "order": {"id",
+  "page", "rowCount" (max 1000)}}}`` -> ``order.message[] {number, status}``: 110 on its way,
+  111 delivered, 112 not delivered; ``order.status`` 113/114/115 (115: the order failed).
+- ``POST /v1/get-balance/json`` has no side effects: the credentials check.
+
+Message ids: reports name the order and the number, never our position in it, so each
+recipient's ``provider_message_id`` is ``"{order id}:{E.164 number}"``; a batch is split so no
+order carries one number twice. İletimerkezi refuses IYS-less commercial traffic only in
+reports (``undelivered``), so ``IYS_CONSENT_MISSING`` never comes from this adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Final
+
+import httpx
+from pydantic import Field, SecretStr
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from .._domain import ErrorInfo
+from .._encoding import analyze_sms
+from .._errors import InvalidCredentials, ProviderUnavailable
+from .._types import IysMode, ProviderCode
+from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+
+__all__ = ["SPEC", "Credentials", "IletimerkeziAdapter"]
+
+logger = logging.getLogger("unified_messaging.providers.iletimerkezi")
+
+#: No İletimerkezi answer is anywhere near this; a bigger one is a proxy page or worse.
+MAX_ANSWER_BYTES: Final = 256 * 1024
+#: ``rowCount``'s documented maximum.
+REPORT_ROWS: Final = 1000
+
+# code -> (outcome kind, our code, what it means); anything else 4xx is PROVIDER_REJECTED.
+_CODES: Final[Mapping[int, tuple[str, str, str]]] = {
+    400: ("rejected", "PROVIDER_REJECTED", "the request could not be parsed"),
+    401: ("rejected", "PROVIDER_AUTH_FAILED",
+          "wrong key or hash, API access switched off, or the IP is not allowed"),
+    402: ("rejected", "INSUFFICIENT_CREDIT", "not enough credit"),
+    404: ("rejected", "PROVIDER_REJECTED", "no such API method"),
+    422: ("rejected", "PROVIDER_REJECTED", "values in the request could not be validated"),
+    450: ("rejected", "SENDER_NOT_APPROVED", "the message header is not approved"),
+    451: ("rejected", "DUPLICATE_MESSAGE",
+          "the same text went to the same numbers within 10 minutes"),
+    452: ("recipient_failed", "INVALID_RECIPIENT",
+          "the recipient is invalid or on the account's block list"),
+    453: ("rejected", "BODY_TOO_LONG", "the text is longer than 7 SMS"),
+    454: ("rejected", "BODY_REJECTED", "the text is empty"),
+    457: ("rejected", "PROVIDER_REJECTED", "the send date is malformed"),
+    459: ("rejected", "SENDER_REQUIRED", "the message header is empty"),
+    460: ("rejected", "SENDER_NOT_APPROVED",
+          "the header is over 11 characters or has Turkish letters"),
+    468: ("rejected", "PROVIDER_REJECTED", "the IYS flag is missing"),
+    469: ("rejected", "PROVIDER_REJECTED", "the IYS list (BIREYSEL or TACIR) is missing"),
+    470: ("rejected", "IYS_NOT_CONFIGURED", "no IYS code is set up for the account"),
+}  # fmt: skip
+_IYS: Final[Mapping[IysMode, tuple[str, str | None]]] = {
+    "informational": ("0", None),
+    "commercial_individual": ("1", "BIREYSEL"),
+    "commercial_merchant": ("1", "TACIR"),
+}
+_UNDELIVERED: Final = ErrorInfo(
+    "RECIPIENT_UNREACHABLE", "İletimerkezi could not deliver the message (off network, "
+    "blacklisted, IYS-filtered or malformed)."
+)  # fmt: skip
+_REPORT_STATUS: Final[Mapping[str, tuple[ReportStatus, ErrorInfo | None]]] = {
+    "accepted": ("pending", None),
+    "110": ("pending", None),
+    "delivered": ("delivered", None),
+    "111": ("delivered", None),
+    "undelivered": ("failed", _UNDELIVERED),
+    "112": ("failed", _UNDELIVERED),
+}
+
+
+class Credentials(CredentialsModel):
+    """The API key and API hash from İletimerkezi's panel (Settings > Security > API)."""
+
+    api_key: SecretStr = Field(min_length=1)
+    api_hash: SecretStr = Field(min_length=1)
+
+
+class _AnswerTooLarge(Exception):
+    """The answer was cut off at :data:`MAX_ANSWER_BYTES`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    status: int
+    content_type: str
+    retry_after: float | None
+    body: bytes
+
+
+_Indexed = tuple[int, SubmitRequest]
+
+
+def _national(number: object) -> str | None:
+    """``5XXXXXXXXX`` from any Turkish mobile form (``+905…``, ``905…``, ``05…``), else None."""
+    digits = "".join(c for c in str(number) if c.isdigit())
+    for prefix in ("90", "0"):
+        if len(digits) == 10 + len(prefix) and digits.startswith(prefix):
+            digits = digits[len(prefix) :]
+    return digits if len(digits) == 10 and digits.startswith("5") else None
+
+
+def _split_distinct(items: Sequence[_Indexed], size: int) -> list[list[_Indexed]]:
+    """Chunks of at most ``size`` in which no number appears twice (ids stay unique)."""
+    chunks: list[tuple[list[_Indexed], set[str]]] = []
+    for item in items:
+        to = item[1].to
+        for chunk, numbers in chunks:
+            if len(chunk) < size and to not in numbers:
+                chunk.append(item)
+                numbers.add(to)
+                break
+        else:
+            chunks.append(([item], {to}))
+    return [chunk for chunk, _ in chunks]
+
+
+def _decode(answer: _Answer) -> tuple[int, str, dict[str, object]] | SubmitOutcome:
+    """``(code, message, response)`` of an answer, or the outcome of an unreadable one."""
+    if answer.status == 429:
+        return SubmitOutcome.unavailable(
+            "İletimerkezi is throttling requests (HTTP 429).", retry_after=answer.retry_after
+        )
+    if answer.status >= 500:
+        return SubmitOutcome.unavailable(f"İletimerkezi answered HTTP {answer.status}.")
+    kind = answer.content_type.split(";")[0].strip().lower()
+    if kind and "json" not in kind and kind != "text/plain":
+        return SubmitOutcome.unavailable(
+            f"İletimerkezi answered HTTP {answer.status} with {kind}, not JSON."
+        )
+    try:
+        data = json.loads(answer.body)
+    except (ValueError, RecursionError):
+        return SubmitOutcome.unavailable(
+            f"İletimerkezi's answer (HTTP {answer.status}) is not JSON."
+        )
+    response = data.get("response") if isinstance(data, dict) else None
+    status = response.get("status") if isinstance(response, dict) else None
+    code = status.get("code") if isinstance(status, dict) else None
+    if not isinstance(response, dict) or isinstance(code, bool) or not str(code).isdigit():
+        return SubmitOutcome.unavailable("İletimerkezi's answer has no response.status.code.")
+    message = status.get("message") if isinstance(status, dict) else None
+    return int(str(code)), message[:200] if isinstance(message, str) else "", response
+
+
+class IletimerkeziAdapter(HttpAdapter[Credentials]):
+    """Live adapter of an ``sms_b`` connection (İletimerkezi JSON v1)."""
+
+    code_: ClassVar[ProviderCode] = "sms_b"
+    credentials_model: ClassVar[type[CredentialsModel]] = Credentials
+    default_base_url: ClassVar[str] = "https://api.iletimerkezi.com"
+
+    # --- HTTP ----------------------------------------------------------------------------------
+
+    def _envelope(self, **fields: object) -> dict[str, object]:
+        auth = {
+            "key": self.secret(self.credentials.api_key),
+            "hash": self.secret(self.credentials.api_hash),
+        }
+        return {"request": {"authentication": auth, **fields}}
+
+    async def exchange(self, path: str, body: object) -> _Answer:
+        """One POST: connect retries only (like ``request()``), answer read up to the cap.
+
+        Raises ``httpx.HTTPError`` (transport) or :class:`_AnswerTooLarge`.
+        """
+        request = self.client.build_request("POST", self.base_url + path, json=body)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(NotSent),
+            stop=stop_after_attempt(self._connect_retries + 1),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        response: httpx.Response | None = None
+        async for attempt in retrying:
+            with attempt:
+                response = await self.client.send(request, stream=True)
+        assert response is not None
+        try:
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > MAX_ANSWER_BYTES:
+                raise _AnswerTooLarge
+            content = bytearray()
+            async for chunk in response.aiter_bytes():
+                content += chunk
+                if len(content) > MAX_ANSWER_BYTES:
+                    raise _AnswerTooLarge
+        finally:
+            await response.aclose()
+        return _Answer(
+            response.status_code,
+            response.headers.get("Content-Type", ""),
+            parse_retry_after(response.headers.get("Retry-After")),
+            bytes(content),
+        )
+
+    # --- submit --------------------------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome:
+        return (await self.submit_batch([request]))[0]
+
+    async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        outcomes: dict[int, SubmitOutcome] = {}
+        groups: dict[tuple[str, IysMode], list[_Indexed]] = {}
+        for index, request in enumerate(requests):
+            refusal = self._refusal(request)
+            if refusal is not None:
+                outcomes[index] = refusal
+                continue
+            key = (request.sender or self.connection.default_sender or "", request.iys_mode)
+            groups.setdefault(key, []).append((index, request))
+        # One sender and IYS class per order; over max_batch is split into more orders.
+        for (sender, iys_mode), members in groups.items():
+            for chunk in _split_distinct(members, self.max_batch):
+                answers = await self._send_order(sender, iys_mode, [r for _, r in chunk])
+                for (index, _), outcome in zip(chunk, answers, strict=True):
+                    outcomes[index] = outcome
+        return [outcomes[i] for i in range(len(requests))]
+
+    def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
+        """Why İletimerkezi would refuse this message, decided before any call."""
+        if _national(request.to) is None or not request.to.startswith("+90"):
+            return SubmitOutcome.recipient_failed(
+                "INVALID_RECIPIENT", "İletimerkezi takes Turkish mobile numbers (+905…) only."
+            )
+        sender = request.sender or self.connection.default_sender
+        if sender is None:
+            return SubmitOutcome.rejected("SENDER_REQUIRED", "İletimerkezi needs a header.")
+        problem = self.profile.sender_problem(sender)
+        if problem is not None:
+            return SubmitOutcome.rejected("SENDER_NOT_APPROVED", f"İletimerkezi: {problem}.")
+        if not request.text:
+            return SubmitOutcome.rejected("BODY_REJECTED", "İletimerkezi needs a text.")
+        # Over 7 SMS is code 453, which would refuse every other message of the order too.
+        if (
+            len(request.text) > self.profile.max_text_length
+            or analyze_sms(request.text).segments > 7
+        ):
+            return SubmitOutcome.rejected("BODY_TOO_LONG", "İletimerkezi takes at most 7 SMS.")
+        return None
+
+    def _order(self, sender: str, iys_mode: IysMode, chunk: Sequence[SubmitRequest]) -> object:
+        numbers_of: dict[str, list[str | None]] = {}
+        for request in chunk:
+            numbers_of.setdefault(request.text, []).append(_national(request.to))
+        messages = [{"text": t, "receipents": {"number": n}} for t, n in numbers_of.items()]
+        iys, iys_list = _IYS[iys_mode]
+        order: dict[str, object] = {"sender": sender, "sendDateTime": [], "iys": iys}
+        if iys_list is not None:
+            order["iysList"] = iys_list
+        # One text: the documented single ``message`` object; more: the repeated form.
+        order["message"] = messages[0] if len(messages) == 1 else messages
+        return self._envelope(order=order)
+
+    async def _send_order(
+        self, sender: str, iys_mode: IysMode, chunk: Sequence[SubmitRequest]
+    ) -> list[SubmitOutcome]:
+        try:
+            answer = await self.exchange("/v1/send-sms/json", self._order(sender, iys_mode, chunk))
+        except _AnswerTooLarge:
+            too_large = SubmitOutcome.unavailable("İletimerkezi's answer is too large to be read.")
+            return [too_large] * len(chunk)
+        except httpx.HTTPError as exc:
+            return [self.transport_outcome(exc)] * len(chunk)
+        read = _send_result(answer)
+        if isinstance(read, str):
+            return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
+        if read.kind == "recipient_failed" and len(chunk) > 1:
+            # 452 refuses the whole order for one bad number, and nothing was sent: ask again
+            # one number an order, so only the bad ones fail.
+            return [(await self._send_order(sender, iys_mode, [r]))[0] for r in chunk]
+        return [read] * len(chunk)
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        """Read a webhook push ``{"report": {...}}`` (a list of them is read too)."""
+        if len(callback.body) > MAX_ANSWER_BYTES:
+            return []
+        try:
+            data = json.loads(callback.body)
+        except (ValueError, RecursionError):
+            return []
+        raw = data.get("report") if isinstance(data, dict) else None
+        items = raw if isinstance(raw, list) else [raw]
+        reports = (_pushed(item) for item in items if isinstance(item, dict))
+        return [report for report in reports if report is not None]
+
+    async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
+        """One ``get-report`` call an order (1000 rows a page covers any batch of ours)."""
+        wanted: dict[str, set[str]] = {}
+        for message_id in provider_message_ids:
+            order_id, _, to = message_id.partition(":")
+            if order_id and to:
+                wanted.setdefault(order_id, set()).add(to)
+        reports: list[ProviderReport] = []
+        for order_id, numbers in wanted.items():
+            reports.extend(await self._poll_order(order_id, numbers))
+        return reports
+
+    async def _poll_order(self, order_id: str, numbers: set[str]) -> list[ProviderReport]:
+        found: list[ProviderReport] = []
+        page = 1
+        while True:
+            order = {"id": order_id, "page": page, "rowCount": REPORT_ROWS}
+            try:
+                answer = await self.exchange("/v1/get-report/json", self._envelope(order=order))
+            except (httpx.HTTPError, _AnswerTooLarge) as exc:
+                logger.warning("İletimerkezi report poll failed: %s", type(exc).__name__)
+                return found
+            read = _decode(answer)
+            if isinstance(read, SubmitOutcome) or read[0] != 200:
+                # 455 (no such order yet) and 456 (not due yet) are "nothing new" too.
+                return found
+            body = read[2].get("order")
+            rows = body.get("message") if isinstance(body, dict) else None
+            rows = rows if isinstance(rows, list) else []
+            for row in rows:
+                report = _polled(order_id, row, numbers) if isinstance(row, dict) else None
+                if report is not None:
+                    found.append(report)
+            if len(rows) < REPORT_ROWS:
+                break
+            page += 1
+        if isinstance(body, dict) and str(body.get("status")) == "115":
+            seen = {r.to for r in found}
+            found += [_order_failed(order_id, to) for to in sorted(numbers - seen)]
+        return found
+
+    # --- credentials check ---------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """Ask for the balance (no side effects); 401 means the credentials are refused."""
+        try:
+            answer = await self.exchange("/v1/get-balance/json", self._envelope())
+        except (httpx.HTTPError, _AnswerTooLarge) as exc:
+            raise ProviderUnavailable("İletimerkezi could not be reached.") from exc
+        read = _decode(answer)
+        code = answer.status if isinstance(read, SubmitOutcome) else read[0]
+        if code == 401:
+            raise InvalidCredentials(
+                "İletimerkezi refused the credentials: wrong API key or hash, API access "
+                "switched off in the panel, or this IP is not allowed."
+            )
+        if isinstance(read, SubmitOutcome) or code != 200:
+            raise ProviderUnavailable("İletimerkezi gave no usable answer to the check.")
+
+
+def _send_result(answer: _Answer) -> str | SubmitOutcome:
+    """The order id of a send answer, or the outcome of a refusal or an unreadable answer."""
+    read = _decode(answer)
+    if isinstance(read, SubmitOutcome):
+        return read
+    code, message, response = read
+    if code == 200:
+        order = response.get("order")
+        order_id = order.get("id") if isinstance(order, dict) else None
+        text = str(order_id).strip() if isinstance(order_id, str | int) else ""
+        if text and not isinstance(order_id, bool):
+            return text
+        return SubmitOutcome.unavailable("İletimerkezi said 200 but gave no order id.")
+    if code == 503 or code >= 500:
+        return SubmitOutcome.unavailable(f"İletimerkezi code {code}: {message or 'unavailable'}.")
+    kind, our_code, meaning = _CODES.get(code, ("rejected", "PROVIDER_REJECTED", message))
+    text = f"İletimerkezi code {code}: {meaning or 'refused'}."
+    if kind == "recipient_failed":
+        return SubmitOutcome.recipient_failed(our_code, text)
+    return SubmitOutcome.rejected(our_code, text)
+
+
+def _report(order_id: object, to: str, word: object) -> ProviderReport:
+    status, error = _REPORT_STATUS.get(str(word).strip().lower(), ("unknown", None))
+    return ProviderReport(
+        provider_message_id=f"{order_id}:{to}",
+        status=status,
+        provider_status=str(word),
+        error=error,
+        to=to,
+    )
+
+
+def _pushed(item: Mapping[str, object]) -> ProviderReport | None:
+    order_id, number, status = item.get("packet_id"), _national(item.get("to")), item.get("status")
+    if not isinstance(order_id, str | int) or isinstance(order_id, bool) or number is None:
+        return None
+    return _report(order_id, "+90" + number, status)
+
+
+def _polled(order_id: str, row: Mapping[str, object], wanted: set[str]) -> ProviderReport | None:
+    number = _national(row.get("number"))
+    if number is None or "+90" + number not in wanted:
+        return None
+    return _report(order_id, "+90" + number, row.get("status"))
+
+
+def _order_failed(order_id: str, to: str) -> ProviderReport:
+    error = ErrorInfo("PROVIDER_REJECTED", "İletimerkezi could not send the order (115).")
+    return ProviderReport(f"{order_id}:{to}", "rejected", "115", error=error, to=to)
+
+
+SPEC: Final = AdapterSpec("sms_b", Credentials, IletimerkeziAdapter)
