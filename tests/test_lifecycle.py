@@ -203,3 +203,12 @@ def test_replace_keeps_frozen_records_unchanged() -> None:
     apply_report(before, report("delivered"), now=LATER)
     assert before.status == "sent"
     assert replace(before) == before
+
+
+@pytest.mark.parametrize("code", ["IYS_CONSENT_MISSING", "INVALID_RECIPIENT", "DUPLICATE_MESSAGE"])
+def test_recipient_level_failure_report_does_not_fall_back(code: str) -> None:
+    failed = ProviderReport("pm-0", "rejected", "16", error=ErrorInfo(code, "refused"))
+    result = apply_report(record(fallback=("sms_b",)), failed, now=LATER)
+    assert result.fallback is False
+    assert result.record.status == "rejected"
+    assert result.record.error is not None and result.record.error.code == code

@@ -21,7 +21,7 @@ from typing import Final, Literal
 
 from ._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
 from ._types import AttemptStatus, DeliveryStatus, MessageStatus
-from .providers.base import ProviderReport
+from .providers.base import NO_FALLBACK_CODES, ProviderReport
 
 __all__ = [
     "EVENT_TYPES",
@@ -128,7 +128,13 @@ def apply_report(record: MessageRecord, report: ProviderReport, *, now: datetime
         provider_status=report.provider_status,
         error=report.error,
     )
-    if status in ("failed", "rejected") and record.fallback_left and record.status == "sent":
+    recipient_level = report.error is not None and report.error.code in NO_FALLBACK_CODES
+    if (
+        status in ("failed", "rejected")
+        and record.fallback_left
+        and record.status == "sent"
+        and not recipient_level
+    ):
         moved = replace(record, attempts=attempts, dlr=dlr, updated_at=now)
         return Transition(moved, changed=True, event="message.fallback", fallback=True)
     error = None

@@ -18,7 +18,13 @@ from ._clock import Clock
 from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
 from ._types import Encoding
-from .providers.base import ProviderAdapter, ProviderTemplate, SubmitOutcome, SubmitRequest
+from .providers.base import (
+    OutcomeKind,
+    ProviderAdapter,
+    ProviderTemplate,
+    SubmitOutcome,
+    SubmitRequest,
+)
 
 __all__ = ["Hop", "Job", "dispatch"]
 
@@ -45,6 +51,7 @@ class Job:
     template: ProviderTemplate | None = None
     attempts: list[Attempt] = field(default_factory=list)
     last_outcome: SubmitOutcome | None = None
+    outcome_kinds: list[OutcomeKind] = field(default_factory=list)
     #: Index of the hop that answered last (the accepting one, when accepted).
     last_hop: int = -1
     _encodings: dict[bool, tuple[Encoding, int]] = field(default_factory=dict)
@@ -55,9 +62,7 @@ class Job:
 
     @property
     def all_unavailable(self) -> bool:
-        return bool(self.attempts) and all(
-            a.error is not None and a.error.code == "PROVIDER_UNAVAILABLE" for a in self.attempts
-        )
+        return bool(self.outcome_kinds) and all(k == "unavailable" for k in self.outcome_kinds)
 
     def sms_encoding(self, turkish_shift: bool) -> tuple[Encoding, int]:
         """``(encoding, segments)`` under a connection's shift setting (memoized)."""
@@ -100,6 +105,7 @@ async def dispatch(
         for job, outcome in zip(pending, outcomes, strict=True):
             job.attempts.append(_attempt(hop, outcome, now))
             job.last_outcome = outcome
+            job.outcome_kinds.append(outcome.kind)
             job.last_hop = index
             if outcome.kind in ("rejected", "unavailable"):
                 moving_on.append(job)

@@ -32,6 +32,7 @@ from .._domain import Connection, ErrorInfo
 from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
 
 __all__ = [
+    "NO_FALLBACK_CODES",
     "PROFILES",
     "AdapterFactory",
     "InboundCallback",
@@ -46,6 +47,20 @@ __all__ = [
 ]
 
 OutcomeKind = Literal["accepted", "rejected", "recipient_failed", "unavailable"]
+
+#: Failure codes that belong to the recipient or the message, not to the provider: another
+#: provider would refuse it too (or deliver a duplicate), so a report carrying one of them
+#: ends the message instead of moving it to the next fallback provider (D6).
+NO_FALLBACK_CODES: Final[frozenset[str]] = frozenset(
+    {
+        "IYS_CONSENT_MISSING",
+        "INVALID_RECIPIENT",
+        "RECIPIENT_BLACKLISTED",
+        "DUPLICATE_MESSAGE",
+        "CHAT_UNREACHABLE",
+        "OUTSIDE_CUSTOMER_SERVICE_WINDOW",
+    }
+)
 #: A report may also say a message is still on its way; only final statuses change a record.
 ReportStatus = DeliveryStatus | Literal["pending"]
 
