@@ -730,7 +730,12 @@ async def test_schema_error_wins_over_an_unapproved_sender(bed: TestBed) -> None
 
 async def test_bad_recipient_wins_over_an_exhausted_quota(bed: TestBed) -> None:
     workspace = await bed.messenger.create_workspace("no quota", monthly_quota=0)
-    await bed.messenger.add_connection(workspace.id, "sms_a", default_sender=SENDER)
+    await bed.messenger.add_connection(
+        workspace.id,
+        "sms_a",
+        default_sender=SENDER,
+        credentials={"usercode": "8501234567", "password": "p"},
+    )
     live = await bed.messenger.principal(workspace.id, livemode=True)
 
     error = await send_error(bed, plain(to="garbage"), auth=live)

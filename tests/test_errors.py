@@ -197,7 +197,10 @@ async def test_a_connection_repr_holds_no_credentials(bed: TestBed) -> None:
     secret = "hunter2-very-secret-password"
     workspace = await bed.messenger.create_workspace("creds")
     connection = await bed.messenger.add_connection(
-        workspace.id, "sms_a", credentials={"password": secret}, default_sender="ACME"
+        workspace.id,
+        "sms_a",
+        credentials={"usercode": "8501234567", "password": secret},
+        default_sender="ACME",
     )
     shown = repr(connection)
     assert secret not in shown

@@ -9,7 +9,8 @@ import unified_messaging
 # Dunder names that are public on purpose.
 INCLUDED_PRIVATE_MEMBERS = {"__version__"}
 # Subpackages meant to be imported by users; they are reached as ``unified_messaging.x``.
-PUBLIC_SUBPACKAGES = {"asgi", "cli", "providers", "store", "testing"}
+#: Public subpackages and modules: edges, seams, and the receivers' ``webhooks`` helpers.
+PUBLIC_SUBPACKAGES = {"asgi", "cli", "providers", "store", "testing", "webhooks"}
 
 
 def namespace() -> dict[str, object]:

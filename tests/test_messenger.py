@@ -11,6 +11,7 @@ import pytest
 from unified_messaging import (
     ChatUnreachable,
     Connection,
+    InvalidCredentials,
     InvalidRecipient,
     ManualClock,
     MessageNotFound,
@@ -510,7 +511,7 @@ async def test_test_mode_consumes_no_quota(bed: TestBed) -> None:
 
 
 async def test_a_missing_live_adapter_is_provider_unavailable() -> None:
-    messenger = Messenger(clock=ManualClock())
+    messenger = Messenger(clock=ManualClock(), live_adapters={})
     workspace = await messenger.create_workspace("no adapters")
     await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
     principal = await messenger.principal(workspace.id, livemode=True)
@@ -641,3 +642,44 @@ async def test_rotating_the_master_key_re_encrypts_every_connection() -> None:
     (connection,) = await store.list_connections(principal.workspace_id)  # type: ignore[attr-defined]
     assert connection.credentials.startswith("v1.new.")
     assert await rotated_messenger.rotate_credentials() == 0
+
+
+async def test_a_connection_without_credentials_sends_with_test_keys_only(bed: TestBed) -> None:
+    live = await bed.messenger.principal(bed.workspace.id, livemode=True)
+    with pytest.raises(InvalidCredentials) as caught:
+        await bed.messenger.send(live, {"to": NORMAL, "body": "x"})
+    assert caught.value.http_status == 422
+    assert "test keys only" in caught.value.message
+    test = await bed.messenger.send(bed.principal, {"to": NORMAL, "body": "x"})
+    assert test.status == "sent"
+
+
+async def test_shipped_adapters_check_credentials_when_a_connection_is_added(bed: TestBed) -> None:
+    with pytest.raises(InvalidCredentials) as caught:
+        await bed.messenger.add_connection(
+            (await bed.messenger.create_workspace("creds")).id,
+            "sms_a",
+            credentials={"usercode": "8501234567", "pasword": "hunter2-secret"},
+        )
+    assert "password is missing" in caught.value.message
+    assert "pasword" in caught.value.message
+    assert "hunter2-secret" not in caught.value.message
+
+
+async def test_custom_live_adapters_bring_their_own_credentials_rules() -> None:
+    messenger, principal, seen = await live_setup({"sms_a": FakeProvider()})
+    await messenger.send(principal, {"to": NORMAL, "body": "x"})  # type: ignore[arg-type]
+    assert seen["sms_a"]["username"] == "acme"  # not NetGSM's schema: the fake's own
+
+
+async def test_test_connection_asks_the_provider() -> None:
+    class Checked(FakeProvider):
+        checked = 0
+
+        async def check(self) -> None:
+            Checked.checked += 1
+
+    messenger, principal, _ = await live_setup({"sms_a": Checked()})
+    (connection,) = await messenger.list_connections(principal.workspace_id)  # type: ignore[attr-defined]
+    await messenger.test_connection(connection.id)
+    assert Checked.checked == 1

@@ -21,6 +21,7 @@ from ._keys import generate_api_key, hash_api_key, key_display_prefix
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
+from .providers._http import CredentialsModel, validate_credentials
 from .store.base import Store
 
 __all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
@@ -50,6 +51,8 @@ class AdminMixin:
     _store: Store
     _clock: Clock
     _vault: Vault
+    #: The credentials schema of each provider whose shipped live adapter is in use.
+    _credential_schemas: Mapping[ProviderCode, type[CredentialsModel]]
 
     # ------------------------------------------------------------------ workspaces
 
@@ -174,8 +177,14 @@ class AdminMixin:
         if default_sender and senders and default_sender not in senders:
             senders = (*senders, default_sender)
         connection_id = new_id("conn")
+        plain = _credentials(credentials)
+        schema = self._credential_schemas.get(provider)
+        if plain and schema is not None:
+            # Checked against the provider's schema now, so a missing field is named at once
+            # rather than at the first live send. No credentials: a test-keys-only connection.
+            validate_credentials(schema, plain)
         sealed = self._vault.encrypt_json(
-            _credentials(credentials), workspace_id=workspace_id, connection_id=connection_id
+            plain, workspace_id=workspace_id, connection_id=connection_id
         )
         connection = Connection(
             id=connection_id,

@@ -21,6 +21,7 @@ from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Wor
 from ._errors import (
     ChatUnreachable,
     FallbackNotAllowed,
+    InvalidCredentials,
     MessageNotFound,
     MessagingError,
     ProviderNotConnected,
@@ -49,6 +50,7 @@ from ._routing import Hop, Job, dispatch
 from ._templates import placeholders, render, render_value
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
+from .providers._http import AdapterSpec
 from .providers.base import (
     AdapterFactory,
     ProviderAdapter,
@@ -125,7 +127,8 @@ class Messenger(AccessMixin, AdminMixin):
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
     to ``UM_MASTER_KEYS`` or, without it, a key that lives as long as the process (fine for
     memory stores and tests; a durable store needs a durable key). ``live_adapters`` maps a
-    provider code to the factory of its live adapter; test keys always use the simulator.
+    provider code to the factory of its live adapter (default: the seven shipped adapters,
+    ``providers.registry``); test keys always use the simulator.
     ``on_simulated`` is called with every simulated submission (the pytest ``outbox``).
     ``rate_limiter`` holds the per-key token buckets (default: in this process, on ``clock``;
     a limiter passed in stays the caller's to close) and ``default_rate_policy`` is the rate
@@ -150,12 +153,23 @@ class Messenger(AccessMixin, AdminMixin):
         self._store: Store = store if store is not None else MemoryStore()
         self._clock: Clock = clock or SystemClock()
         self._vault: Vault = vault or Vault.from_env() or Vault.generate()
-        self._live_factories = dict(live_adapters or {})
+        shipped = _shipped_adapters()
+        self._live_factories: dict[ProviderCode, AdapterFactory] = (
+            dict(live_adapters)
+            if live_adapters is not None
+            else {code: spec.factory for code, spec in shipped.items()}
+        )
+        self._credential_schemas = {
+            code: spec.credentials
+            for code, spec in shipped.items()
+            if self._live_factories.get(code) is spec.factory
+        }
         self._simulator_settings = simulator_settings or SimulatorSettings()
         self._on_simulated = on_simulated
         self._concurrency = max_concurrency
         self._simulators: dict[ProviderCode, ProviderAdapter] = {}
-        self._live: dict[str, tuple[str, ProviderAdapter]] = {}
+        self._live: dict[str, tuple[Connection, ProviderAdapter]] = {}
+        self._retired: list[ProviderAdapter] = []
         # ``is None``, not ``or``: an empty MemoryRateLimiter has a length of 0, so it is falsy.
         self._rate_limiter: RateLimiter = (
             rate_limiter if rate_limiter is not None else MemoryRateLimiter(self._clock)
@@ -181,7 +195,9 @@ class Messenger(AccessMixin, AdminMixin):
     async def aclose(self) -> None:
         adapters = [adapter for _, adapter in self._live.values()]
         adapters += self._simulators.values()
+        adapters += self._retired
         self._live.clear()
+        self._retired.clear()
         self._simulators.clear()
         await asyncio.gather(*(a.aclose() for a in adapters), return_exceptions=True)
         await self._store.close()
@@ -491,7 +507,7 @@ class Messenger(AccessMixin, AdminMixin):
         if not livemode:
             return self._simulator(connection.provider)
         cached = self._live.get(connection.id)
-        if cached is not None and cached[0] == connection.credentials:
+        if cached is not None and cached[0] == connection:
             return cached[1]
         factory = self._live_factories.get(connection.provider)
         adapter: ProviderAdapter
@@ -503,9 +519,28 @@ class Messenger(AccessMixin, AdminMixin):
                 workspace_id=connection.workspace_id,
                 connection_id=connection.id,
             )
+            if not credentials:
+                raise InvalidCredentials(
+                    f"The {connection.provider} connection has no credentials: "
+                    "it can send with test keys only."
+                )
             adapter = factory(connection, credentials)
-        self._live[connection.id] = (connection.credentials, adapter)
+        if cached is not None:
+            self._retired.append(cached[1])  # may still be in use by a send in flight
+        self._live[connection.id] = (connection, adapter)
         return adapter
+
+    async def test_connection(self, connection_id: str) -> None:
+        """Check a connection's credentials against its provider (a balance or header call).
+
+        Raises :class:`InvalidCredentials` if the provider refuses them, and
+        :class:`ProviderUnavailable` if it cannot be asked.
+        """
+        connection = await self.get_connection(connection_id)
+        adapter = self._adapter(connection, livemode=True)
+        check = getattr(adapter, "check", None)
+        if check is not None:
+            await check()
 
     def _simulator(self, code: ProviderCode) -> ProviderAdapter:
         simulator = self._simulators.get(code)
@@ -517,6 +552,12 @@ class Messenger(AccessMixin, AdminMixin):
                 record=self._on_simulated,
             )
         return simulator
+
+
+def _shipped_adapters() -> Mapping[ProviderCode, AdapterSpec]:
+    from .providers.registry import LIVE_ADAPTERS
+
+    return LIVE_ADAPTERS
 
 
 _UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")

@@ -29,7 +29,10 @@ async def test_four_processes_send_with_an_exact_shared_quota(sql_database: Data
     async with admin:
         workspace = await admin.create_workspace("multi-process", monthly_quota=QUOTA)
         await admin.add_connection(
-            workspace.id, "sms_a", credentials={"password": "p"}, default_sender="ACME"
+            workspace.id,
+            "sms_a",
+            credentials={"usercode": "u", "password": "p"},
+            default_sender="ACME",
         )
         key = await admin.create_api_key(workspace.id, livemode=True)
 

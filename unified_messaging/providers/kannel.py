@@ -1,0 +1,397 @@
+"""``sms_e``: the Kannel ``sendsms`` HTTP interface, and gateways that speak it.
+
+Owns the request of one SMS to a Kannel smsbox (or a Kannel-compatible aggregator), the reading
+of its answer, and the delivery reports Kannel fetches from the ``dlr-url`` we hand it.
+
+Wire facts (Kannel user guide, "Sending SMS"; ``gw/smsbox.c``):
+
+- ``GET {base}/cgi-bin/sendsms?username&password&from&to&text&charset&coding&dlr-mask&dlr-url``
+  (also ``smsc`` to pick a route). A request *with a body* is read as ``text/plain`` or XML with
+  ``X-Kannel-*`` headers, never as a form, so we always use GET with query parameters.
+- ``coding``: 0 = 7-bit GSM, 1 = 8-bit binary, 2 = UCS-2; anything else is
+  ``400 Coding field misformed, rejected``. With ``charset=UTF-8`` smsbox converts our UTF-8
+  text itself. Kannel cannot build the Turkish national-language shift UDH over ``sendsms``,
+  so ``gsm7_turkish`` text goes out as UCS-2.
+- Answers (``Content-Type: text/html``): ``202 0: Accepted for delivery`` (bearerbox took it),
+  ``202 3: Queued for later delivery`` (stored, no SMSC yet), ``202 Sent.`` (with
+  ``immediate-sendsms-reply``, and before 1.4); ``403 Authorization failed for sendsms``;
+  ``403 Not routable. Do not try again.``; ``503 Temporal failure, try again later.``;
+  ``500 Sending failed.``; ``400 <field> ..., rejected`` (e.g. ``Sender missing and no global
+  set, rejected``, ``Missing receiver number, rejected``, ``Number(s) has/have been denied by
+  white- and/or black-lists.``); ``404 Unknown request.``. Jasmin-style gateways answer
+  ``Success "<id>"`` / ``Error "<reason>"``.
+- Kannel's answer carries no message id, so we mint one, put it in the ``dlr-url``'s query and
+  use it as the ``provider_message_id``: the report then names the message itself.
+- ``dlr-url`` escapes, substituted URL-encoded when Kannel fetches it (GET): ``%d`` report
+  type, ``%A`` SMSC reply (``id:… sub:… dlvrd:… stat:DELIVRD err:000 …`` or
+  ``NACK/0x0000000b/Invalid Destination Address``), ``%T`` Unix time, ``%P`` receiver.
+  (``%i`` is the smsc-id and ``%I`` Kannel's internal UUID; we need neither.)
+- ``dlr-mask`` bits / report ``type``: 1 delivered to phone, 2 non-delivered to phone,
+  4 queued on SMSC, 8 delivered to SMSC (ack), 16 non-delivered to SMSC (nack).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from typing import ClassVar, Final
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+from pydantic import Field, SecretStr, field_validator
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from .._domain import Connection, ErrorInfo
+from .._encoding import analyze_sms
+from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
+from .._types import ProviderCode
+from ._http import (
+    DEFAULT_TIMEOUT,
+    AdapterSpec,
+    CredentialsModel,
+    HttpAdapter,
+    NotSent,
+    logger,
+    parse_retry_after,
+)
+from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+
+__all__ = ["SPEC", "Credentials", "KannelAdapter"]
+
+SENDSMS_PATH: Final = "/cgi-bin/sendsms"
+#: Every report type Kannel knows (1 | 2 | 4 | 8 | 16).
+DLR_MASK: Final = "31"
+#: Kannel's answers are one short line; anything this big is not one of them.
+MAX_ANSWER_BYTES: Final = 8 * 1024
+
+# "Sent." is the immediate reply; the two numbered ones wait for bearerbox's ack.
+_ACCEPTED_ANSWER: Final = re.compile(
+    r"\A\s*(?:0: Accepted for delivery|3: Queued for later delivery|Sent\.)", re.IGNORECASE
+)
+_ID_ANSWER: Final = re.compile(r'\A\s*Success\s+"([^"]+)"', re.IGNORECASE)
+_STAT: Final = re.compile(r"\bstat:(\w+)", re.IGNORECASE)
+_ERR: Final = re.compile(r"\berr:(\w+)", re.IGNORECASE)
+_NACK: Final = re.compile(r"\ANACK/(0x[0-9A-Fa-f]+|\d+)/?(.*)", re.DOTALL)
+
+# SMPP final states (SMPP 3.4 §5.2.28) that refine a "non-delivered to phone" report.
+_FAILED_STAT: Final[Mapping[str, ReportStatus]] = {
+    "EXPIRED": "expired",
+    "REJECTD": "rejected",
+    "UNKNOWN": "unknown",
+}
+
+
+class _AnswerTooLarge(Exception):
+    """The gateway's answer passed :data:`MAX_ANSWER_BYTES`."""
+
+
+class Credentials(CredentialsModel):
+    """A ``sendsms-user`` of the gateway, and where Kannel should push delivery reports.
+
+    ``dlr_url`` is the public base address where this library's ASGI app is reachable (e.g.
+    ``https://sms.example.com``); the adapter appends ``/v1/dlr/{connection id}/{dlr token}``.
+    Without it no ``dlr-url`` is sent and the messages get no reports (D10: they end
+    ``unknown`` after the connection's ``dlr_timeout``).
+    """
+
+    username: str = Field(min_length=1)
+    password: SecretStr = Field(min_length=1)
+    dlr_url: str | None = None
+    #: Force one SMSC route of the gateway (Kannel's ``smsc`` parameter).
+    smsc: str | None = None
+
+    @field_validator("dlr_url")
+    @classmethod
+    def _public_base(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            # Kannel itself refuses anything else: "DLR-URL field misformed, rejected".
+            raise ValueError("must be an http:// or https:// address")
+        if "%" in value or parts.query or parts.fragment:
+            # '%' would read as a Kannel escape code, and we append our own path and query.
+            raise ValueError("must be a plain base address without '%', query or fragment")
+        return value.rstrip("/")
+
+
+class KannelAdapter(HttpAdapter[Credentials]):
+    """The live ``sms_e`` adapter: one message per ``sendsms`` request."""
+
+    code_: ClassVar[ProviderCode] = "sms_e"
+    credentials_model = Credentials
+    # Every Kannel is someone's own host: there is no public default.
+    default_base_url = ""
+
+    def __init__(
+        self,
+        connection: Connection,
+        credentials: Mapping[str, str],
+        *,
+        client: httpx.AsyncClient | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        connect_retries: int = 2,
+    ) -> None:
+        # Checked before the base builds a client, so a refused connection leaks nothing.
+        base = (connection.base_url or "").strip()
+        if not base:
+            raise InvalidCredentials(
+                "Invalid credentials: base_url is missing: set the connection's base_url to "
+                "the gateway's sendsms address (e.g. http://kannel.example:13013)."
+            )
+        if urlsplit(base).scheme not in ("http", "https") or not urlsplit(base).netloc:
+            raise InvalidCredentials(
+                "Invalid credentials: base_url must start with http:// or https://."
+            )
+        super().__init__(
+            connection,
+            credentials,
+            client=client,
+            timeout=timeout,
+            sleep=sleep,
+            connect_retries=connect_retries,
+        )
+
+    # --- sending --------------------------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome:
+        message_id = uuid.uuid4().hex
+        try:
+            response, body = await self._exchange(self._params(request, message_id))
+        except _AnswerTooLarge:
+            return SubmitOutcome.unavailable(
+                f"The gateway's answer was larger than {MAX_ANSWER_BYTES} bytes; "
+                "it is not a sendsms answer."
+            )
+        except httpx.HTTPError as exc:
+            return self.transport_outcome(exc)
+        return self._outcome(response, body, message_id)
+
+    def _params(self, request: SubmitRequest, message_id: str) -> dict[str, str]:
+        creds = self.credentials
+        params = {
+            "username": creds.username,
+            "password": self.secret(creds.password),
+            "to": request.to,
+            "text": request.text,
+            "charset": "UTF-8",
+            "coding": _coding(request),
+        }
+        if request.sender:
+            params["from"] = request.sender
+        if creds.smsc:
+            params["smsc"] = creds.smsc
+        dlr_url = self._dlr_url(message_id)
+        if dlr_url is not None:
+            params["dlr-mask"] = DLR_MASK
+            params["dlr-url"] = dlr_url
+        return params
+
+    def _dlr_url(self, message_id: str) -> str | None:
+        base = self.credentials.dlr_url
+        if base is None:
+            return None
+        conn = self.connection
+        # Kannel substitutes the escapes itself; our id is hex, so it needs no escaping.
+        return (
+            f"{base}/v1/dlr/{conn.id}/{conn.dlr_token}"
+            f"?id={message_id}&type=%d&answer=%A&ts=%T&to=%P"
+        )
+
+    def _outcome(self, response: httpx.Response, body: bytes, message_id: str) -> SubmitOutcome:
+        status = response.status_code
+        text = body.decode("utf-8", "replace").strip()
+        said = self._quote(text)
+        if 200 <= status < 300:
+            if _ACCEPTED_ANSWER.match(text):
+                return SubmitOutcome.accepted(message_id)
+            gateway_id = _ID_ANSWER.match(text)
+            if gateway_id:
+                # Reports come to the dlr-url we built, so they carry our id, not this one.
+                logger.debug("sms_e gateway id %s for %s", gateway_id.group(1), message_id)
+                return SubmitOutcome.accepted(message_id)
+            # Not a sendsms answer (a proxy's page, a portal): we cannot tell it was sent.
+            return SubmitOutcome.unavailable(
+                f"The gateway answered HTTP {status} with an unrecognized body: {said}"
+            )
+        if status == 401 or (status == 403 and "auth" in text.lower()):
+            return SubmitOutcome.rejected(
+                "PROVIDER_AUTH_FAILED", f"The gateway refused the username or password: {said}"
+            )
+        if status == 429:
+            return SubmitOutcome.unavailable(
+                f"The gateway is throttling requests: {said}",
+                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+            )
+        if status >= 500 or status < 200 or 300 <= status < 400:
+            return SubmitOutcome.unavailable(f"The gateway answered HTTP {status}: {said}")
+        return SubmitOutcome.rejected(
+            "PROVIDER_REJECTED", f"The gateway rejected the message (HTTP {status}): {said}"
+        )
+
+    def _quote(self, text: str) -> str:
+        """The gateway's words for an error message: one line, short, no password in it."""
+        line = " ".join(text.split())[:200] or "(empty body)"
+        password = self.secret(self.credentials.password)
+        return line.replace(password, "***") if password else line
+
+    async def _exchange(self, params: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
+        """One GET, retried only while it provably never left, reading at most the cap."""
+        request = self.client.build_request("GET", self.base_url + SENDSMS_PATH, params=params)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(NotSent),
+            stop=stop_after_attempt(self._connect_retries + 1),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                response = await self.client.send(request, stream=True)
+        try:
+            return response, await _read_capped(response, MAX_ANSWER_BYTES)
+        finally:
+            await response.aclose()
+
+    # --- reports --------------------------------------------------------------------------------
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        """Read one Kannel delivery report (a GET to our ``dlr-url``; a form POST also works)."""
+        fields = dict(callback.query)
+        if callback.body and _is_form(callback.headers):
+            fields.update(parse_qsl(callback.body.decode("utf-8", "replace")))
+        if not fields:
+            return []
+        message_id = fields.get("id", "").strip()
+        if not message_id:
+            raise RequestInvalid.for_field("id", "is missing: not a report for a dlr-url of ours")
+        dlr_type = _dlr_type(fields.get("type", ""))
+        answer = fields.get("answer", "")
+        status = _report_status(dlr_type, answer)
+        return [
+            ProviderReport(
+                provider_message_id=message_id,
+                status=status,
+                provider_status=_provider_status(dlr_type, answer),
+                occurred_at=_epoch(fields.get("ts", "")),
+                error=_report_error(status, answer),
+                to=fields.get("to") or None,
+            )
+        ]
+
+    # --- credentials check ----------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """Authenticate without sending: smsbox checks the user before it looks for ``to``.
+
+        A good user gets ``400 Missing receiver number, rejected``; a bad one ``403``.
+        """
+        params = {
+            "username": self.credentials.username,
+            "password": self.secret(self.credentials.password),
+        }
+        try:
+            response, body = await self._exchange(params)
+        except (_AnswerTooLarge, httpx.HTTPError):
+            raise ProviderUnavailable("The sms_e gateway could not be reached.") from None
+        if response.status_code in (401, 403):
+            raise InvalidCredentials("The sms_e gateway refused the username or password.")
+        if response.status_code >= 500:
+            raise ProviderUnavailable(
+                f"The sms_e gateway answered HTTP {response.status_code}: "
+                f"{self._quote(body.decode('utf-8', 'replace'))}"
+            )
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _coding(request: SubmitRequest) -> str:
+    encoding = request.encoding or analyze_sms(request.text, allow_turkish_shift=False).encoding
+    return "0" if encoding == "gsm7" else "2"
+
+
+async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise _AnswerTooLarge
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            raise _AnswerTooLarge
+    return bytes(body)
+
+
+def _dlr_type(value: str) -> int:
+    try:
+        dlr_type = int(value.strip())
+    except ValueError:
+        dlr_type = 0
+    if not 0 < dlr_type < 32:
+        raise RequestInvalid.for_field("type", "must be a Kannel report type (1, 2, 4, 8 or 16)")
+    return dlr_type
+
+
+def _report_status(dlr_type: int, answer: str) -> ReportStatus:
+    # A combined value can only come from a hand-made callback; the final bit wins.
+    if dlr_type & 1:
+        return "delivered"
+    if dlr_type & 2:
+        stat = _STAT.search(answer)
+        return _FAILED_STAT.get(stat.group(1).upper(), "failed") if stat else "failed"
+    if dlr_type & 16:
+        return "rejected"
+    return "pending"
+
+
+def _provider_status(dlr_type: int, answer: str) -> str:
+    stat = _STAT.search(answer)
+    return f"{dlr_type}:{stat.group(1).upper()}" if stat else str(dlr_type)
+
+
+def _report_error(status: ReportStatus, answer: str) -> ErrorInfo | None:
+    if status == "rejected":
+        return ErrorInfo("PROVIDER_REJECTED", f"The SMSC refused the message{_detail(answer)}.")
+    if status == "failed":
+        return ErrorInfo(
+            "RECIPIENT_UNREACHABLE", f"The handset could not be reached{_detail(answer)}."
+        )
+    return None
+
+
+def _detail(answer: str) -> str:
+    """The SMSC's reason, without the ``text:`` excerpt of the message that receipts carry."""
+    nack = _NACK.match(answer.strip())
+    if nack:
+        reason = " ".join(nack.group(2).split())[:120]
+        return f" (NACK {nack.group(1)}{': ' + reason if reason else ''})"
+    stat, err = _STAT.search(answer), _ERR.search(answer)
+    words = [f"stat:{stat.group(1)}" if stat else "", f"err:{err.group(1)}" if err else ""]
+    detail = " ".join(w for w in words if w)
+    return f" ({detail})" if detail else ""
+
+
+def _is_form(headers: Mapping[str, str]) -> bool:
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    return content_type.split(";")[0].strip().lower() == "application/x-www-form-urlencoded"
+
+
+def _epoch(value: str) -> datetime | None:
+    if not value.strip().isdigit():
+        return None
+    try:
+        return datetime.fromtimestamp(int(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _factory(connection: Connection, credentials: Mapping[str, str]) -> KannelAdapter:
+    return KannelAdapter(connection, credentials)
+
+
+SPEC: Final = AdapterSpec("sms_e", Credentials, _factory)

@@ -1,0 +1,430 @@
+"""``bizchat``: the WhatsApp Cloud API (Meta Graph API).
+
+Owns sending one text or template message, the reading of Graph API answers and error codes,
+the signed status webhooks, and the ``hub.challenge`` handshake that subscribes them.
+
+Wire facts (developers.facebook.com/docs/whatsapp/cloud-api: messages, error codes, webhooks):
+
+- ``POST {base}/{api_version}/{phone_number_id}/messages`` with ``Authorization: Bearer
+  <access token>``; base ``https://graph.facebook.com``. Body ``{"messaging_product":
+  "whatsapp", "recipient_type": "individual", "to": <digits>, "type": "text", "text": {"body",
+  "preview_url"}}`` or ``"type": "template", "template": {"name", "language": {"code"},
+  "components": [{"type": "body", "parameters": [{"type": "text", "text"}]}]}``.
+- Success: ``{"messaging_product": "whatsapp", "contacts": [{"input", "wa_id"}], "messages":
+  [{"id": "wamid.…"}]}``.
+- Errors: ``{"error": {"message": "(#131047) Re-engagement message", "type", "code",
+  "error_data": {"messaging_product", "details"}, "fbtrace_id"}}``; Meta asks clients to decide
+  on ``code`` (titles will go). The codes we map are in ``_CODES`` below.
+- Free text reaches a user only within 24 hours of their last message (131047); outside it only
+  an approved template does.
+- Status webhooks: ``{"object": "whatsapp_business_account", "entry": [{"changes": [{"value":
+  {"metadata": {"phone_number_id"}, "statuses": [{"id", "status": sent|delivered|read|failed,
+  "timestamp", "recipient_id", "errors": [{"code", "title", "message", "error_data":
+  {"details"}}]}]}, "field": "messages"}]}]}``, signed ``X-Hub-Signature-256: sha256=<hex
+  HMAC-SHA256 of the raw body, keyed with the app secret>``. Subscribing is a GET with
+  ``hub.mode=subscribe``, ``hub.verify_token`` and ``hub.challenge``, answered with the challenge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Final
+
+import httpx
+from pydantic import Field, SecretStr
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from .._domain import Connection, ErrorInfo
+from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid, Unauthorized
+from .._types import ProviderCode
+from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from .base import (
+    InboundCallback,
+    OutcomeKind,
+    ProviderReport,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+)
+
+__all__ = ["SPEC", "Credentials", "WhatsAppAdapter", "signature_header", "verify_challenge"]
+
+DEFAULT_BASE_URL: Final = "https://graph.facebook.com"
+DEFAULT_API_VERSION: Final = "v21.0"
+MAX_ANSWER_BYTES: Final = 64 * 1024
+SIGNATURE_HEADER: Final = "X-Hub-Signature-256"
+
+_AUTH: Final = ("rejected", "PROVIDER_AUTH_FAILED")
+_REJECTED: Final = ("rejected", "PROVIDER_REJECTED")
+_TEMPLATE: Final = ("rejected", "TEMPLATE_REJECTED")
+_BUSY: Final = ("unavailable", "PROVIDER_UNAVAILABLE")
+_UNREACHABLE: Final = ("recipient_failed", "RECIPIENT_UNREACHABLE")
+#: Graph API error code → (outcome kind, our code). Codes not here fall back on HTTP status.
+_CODES: Final[Mapping[int, tuple[OutcomeKind, str]]] = {
+    # Authorization: token expired/invalid, permission missing or revoked.
+    0: _AUTH, 3: _AUTH, 10: _AUTH, 190: _AUTH,
+    **dict.fromkeys(range(200, 300), _AUTH),
+    # Throttling: app call limit, account rate limit, throughput, spam limit, pair rate.
+    4: _BUSY, 80007: _BUSY, 130429: _BUSY, 131048: _BUSY, 131056: _BUSY,
+    # Meta's side: unknown/temporary, something went wrong, service unavailable, maintenance.
+    1: _BUSY, 2: _BUSY, 131000: _BUSY, 131016: _BUSY, 131057: _BUSY,
+    # The recipient: outside the customer service window, undeliverable, per-user marketing
+    # limit, part of an experiment, the recipient is the sender.
+    131047: ("recipient_failed", "OUTSIDE_CUSTOMER_SERVICE_WINDOW"),
+    470: ("recipient_failed", "OUTSIDE_CUSTOMER_SERVICE_WINDOW"),
+    131026: _UNREACHABLE, 131049: _UNREACHABLE, 130472: _UNREACHABLE,
+    131021: ("recipient_failed", "INVALID_RECIPIENT"),
+    # The request or the account: invalid parameter, missing/invalid value, unsupported type,
+    # business number deleted/unregistered, payment, policy blocks, locked account.
+    100: _REJECTED, 33: _REJECTED, 131008: _REJECTED, 131009: _REJECTED, 131051: _REJECTED,
+    133010: _REJECTED, 131042: _REJECTED, 368: _REJECTED, 130497: _REJECTED,
+    131031: _REJECTED, 131005: _REJECTED,
+    # Templates: parameter count or format, missing, text too long, paused, disabled.
+    132000: _TEMPLATE, 132001: _TEMPLATE, 132005: _TEMPLATE, 132007: _TEMPLATE,
+    132012: _TEMPLATE, 132015: _TEMPLATE, 132016: _TEMPLATE,
+}  # fmt: skip
+
+_STATUS_OF: Final[Mapping[str, ReportStatus]] = {
+    "sent": "pending",
+    "delivered": "delivered",
+    # "read" comes after "delivered"; it may also come alone when the receipt was lost.
+    "read": "delivered",
+    "failed": "failed",
+}
+
+
+class _AnswerTooLarge(Exception):
+    """The answer passed :data:`MAX_ANSWER_BYTES`."""
+
+
+class Credentials(CredentialsModel):
+    """A WhatsApp Business phone number, the app's secret and the webhook's verify token."""
+
+    access_token: SecretStr = Field(min_length=1)
+    phone_number_id: str = Field(pattern=r"^[0-9]{1,32}$")
+    app_secret: SecretStr = Field(min_length=1)
+    verify_token: SecretStr = Field(min_length=1)
+    api_version: str = Field(default=DEFAULT_API_VERSION, pattern=r"^v[0-9]{1,3}\.[0-9]{1,3}$")
+
+
+def signature_header(body: bytes, app_secret: str) -> str:
+    """``sha256=<hex>`` as Meta signs ``body``: for receivers' tests and our fakes."""
+    digest = hmac.new(app_secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def verify_challenge(query: Mapping[str, str], verify_token: str) -> str | None:
+    """The ``hub.challenge`` to answer a webhook subscription, or ``None`` to refuse it (403)."""
+    if query.get("hub.mode") != "subscribe" or not verify_token:
+        return None
+    given = query.get("hub.verify_token", "")
+    if not hmac.compare_digest(given.encode("utf-8"), verify_token.encode("utf-8")):
+        return None
+    return query.get("hub.challenge")
+
+
+class WhatsAppAdapter(HttpAdapter[Credentials]):
+    """The live ``bizchat`` adapter."""
+
+    code_: ClassVar[ProviderCode] = "bizchat"
+    credentials_model = Credentials
+    default_base_url = DEFAULT_BASE_URL
+
+    # --- sending --------------------------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome:
+        try:
+            response, body = await self._call("POST", "/messages", _payload(request))
+        except _AnswerTooLarge:
+            return SubmitOutcome.unavailable(
+                f"WhatsApp's answer was larger than {MAX_ANSWER_BYTES} bytes; "
+                "the message may or may not have been sent."
+            )
+        except httpx.HTTPError as exc:
+            return self.transport_outcome(exc)
+        return self._outcome(response, body)
+
+    def _outcome(self, response: httpx.Response, body: bytes) -> SubmitOutcome:
+        status = response.status_code
+        document = _json(body)
+        if response.is_success:
+            wamid = _message_id(document)
+            if wamid is not None:
+                return SubmitOutcome.accepted(wamid)
+            return SubmitOutcome.unavailable(
+                f"WhatsApp answered HTTP {status} without a message id "
+                f"({_kind(response, document)}); the message may have been sent."
+            )
+        error = document.get("error") if document is not None else None
+        if not isinstance(error, dict):
+            return _by_status(
+                response, f"WhatsApp answered HTTP {status} ({_kind(response, None)})."
+            )
+        code = error.get("code")
+        said = self._quote(_describe(error))
+        mapped = _CODES.get(code) if isinstance(code, int) else None
+        if mapped is None or status >= 500:
+            return _by_status(response, said)
+        kind, our_code = mapped
+        if kind == "unavailable":
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            return SubmitOutcome.unavailable(said, retry_after=retry_after)
+        return SubmitOutcome(kind, error=ErrorInfo(our_code, said))
+
+    def _quote(self, text: str) -> str:
+        token = self.secret(self.credentials.access_token)
+        return text.replace(token, "***")
+
+    async def _call(
+        self, method: str, path: str, payload: Mapping[str, object] | None = None
+    ) -> tuple[httpx.Response, bytes]:
+        """One Graph request, retried only while it provably never left; read at most the cap."""
+        creds = self.credentials
+        url = f"{self.base_url}/{creds.api_version}/{creds.phone_number_id}{path}"
+        headers = {"Authorization": f"Bearer {self.secret(creds.access_token)}"}
+        request = (
+            self.client.build_request(method, url, headers=headers, json=payload)
+            if payload is not None
+            else self.client.build_request(method, url, headers=headers)
+        )
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(NotSent),
+            stop=stop_after_attempt(self._connect_retries + 1),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                response = await self.client.send(request, stream=True)
+        try:
+            return response, await _read_capped(response, MAX_ANSWER_BYTES)
+        finally:
+            await response.aclose()
+
+    # --- reports --------------------------------------------------------------------------------
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        """Read a status webhook after checking its signature.
+
+        A GET is the subscription handshake (see :meth:`challenge`) and carries no reports.
+        Raises :class:`Unauthorized` when ``X-Hub-Signature-256`` does not match the body, and
+        :class:`RequestInvalid` when a signed body is not a webhook payload.
+        """
+        if callback.method.upper() == "GET":
+            return []
+        self.verify_signature(callback)
+        try:
+            document = json.loads(callback.body)
+        except (ValueError, UnicodeDecodeError):
+            raise RequestInvalid("The webhook body is not valid JSON.") from None
+        if not isinstance(document, dict):
+            raise RequestInvalid.for_field("body", "must be a JSON object")
+        if document.get("object") != "whatsapp_business_account":
+            return []
+        return [
+            report
+            for value in _change_values(document)
+            if _for_number(value, self.credentials.phone_number_id)
+            for report in _reports(value)
+        ]
+
+    def verify_signature(self, callback: InboundCallback) -> None:
+        """Raise :class:`Unauthorized` unless the body is signed with this app's secret."""
+        given = next(
+            (v for k, v in callback.headers.items() if k.lower() == SIGNATURE_HEADER.lower()), ""
+        )
+        expected = signature_header(callback.body, self.secret(self.credentials.app_secret))
+        # Meta sends lower-case hex; the comparison stays constant-time either way.
+        presented = given.strip().lower().encode("utf-8")
+        if not hmac.compare_digest(presented, expected.encode("utf-8")):
+            raise Unauthorized(f"The {SIGNATURE_HEADER} signature does not match the body.")
+
+    def challenge(self, query: Mapping[str, str]) -> str | None:
+        """The subscription handshake with this connection's ``verify_token``."""
+        return verify_challenge(query, self.secret(self.credentials.verify_token))
+
+    # --- credentials check ----------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """``GET /{version}/{phone_number_id}``: the number must exist and the token reach it."""
+        try:
+            response, body = await self._call("GET", "")
+        except (_AnswerTooLarge, httpx.HTTPError):
+            raise ProviderUnavailable("WhatsApp could not be reached.") from None
+        if response.is_success:
+            return
+        document = _json(body)
+        error = document.get("error") if document is not None else None
+        code = error.get("code") if isinstance(error, dict) else None
+        if response.status_code >= 500 or (isinstance(code, int) and _CODES.get(code) == _BUSY):
+            raise ProviderUnavailable(f"WhatsApp answered HTTP {response.status_code}.")
+        if response.status_code in (401, 403) or (
+            isinstance(code, int) and _CODES.get(code) == _AUTH
+        ):
+            raise InvalidCredentials("WhatsApp refused the access token.")
+        raise InvalidCredentials(
+            "WhatsApp does not know this phone_number_id, or the token cannot reach it."
+        )
+
+
+# --- the request --------------------------------------------------------------------------------
+
+
+def _payload(request: SubmitRequest) -> dict[str, object]:
+    payload: dict[str, object] = {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        # Graph takes the number in international form without '+'.
+        "to": request.to.lstrip("+"),
+    }
+    template = request.template
+    if template is None:
+        payload["type"] = "text"
+        payload["text"] = {"body": request.text, "preview_url": False}
+        return payload
+    body: dict[str, object] = {"name": template.name, "language": {"code": template.language}}
+    if template.parameters:
+        parameters = [{"type": "text", "text": value} for value in template.parameters]
+        body["components"] = [{"type": "body", "parameters": parameters}]
+    payload["type"] = "template"
+    payload["template"] = body
+    return payload
+
+
+# --- reading answers ----------------------------------------------------------------------------
+
+
+def _by_status(response: httpx.Response, said: str) -> SubmitOutcome:
+    """The outcome of an answer whose error code we do not know, from its HTTP status."""
+    status = response.status_code
+    if status == 429:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        return SubmitOutcome.unavailable(said, retry_after=retry_after)
+    if status >= 500 or status < 400:
+        return SubmitOutcome.unavailable(said)
+    if status in (401, 403):
+        return SubmitOutcome.rejected("PROVIDER_AUTH_FAILED", said)
+    return SubmitOutcome.rejected("PROVIDER_REJECTED", said)
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    message = error.get("message")
+    text = message if isinstance(message, str) and message.strip() else "(no message)"
+    code = error.get("code")
+    if isinstance(code, int) and f"#{code}" not in text:
+        text = f"(#{code}) {text}"
+    data = error.get("error_data")
+    details = data.get("details") if isinstance(data, dict) else None
+    if isinstance(details, str) and details.strip():
+        text = f"{text}: {details}"
+    return " ".join(text.split())[:400]
+
+
+def _message_id(document: Mapping[str, Any] | None) -> str | None:
+    messages = document.get("messages") if document is not None else None
+    first = messages[0] if isinstance(messages, list) and messages else None
+    wamid = first.get("id") if isinstance(first, dict) else None
+    return wamid if isinstance(wamid, str) and wamid.strip() else None
+
+
+def _kind(response: httpx.Response, document: Mapping[str, Any] | None) -> str:
+    if document is not None:
+        return "JSON without messages[0].id"
+    content_type = response.headers.get("Content-Type", "no content type").split(";")[0]
+    return f"a body that is not Graph API JSON, {content_type}"
+
+
+def _json(body: bytes) -> dict[str, Any] | None:
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise _AnswerTooLarge
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            raise _AnswerTooLarge
+    return bytes(body)
+
+
+# --- reading webhooks ---------------------------------------------------------------------------
+
+
+def _change_values(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    entries = document.get("entry")
+    for entry in entries if isinstance(entries, list) else ():
+        changes = entry.get("changes") if isinstance(entry, dict) else None
+        for change in changes if isinstance(changes, list) else ():
+            value = change.get("value") if isinstance(change, dict) else None
+            if isinstance(value, dict):
+                yield value
+
+
+def _for_number(value: Mapping[str, Any], phone_number_id: str) -> bool:
+    # One app has one webhook URL for all its numbers: skip the other numbers' statuses.
+    metadata = value.get("metadata")
+    number = metadata.get("phone_number_id") if isinstance(metadata, dict) else None
+    return number is None or str(number) == phone_number_id
+
+
+def _reports(value: Mapping[str, Any]) -> Iterator[ProviderReport]:
+    statuses = value.get("statuses")
+    for item in statuses if isinstance(statuses, list) else ():
+        if not isinstance(item, dict):
+            continue
+        wamid, word = item.get("id"), item.get("status")
+        status = _STATUS_OF.get(word) if isinstance(word, str) else None
+        # Unknown words ("deleted", "warning", new ones) say nothing about delivery.
+        if not isinstance(wamid, str) or not wamid or status is None:
+            continue
+        recipient = item.get("recipient_id")
+        yield ProviderReport(
+            provider_message_id=wamid,
+            status=status,
+            provider_status=str(word),
+            occurred_at=_timestamp(item.get("timestamp")),
+            error=_status_error(item) if status == "failed" else None,
+            to=f"+{recipient}" if isinstance(recipient, str) and recipient.isdigit() else None,
+        )
+
+
+def _status_error(item: Mapping[str, Any]) -> ErrorInfo:
+    errors = item.get("errors")
+    first = errors[0] if isinstance(errors, list) and errors else None
+    if not isinstance(first, dict):
+        return ErrorInfo("RECIPIENT_UNREACHABLE", "WhatsApp could not deliver the message.")
+    code = first.get("code")
+    kind, our_code = _CODES.get(code, _UNREACHABLE) if isinstance(code, int) else _UNREACHABLE
+    if kind == "unavailable":
+        # Throttled or broken after acceptance: the provider's fault, not the recipient's.
+        our_code = "PROVIDER_UNAVAILABLE"
+    title = first.get("title") or first.get("message")
+    return ErrorInfo(our_code, _describe({**first, "message": title}))
+
+
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str | int) or not str(value).isdigit():
+        return None
+    try:
+        return datetime.fromtimestamp(int(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _factory(connection: Connection, credentials: Mapping[str, str]) -> WhatsAppAdapter:
+    return WhatsAppAdapter(connection, credentials)
+
+
+SPEC: Final = AdapterSpec("bizchat", Credentials, _factory)
