@@ -55,5 +55,5 @@ async def test_5xx_then_rejection_then_acceptance_is_one_job_with_three_attempts
     assert len(netgsm.sends) == 1
     assert len(iletimerkezi.orders) == 1
     (verimor_send,) = verimor.sends()
-    assert verimor_send.json()["messages"][0]["msg"] == "Şişli'de buluşalım"
-    assert verimor_send.json()["source_addr"] == "UMTEST"
+    assert verimor_send.json["messages"][0]["msg"] == "Şişli'de buluşalım"
+    assert verimor_send.json["source_addr"] == "UMTEST"
