@@ -22,17 +22,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fakes import iletimerkezi, kannel, mutlucell, netgsm, telegram, verimor, whatsapp  # noqa: E402
-from fakes.verimor import serve  # noqa: E402
+from fakes import iletimerkezi, kannel, mutlucell, netgsm, telegram, verimor, whatsapp
+from fakes.verimor import serve
 
-from unified_messaging import Messenger, Vault  # noqa: E402
+from unified_messaging import Messenger, Vault
 
 Scope = MutableMapping[str, Any]
 CONCURRENCY = 32
 ONLY: str | None = None
 ASGIApp = Callable[
     [Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
-]  # noqa: E501
+]
 
 
 def delayed(app: ASGIApp, delay: float) -> ASGIApp:
@@ -66,29 +66,30 @@ def setups() -> list[tuple[str, Any, dict[str, str], str | None]]:
 
 async def bench(code: str, app: Any, credentials: dict[str, str], sender: str | None,
                 delay: float, runs: int) -> None:  # fmt: skip
-    async with serve(delayed(app, delay)) as url:  # type: ignore[arg-type]
-        async with Messenger(vault=Vault.generate(), max_concurrency=CONCURRENCY) as messenger:
-            workspace = await messenger.create_workspace(code)
-            await messenger.add_connection(
-                workspace.id, code, base_url=url, credentials=credentials, default_sender=sender
-            )
-            principal = await messenger.principal(workspace.id, livemode=True)
-            to = "12345678" if code == "chatbot" else None
-            timings = []
-            for run in range(runs + 1):  # the first run warms the connection pool
-                items = [
-                    {"to": to or f"+90555{1000000 + n:07d}", "body": f"Kampanya {run}.{n}"}
-                    for n in range(200)
-                ]
-                started = time.perf_counter()
-                response = await messenger.send_bulk(principal, {"items": items})
-                timings.append(time.perf_counter() - started)
-                if response.sent != 200:
-                    failed = [r.error for r in response.results if r.error][:1]
-                    raise SystemExit(f"{code}: only {response.sent} sent; first error {failed}")
-            timings = timings[1:]
-    print(f"{code:8} 200-item bulk: median {statistics.median(timings):.3f} s, "
-          f"best {min(timings):.3f} s ({runs} runs, {delay * 1000:.0f} ms fake latency)")  # fmt: skip
+    messenger = Messenger(vault=Vault.generate(), max_concurrency=CONCURRENCY)
+    async with serve(delayed(app, delay)) as url, messenger:  # type: ignore[arg-type]
+        workspace = await messenger.create_workspace(code)
+        await messenger.add_connection(
+            workspace.id, code, base_url=url, credentials=credentials, default_sender=sender
+        )
+        principal = await messenger.principal(workspace.id, livemode=True)
+        to = "12345678" if code == "chatbot" else None
+        timings = []
+        for run in range(runs + 1):  # the first run warms the connection pool
+            items = [
+                {"to": to or f"+90555{1000000 + n:07d}", "body": f"Kampanya {run}.{n}"}
+                for n in range(200)
+            ]
+            started = time.perf_counter()
+            response = await messenger.send_bulk(principal, {"items": items})
+            timings.append(time.perf_counter() - started)
+            if response.sent != 200:
+                failed = [r.error for r in response.results if r.error][:1]
+                raise SystemExit(f"{code}: only {response.sent} sent; first error {failed}")
+        timings = timings[1:]
+    median, best = statistics.median(timings), min(timings)
+    print(f"{code:8} 200-item bulk: median {median:.3f} s, best {best:.3f} s "
+          f"({runs} runs, {delay * 1000:.0f} ms fake latency)")  # fmt: skip
 
 
 async def baseline(delay: float, runs: int) -> None:
