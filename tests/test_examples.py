@@ -17,6 +17,7 @@ SCRIPTS = {
     "send_bulk_template.py": "bulk: total 4, sent 2, failed 2",
     "fallback.py": "two rejections: sent via sms_c [sms_a rejected, sms_b rejected, sms_c acc",
     "sync_django_style.py": "401 {'error': {'code': 'UNAUTHORIZED'",
+    "webhook_receiver.py": "genuine: 204; tampered: 400 rejected: no_matching_signature",
 }
 
 

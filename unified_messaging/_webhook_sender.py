@@ -1,0 +1,524 @@
+"""Outbound webhook HTTP (D19): one POST per attempt, its outcome, and the SSRF guard.
+
+:class:`WebhookSender` posts a signed body and classifies the answer. It never raises for
+anything the receiver or the network did; the worker stores the :class:`DeliveryResult` and
+asks ``_webhook_schedule`` when to try again.
+
+    2xx within the time-out         success
+    3xx                             retry (redirects are never followed: update the URL)
+    410 Gone                        disable the endpoint
+    429, 502, 503, 504              retry, honouring Retry-After (see ``_webhook_schedule``)
+    any other status                retry
+    time-out, connection failure    retry
+    target refused at connect time  retry (DNS may change; five days of it disables)
+    URL refused before any I/O      disable (it cannot succeed until the URL is edited)
+
+The SSRF guard. Endpoint URLs come from customers, and the worker runs inside the operator's
+network, so a URL naming ``169.254.169.254`` or ``10.0.0.5`` (or a name that resolves there)
+would let a customer make requests into it. Checking the URL when it is added is not enough:
+DNS answers change, so a name can resolve to a public address at the check and to a private
+one a second later when the request is made (DNS rebinding). The check therefore lives in the
+connection itself: :class:`GuardedNetworkBackend` replaces httpcore's network backend, resolves
+the host once, refuses the connection if any resolved address is not a global unicast address,
+and then dials that same checked IP literal, so nothing is resolved twice. TLS still verifies
+the certificate against the URL's host name (httpcore passes it as ``server_hostname``).
+Redirects are not followed, so a receiver cannot bounce us elsewhere either; environment
+proxies and ``.netrc`` are ignored (``trust_env=False``), since a proxy would do the dialling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final, Literal, Self
+from urllib.parse import urlsplit
+
+import httpcore
+import httpx
+
+from ._clock import Clock, SystemClock
+from ._errors import RequestInvalid
+from ._version import __version__
+from ._webhook_signing import signature_headers
+from .providers._http import parse_retry_after
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "USER_AGENT",
+    "DeliveryOutcome",
+    "DeliveryResult",
+    "GuardedNetworkBackend",
+    "GuardedTransport",
+    "IPAddress",
+    "IPNetwork",
+    "Resolver",
+    "TargetPolicy",
+    "TargetRefused",
+    "WebhookSender",
+    "address_problem",
+    "guarded_client",
+    "url_problem",
+    "validate_endpoint_url",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: ``(host, port) -> addresses``; the default asks the system resolver (``getaddrinfo``).
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+DeliveryOutcome = Literal["success", "retry", "disable"]
+
+#: The whole attempt (resolve, connect, send, answer) must finish within this many seconds.
+DEFAULT_TIMEOUT: Final = 15.0
+USER_AGENT: Final = f"unified-messaging/{__version__}"
+MAX_URL_LENGTH: Final = 2048
+#: How much of a failed answer's body is kept for the delivery log.
+EXCERPT_BYTES: Final = 200
+_ERROR_CHARS: Final = 300
+_THROTTLE_STATUSES: Final = frozenset({429, 502, 503, 504})
+
+_CGNAT: Final = ipaddress.IPv4Network("100.64.0.0/10")
+_BROADCAST: Final = ipaddress.IPv4Address("255.255.255.255")
+_ULA: Final = ipaddress.IPv6Network("fc00::/7")
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+_IPV4_COMPATIBLE: Final = ipaddress.IPv6Network("::/96")
+#: Never a sensible webhook target, even when private targets are allowed: "0.0.0.0" dials
+#: the local host on Linux, and the others are not unicast.
+_ALWAYS_REFUSED: Final = frozenset({"unspecified", "multicast", "broadcast"})
+_LOCAL_NAMES: Final = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
+
+
+# --------------------------------------------------------------------------- address policy
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, bool] | None:
+    """The IPv4 address an IPv6 address carries, and whether packets really go to it alone."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped, True
+    if ip in _NAT64 or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), True
+    if ip.sixtofour is not None:
+        return ip.sixtofour, False
+    if ip.teredo is not None:
+        return ip.teredo[1], False
+    return None
+
+
+def address_problem(ip: IPAddress) -> str | None:
+    """Why ``ip`` is not a global unicast address (``"loopback"``, ``"private"`` …), or None."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            inner, exclusive = embedded
+            problem = address_problem(inner)
+            if problem is not None or exclusive:
+                return problem
+    if ip.is_unspecified:
+        return "unspecified"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_link_local:
+        return "link-local"
+    if isinstance(ip, ipaddress.IPv4Address):
+        if ip == _BROADCAST:
+            return "broadcast"
+        if ip in _CGNAT:
+            return "shared (CGNAT)"
+    elif ip in _ULA or ip.is_site_local:
+        return "unique local"
+    if ip.is_private:
+        return "private"
+    if ip.is_reserved or not ip.is_global:
+        return "reserved"
+    return None
+
+
+class TargetPolicy:
+    """Which addresses webhooks may reach: global unicast only, unless the operator says more.
+
+    ``allow_private`` admits loopback, private, link-local, CGNAT and unique-local addresses
+    (a single-host deployment, or tests); ``allowed_networks`` admits just the CIDRs listed.
+    Unspecified, multicast and broadcast addresses are refused unless listed explicitly.
+    """
+
+    __slots__ = ("allow_private", "allowed_networks")
+
+    def __init__(
+        self, *, allow_private: bool = False, allowed_networks: Iterable[str | IPNetwork] = ()
+    ) -> None:
+        self.allow_private = allow_private
+        self.allowed_networks: tuple[IPNetwork, ...] = tuple(
+            ipaddress.ip_network(net, strict=False) if isinstance(net, str) else net
+            for net in allowed_networks
+        )
+
+    def __repr__(self) -> str:
+        nets = [str(net) for net in self.allowed_networks]
+        return f"TargetPolicy(allow_private={self.allow_private}, allowed_networks={nets})"
+
+    def _listed(self, ip: IPAddress) -> bool:
+        forms: list[IPAddress] = [ip]
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            forms.append(ip.ipv4_mapped)
+        return any(form in net for form in forms for net in self.allowed_networks)
+
+    def refusal(self, ip: IPAddress) -> str | None:
+        """Why the policy refuses ``ip``, or None when webhooks may go there."""
+        problem = address_problem(ip)
+        if problem is None or self._listed(ip):
+            return None
+        if self.allow_private and problem not in _ALWAYS_REFUSED:
+            return None
+        return problem
+
+
+def _literal_ip(host: str) -> IPAddress | None:
+    """The address ``host`` spells, including the legacy IPv4 forms resolvers still accept
+    (``127.1``, ``0x7f000001``, ``2130706433``), which would otherwise pass as host names."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if host[:1].isdigit() and all(c in "0123456789abcdefxABCDEFX." for c in host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
+
+
+def url_problem(url: str, policy: TargetPolicy) -> str | None:
+    """What is wrong with ``url`` as a webhook target, judged without any I/O; None if fine.
+
+    Only the URL's own text is judged here. A host name is judged when it is dialled.
+    """
+    if not isinstance(url, str) or not url:
+        return "must be a URL"
+    if len(url) > MAX_URL_LENGTH:
+        return f"must be at most {MAX_URL_LENGTH} characters"
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return "is not a valid URL"
+    if parsed.scheme not in ("http", "https"):
+        return "must use http or https"
+    if parsed.userinfo or "@" in urlsplit(url).netloc:
+        return "must not contain credentials"
+    host = parsed.host.rstrip(".").lower()
+    if not host:
+        return "must name a host"
+    ip = _literal_ip(host)
+    if ip is not None:
+        refusal = policy.refusal(ip)
+        return None if refusal is None else f"points to a {refusal} address"
+    if "%" in host or any(ch.isspace() for ch in host):
+        return "has an invalid host"
+    is_local = host in _LOCAL_NAMES or host.endswith(".localhost")
+    loopbacks = (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::1"))
+    # RFC 6761: these names are the local host; no resolver is needed to know where they go.
+    if is_local and all(policy.refusal(addr) for addr in loopbacks):
+        return "points to the local host"
+    return None
+
+
+def validate_endpoint_url(
+    url: str, *, allow_private: bool = False, allowed_networks: Iterable[str | IPNetwork] = ()
+) -> str:
+    """Check a webhook endpoint URL when it is added; return it, or raise ``RequestInvalid``.
+
+    This catches what the URL itself says (scheme, credentials, a private IP literal,
+    ``localhost``). Where a host name resolves is checked on every delivery, when dialling.
+    """
+    policy = TargetPolicy(allow_private=allow_private, allowed_networks=allowed_networks)
+    problem = url_problem(url, policy)
+    if problem is not None:
+        raise RequestInvalid.for_field("url", problem)
+    return url
+
+
+# --------------------------------------------------------------------------- connect-time guard
+
+
+class TargetRefused(httpx.ConnectError):
+    """The policy refused every address of the target: nothing was dialled."""
+
+
+async def _system_resolve(host: str, port: int) -> Sequence[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that only dials addresses the policy allows.
+
+    It resolves the host itself, refuses the connection if *any* resolved address is refused
+    (a name answering both a public and a private address is misconfigured or an attack on
+    whichever one gets tried first), and dials the checked IP literals, in the resolver's
+    order, through the wrapped backend, which therefore never resolves a name again.
+    """
+
+    def __init__(
+        self,
+        policy: TargetPolicy,
+        *,
+        resolver: Resolver | None = None,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._policy = policy
+        self._resolve = resolver or _system_resolve
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def _checked_addresses(
+        self, host: str, port: int, within: float | None
+    ) -> list[IPAddress]:
+        try:
+            async with asyncio.timeout(within):
+                answers = await self._resolve(host, port)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
+        addresses: list[IPAddress] = []
+        for answer in answers:
+            ip = ipaddress.ip_address(answer)
+            if ip not in addresses:
+                addresses.append(ip)
+        if not addresses:
+            raise httpcore.ConnectError(f"{host} has no addresses")
+        for ip in addresses:
+            refusal = self._policy.refusal(ip)
+            if refusal is not None:
+                raise TargetRefused(f"{host} resolves to {ip}, a {refusal} address")
+        return addresses
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        addresses = await self._checked_addresses(host, port, timeout)
+        failure: Exception | None = None
+        for ip in addresses:
+            remaining = None if deadline is None else max(0.0, deadline - loop.time())
+            try:
+                return await self._inner.connect_tcp(
+                    str(ip),
+                    port,
+                    timeout=remaining,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise TargetRefused("unix sockets are not webhook targets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class GuardedTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` whose every connection goes through the SSRF guard."""
+
+    def __init__(
+        self,
+        policy: TargetPolicy | None = None,
+        *,
+        resolver: Resolver | None = None,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits | None = None,
+    ) -> None:
+        context = verify if isinstance(verify, ssl.SSLContext) else None
+        context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
+        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        super().__init__(verify=context, trust_env=False, limits=limits)
+        # httpx builds its pool without a network-backend seam; this pool is the same one,
+        # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=GuardedNetworkBackend(
+                policy or TargetPolicy(), resolver=resolver, inner=network_backend
+            ),
+        )
+
+
+def guarded_client(
+    policy: TargetPolicy | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    resolver: Resolver | None = None,
+    network_backend: httpcore.AsyncNetworkBackend | None = None,
+) -> httpx.AsyncClient:
+    """The client a :class:`WebhookSender` makes for itself: guarded, no redirects, no env."""
+    return httpx.AsyncClient(
+        transport=GuardedTransport(policy, resolver=resolver, network_backend=network_backend),
+        timeout=httpx.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"user-agent": USER_AGENT},
+    )
+
+
+# --------------------------------------------------------------------------- delivery
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    """What one attempt came to. ``error`` is short and never holds more than an excerpt of
+    the receiver's answer; ``retry_after`` is its ``Retry-After`` in seconds, if it sent one."""
+
+    outcome: DeliveryOutcome
+    status_code: int | None = None
+    error: str | None = None
+    retry_after: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "success"
+
+
+def _short(text: str) -> str:
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
+
+
+async def _excerpt(response: httpx.Response) -> str:
+    """At most EXCERPT_BYTES of the body: a huge or endless answer is never read in full."""
+    if response.headers.get("content-encoding", "identity").lower() != "identity":
+        return ""
+    collected = bytearray()
+    chunks = response.aiter_raw()
+    try:
+        async for chunk in chunks:
+            collected += chunk
+            if len(collected) >= EXCERPT_BYTES:
+                break
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return collected[:EXCERPT_BYTES].decode("utf-8", "replace")
+
+
+class WebhookSender:
+    """POSTs webhook bodies and classifies the answers (see the module docstring).
+
+    Without a ``client`` it makes a guarded one (:func:`guarded_client`) and closes it in
+    :meth:`aclose`. An injected client is used as it is: give it a :class:`GuardedTransport`
+    (or, in tests, an ``httpx.MockTransport``), since the host-name check lives there. The URL
+    checks of :func:`url_problem` run here on every delivery whatever the client.
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None = None,
+        *,
+        policy: TargetPolicy | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self._policy = policy or TargetPolicy()
+        self._timeout = timeout
+        self._clock = clock or SystemClock()
+        self._owns_client = client is None
+        self._client = client or guarded_client(self._policy, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"WebhookSender(policy={self._policy!r}, timeout={self._timeout})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def deliver_signed(
+        self, url: str, body: bytes, *, secrets: Sequence[str], msg_id: str
+    ) -> DeliveryResult:
+        """Sign ``body`` for this attempt and deliver it.
+
+        The ``webhook-id`` (``msg_id``) stays the same on every retry of an event, while the
+        timestamp is the attempt's own, so a retry hours later is not refused as a replay.
+        """
+        timestamp = int(self._clock.now().timestamp())
+        return await self.deliver(url, body, signature_headers(secrets, msg_id, timestamp, body))
+
+    async def deliver(self, url: str, body: bytes, headers: Mapping[str, str]) -> DeliveryResult:
+        """Make one attempt; never raises for what the network or the receiver did."""
+        problem = url_problem(url, self._policy)
+        if problem is not None:
+            return DeliveryResult("disable", error=f"refused: URL {problem}")
+        request_headers = {
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            # Failed answers are excerpted raw; a compressed one would be unreadable.
+            "accept-encoding": "identity",
+            **headers,
+        }
+        try:
+            async with (
+                asyncio.timeout(self._timeout),
+                self._client.stream(
+                    "POST", url, content=body, headers=request_headers, follow_redirects=False
+                ) as response,
+            ):
+                return await self._judge(response)
+        except TargetRefused as exc:
+            return DeliveryResult("retry", error=_short(f"refused: {exc}"))
+        except (TimeoutError, httpx.TimeoutException):
+            return DeliveryResult("retry", error=f"timed out after {self._timeout:g} s")
+        except httpx.HTTPError as exc:
+            return DeliveryResult("retry", error=_short(f"{type(exc).__name__}: {exc}"))
+
+    async def _judge(self, response: httpx.Response) -> DeliveryResult:
+        code = response.status_code
+        if 200 <= code < 300:
+            return DeliveryResult("success", status_code=code)
+        if 300 <= code < 400:
+            location = response.headers.get("location", "")
+            note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
+            return DeliveryResult("retry", status_code=code, error=_short(note))
+        excerpt = await _excerpt(response)
+        error = _short(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
+        if code == 410:
+            return DeliveryResult("disable", status_code=code, error=error)
+        retry_after = None
+        if code in _THROTTLE_STATUSES:
+            retry_after = parse_retry_after(
+                response.headers.get("retry-after"), now=self._clock.now()
+            )
+        return DeliveryResult("retry", status_code=code, error=error, retry_after=retry_after)
