@@ -61,7 +61,6 @@ class AdminMixin:
         name: str,
         *,
         monthly_quota: int | None = None,
-        retry_unavailable: bool = False,
     ) -> Workspace:
         name = name.strip()
         if not 1 <= len(name) <= 200:
@@ -72,7 +71,6 @@ class AdminMixin:
             name=name,
             created_at=self._clock.now(),
             monthly_quota=monthly_quota,
-            retry_unavailable=retry_unavailable,
         )
         await self._store.create_workspace(workspace)
         return workspace

@@ -55,7 +55,8 @@ class Workspace:
     created_at: datetime
     #: Logical messages per calendar month (UTC); ``None`` is unlimited (D17).
     monthly_quota: int | None = None
-    #: D7 opt-in: when every provider is unavailable, answer ``queued`` and retry.
+    #: D7 opt-in: when every provider is unavailable, answer ``queued`` and retry. Stored now;
+    #: it takes effect with the delivery worker (not yet settable through the admin API).
     retry_unavailable: bool = False
     queue_ttl: timedelta = DEFAULT_QUEUE_TTL
 

@@ -93,14 +93,8 @@ class SyncMessenger:
         return self._run(self.messenger.list_providers(auth))
 
     # -- admin
-    def create_workspace(
-        self, name: str, *, monthly_quota: int | None = None, retry_unavailable: bool = False
-    ) -> Workspace:
-        return self._run(
-            self.messenger.create_workspace(
-                name, monthly_quota=monthly_quota, retry_unavailable=retry_unavailable
-            )
-        )
+    def create_workspace(self, name: str, *, monthly_quota: int | None = None) -> Workspace:
+        return self._run(self.messenger.create_workspace(name, monthly_quota=monthly_quota))
 
     def get_workspace(self, workspace_id: str) -> Workspace:
         return self._run(self.messenger.get_workspace(workspace_id))
