@@ -3,6 +3,7 @@
 The public surface is exactly ``__all__``; everything in ``_modules`` is private.
 """
 
+from ._access import RateLimitRefused
 from ._admin import CreatedApiKey, QuotaUsage
 from ._clock import Clock, ManualClock, SystemClock
 from ._domain import (
@@ -62,6 +63,7 @@ from ._models import (
     SendResponse,
     StatusRecord,
 )
+from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
 from ._recipients import normalize_recipient
 from ._sync import SyncMessenger
 from ._templates import render as render_template
@@ -100,6 +102,7 @@ __all__ = [
     "InvalidRecipient",
     "IpNotAllowed",
     "ManualClock",
+    "MemoryRateLimiter",
     "MessageNotFound",
     "MessageRecord",
     "MessageStatus",
@@ -113,7 +116,11 @@ __all__ = [
     "ProviderUnavailable",
     "QuotaExceeded",
     "QuotaUsage",
+    "RateLimitDecision",
+    "RateLimitPolicy",
+    "RateLimitRefused",
     "RateLimited",
+    "RateLimiter",
     "RequestInvalid",
     "ResourceNotFound",
     "SendRequest",

@@ -1,0 +1,18 @@
+"""The REST edge: ``create_app(messenger)`` is an ASGI app serving the ``/v1`` contract.
+
+Needs the ``server`` extra (``pip install 'unified-messaging[server]'``). It holds HTTP
+concerns only: the Bearer token, the client address, body limits, idempotency replays,
+error rendering and the OpenAPI document. Every rule is the façade's.
+"""
+
+try:
+    import starlette  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "unified_messaging.asgi needs Starlette: pip install 'unified-messaging[server]'"
+    ) from exc
+
+from ._app import DEFAULT_MAX_BODY_BYTES, create_app, messenger_lifespan
+from ._openapi import openapi_document
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "messenger_lifespan", "openapi_document"]

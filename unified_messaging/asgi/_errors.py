@@ -1,0 +1,107 @@
+"""HTTP error rendering (D13): every error the app answers, in one body shape.
+
+    {"error": {"code": "…", "message": "…", "details": [{"field": "…", "message": "…"}]}}
+
+``details`` only on 400; a 502 ``PROVIDER_UNAVAILABLE`` also names the ``job_id`` it left
+behind. The core raises :class:`~unified_messaging.MessagingError` subclasses that already
+carry their status and code; this module only turns them into bytes and headers. A 500
+never says more than "Internal error.": what went wrong goes to the log, not to the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Final
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .._errors import MessagingError, ProviderUnavailable, RequestInvalid, Unauthorized
+
+__all__ = [
+    "JSON_MEDIA_TYPE",
+    "error_body",
+    "error_response",
+    "http_exception_response",
+    "internal_error_response",
+    "json_bytes",
+]
+
+JSON_MEDIA_TYPE: Final = "application/json"
+_INTERNAL_MESSAGE: Final = "Internal error."
+#: RFC 6750 §3: a 401 names the scheme the client should use.
+_CHALLENGE: Final = {"WWW-Authenticate": "Bearer"}
+_ROUTER_CODES: Final = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+
+logger = logging.getLogger("unified_messaging.asgi")
+
+
+def json_bytes(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def error_body(error: MessagingError) -> dict[str, object]:
+    """The D13 body of ``error``.
+
+    A 500 or 503 says only what kind of failure it was: their own messages may name
+    internals (a database path, a driver's complaint), which go to the log instead.
+    """
+    if error.http_status >= 500 and not isinstance(error, ProviderUnavailable):
+        message = _INTERNAL_MESSAGE if error.http_status == 500 else type(error).default_message
+        return {"error": {"code": error.code, "message": message}}
+    body: dict[str, object] = {"code": error.code, "message": error.message}
+    if isinstance(error, RequestInvalid):
+        details = error.details or ()
+        body["details"] = [{"field": d.field, "message": d.message} for d in details] or [
+            {"field": "body", "message": error.message}
+        ]
+    if isinstance(error, ProviderUnavailable) and error.job_id is not None:
+        body["job_id"] = error.job_id
+    return {"error": body}
+
+
+def error_response(error: MessagingError, headers: Mapping[str, str] | None = None) -> Response:
+    """The response for a :class:`MessagingError`, with ``headers`` (e.g. the RateLimit fields)."""
+    if error.http_status >= 500:
+        _log(error)
+    all_headers = dict(headers or {})
+    if isinstance(error, Unauthorized):
+        all_headers.update(_CHALLENGE)
+    return Response(
+        json_bytes(error_body(error)),
+        status_code=error.http_status,
+        headers=all_headers,
+        media_type=JSON_MEDIA_TYPE,
+    )
+
+
+def internal_error_response() -> Response:
+    body = {"error": {"code": "INTERNAL_ERROR", "message": _INTERNAL_MESSAGE}}
+    return Response(json_bytes(body), status_code=500, media_type=JSON_MEDIA_TYPE)
+
+
+async def http_exception_response(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 (no route) and 405 (wrong method), in the contract's body."""
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    code = _ROUTER_CODES.get(status) or HTTPStatus(status).phrase.upper().replace(" ", "_")
+    message = "No such endpoint." if status == 404 else HTTPStatus(status).phrase + "."
+    if status == 405:
+        message = f"The method {request.method} is not allowed here."
+    body = {"error": {"code": code, "message": message}}
+    return Response(
+        json_bytes(body), status_code=status, headers=exc.headers, media_type=JSON_MEDIA_TYPE
+    )
+
+
+def _log(error: MessagingError) -> None:
+    # The error's own message is safe to log (the core never puts a secret in one); the
+    # traceback is only worth having for the unexpected kind.
+    if error.http_status == 500:
+        logger.error("internal error: %r", error, exc_info=error)
+    else:
+        logger.warning("%s: %s", error.code, error.message)

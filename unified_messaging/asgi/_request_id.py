@@ -1,0 +1,75 @@
+"""``X-Request-ID`` on every response, and the last line of defence that guarantees it.
+
+The middleware echoes a client's id when it is sane (so a caller can correlate its logs with
+ours) and makes one otherwise. It also turns any exception that escaped the app into the
+D13 500 body, logged with the request id, so not even a bug answers without the header or
+with a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Final
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .._ids import new_id
+from ._errors import internal_error_response
+
+__all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "request_id"]
+
+REQUEST_ID_HEADER: Final = "X-Request-ID"
+_SCOPE_KEY: Final = "unified_messaging.request_id"
+# Ids are echoed into our logs and responses: only plain tokens, so nothing can be injected.
+_SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+=/@-]{0,127}")
+
+logger = logging.getLogger("unified_messaging.asgi")
+
+
+def request_id(scope: Scope) -> str:
+    """The id of the request in ``scope`` (set by :class:`RequestIdMiddleware`)."""
+    found = scope.get(_SCOPE_KEY)
+    return found if isinstance(found, str) else "-"
+
+
+def _incoming(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"x-request-id":
+            text = value.decode("latin-1").strip()
+            return text if _SANE.fullmatch(text) else None
+    return None
+
+
+class RequestIdMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = _incoming(scope) or new_id("req")
+        scope[_SCOPE_KEY] = rid
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = MutableHeaders(scope=message)
+                headers[REQUEST_ID_HEADER] = rid
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            # Logged here with the id, not re-raised: the server would log it again, and a
+            # host's error page would replace the contract's body.
+            logger.exception(
+                "unhandled error in %s %s (request %s)", scope["method"], scope["path"], rid
+            )
+            if started:
+                return
+            await internal_error_response()(scope, receive, send_with_id)

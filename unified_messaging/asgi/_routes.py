@@ -1,0 +1,177 @@
+"""The five REST endpoints: what each reads from HTTP, which façade method it calls.
+
+Every authenticated endpoint runs the same frame: authorize (the core's 401 → 403 → 429),
+then the operation, whose own errors come out in the core's order (400 → 404 → 422 →
+quota). The RateLimit fields go on every answer after the rate-limit check, errors included.
+
+POSTs add ``Idempotency-Key`` (the rules are the core's, in ``_idempotency``) between the
+400s and the rest: the body is read and validated against the core's request model first,
+so a malformed request is a 400 whatever its key, and only a well-formed one can claim,
+replay or conflict with a key. This module only decides what an answer is in HTTP terms:
+a status and the exact body bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final, Protocol, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .._access import RateLimitRefused
+from .._errors import MessagingError
+from .._idempotency import (
+    IdempotencyKeys,
+    check_idempotency_key,
+    keeps_answer,
+    request_fingerprint,
+)
+from .._messenger import Messenger, Principal
+from .._models import BulkRequest, SendRequest, parse_model
+from .._version import __version__
+from ._auth import bearer_token
+from ._body import read_json_object
+from ._client_ip import ClientAddress
+from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
+
+__all__ = ["RestApi"]
+
+REPLAYED_HEADER: Final = "Idempotent-Replayed"
+logger = logging.getLogger("unified_messaging.asgi")
+
+
+class _Answer(Protocol):
+    def to_dict(self) -> dict[str, object]: ...
+
+
+RequestModel = TypeVar("RequestModel", SendRequest, BulkRequest)
+Operation = Callable[[Principal, RequestModel], Awaitable[_Answer]]
+Handler = Callable[[Request, Principal], Awaitable[Response]]
+
+
+def _json(body: bytes, status_code: int, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(body, status_code=status_code, headers=headers, media_type=JSON_MEDIA_TYPE)
+
+
+class RestApi:
+    """The endpoints of one app, bound to its messenger and its HTTP settings."""
+
+    def __init__(
+        self,
+        messenger: Messenger,
+        *,
+        client_address: ClientAddress,
+        max_body_bytes: int,
+        idempotency: IdempotencyKeys,
+    ) -> None:
+        self._messenger = messenger
+        self._client_address = client_address
+        self._max_body_bytes = max_body_bytes
+        self._keys = idempotency
+        # The health answer does no I/O and never changes: build it once.
+        self._health = json_bytes({"status": "ok", "version": __version__})
+
+    # ------------------------------------------------------------------ endpoints
+
+    async def health(self, request: Request) -> Response:
+        return _json(self._health, 200)
+
+    async def send(self, request: Request) -> Response:
+        handler = self._post("/v1/messages", SendRequest, self._messenger.send)
+        return await self._authorized(request, handler)
+
+    async def send_bulk(self, request: Request) -> Response:
+        handler = self._post("/v1/messages/bulk", BulkRequest, self._messenger.send_bulk)
+        return await self._authorized(request, handler)
+
+    async def get_message(self, request: Request) -> Response:
+        return await self._authorized(request, self._get_message)
+
+    # ------------------------------------------------------------------ the frame
+
+    async def _authorized(self, request: Request, handler: Handler) -> Response:
+        token = bearer_token(request.headers)
+        try:
+            principal, decision = await self._messenger.authorize(
+                token, self._client_address(request.scope)
+            )
+        except RateLimitRefused as exc:
+            return error_response(exc, exc.decision.headers())
+        except MessagingError as exc:
+            return error_response(exc)
+        rate_headers = decision.headers()
+        try:
+            response = await handler(request, principal)
+        except MessagingError as exc:
+            return error_response(exc, rate_headers)
+        response.headers.update(rate_headers)
+        return response
+
+    async def _get_message(self, request: Request, principal: Principal) -> Response:
+        record = await self._messenger.get_message(principal, request.path_params["job_id"])
+        return _json(json_bytes(record.to_dict()), 200)
+
+    def _post(
+        self,
+        path: str,
+        model: type[RequestModel],
+        operation: Operation[RequestModel],
+    ) -> Handler:
+        async def handler(request: Request, principal: Principal) -> Response:
+            idem_key = request.headers.get("idempotency-key")
+            if idem_key is not None:
+                check_idempotency_key(idem_key)
+            payload = await read_json_object(request, self._max_body_bytes)
+            parsed = parse_model(model, payload)
+            if idem_key is None:
+                answer = await operation(principal, parsed)
+                return _json(json_bytes(answer.to_dict()), 201)
+            # The fingerprint is of the JSON as sent (canonically), not of the parsed model,
+            # whose defaults would make different bodies look the same.
+            fingerprint = request_fingerprint("POST", path, payload)
+            return await self._once(principal, idem_key, fingerprint, operation, parsed)
+
+        return handler
+
+    async def _once(
+        self,
+        principal: Principal,
+        idem_key: str,
+        fingerprint: str,
+        operation: Operation[RequestModel],
+        parsed: RequestModel,
+    ) -> Response:
+        stored = await self._keys.begin(principal, idem_key, fingerprint)
+        if stored is not None:
+            return _json(stored.body, stored.status_code, {REPLAYED_HEADER: "true"})
+        try:
+            answer = await operation(principal, parsed)
+        except MessagingError as exc:
+            if not keeps_answer(exc):
+                await self._release(principal, idem_key)
+                raise
+            body = json_bytes(error_body(exc))
+            await self._finish(principal, idem_key, exc.http_status, body)
+            return error_response(exc)
+        except BaseException:
+            await self._release(principal, idem_key)
+            raise
+        body = json_bytes(answer.to_dict())
+        await self._finish(principal, idem_key, 201, body)
+        return _json(body, 201)
+
+    async def _finish(self, principal: Principal, idem_key: str, status: int, body: bytes) -> None:
+        try:
+            await self._keys.finish(principal, idem_key, status, body)
+        except Exception:
+            # The message went out; its answer still reaches the caller. The key stays in
+            # flight, so a retry gets 409 rather than a second message, until it times out.
+            logger.warning("could not store the answer to an Idempotency-Key", exc_info=True)
+
+    async def _release(self, principal: Principal, idem_key: str) -> None:
+        try:
+            await self._keys.release(principal, idem_key)
+        except Exception:
+            logger.warning("could not release an Idempotency-Key", exc_info=True)
