@@ -7,7 +7,6 @@ per logical message, and the choice between a live adapter and the simulator (D2
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -15,13 +14,13 @@ from types import TracebackType
 from typing import Self
 
 from ._access import AccessMixin
+from ._adapters import AdapterPool
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
 from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Workspace
 from ._errors import (
     ChatUnreachable,
     FallbackNotAllowed,
-    InvalidCredentials,
     MessageNotFound,
     MessagingError,
     ProviderNotConnected,
@@ -50,14 +49,11 @@ from ._routing import Hop, Job, dispatch
 from ._templates import placeholders, render, render_value
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
-from .providers._http import AdapterSpec
 from .providers.base import (
     AdapterFactory,
-    ProviderAdapter,
     ProviderTemplate,
-    SubmitOutcome,
 )
-from .providers.simulator import SimulatedSubmission, Simulator, SimulatorSettings
+from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import Store
 from .store.memory import MemoryStore
 
@@ -93,34 +89,6 @@ class _Plan:
         return self.hops[0].connection
 
 
-class _UnreachableLiveAdapter:
-    """Stands in for a live adapter this installation does not have, so routing moves on."""
-
-    max_batch = 1
-
-    def __init__(self, code: ProviderCode) -> None:
-        self._code: ProviderCode = code
-
-    @property
-    def code(self) -> ProviderCode:
-        return self._code
-
-    async def submit(self, request: object) -> SubmitOutcome:
-        return SubmitOutcome.unavailable(f"No live adapter for {self._code} is installed.")
-
-    async def submit_batch(self, requests: Sequence[object]) -> list[SubmitOutcome]:
-        return [await self.submit(r) for r in requests]
-
-    def parse_reports(self, callback: object) -> list[object]:
-        return []
-
-    async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[object]:
-        return []
-
-    async def aclose(self) -> None:
-        return None
-
-
 class Messenger(AccessMixin, AdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
@@ -153,23 +121,15 @@ class Messenger(AccessMixin, AdminMixin):
         self._store: Store = store if store is not None else MemoryStore()
         self._clock: Clock = clock or SystemClock()
         self._vault: Vault = vault or Vault.from_env() or Vault.generate()
-        shipped = _shipped_adapters()
-        self._live_factories: dict[ProviderCode, AdapterFactory] = (
-            dict(live_adapters)
-            if live_adapters is not None
-            else {code: spec.factory for code, spec in shipped.items()}
+        self._adapters = AdapterPool(
+            vault=self._vault,
+            clock=self._clock,
+            live_adapters=live_adapters,
+            simulator_settings=simulator_settings or SimulatorSettings(),
+            on_simulated=on_simulated,
         )
-        self._credential_schemas = {
-            code: spec.credentials
-            for code, spec in shipped.items()
-            if self._live_factories.get(code) is spec.factory
-        }
-        self._simulator_settings = simulator_settings or SimulatorSettings()
-        self._on_simulated = on_simulated
+        self._credential_schemas = self._adapters.credential_schemas
         self._concurrency = max_concurrency
-        self._simulators: dict[ProviderCode, ProviderAdapter] = {}
-        self._live: dict[str, tuple[Connection, ProviderAdapter]] = {}
-        self._retired: list[ProviderAdapter] = []
         # ``is None``, not ``or``: an empty MemoryRateLimiter has a length of 0, so it is falsy.
         self._rate_limiter: RateLimiter = (
             rate_limiter if rate_limiter is not None else MemoryRateLimiter(self._clock)
@@ -193,13 +153,7 @@ class Messenger(AccessMixin, AdminMixin):
         await self._store.open()
 
     async def aclose(self) -> None:
-        adapters = [adapter for _, adapter in self._live.values()]
-        adapters += self._simulators.values()
-        adapters += self._retired
-        self._live.clear()
-        self._retired.clear()
-        self._simulators.clear()
-        await asyncio.gather(*(a.aclose() for a in adapters), return_exceptions=True)
+        await self._adapters.aclose()
         await self._store.close()
 
     async def __aenter__(self) -> Self:
@@ -348,7 +302,12 @@ class Messenger(AccessMixin, AdminMixin):
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
         hops = tuple(
-            Hop(c, self._adapter(c, auth.livemode), _resolve_sender(sender, c)) for c in chain
+            Hop(
+                c,
+                self._adapters.for_connection(c, livemode=auth.livemode),
+                _resolve_sender(sender, c),
+            )
+            for c in chain
         )
         return _Plan(hops, template, fallback_requested=bool(fallback))
 
@@ -503,33 +462,6 @@ class Messenger(AccessMixin, AdminMixin):
 
     # ------------------------------------------------------------------ adapters
 
-    def _adapter(self, connection: Connection, livemode: bool) -> ProviderAdapter:
-        if not livemode:
-            return self._simulator(connection.provider)
-        cached = self._live.get(connection.id)
-        if cached is not None and cached[0] == connection:
-            return cached[1]
-        factory = self._live_factories.get(connection.provider)
-        adapter: ProviderAdapter
-        if factory is None:
-            adapter = _UnreachableLiveAdapter(connection.provider)  # type: ignore[assignment]
-        else:
-            credentials = self._vault.decrypt_json(
-                connection.credentials,
-                workspace_id=connection.workspace_id,
-                connection_id=connection.id,
-            )
-            if not credentials:
-                raise InvalidCredentials(
-                    f"The {connection.provider} connection has no credentials: "
-                    "it can send with test keys only."
-                )
-            adapter = factory(connection, credentials)
-        if cached is not None:
-            self._retired.append(cached[1])  # may still be in use by a send in flight
-        self._live[connection.id] = (connection, adapter)
-        return adapter
-
     async def test_connection(self, connection_id: str) -> None:
         """Check a connection's credentials against its provider (a balance or header call).
 
@@ -537,27 +469,10 @@ class Messenger(AccessMixin, AdminMixin):
         :class:`ProviderUnavailable` if it cannot be asked.
         """
         connection = await self.get_connection(connection_id)
-        adapter = self._adapter(connection, livemode=True)
+        adapter = self._adapters.for_connection(connection, livemode=True)
         check = getattr(adapter, "check", None)
         if check is not None:
             await check()
-
-    def _simulator(self, code: ProviderCode) -> ProviderAdapter:
-        simulator = self._simulators.get(code)
-        if simulator is None:
-            simulator = self._simulators[code] = Simulator(
-                code,
-                clock=self._clock,
-                settings=self._simulator_settings,
-                record=self._on_simulated,
-            )
-        return simulator
-
-
-def _shipped_adapters() -> Mapping[ProviderCode, AdapterSpec]:
-    from .providers.registry import LIVE_ADAPTERS
-
-    return LIVE_ADAPTERS
 
 
 _UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
