@@ -17,18 +17,18 @@ endpoint answer an error number. Report statuses are set per number with ``statu
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from ._server import serve
 
 __all__ = ["FakeMutlucell", "Received", "serve"]
 
@@ -179,23 +179,3 @@ def _numbers(nums: str) -> list[str]:
 
 def _plain(text: str) -> Response:
     return Response(text, 200, media_type=_PLAIN)
-
-
-@contextlib.asynccontextmanager
-async def serve(app: Starlette) -> AsyncIterator[str]:
-    """Run ``app`` under uvicorn on a free loopback port; yields its base URL."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            if task.done():
-                task.result()  # startup failed: raise its error
-            await asyncio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task

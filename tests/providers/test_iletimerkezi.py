@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from fakes._server import serve
 from fakes.iletimerkezi import Canned, IletimerkeziFake
 
 from unified_messaging._domain import Connection
@@ -76,22 +74,6 @@ async def client(fake: IletimerkeziFake) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 def adapter(client: httpx.AsyncClient) -> IletimerkeziAdapter:
     return IletimerkeziAdapter(connection(), CREDENTIALS, client=client)
-
-
-@asynccontextmanager
-async def served(app: Any) -> AsyncIterator[str]:
-    """The fake on real loopback HTTP, on a free port."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event
-        await asyncio.sleep(0.005)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 # --- acceptance and the wire body ------------------------------------------------------------
@@ -638,7 +620,7 @@ async def test_the_credentials_check_cannot_decide_when_iletimerkezi_is_down(
 
 
 async def test_a_send_over_loopback_http_is_accepted(fake: IletimerkeziFake) -> None:
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = IletimerkeziAdapter(connection(base_url=base), CREDENTIALS)
         try:
             outcome = await adapter.submit(message())
@@ -659,7 +641,7 @@ async def test_a_read_time_out_is_unavailable_and_never_re_posted(
 
     fake.script(Canned(code=200, body=b"{}", delay=0.3))
     timeout = httpx.Timeout(connect=2.0, read=0.05, write=2.0, pool=2.0)
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = IletimerkeziAdapter(
             connection(base_url=base), CREDENTIALS, timeout=timeout, sleep=no_sleep
         )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from fakes._server import serve
 from fakes.kannel import PASSWORD, USERNAME, Canned, KannelFake
 
 from unified_messaging._domain import Connection
@@ -66,22 +64,6 @@ async def client(fake: KannelFake) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 def adapter(client: httpx.AsyncClient) -> KannelAdapter:
     return KannelAdapter(connection(), CREDENTIALS, client=client, sleep=no_sleep)
-
-
-@asynccontextmanager
-async def served(app: Any) -> AsyncIterator[str]:
-    """``app`` on real loopback HTTP: uvicorn in this event loop, on a free port."""
-    config = uvicorn.Config(app, port=0, log_level="warning", lifespan="off", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 def mock_adapter(handler: Any, **kw: Any) -> KannelAdapter:
@@ -361,7 +343,7 @@ async def test_a_read_time_out_is_unavailable_and_never_resent() -> None:
 
 async def test_a_slow_gateway_times_out_over_loopback(fake: KannelFake) -> None:
     fake.script(Canned(202, "0: Accepted for delivery", delay=0.5))
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = KannelAdapter(
             connection(base_url=base),
             CREDENTIALS,
@@ -407,7 +389,7 @@ async def test_connect_errors_are_retried_connect_retries_times() -> None:
 
 
 async def test_sends_over_real_loopback_http(fake: KannelFake) -> None:
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = KannelAdapter(connection(base_url=base), CREDENTIALS)
         outcome = await adapter.submit(message("Merhaba dünya 👋"))
         await adapter.aclose()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from fakes._server import serve
 from fakes.telegram import TOKEN, Canned, TelegramFake, error_body
 
 from unified_messaging._domain import Connection
@@ -66,22 +64,6 @@ async def client(fake: TelegramFake) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 def adapter(client: httpx.AsyncClient) -> TelegramAdapter:
     return TelegramAdapter(connection(), CREDENTIALS, client=client, sleep=no_sleep)
-
-
-@asynccontextmanager
-async def served(app: Any) -> AsyncIterator[str]:
-    """``app`` on real loopback HTTP: uvicorn in this event loop, on a free port."""
-    config = uvicorn.Config(app, port=0, log_level="warning", lifespan="off", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 def mock_adapter(handler: Any, **kw: Any) -> TelegramAdapter:
@@ -323,7 +305,7 @@ async def test_a_read_time_out_is_unavailable_and_never_resent() -> None:
 
 async def test_a_slow_api_times_out_over_loopback(fake: TelegramFake) -> None:
     fake.script(Canned(200, error_body(500, "late"), delay=0.5))
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = TelegramAdapter(
             connection(base_url=base), CREDENTIALS, timeout=httpx.Timeout(5.0, read=0.1)
         )
@@ -351,7 +333,7 @@ async def test_a_refused_connection_is_retried_then_unavailable() -> None:
 
 
 async def test_sends_over_real_loopback_http(fake: TelegramFake) -> None:
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = TelegramAdapter(connection(base_url=base), CREDENTIALS)
         outcome = await adapter.submit(message(text="Merhaba 👋"))
         await adapter.aclose()
@@ -373,7 +355,7 @@ async def test_the_token_never_reaches_logs_over_loopback(
     fake: TelegramFake, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    async with served(fake.app) as base:
+    async with serve(fake.app) as base:
         adapter = TelegramAdapter(connection(base_url=base), CREDENTIALS)
         await adapter.submit(message())
         await adapter.submit(message("777"))

@@ -35,21 +35,26 @@ reports (``undelivered``), so ``IYS_CONSENT_MISSING`` never comes from this adap
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Final
 
 import httpx
 from pydantic import Field, SecretStr
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import IysMode, ProviderCode
-from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from ._http import (
+    AdapterSpec,
+    Answer,
+    CredentialsModel,
+    HttpAdapter,
+    JsonUnreadable,
+    decode_json,
+)
+from ._sms import json_answer, national, numbers_by_id, send_in_groups
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "IletimerkeziAdapter"]
@@ -110,65 +115,12 @@ class Credentials(CredentialsModel):
     api_hash: SecretStr = Field(min_length=1)
 
 
-class _AnswerTooLarge(Exception):
-    """The answer was cut off at :data:`MAX_ANSWER_BYTES`."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    status: int
-    content_type: str
-    retry_after: float | None
-    body: bytes
-
-
-_Indexed = tuple[int, SubmitRequest]
-
-
-def _national(number: object) -> str | None:
-    """``5XXXXXXXXX`` from any Turkish mobile form (``+905…``, ``905…``, ``05…``), else None."""
-    digits = "".join(c for c in str(number) if c.isdigit())
-    for prefix in ("90", "0"):
-        if len(digits) == 10 + len(prefix) and digits.startswith(prefix):
-            digits = digits[len(prefix) :]
-    return digits if len(digits) == 10 and digits.startswith("5") else None
-
-
-def _split_distinct(items: Sequence[_Indexed], size: int) -> list[list[_Indexed]]:
-    """Chunks of at most ``size`` in which no number appears twice (ids stay unique)."""
-    chunks: list[tuple[list[_Indexed], set[str]]] = []
-    for item in items:
-        to = item[1].to
-        for chunk, numbers in chunks:
-            if len(chunk) < size and to not in numbers:
-                chunk.append(item)
-                numbers.add(to)
-                break
-        else:
-            chunks.append(([item], {to}))
-    return [chunk for chunk, _ in chunks]
-
-
-def _decode(answer: _Answer) -> tuple[int, str, dict[str, object]] | SubmitOutcome:
+def _decode(answer: Answer) -> tuple[int, str, dict[str, object]] | SubmitOutcome:
     """``(code, message, response)`` of an answer, or the outcome of an unreadable one."""
-    if answer.status == 429:
-        return SubmitOutcome.unavailable(
-            "İletimerkezi is throttling requests (HTTP 429).", retry_after=answer.retry_after
-        )
-    if answer.status >= 500:
-        return SubmitOutcome.unavailable(f"İletimerkezi answered HTTP {answer.status}.")
-    kind = answer.content_type.split(";")[0].strip().lower()
-    if kind and "json" not in kind and kind != "text/plain":
-        return SubmitOutcome.unavailable(
-            f"İletimerkezi answered HTTP {answer.status} with {kind}, not JSON."
-        )
-    try:
-        data = json.loads(answer.body)
-    except (ValueError, RecursionError):
-        return SubmitOutcome.unavailable(
-            f"İletimerkezi's answer (HTTP {answer.status}) is not JSON."
-        )
-    response = data.get("response") if isinstance(data, dict) else None
+    data = json_answer(answer, "İletimerkezi")
+    if isinstance(data, SubmitOutcome):
+        return data
+    response = data.get("response")
     status = response.get("status") if isinstance(response, dict) else None
     code = status.get("code") if isinstance(status, dict) else None
     if not isinstance(response, dict) or isinstance(code, bool) or not str(code).isdigit():
@@ -193,41 +145,9 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         }
         return {"request": {"authentication": auth, **fields}}
 
-    async def exchange(self, path: str, body: object) -> _Answer:
-        """One POST: connect retries only (like ``request()``), answer read up to the cap.
-
-        Raises ``httpx.HTTPError`` (transport) or :class:`_AnswerTooLarge`.
-        """
-        request = self.client.build_request("POST", self.base_url + path, json=body)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        response: httpx.Response | None = None
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-        assert response is not None
-        try:
-            length = response.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > MAX_ANSWER_BYTES:
-                raise _AnswerTooLarge
-            content = bytearray()
-            async for chunk in response.aiter_bytes():
-                content += chunk
-                if len(content) > MAX_ANSWER_BYTES:
-                    raise _AnswerTooLarge
-        finally:
-            await response.aclose()
-        return _Answer(
-            response.status_code,
-            response.headers.get("Content-Type", ""),
-            parse_retry_after(response.headers.get("Retry-After")),
-            bytes(content),
-        )
+    async def _post(self, path: str, body: object) -> Answer:
+        """One POST, its answer capped; raises ``httpx.HTTPError`` (transport)."""
+        return await self.exchange("POST", path, max_body=MAX_ANSWER_BYTES, json=body)
 
     # --- submit --------------------------------------------------------------------------------
 
@@ -235,26 +155,18 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         return (await self.submit_batch([request]))[0]
 
     async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
-        outcomes: dict[int, SubmitOutcome] = {}
-        groups: dict[tuple[str, IysMode], list[_Indexed]] = {}
-        for index, request in enumerate(requests):
-            refusal = self._refusal(request)
-            if refusal is not None:
-                outcomes[index] = refusal
-                continue
-            key = (request.sender or self.connection.default_sender or "", request.iys_mode)
-            groups.setdefault(key, []).append((index, request))
         # One sender and IYS class per order; over max_batch is split into more orders.
-        for (sender, iys_mode), members in groups.items():
-            for chunk in _split_distinct(members, self.max_batch):
-                answers = await self._send_order(sender, iys_mode, [r for _, r in chunk])
-                for (index, _), outcome in zip(chunk, answers, strict=True):
-                    outcomes[index] = outcome
-        return [outcomes[i] for i in range(len(requests))]
+        return await send_in_groups(
+            requests,
+            refusal=self._refusal,
+            key=lambda r: (r.sender or self.connection.default_sender or "", r.iys_mode),
+            size=self.max_batch,
+            send=lambda key, chunk: self._send_order(*key, chunk),
+        )
 
     def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
         """Why İletimerkezi would refuse this message, decided before any call."""
-        if _national(request.to) is None or not request.to.startswith("+90"):
+        if national(request.to) is None or not request.to.startswith("+90"):
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT", "İletimerkezi takes Turkish mobile numbers (+905…) only."
             )
@@ -277,7 +189,7 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
     def _order(self, sender: str, iys_mode: IysMode, chunk: Sequence[SubmitRequest]) -> object:
         numbers_of: dict[str, list[str | None]] = {}
         for request in chunk:
-            numbers_of.setdefault(request.text, []).append(_national(request.to))
+            numbers_of.setdefault(request.text, []).append(national(request.to))
         messages = [{"text": t, "receipents": {"number": n}} for t, n in numbers_of.items()]
         iys, iys_list = _IYS[iys_mode]
         order: dict[str, object] = {"sender": sender, "sendDateTime": [], "iys": iys}
@@ -291,10 +203,7 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         self, sender: str, iys_mode: IysMode, chunk: Sequence[SubmitRequest]
     ) -> list[SubmitOutcome]:
         try:
-            answer = await self.exchange("/v1/send-sms/json", self._order(sender, iys_mode, chunk))
-        except _AnswerTooLarge:
-            too_large = SubmitOutcome.unavailable("İletimerkezi's answer is too large to be read.")
-            return [too_large] * len(chunk)
+            answer = await self._post("/v1/send-sms/json", self._order(sender, iys_mode, chunk))
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(chunk)
         read = _send_result(answer)
@@ -310,11 +219,9 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
 
     def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
         """Read a webhook push ``{"report": {...}}`` (a list of them is read too)."""
-        if len(callback.body) > MAX_ANSWER_BYTES:
-            return []
         try:
-            data = json.loads(callback.body)
-        except (ValueError, RecursionError):
+            data = decode_json(callback.body, max_bytes=MAX_ANSWER_BYTES)
+        except JsonUnreadable:
             return []
         raw = data.get("report") if isinstance(data, dict) else None
         items = raw if isinstance(raw, list) else [raw]
@@ -323,11 +230,7 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
 
     async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
         """One ``get-report`` call an order (1000 rows a page covers any batch of ours)."""
-        wanted: dict[str, set[str]] = {}
-        for message_id in provider_message_ids:
-            order_id, _, to = message_id.partition(":")
-            if order_id and to:
-                wanted.setdefault(order_id, set()).add(to)
+        wanted = numbers_by_id(provider_message_ids)
         reports: list[ProviderReport] = []
         for order_id, numbers in wanted.items():
             reports.extend(await self._poll_order(order_id, numbers))
@@ -339,8 +242,8 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         while True:
             order = {"id": order_id, "page": page, "rowCount": REPORT_ROWS}
             try:
-                answer = await self.exchange("/v1/get-report/json", self._envelope(order=order))
-            except (httpx.HTTPError, _AnswerTooLarge) as exc:
+                answer = await self._post("/v1/get-report/json", self._envelope(order=order))
+            except httpx.HTTPError as exc:
                 logger.warning("İletimerkezi report poll failed: %s", type(exc).__name__)
                 return found
             read = _decode(answer)
@@ -367,9 +270,11 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
     async def check(self) -> None:
         """Ask for the balance (no side effects); 401 means the credentials are refused."""
         try:
-            answer = await self.exchange("/v1/get-balance/json", self._envelope())
-        except (httpx.HTTPError, _AnswerTooLarge) as exc:
+            answer = await self._post("/v1/get-balance/json", self._envelope())
+        except httpx.HTTPError as exc:
             raise ProviderUnavailable("İletimerkezi could not be reached.") from exc
+        if answer.truncated:
+            raise ProviderUnavailable("İletimerkezi could not be reached.")
         read = _decode(answer)
         code = answer.status if isinstance(read, SubmitOutcome) else read[0]
         if code == 401:
@@ -381,7 +286,7 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
             raise ProviderUnavailable("İletimerkezi gave no usable answer to the check.")
 
 
-def _send_result(answer: _Answer) -> str | SubmitOutcome:
+def _send_result(answer: Answer) -> str | SubmitOutcome:
     """The order id of a send answer, or the outcome of a refusal or an unreadable answer."""
     read = _decode(answer)
     if isinstance(read, SubmitOutcome):
@@ -415,14 +320,14 @@ def _report(order_id: object, to: str, word: object) -> ProviderReport:
 
 
 def _pushed(item: Mapping[str, object]) -> ProviderReport | None:
-    order_id, number, status = item.get("packet_id"), _national(item.get("to")), item.get("status")
+    order_id, number, status = item.get("packet_id"), national(item.get("to")), item.get("status")
     if not isinstance(order_id, str | int) or isinstance(order_id, bool) or number is None:
         return None
     return _report(order_id, "+90" + number, status)
 
 
 def _polled(order_id: str, row: Mapping[str, object], wanted: set[str]) -> ProviderReport | None:
-    number = _national(row.get("number"))
+    number = national(row.get("number"))
     if number is None or "+90" + number not in wanted:
         return None
     return _report(order_id, "+90" + number, row.get("status"))

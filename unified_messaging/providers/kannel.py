@@ -32,31 +32,21 @@ Wire facts (Kannel user guide, "Sending SMS"; ``gw/smsbox.c``):
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import ClassVar, Final
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 from pydantic import Field, SecretStr, field_validator
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
-from ._http import (
-    DEFAULT_TIMEOUT,
-    AdapterSpec,
-    CredentialsModel,
-    HttpAdapter,
-    NotSent,
-    logger,
-    parse_retry_after,
-)
+from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, logger
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "KannelAdapter"]
@@ -82,10 +72,6 @@ _FAILED_STAT: Final[Mapping[str, ReportStatus]] = {
     "REJECTD": "rejected",
     "UNKNOWN": "unknown",
 }
-
-
-class _AnswerTooLarge(Exception):
-    """The gateway's answer passed :data:`MAX_ANSWER_BYTES`."""
 
 
 class Credentials(CredentialsModel):
@@ -126,17 +112,9 @@ class KannelAdapter(HttpAdapter[Credentials]):
     # Every Kannel is someone's own host: there is no public default.
     default_base_url = ""
 
-    def __init__(
-        self,
-        connection: Connection,
-        credentials: Mapping[str, str],
-        *,
-        client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        connect_retries: int = 2,
-    ) -> None:
-        # Checked before the base builds a client, so a refused connection leaks nothing.
+    @classmethod
+    def validate_connection(cls, connection: Connection) -> None:
+        """``base_url`` is required (no public default) and must be an http(s) address."""
         base = (connection.base_url or "").strip()
         if not base:
             raise InvalidCredentials(
@@ -147,29 +125,21 @@ class KannelAdapter(HttpAdapter[Credentials]):
             raise InvalidCredentials(
                 "Invalid credentials: base_url must start with http:// or https://."
             )
-        super().__init__(
-            connection,
-            credentials,
-            client=client,
-            timeout=timeout,
-            sleep=sleep,
-            connect_retries=connect_retries,
-        )
 
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
         message_id = uuid.uuid4().hex
         try:
-            response, body = await self._exchange(self._params(request, message_id))
-        except _AnswerTooLarge:
+            answer = await self._sendsms(self._params(request, message_id))
+        except httpx.HTTPError as exc:
+            return self.transport_outcome(exc)
+        if answer.truncated:
             return SubmitOutcome.unavailable(
                 f"The gateway's answer was larger than {MAX_ANSWER_BYTES} bytes; "
                 "it is not a sendsms answer."
             )
-        except httpx.HTTPError as exc:
-            return self.transport_outcome(exc)
-        return self._outcome(response, body, message_id)
+        return self._outcome(answer, message_id)
 
     def _params(self, request: SubmitRequest, message_id: str) -> dict[str, str]:
         creds = self.credentials
@@ -202,9 +172,9 @@ class KannelAdapter(HttpAdapter[Credentials]):
             f"?id={message_id}&type=%d&answer=%A&ts=%T&to=%P"
         )
 
-    def _outcome(self, response: httpx.Response, body: bytes, message_id: str) -> SubmitOutcome:
-        status = response.status_code
-        text = body.decode("utf-8", "replace").strip()
+    def _outcome(self, answer: Answer, message_id: str) -> SubmitOutcome:
+        status = answer.status
+        text = answer.text.strip()
         said = self._quote(text)
         if 200 <= status < 300:
             if _ACCEPTED_ANSWER.match(text):
@@ -225,7 +195,7 @@ class KannelAdapter(HttpAdapter[Credentials]):
         if status == 429:
             return SubmitOutcome.unavailable(
                 f"The gateway is throttling requests: {said}",
-                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                retry_after=answer.retry_after,
             )
         if status >= 500 or status < 200 or 300 <= status < 400:
             return SubmitOutcome.unavailable(f"The gateway answered HTTP {status}: {said}")
@@ -239,23 +209,9 @@ class KannelAdapter(HttpAdapter[Credentials]):
         password = self.secret(self.credentials.password)
         return line.replace(password, "***") if password else line
 
-    async def _exchange(self, params: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
-        """One GET, retried only while it provably never left, reading at most the cap."""
-        request = self.client.build_request("GET", self.base_url + SENDSMS_PATH, params=params)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-        try:
-            return response, await _read_capped(response, MAX_ANSWER_BYTES)
-        finally:
-            await response.aclose()
+    async def _sendsms(self, params: Mapping[str, str]) -> Answer:
+        """One GET of ``sendsms``, its answer read no further than the cap."""
+        return await self.exchange("GET", SENDSMS_PATH, max_body=MAX_ANSWER_BYTES, params=params)
 
     # --- reports --------------------------------------------------------------------------------
 
@@ -295,15 +251,16 @@ class KannelAdapter(HttpAdapter[Credentials]):
             "password": self.secret(self.credentials.password),
         }
         try:
-            response, body = await self._exchange(params)
-        except (_AnswerTooLarge, httpx.HTTPError):
+            answer = await self._sendsms(params)
+        except httpx.HTTPError:
             raise ProviderUnavailable("The sms_e gateway could not be reached.") from None
-        if response.status_code in (401, 403):
+        if answer.truncated:
+            raise ProviderUnavailable("The sms_e gateway could not be reached.")
+        if answer.status in (401, 403):
             raise InvalidCredentials("The sms_e gateway refused the username or password.")
-        if response.status_code >= 500:
+        if answer.status >= 500:
             raise ProviderUnavailable(
-                f"The sms_e gateway answered HTTP {response.status_code}: "
-                f"{self._quote(body.decode('utf-8', 'replace'))}"
+                f"The sms_e gateway answered HTTP {answer.status}: {self._quote(answer.text)}"
             )
 
 
@@ -313,18 +270,6 @@ class KannelAdapter(HttpAdapter[Credentials]):
 def _coding(request: SubmitRequest) -> str:
     encoding = request.encoding or analyze_sms(request.text, allow_turkish_shift=False).encoding
     return "0" if encoding == "gsm7" else "2"
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise _AnswerTooLarge
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
-            raise _AnswerTooLarge
-    return bytes(body)
 
 
 def _dlr_type(value: str) -> int:

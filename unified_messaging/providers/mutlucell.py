@@ -41,18 +41,17 @@ from __future__ import annotations
 import logging
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
 from typing import ClassVar, Final
 
 import httpx
 from pydantic import Field, SecretStr
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
-from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
+from ._sms import msisdn, numbers_by_id, split_distinct
 from .base import OutcomeKind, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "MutlucellAdapter"]
@@ -136,17 +135,6 @@ class Credentials(CredentialsModel):
     password: SecretStr = Field(min_length=1)
 
 
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    """What came back, read no further than the cap."""
-
-    status: int
-    media_type: str
-    text: str
-    truncated: bool
-    retry_after: float | None
-
-
 class MutlucellAdapter(HttpAdapter[Credentials]):
     """The live ``sms_d`` adapter: Mutlucell's XML gateway."""
 
@@ -167,7 +155,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             )
         outcomes: list[SubmitOutcome | None] = [self._refusal(r) for r in requests]
         sendable = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        for group in _partition([requests[i] for i in sendable], _pack_key):
+        for group in split_distinct([requests[i] for i in sendable], key=_pack_key):
             results = await self._send_pack([requests[sendable[i]] for i in group])
             for i, outcome in zip(group, results, strict=True):
                 outcomes[sendable[i]] = outcome
@@ -192,7 +180,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
 
     async def _send_pack(self, group: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
         try:
-            answer = await self._exchange(_SEND_PATH, self._pack(group), limit=_SEND_LIMIT)
+            answer = await self._post(_SEND_PATH, self._pack(group))
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(group)
         result = _read_send_answer(answer)
@@ -225,21 +213,17 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         """One ``gtblkrprtex`` request per pack; a pack that cannot be read is skipped (and
         logged) so the others still report, and the next poll asks again.
         """
-        wanted: dict[str, set[str]] = {}
-        for message_id in provider_message_ids:
-            pack, _, number = message_id.partition(":")
-            if pack.isdigit() and number:
-                wanted.setdefault(pack, set()).add(number)
         reports: list[ProviderReport] = []
-        for pack, numbers in wanted.items():
-            reports += await self._poll_pack(pack, numbers)
+        for pack, numbers in numbers_by_id(provider_message_ids).items():
+            if pack.isdigit():
+                reports += await self._poll_pack(pack, numbers)
         return reports
 
     async def _poll_pack(self, pack: str, numbers: set[str]) -> list[ProviderReport]:
         query = self._root("smsrapor")
         query.set("id", pack)
         try:
-            answer = await self._exchange(_REPORT_PATH, _document(query), limit=_REPORT_LIMIT)
+            answer = await self._post(_REPORT_PATH, _document(query), limit=_REPORT_LIMIT)
         except httpx.HTTPError as exc:
             logger.warning("Mutlucell report of pack %s not read: %s", pack, type(exc).__name__)
             return []
@@ -264,7 +248,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
     async def check(self) -> None:
         """Ask for the credit: 23 (or 30, account not activated) means refused credentials."""
         try:
-            answer = await self._exchange(_CREDIT_PATH, _document(self._root("smskredi")))
+            answer = await self._post(_CREDIT_PATH, _document(self._root("smskredi")))
         except httpx.HTTPError:
             raise ProviderUnavailable(
                 "Mutlucell could not be reached to check credentials."
@@ -277,36 +261,9 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
 
     # --- the wire ---------------------------------------------------------------------------
 
-    async def _exchange(self, path: str, body: bytes, *, limit: int = _SEND_LIMIT) -> _Answer:
-        """Like :meth:`HttpAdapter.request` (retried only while nothing left), but reads the
-        answer as a stream and stops at ``limit``, so a huge body costs nothing.
-        """
-        request = self.client.build_request(
-            "POST", self.base_url + path, content=body, headers=_XML_HEADERS
-        )
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-                try:
-                    content, truncated = await _read_capped(response, limit)
-                finally:
-                    await response.aclose()
-                media_type = response.headers.get("content-type", "").split(";")[0]
-                return _Answer(
-                    status=response.status_code,
-                    media_type=media_type.strip().lower(),
-                    text=content.decode("utf-8", errors="replace"),
-                    truncated=truncated,
-                    retry_after=parse_retry_after(response.headers.get("retry-after")),
-                )
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def _post(self, path: str, body: bytes, *, limit: int = _SEND_LIMIT) -> Answer:
+        """One XML POST, its answer read no further than ``limit``."""
+        return await self.exchange("POST", path, max_body=limit, content=body, headers=_XML_HEADERS)
 
 
 def _pack_key(request: SubmitRequest) -> Hashable:
@@ -318,7 +275,7 @@ def _document(root: ET.Element) -> bytes:
     return _DECLARATION + ET.tostring(root, encoding="unicode").encode("utf-8")
 
 
-def _read_send_answer(answer: _Answer) -> str | SubmitOutcome:
+def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     """The pack id, or the outcome of a send not known to be accepted."""
     if answer.status == httpx.codes.TOO_MANY_REQUESTS:
         return SubmitOutcome.unavailable(
@@ -341,7 +298,7 @@ def _read_send_answer(answer: _Answer) -> str | SubmitOutcome:
         return SubmitOutcome.rejected(code, f"{why} ({text}).")
     # Mutlucell's answer is neither "$id#credit" nor an error number: an HTML error page, a
     # proxy's answer or a cut-off body. Its id cannot be trusted, so it is not "accepted".
-    shape = "HTML" if text.startswith("<") or "html" in answer.media_type else "unreadable"
+    shape = "HTML" if text.startswith("<") or "html" in answer.content_type else "unreadable"
     logger.warning("Mutlucell answered 200 with an %s body (%d bytes)", shape, len(text))
     return SubmitOutcome.unavailable(
         f"Mutlucell answered with an {shape} body instead of a pack id: the message may or "
@@ -351,7 +308,7 @@ def _read_send_answer(answer: _Answer) -> str | SubmitOutcome:
 
 def _report(pack: str, line: str) -> ProviderReport | None:
     match = _REPORT_LINE.fullmatch(line)
-    number = _msisdn(match.group(1)) if match else None
+    number = msisdn(match.group(1)) if match else None
     if match is None or number is None:
         return None
     word = match.group(2)
@@ -363,46 +320,6 @@ def _report(pack: str, line: str) -> ProviderReport | None:
         error=error,
         to=f"+{number}",
     )
-
-
-def _partition(
-    requests: Sequence[SubmitRequest], key: Callable[[SubmitRequest], Hashable]
-) -> list[list[int]]:
-    """Index groups that can share one provider request: one key, no number twice."""
-    groups: list[tuple[Hashable, set[str], list[int]]] = []
-    for index, request in enumerate(requests):
-        wanted = key(request)
-        for group_key, numbers, members in groups:
-            if group_key == wanted and request.to not in numbers:
-                numbers.add(request.to)
-                members.append(index)
-                break
-        else:
-            groups.append((wanted, {request.to}, [index]))
-    return [members for _, _, members in groups]
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], True
-    return b"".join(chunks), False
-
-
-def _msisdn(value: str) -> str | None:
-    """``90`` and ten digits, from the forms providers write numbers in; else ``None``."""
-    digits = re.sub(r"[^0-9]", "", value)
-    if digits.startswith("00"):
-        digits = digits[2:]
-    if len(digits) == 11 and digits.startswith("0"):
-        digits = "9" + digits
-    elif len(digits) == 10:
-        digits = "90" + digits
-    return digits if len(digits) == 12 and digits.startswith("90") else None
 
 
 def _factory(connection: Connection, credentials: Mapping[str, str]) -> MutlucellAdapter:

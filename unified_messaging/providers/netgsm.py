@@ -30,33 +30,24 @@ so no request carries the same number twice, which keeps that id unique.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import json
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from typing import ClassVar, Final
 
 import httpx
 from pydantic import Field, SecretStr
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from .._clock import Clock, SystemClock
-from .._domain import Connection, ErrorInfo
+from .._clock import Clock
+from .._domain import ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import IysMode, ProviderCode
-from ._http import (
-    DEFAULT_TIMEOUT,
-    AdapterSpec,
-    CredentialsModel,
-    HttpAdapter,
-    NotSent,
-    parse_retry_after,
-)
+from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
+from ._sms import json_answer, national, numbers_by_id, send_in_groups
 from .base import ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "NetgsmAdapter"]
@@ -71,8 +62,6 @@ REPORT_CALLS_PER_MINUTE: Final = 10
 REPORT_PAGE_SIZE: Final = 100
 #: Job ids per report call: our cap (NetGSM documents none), so one call stays small.
 REPORT_JOBIDS_PER_CALL: Final = 100
-
-_TOO_LARGE: Final = SubmitOutcome.unavailable("NetGSM's answer is too large to be read.")
 _IYS_FILTER: Final[Mapping[IysMode, str]] = {
     "informational": "0",
     "commercial_individual": "11",
@@ -119,18 +108,6 @@ class Credentials(CredentialsModel):
     appname: str | None = None
 
 
-class _AnswerTooLarge(Exception):
-    """The answer was cut off at :data:`MAX_ANSWER_BYTES`."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    status: int
-    content_type: str
-    retry_after: float | None
-    body: bytes
-
-
 class _ReportBudget:
     """At most ``limit`` report calls in any minute, shared by every poll of this adapter."""
 
@@ -152,55 +129,6 @@ class _ReportBudget:
         self._calls = deque([self._clock.now()] * self._limit)
 
 
-def _national(number: str) -> str | None:
-    """``5XXXXXXXXX`` from any Turkish mobile form (``+905…``, ``905…``, ``05…``), else None."""
-    digits = "".join(c for c in str(number) if c.isdigit())
-    for prefix in ("90", "0"):
-        if len(digits) == 10 + len(prefix) and digits.startswith(prefix):
-            digits = digits[len(prefix) :]
-    return digits if len(digits) == 10 and digits.startswith("5") else None
-
-
-_Indexed = tuple[int, SubmitRequest]
-
-
-def _split_distinct(items: Sequence[_Indexed], size: int) -> list[list[_Indexed]]:
-    """Chunks of at most ``size`` in which no number appears twice (ids stay unique)."""
-    chunks: list[tuple[list[_Indexed], set[str]]] = []
-    for item in items:
-        to = item[1].to
-        for chunk, numbers in chunks:
-            if len(chunk) < size and to not in numbers:
-                chunk.append(item)
-                numbers.add(to)
-                break
-        else:
-            chunks.append(([item], {to}))
-    return [chunk for chunk, _ in chunks]
-
-
-def _decode(answer: _Answer) -> dict[str, object] | SubmitOutcome:
-    """The JSON object of an answer, or the ``unavailable`` outcome of an unreadable one."""
-    if answer.status == 429:
-        return SubmitOutcome.unavailable(
-            "NetGSM is throttling requests (HTTP 429).", retry_after=answer.retry_after
-        )
-    if answer.status >= 500:
-        return SubmitOutcome.unavailable(f"NetGSM answered HTTP {answer.status}.")
-    kind = answer.content_type.split(";")[0].strip().lower()
-    if kind and "json" not in kind and kind != "text/plain":
-        return SubmitOutcome.unavailable(
-            f"NetGSM answered HTTP {answer.status} with {kind}, not JSON."
-        )
-    try:
-        data = json.loads(answer.body)
-    except (ValueError, RecursionError):
-        return SubmitOutcome.unavailable(f"NetGSM's answer (HTTP {answer.status}) is not JSON.")
-    if not isinstance(data, dict):
-        return SubmitOutcome.unavailable("NetGSM's answer is not a JSON object.")
-    return data
-
-
 def _answer_code(data: Mapping[str, object]) -> str:
     code = data.get("code")
     if isinstance(code, bool) or not isinstance(code, str | int):
@@ -216,27 +144,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
     credentials_model: ClassVar[type[CredentialsModel]] = Credentials
     default_base_url: ClassVar[str] = "https://api.netgsm.com.tr"
 
-    def __init__(
-        self,
-        connection: Connection,
-        credentials: Mapping[str, str],
-        *,
-        client: httpx.AsyncClient | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        connect_retries: int = 2,
-        clock: Clock | None = None,
-    ) -> None:
-        super().__init__(
-            connection,
-            credentials,
-            client=client,
-            timeout=timeout,
-            sleep=sleep,
-            connect_retries=connect_retries,
-        )
-        self._clock = clock or SystemClock()
-        self.report_budget = _ReportBudget(self._clock)
+    @cached_property
+    def report_budget(self) -> _ReportBudget:
+        return _ReportBudget(self.clock)
 
     # --- HTTP ----------------------------------------------------------------------------------
 
@@ -244,50 +154,23 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         pair = f"{self.credentials.usercode}:{self.secret(self.credentials.password)}"
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
 
-    async def exchange(
+    async def _call(
         self,
         method: str,
         path: str,
-        body: object | None = None,
+        body: dict[str, object] | None = None,
         params: Mapping[str, str] | None = None,
-    ) -> _Answer:
-        """One call: connect retries only (like ``request()``), answer read up to the cap.
-
-        Raises ``httpx.HTTPError`` (transport) or :class:`_AnswerTooLarge`.
-        """
-        if isinstance(body, dict) and self.credentials.appname:
+    ) -> Answer:
+        """One call, its answer capped; raises ``httpx.HTTPError`` (transport)."""
+        if body is not None and self.credentials.appname:
             body["appname"] = self.credentials.appname  # NetGSM's optional usage tag
-        request = self.client.build_request(
-            method, self.base_url + path, json=body, params=params, headers=self._headers()
-        )
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        response: httpx.Response | None = None
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-        assert response is not None
-        try:
-            length = response.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > MAX_ANSWER_BYTES:
-                raise _AnswerTooLarge
-            content = bytearray()
-            async for chunk in response.aiter_bytes():
-                content += chunk
-                if len(content) > MAX_ANSWER_BYTES:
-                    raise _AnswerTooLarge
-        finally:
-            await response.aclose()
-        return _Answer(
-            response.status_code,
-            response.headers.get("Content-Type", ""),
-            parse_retry_after(response.headers.get("Retry-After")),
-            bytes(content),
+        return await self.exchange(
+            method,
+            path,
+            max_body=MAX_ANSWER_BYTES,
+            json=body,
+            params=params,
+            headers=self._headers(),
         )
 
     # --- submit --------------------------------------------------------------------------------
@@ -296,29 +179,21 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         return (await self.submit_batch([request]))[0]
 
     async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
-        outcomes: dict[int, SubmitOutcome] = {}
-        groups: dict[tuple[str, IysMode, bool], list[_Indexed]] = {}
-        for index, request in enumerate(requests):
-            refusal = self._refusal(request)
-            if refusal is not None:
-                outcomes[index] = refusal
-                continue
-            key = (self._sender(request) or "", request.iys_mode, _needs_turkish(request))
-            groups.setdefault(key, []).append((index, request))
         # One header, IYS class and encoding per NetGSM request; over max_batch is split.
-        for (sender, iys_mode, turkish), members in groups.items():
-            for chunk in _split_distinct(members, self.max_batch):
-                answers = await self._send_chunk(sender, iys_mode, turkish, [r for _, r in chunk])
-                for (index, _), outcome in zip(chunk, answers, strict=True):
-                    outcomes[index] = outcome
-        return [outcomes[i] for i in range(len(requests))]
+        return await send_in_groups(
+            requests,
+            refusal=self._refusal,
+            key=lambda r: (self._sender(r) or "", r.iys_mode, _needs_turkish(r)),
+            size=self.max_batch,
+            send=self._send_chunk,
+        )
 
     def _sender(self, request: SubmitRequest) -> str | None:
         return request.sender or self.connection.default_sender
 
     def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
         """Why NetGSM would refuse this message, decided before any call."""
-        if _national(request.to) is None or not request.to.startswith("+90"):
+        if national(request.to) is None or not request.to.startswith("+90"):
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT", "NetGSM takes Turkish mobile numbers (+905…) only."
             )
@@ -336,19 +211,18 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         return None
 
     async def _send_chunk(
-        self, sender: str, iys_mode: IysMode, turkish: bool, chunk: Sequence[SubmitRequest]
+        self, key: tuple[str, IysMode, bool], chunk: Sequence[SubmitRequest]
     ) -> list[SubmitOutcome]:
+        sender, iys_mode, turkish = key
         body: dict[str, object] = {
             "msgheader": sender,
-            "messages": [{"msg": r.text, "no": _national(r.to)} for r in chunk],
+            "messages": [{"msg": r.text, "no": national(r.to)} for r in chunk],
             "iysfilter": _IYS_FILTER[iys_mode],
         }
         if turkish:
             body["encoding"] = "TR"
         try:
-            answer = await self.exchange("POST", "/sms/rest/v2/send", body)
-        except _AnswerTooLarge:
-            return [_TOO_LARGE] * len(chunk)
+            answer = await self._call("POST", "/sms/rest/v2/send", body)
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(chunk)
         read = _send_result(answer)
@@ -364,11 +238,7 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         When the minute's budget is spent the rest waits for the next poll: this returns
         what it has, never sleeps, and never provokes NetGSM's code 80.
         """
-        wanted: dict[str, set[str]] = {}
-        for message_id in provider_message_ids:
-            jobid, _, to = message_id.partition(":")
-            if jobid and to:
-                wanted.setdefault(jobid, set()).add(to)
+        wanted = numbers_by_id(provider_message_ids)
         reports: list[ProviderReport] = []
         jobids = list(wanted)
         step = REPORT_JOBIDS_PER_CALL
@@ -397,7 +267,7 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             page += 1
 
     async def _report_page(self, jobids: list[str], page: int) -> list[Mapping[str, object]] | None:
-        stop = self._clock.now().astimezone(TURKEY)
+        stop = self.clock.now().astimezone(TURKEY)
         # Reports older than the DLR time-out are not waited for any more.
         start = stop - self.connection.dlr_timeout - timedelta(days=1)
         body: dict[str, object] = {
@@ -408,11 +278,11 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             "pagesize": REPORT_PAGE_SIZE,
         }
         try:
-            answer = await self.exchange("POST", "/sms/rest/v2/report", body)
-        except (httpx.HTTPError, _AnswerTooLarge) as exc:
+            answer = await self._call("POST", "/sms/rest/v2/report", body)
+        except httpx.HTTPError as exc:
             logger.warning("NetGSM report poll failed: %s", type(exc).__name__)
             return None
-        data = _decode(answer)
+        data = json_answer(answer, "NetGSM")
         if isinstance(data, SubmitOutcome):
             logger.warning("NetGSM report poll: %s", data.error.message if data.error else "")
             return None
@@ -433,12 +303,14 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         """List the account's headers; code 30 (or HTTP 401/403) means bad credentials."""
         app = self.credentials.appname
         try:
-            answer = await self.exchange(
+            answer = await self._call(
                 "GET", "/sms/rest/v2/msgheader", params={"appname": app} if app else None
             )
-        except (httpx.HTTPError, _AnswerTooLarge) as exc:
+        except httpx.HTTPError as exc:
             raise ProviderUnavailable("NetGSM could not be reached to check credentials.") from exc
-        data = _decode(answer)
+        if answer.truncated:
+            raise ProviderUnavailable("NetGSM could not be reached to check credentials.")
+        data = json_answer(answer, "NetGSM")
         if answer.status in (401, 403) or (isinstance(data, dict) and _answer_code(data) == "30"):
             raise InvalidCredentials(
                 "NetGSM refused the credentials: wrong usercode or password, no API access, "
@@ -454,9 +326,9 @@ def _needs_turkish(request: SubmitRequest) -> bool:
     return encoding != "gsm7"
 
 
-def _send_result(answer: _Answer) -> str | SubmitOutcome:
+def _send_result(answer: Answer) -> str | SubmitOutcome:
     """The job id of a send answer, or the outcome of a refusal or an unreadable answer."""
-    data = _decode(answer)
+    data = json_answer(answer, "NetGSM")
     if isinstance(data, SubmitOutcome):
         return data
     code = _answer_code(data)
@@ -484,7 +356,7 @@ def _send_result(answer: _Answer) -> str | SubmitOutcome:
 def _report_of(row: Mapping[str, object], asked: Mapping[str, set[str]]) -> ProviderReport | None:
     """One row as the report of an id asked for in this call, else ``None``."""
     jobid, number, status = row.get("jobid"), row.get("number"), row.get("status")
-    local = _national(str(number)) if isinstance(number, str | int) else None
+    local = national(str(number)) if isinstance(number, str | int) else None
     if local is None or isinstance(status, bool):
         return None
     to = "+90" + local

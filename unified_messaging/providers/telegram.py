@@ -24,7 +24,6 @@ Wire facts (core.telegram.org/bots/api, "Making requests", ``sendMessage``, ``ge
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Mapping
@@ -32,12 +31,18 @@ from typing import Any, ClassVar, Final
 
 import httpx
 from pydantic import SecretStr, field_validator
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import Connection
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import ProviderCode
-from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from ._http import (
+    AdapterSpec,
+    Answer,
+    CredentialsModel,
+    HttpAdapter,
+    JsonUnreadable,
+    decode_json_object,
+)
 from .base import SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "TelegramAdapter"]
@@ -87,10 +92,6 @@ def _install_log_redaction() -> None:
 _install_log_redaction()
 
 
-class _AnswerTooLarge(Exception):
-    """The answer passed :data:`MAX_ANSWER_BYTES`."""
-
-
 class Credentials(CredentialsModel):
     """The bot's token from @BotFather."""
 
@@ -114,74 +115,54 @@ class TelegramAdapter(HttpAdapter[Credentials]):
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
         chat_id: int | str = int(request.to) if _CHAT_ID.fullmatch(request.to) else request.to
         try:
-            response, body = await self._call(
-                "sendMessage", {"chat_id": chat_id, "text": request.text}
-            )
-        except _AnswerTooLarge:
-            return SubmitOutcome.unavailable(
-                f"Telegram's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "the message may or may not have been sent."
-            )
+            answer = await self._call("sendMessage", {"chat_id": chat_id, "text": request.text})
         except httpx.HTTPError as exc:
             # The exception's request holds the URL with the token: only its kind is used.
             return self.transport_outcome(exc)
         except httpx.InvalidURL:
             return SubmitOutcome.unavailable("The connection's base_url is not a valid URL.")
-        return _outcome(response, body, request.to)
+        if answer.truncated:
+            return SubmitOutcome.unavailable(
+                f"Telegram's answer was larger than {MAX_ANSWER_BYTES} bytes; "
+                "the message may or may not have been sent."
+            )
+        return _outcome(answer, request.to)
 
     async def check(self) -> None:
         """``getMe``: Telegram answers 401/404 to a token it does not know."""
         try:
-            response, body = await self._call("getMe", None)
-        except (_AnswerTooLarge, httpx.HTTPError, httpx.InvalidURL):
+            answer = await self._call("getMe", None)
+        except (httpx.HTTPError, httpx.InvalidURL):
             raise ProviderUnavailable("Telegram could not be reached.") from None
-        if response.status_code in (401, 404):
+        if answer.truncated:
+            raise ProviderUnavailable("Telegram could not be reached.")
+        if answer.status in (401, 404):
             raise InvalidCredentials("Telegram refused the bot token.")
-        document = _json(body)
-        if not (response.is_success and document and document.get("ok") is True):
-            raise ProviderUnavailable(f"Telegram answered getMe with HTTP {response.status_code}.")
+        document = _json(answer.body)
+        if not (answer.is_success and document and document.get("ok") is True):
+            raise ProviderUnavailable(f"Telegram answered getMe with HTTP {answer.status}.")
 
-    async def _call(
-        self, method: str, payload: Mapping[str, object] | None
-    ) -> tuple[httpx.Response, bytes]:
-        """POST one method, retried only while it provably never left; read at most the cap."""
-        url = f"{self.base_url}/bot{self.secret(self.credentials.bot_token)}/{method}"
-        request = (
-            self.client.build_request("POST", url, json=payload)
-            if payload is not None
-            else self.client.build_request("POST", url)
-        )
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-        try:
-            return response, await _read_capped(response, MAX_ANSWER_BYTES)
-        finally:
-            await response.aclose()
+    async def _call(self, method: str, payload: Mapping[str, object] | None) -> Answer:
+        """POST one Bot API method, its answer read no further than the cap."""
+        path = f"/bot{self.secret(self.credentials.bot_token)}/{method}"
+        return await self.exchange("POST", path, max_body=MAX_ANSWER_BYTES, json=payload)
 
 
 # --- reading answers ----------------------------------------------------------------------------
 
 
-def _outcome(response: httpx.Response, body: bytes, to: str) -> SubmitOutcome:
-    status = response.status_code
-    document = _json(body)
+def _outcome(answer: Answer, to: str) -> SubmitOutcome:
+    status = answer.status
+    document = _json(answer.body)
     if document is None:
-        kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+        kind = answer.headers.get("Content-Type", "no content type").split(";")[0]
         return SubmitOutcome.unavailable(
             f"Telegram answered HTTP {status} with a body that is not Bot API JSON ({kind})."
-            + (" The message may have been sent." if response.is_success else "")
+            + (" The message may have been sent." if answer.is_success else "")
         )
     if document.get("ok") is True:
         return _accepted(document, to)
-    return _refusal(response, document)
+    return _refusal(answer, document)
 
 
 def _accepted(document: Mapping[str, Any], to: str) -> SubmitOutcome:
@@ -198,8 +179,8 @@ def _accepted(document: Mapping[str, Any], to: str) -> SubmitOutcome:
     return SubmitOutcome.accepted(f"{where}:{message_id}")
 
 
-def _refusal(response: httpx.Response, document: Mapping[str, Any]) -> SubmitOutcome:
-    status = response.status_code
+def _refusal(answer: Answer, document: Mapping[str, Any]) -> SubmitOutcome:
+    status = answer.status
     error_code = document.get("error_code")
     code = error_code if isinstance(error_code, int) else status
     description = _said(document.get("description"))
@@ -208,7 +189,7 @@ def _refusal(response: httpx.Response, document: Mapping[str, Any]) -> SubmitOut
     if code == 429 or status == 429:
         return SubmitOutcome.unavailable(
             f"Telegram is throttling the bot: {description}",
-            retry_after=_retry_after(parameters, response),
+            retry_after=_retry_after(parameters, answer),
         )
     if status >= 500 or code >= 500:
         return SubmitOutcome.unavailable(f"Telegram answered HTTP {status}: {description}")
@@ -226,11 +207,11 @@ def _refusal(response: httpx.Response, document: Mapping[str, Any]) -> SubmitOut
     return SubmitOutcome.rejected("PROVIDER_REJECTED", description)
 
 
-def _retry_after(parameters: Mapping[str, Any], response: httpx.Response) -> float | None:
+def _retry_after(parameters: Mapping[str, Any], answer: Answer) -> float | None:
     seconds = parameters.get("retry_after")
     if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
         return float(seconds)
-    return parse_retry_after(response.headers.get("Retry-After"))
+    return answer.retry_after
 
 
 def _said(description: object) -> str:
@@ -241,23 +222,12 @@ def _said(description: object) -> str:
 
 
 def _json(body: bytes) -> dict[str, Any] | None:
+    """The Bot API's ``{"ok": …}`` object, or ``None`` for anything else."""
     try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        document = decode_json_object(body)
+    except JsonUnreadable:
         return None
-    return document if isinstance(document, dict) and "ok" in document else None
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise _AnswerTooLarge
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
-            raise _AnswerTooLarge
-    return bytes(body)
+    return document if "ok" in document else None
 
 
 def _factory(connection: Connection, credentials: Mapping[str, str]) -> TelegramAdapter:

@@ -34,19 +34,18 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import ClassVar, Final
 
 import httpx
 from pydantic import Field, SecretStr
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
-from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, JsonUnreadable, decode_json
+from ._sms import msisdn, split_distinct
 from .base import (
     InboundCallback,
     OutcomeKind,
@@ -143,17 +142,6 @@ class Credentials(CredentialsModel):
     password: SecretStr = Field(min_length=1)
 
 
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    """What came back, read no further than the cap."""
-
-    status: int
-    media_type: str
-    text: str
-    truncated: bool
-    retry_after: float | None
-
-
 class VerimorAdapter(HttpAdapter[Credentials]):
     """The live ``sms_c`` adapter: Verimor SMS API v2."""
 
@@ -174,7 +162,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             )
         outcomes: list[SubmitOutcome | None] = [self._refusal(r) for r in requests]
         sendable = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        for group in _partition([requests[i] for i in sendable], _campaign_key):
+        for group in split_distinct([requests[i] for i in sendable], key=_campaign_key):
             results = await self._send_campaign([requests[sendable[i]] for i in group])
             for i, outcome in zip(group, results, strict=True):
                 outcomes[sendable[i]] = outcome
@@ -197,8 +185,12 @@ class VerimorAdapter(HttpAdapter[Credentials]):
 
     async def _send_campaign(self, group: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
         try:
-            answer = await self._exchange(
-                "POST", _SEND_PATH, content=self._body(group), headers=_SEND_HEADERS
+            answer = await self.exchange(
+                "POST",
+                _SEND_PATH,
+                max_body=_ANSWER_LIMIT,
+                content=self._body(group),
+                headers=_SEND_HEADERS,
             )
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(group)
@@ -229,7 +221,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
         payload["messages"] = [{"msg": r.text, "dest": r.to[1:]} for r in group]
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    def _read_send_answer(self, answer: _Answer) -> str | SubmitOutcome:
+    def _read_send_answer(self, answer: Answer) -> str | SubmitOutcome:
         """The campaign id, or the outcome of a send not known to be accepted."""
         problem = _foreign_answer(answer)
         if problem is not None:
@@ -275,8 +267,8 @@ class VerimorAdapter(HttpAdapter[Credentials]):
     def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
         """Read Verimor's pushed JSON array; inbound SMS and unreadable entries are skipped."""
         try:
-            document = json.loads(callback.body)
-        except ValueError:  # also UnicodeDecodeError
+            document = decode_json(callback.body)
+        except JsonUnreadable:
             logger.warning("Verimor report push is not JSON (%d bytes)", len(callback.body))
             return []
         entries = document if isinstance(document, list) else [document]
@@ -291,7 +283,9 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             "password": self.secret(self.credentials.password),
         }
         try:
-            answer = await self._exchange("GET", _BALANCE_PATH, params=params)
+            answer = await self.exchange(
+                "GET", _BALANCE_PATH, max_body=_ANSWER_LIMIT, params=params
+            )
         except httpx.HTTPError:
             raise ProviderUnavailable(
                 "Verimor could not be reached to check credentials."
@@ -304,71 +298,13 @@ class VerimorAdapter(HttpAdapter[Credentials]):
         if _foreign_answer(answer) is not None or answer.status != httpx.codes.OK:
             raise ProviderUnavailable(f"Verimor's balance check failed (HTTP {answer.status}).")
 
-    # --- the wire ---------------------------------------------------------------------------
-
-    async def _exchange(
-        self,
-        method: str,
-        path: str,
-        *,
-        content: bytes | None = None,
-        params: Mapping[str, str] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> _Answer:
-        """Like :meth:`HttpAdapter.request` (retried only while nothing left), but reads the
-        answer as a stream and stops at :data:`_ANSWER_LIMIT`, so a huge body costs nothing.
-        """
-        request = self.client.build_request(
-            method, self.base_url + path, content=content, params=params, headers=headers
-        )
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-                try:
-                    body, truncated = await _read_capped(response, _ANSWER_LIMIT)
-                finally:
-                    await response.aclose()
-                media_type = response.headers.get("content-type", "").split(";")[0]
-                return _Answer(
-                    status=response.status_code,
-                    media_type=media_type.strip().lower(),
-                    text=body.decode("utf-8", errors="replace"),
-                    truncated=truncated,
-                    retry_after=parse_retry_after(response.headers.get("retry-after")),
-                )
-        raise AssertionError("unreachable")  # pragma: no cover
-
 
 def _campaign_key(request: SubmitRequest) -> Hashable:
     # Header, data coding and IYS flags are per campaign in Verimor's format.
     return (request.sender, request.encoding, request.iys_mode)
 
 
-def _partition(
-    requests: Sequence[SubmitRequest], key: Callable[[SubmitRequest], Hashable]
-) -> list[list[int]]:
-    """Index groups that can share one provider request: one key, no number twice."""
-    groups: list[tuple[Hashable, set[str], list[int]]] = []
-    for index, request in enumerate(requests):
-        wanted = key(request)
-        for group_key, numbers, members in groups:
-            if group_key == wanted and request.to not in numbers:
-                numbers.add(request.to)
-                members.append(index)
-                break
-        else:
-            groups.append((wanted, {request.to}, [index]))
-    return [members for _, _, members in groups]
-
-
-def _foreign_answer(answer: _Answer) -> SubmitOutcome | None:
+def _foreign_answer(answer: Answer) -> SubmitOutcome | None:
     """An answer that is not Verimor speaking its documented plain text, as an outcome."""
     if answer.status == httpx.codes.TOO_MANY_REQUESTS:
         wait = answer.retry_after if answer.retry_after is not None else _DEFAULT_RETRY_AFTER
@@ -379,9 +315,9 @@ def _foreign_answer(answer: _Answer) -> SubmitOutcome | None:
         return SubmitOutcome.unavailable(
             f"Verimor answered with server error {answer.status}.", retry_after=answer.retry_after
         )
-    if answer.media_type not in _PLAIN_TYPES:
+    if answer.content_type not in _PLAIN_TYPES:
         return SubmitOutcome.unavailable(
-            f"Verimor answered with unexpected content type {answer.media_type!r} "
+            f"Verimor answered with unexpected content type {answer.content_type!r} "
             f"(HTTP {answer.status})."
         )
     if answer.truncated:
@@ -391,24 +327,13 @@ def _foreign_answer(answer: _Answer) -> SubmitOutcome | None:
     return None
 
 
-async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], True
-    return b"".join(chunks), False
-
-
 def _report(entry: object) -> ProviderReport | None:
     if not isinstance(entry, dict) or entry.get("type", "outbound") != "outbound":
         return None
     campaign, dest, word = entry.get("campaign_id"), entry.get("dest"), entry.get("status")
     if not isinstance(word, str) or not isinstance(campaign, str | int):
         return None
-    number = _msisdn(dest) if isinstance(dest, str | int) else None
+    number = msisdn(dest) if isinstance(dest, str | int) else None
     if number is None or not str(campaign).isdigit():
         return None
     status, error = _REPORT_STATUS.get(word, ("unknown", None))
@@ -424,18 +349,6 @@ def _report(entry: object) -> ProviderReport | None:
         error=error,
         to=f"+{number}",
     )
-
-
-def _msisdn(value: str | int) -> str | None:
-    """``90`` and ten digits, from the forms providers write numbers in; else ``None``."""
-    digits = re.sub(r"[^0-9]", "", str(value))
-    if digits.startswith("00"):
-        digits = digits[2:]
-    if len(digits) == 11 and digits.startswith("0"):
-        digits = "9" + digits
-    elif len(digits) == 10:
-        digits = "90" + digits
-    return digits if len(digits) == 12 and digits.startswith("90") else None
 
 
 def _when(value: object) -> datetime | None:

@@ -29,19 +29,24 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
 import httpx
 from pydantic import Field, SecretStr
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid, Unauthorized
 from .._types import ProviderCode
-from ._http import AdapterSpec, CredentialsModel, HttpAdapter, NotSent, parse_retry_after
+from ._http import (
+    AdapterSpec,
+    Answer,
+    CredentialsModel,
+    HttpAdapter,
+    JsonUnreadable,
+    decode_json_object,
+)
 from .base import (
     InboundCallback,
     OutcomeKind,
@@ -97,10 +102,6 @@ _STATUS_OF: Final[Mapping[str, ReportStatus]] = {
 }
 
 
-class _AnswerTooLarge(Exception):
-    """The answer passed :data:`MAX_ANSWER_BYTES`."""
-
-
 class Credentials(CredentialsModel):
     """A WhatsApp Business phone number, the app's secret and the webhook's verify token."""
 
@@ -138,41 +139,38 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
         try:
-            response, body = await self._call("POST", "/messages", _payload(request))
-        except _AnswerTooLarge:
+            answer = await self._call("POST", "/messages", _payload(request))
+        except httpx.HTTPError as exc:
+            return self.transport_outcome(exc)
+        if answer.truncated:
             return SubmitOutcome.unavailable(
                 f"WhatsApp's answer was larger than {MAX_ANSWER_BYTES} bytes; "
                 "the message may or may not have been sent."
             )
-        except httpx.HTTPError as exc:
-            return self.transport_outcome(exc)
-        return self._outcome(response, body)
+        return self._outcome(answer)
 
-    def _outcome(self, response: httpx.Response, body: bytes) -> SubmitOutcome:
-        status = response.status_code
-        document = _json(body)
-        if response.is_success:
+    def _outcome(self, answer: Answer) -> SubmitOutcome:
+        status = answer.status
+        document = _json(answer.body)
+        if answer.is_success:
             wamid = _message_id(document)
             if wamid is not None:
                 return SubmitOutcome.accepted(wamid)
             return SubmitOutcome.unavailable(
                 f"WhatsApp answered HTTP {status} without a message id "
-                f"({_kind(response, document)}); the message may have been sent."
+                f"({_kind(answer, document)}); the message may have been sent."
             )
         error = document.get("error") if document is not None else None
         if not isinstance(error, dict):
-            return _by_status(
-                response, f"WhatsApp answered HTTP {status} ({_kind(response, None)})."
-            )
+            return _by_status(answer, f"WhatsApp answered HTTP {status} ({_kind(answer, None)}).")
         code = error.get("code")
         said = self._quote(_describe(error))
         mapped = _CODES.get(code) if isinstance(code, int) else None
         if mapped is None or status >= 500:
-            return _by_status(response, said)
+            return _by_status(answer, said)
         kind, our_code = mapped
         if kind == "unavailable":
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            return SubmitOutcome.unavailable(said, retry_after=retry_after)
+            return SubmitOutcome.unavailable(said, retry_after=answer.retry_after)
         return SubmitOutcome(kind, error=ErrorInfo(our_code, said))
 
     def _quote(self, text: str) -> str:
@@ -181,30 +179,16 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
 
     async def _call(
         self, method: str, path: str, payload: Mapping[str, object] | None = None
-    ) -> tuple[httpx.Response, bytes]:
-        """One Graph request, retried only while it provably never left; read at most the cap."""
+    ) -> Answer:
+        """One Graph request, its answer read no further than the cap."""
         creds = self.credentials
-        url = f"{self.base_url}/{creds.api_version}/{creds.phone_number_id}{path}"
-        headers = {"Authorization": f"Bearer {self.secret(creds.access_token)}"}
-        request = (
-            self.client.build_request(method, url, headers=headers, json=payload)
-            if payload is not None
-            else self.client.build_request(method, url, headers=headers)
+        return await self.exchange(
+            method,
+            f"/{creds.api_version}/{creds.phone_number_id}{path}",
+            max_body=MAX_ANSWER_BYTES,
+            headers={"Authorization": f"Bearer {self.secret(creds.access_token)}"},
+            json=payload,
         )
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                response = await self.client.send(request, stream=True)
-        try:
-            return response, await _read_capped(response, MAX_ANSWER_BYTES)
-        finally:
-            await response.aclose()
 
     # --- reports --------------------------------------------------------------------------------
 
@@ -219,11 +203,11 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
             return []
         self.verify_signature(callback)
         try:
-            document = json.loads(callback.body)
-        except (ValueError, UnicodeDecodeError):
+            document = decode_json_object(callback.body)
+        except JsonUnreadable as exc:
+            if exc.problem == "not_object":
+                raise RequestInvalid.for_field("body", "must be a JSON object") from None
             raise RequestInvalid("The webhook body is not valid JSON.") from None
-        if not isinstance(document, dict):
-            raise RequestInvalid.for_field("body", "must be a JSON object")
         if document.get("object") != "whatsapp_business_account":
             return []
         return [
@@ -253,19 +237,19 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
     async def check(self) -> None:
         """``GET /{version}/{phone_number_id}``: the number must exist and the token reach it."""
         try:
-            response, body = await self._call("GET", "")
-        except (_AnswerTooLarge, httpx.HTTPError):
+            answer = await self._call("GET", "")
+        except httpx.HTTPError:
             raise ProviderUnavailable("WhatsApp could not be reached.") from None
-        if response.is_success:
+        if answer.truncated:
+            raise ProviderUnavailable("WhatsApp could not be reached.")
+        if answer.is_success:
             return
-        document = _json(body)
+        document = _json(answer.body)
         error = document.get("error") if document is not None else None
         code = error.get("code") if isinstance(error, dict) else None
-        if response.status_code >= 500 or (isinstance(code, int) and _CODES.get(code) == _BUSY):
-            raise ProviderUnavailable(f"WhatsApp answered HTTP {response.status_code}.")
-        if response.status_code in (401, 403) or (
-            isinstance(code, int) and _CODES.get(code) == _AUTH
-        ):
+        if answer.status >= 500 or (isinstance(code, int) and _CODES.get(code) == _BUSY):
+            raise ProviderUnavailable(f"WhatsApp answered HTTP {answer.status}.")
+        if answer.status in (401, 403) or (isinstance(code, int) and _CODES.get(code) == _AUTH):
             raise InvalidCredentials("WhatsApp refused the access token.")
         raise InvalidCredentials(
             "WhatsApp does not know this phone_number_id, or the token cannot reach it."
@@ -299,12 +283,11 @@ def _payload(request: SubmitRequest) -> dict[str, object]:
 # --- reading answers ----------------------------------------------------------------------------
 
 
-def _by_status(response: httpx.Response, said: str) -> SubmitOutcome:
+def _by_status(answer: Answer, said: str) -> SubmitOutcome:
     """The outcome of an answer whose error code we do not know, from its HTTP status."""
-    status = response.status_code
+    status = answer.status
     if status == 429:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return SubmitOutcome.unavailable(said, retry_after=retry_after)
+        return SubmitOutcome.unavailable(said, retry_after=answer.retry_after)
     if status >= 500 or status < 400:
         return SubmitOutcome.unavailable(said)
     if status in (401, 403):
@@ -332,31 +315,18 @@ def _message_id(document: Mapping[str, Any] | None) -> str | None:
     return wamid if isinstance(wamid, str) and wamid.strip() else None
 
 
-def _kind(response: httpx.Response, document: Mapping[str, Any] | None) -> str:
+def _kind(answer: Answer, document: Mapping[str, Any] | None) -> str:
     if document is not None:
         return "JSON without messages[0].id"
-    content_type = response.headers.get("Content-Type", "no content type").split(";")[0]
+    content_type = answer.headers.get("Content-Type", "no content type").split(";")[0]
     return f"a body that is not Graph API JSON, {content_type}"
 
 
 def _json(body: bytes) -> dict[str, Any] | None:
     try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return decode_json_object(body)
+    except JsonUnreadable:
         return None
-    return document if isinstance(document, dict) else None
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise _AnswerTooLarge
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
-            raise _AnswerTooLarge
-    return bytes(body)
 
 
 # --- reading webhooks ---------------------------------------------------------------------------
