@@ -15,6 +15,7 @@ EXAMPLES = ROOT / "examples"
 SCRIPTS = {
     "send_single.py": "via sms_a",
     "send_bulk_template.py": "bulk: total 4, sent 2, failed 2",
+    "mcp_agent_client.py": 'a landline: is_error "INVALID_RECIPIENT"',
     "fallback.py": "two rejections: sent via sms_c [sms_a rejected, sms_b rejected, sms_c acc",
     "sync_django_style.py": "401 {'error': {'code': 'UNAUTHORIZED'",
     "webhook_receiver.py": "genuine: 204; tampered: 400 rejected: no_matching_signature",

@@ -17,39 +17,23 @@ import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 import pytest
+from _databases import Database
 from sqlalchemy.engine import make_url
 
 from unified_messaging.store._tables import ALL_TABLES
 from unified_messaging.store.base import Store
 from unified_messaging.store.memory import MemoryStore
-from unified_messaging.store.sql import SqlStore, migrate
+from unified_messaging.store.sql import migrate
 
 POSTGRES_ENV = "UM_TEST_POSTGRES_URL"
 POSTGRES_SKIP_REASON = (
     f"PostgreSQL tests need a server: set {POSTGRES_ENV}, "
     "e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
-
-
-@dataclass(frozen=True)
-class Database:
-    """One isolated SQL database for a test: a URL and what a store needs to reach it."""
-
-    dialect: str
-    url: str
-    #: PostgreSQL: the schema holding this test's tables (on the connection's search_path).
-    schema: str | None = None
-    connect_args: dict[str, object] = field(default_factory=dict)
-
-    def store(self, *, busy_timeout: float = 5.0, migrate: bool = True) -> SqlStore:
-        return SqlStore(
-            self.url, connect_args=self.connect_args, busy_timeout=busy_timeout, migrate=migrate
-        )
 
 
 def postgres_url() -> str | None:

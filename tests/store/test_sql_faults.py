@@ -18,7 +18,7 @@ from unified_messaging._errors import StorageUnavailable
 from unified_messaging.store.sql import SqlStore
 
 if TYPE_CHECKING:
-    from conftest import Database
+    from _databases import Database
 
 PASSWORD = "s3cret-Pa55"
 CLOSED_PORT_URL = f"postgresql+asyncpg://um:{PASSWORD}@127.0.0.1:1/test"

@@ -17,7 +17,7 @@ from unified_messaging.store.migrations import VERSION_TABLE
 from unified_messaging.store.sql import migrate
 
 if TYPE_CHECKING:
-    from conftest import Database
+    from _databases import Database
 
 HEAD = "0002"
 FIRST = "0001"

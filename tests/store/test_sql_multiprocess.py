@@ -25,7 +25,7 @@ from unified_messaging.store.base import WorkItem
 from unified_messaging.store.sql import SqlStore
 
 if TYPE_CHECKING:
-    from conftest import Database
+    from _databases import Database
 
 WORKER = Path(__file__).with_name("_mp_worker.py")
 PROCESSES = 4

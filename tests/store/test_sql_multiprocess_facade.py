@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from conftest import Database
+from _databases import Database
 
 from unified_messaging import Messenger, Vault, generate_key_spec
 

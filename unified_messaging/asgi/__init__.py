@@ -1,8 +1,10 @@
-"""The REST edge: ``create_app(messenger)`` is an ASGI app serving the ``/v1`` contract.
+"""The HTTP edges: ``create_app(messenger)`` is an ASGI app serving the ``/v1`` REST contract
+and the ``/mcp`` tool endpoint.
 
-Needs the ``server`` extra (``pip install 'unified-messaging[server]'``). It holds HTTP
-concerns only: the Bearer token, the client address, body limits, idempotency replays,
-error rendering and the OpenAPI document. Every rule is the façade's.
+Needs the ``server`` extra (``pip install 'unified-messaging[server]'``), and the ``mcp`` extra
+for ``/mcp``. It holds HTTP concerns only: the Bearer token, the client address, body limits,
+idempotency replays, error rendering, the OpenAPI document and the MCP transport. Every rule
+is the façade's.
 """
 
 try:
@@ -12,7 +14,13 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "unified_messaging.asgi needs Starlette: pip install 'unified-messaging[server]'"
     ) from exc
 
-from ._app import DEFAULT_MAX_BODY_BYTES, create_app, messenger_lifespan
+from ._app import DEFAULT_MAX_BODY_BYTES, app_lifespan, create_app, messenger_lifespan
 from ._openapi import openapi_document
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "messenger_lifespan", "openapi_document"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "app_lifespan",
+    "create_app",
+    "messenger_lifespan",
+    "openapi_document",
+]

@@ -1,15 +1,18 @@
-"""``create_app``: the Starlette application of the REST edge, and its lifespan.
+"""``create_app``: the Starlette application of the REST and MCP edges, and its lifespan.
 
-The app owns routing, the order of its middleware and the lifespan; everything a request
-does is in ``_routes``. Unknown paths and wrong methods get the contract's error body too.
+The app owns routing, the order of its middleware and the lifespan; everything a REST request
+does is in ``_routes``, everything an MCP request does in ``_mcp``. Unknown paths and wrong
+methods get the contract's error body too.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -26,26 +29,26 @@ from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
 from ._routes import RestApi
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "messenger_lifespan"]
+if TYPE_CHECKING:
+    from ._mcp import McpEndpoint
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "app_lifespan", "create_app", "messenger_lifespan"]
 
 #: D16: request bodies are capped at 1 MiB.
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 
+Lifespan: TypeAlias = Callable[[object], AbstractAsyncContextManager[None]]
 
-def messenger_lifespan(
-    messenger: Messenger,
-) -> Callable[[object], AbstractAsyncContextManager[None]]:
+# The lifespan of every app create_app made, for hosts that mount one (see app_lifespan).
+_LIFESPANS: weakref.WeakKeyDictionary[Starlette, Lifespan] = weakref.WeakKeyDictionary()
+
+
+def messenger_lifespan(messenger: Messenger) -> Lifespan:
     """A lifespan that opens ``messenger`` on startup and closes it on shutdown.
 
-    The app from :func:`create_app` runs it itself when it is the server's app. Mounted
-    inside a host, its lifespan never runs (ASGI servers send lifespan events to the
-    outermost app only), so pass this to the host instead, or ``async with messenger:`` in
-    the host's own lifespan::
-
-        host = Starlette(
-            routes=[Mount("/messaging", app=create_app(messenger))],
-            lifespan=messenger_lifespan(messenger),
-        )
+    Enough for a host that mounts an app serving REST only (``create_app(..., mcp=False)``).
+    An app that serves ``/mcp`` also needs the MCP session manager running: give such a host
+    :func:`app_lifespan` instead, which does both.
     """
 
     @asynccontextmanager
@@ -59,25 +62,90 @@ def messenger_lifespan(
     return lifespan
 
 
+def app_lifespan(app: Starlette) -> Lifespan:
+    """The lifespan of ``app`` (from :func:`create_app`), for a host that mounts it.
+
+    It opens the messenger and runs the MCP endpoint's session manager on startup, and stops
+    both on shutdown. The app runs it itself when it is the server's app; mounted inside a
+    host, its lifespan never runs (ASGI servers send lifespan events to the outermost app
+    only, and Starlette and FastAPI do not pass them on to mounts), so the host must::
+
+        messaging = create_app(messenger)
+        host = Starlette(
+            routes=[Mount("/messaging", app=messaging)],
+            lifespan=app_lifespan(messaging),
+        )
+
+    or, inside a lifespan of its own, ``async with app_lifespan(messaging)(host): ...``.
+    """
+    lifespan = _LIFESPANS.get(app)
+    if lifespan is None:
+        raise TypeError("app_lifespan() takes an app made by create_app()")
+    return lifespan
+
+
+def _lifespan(messenger: Messenger, mcp: McpEndpoint | None) -> Lifespan:
+    opened = messenger_lifespan(messenger)
+
+    @asynccontextmanager
+    async def lifespan(app: object) -> AsyncIterator[None]:
+        # The messenger opens first and closes last: MCP requests still in flight need it.
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(opened(app))
+            if mcp is not None:
+                await stack.enter_async_context(mcp.running())
+            yield
+
+    return lifespan
+
+
+def _wants_mcp(mcp: bool | None) -> bool:
+    installed = importlib.util.find_spec("mcp") is not None
+    if mcp and not installed:
+        raise ImportError(
+            "the /mcp endpoint needs the MCP SDK: pip install 'unified-messaging[mcp]'"
+        )
+    return installed if mcp is None else mcp
+
+
 def create_app(
     messenger: Messenger,
     *,
     trusted_proxies: Iterable[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     idempotency_ttl: timedelta = IDEMPOTENCY_TTL,
+    mcp: bool | None = None,
+    mcp_allowed_hosts: Iterable[str] | None = None,
+    mcp_allowed_origins: Iterable[str] = (),
 ) -> Starlette:
-    """The ASGI app serving the ``/v1`` REST contract over ``messenger``.
+    """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
     ``trusted_proxies``: addresses or CIDRs of the reverse proxies in front of the app;
     only behind one of them is ``X-Forwarded-For`` believed (D18). ``max_body_bytes``:
-    the request body cap (413 above it). Mount it under any prefix of a host app (see
-    :func:`messenger_lifespan` for the host's lifespan).
+    the REST request body cap (413 above it; ``/mcp`` keeps the MCP SDK's 4 MiB).
+
+    ``mcp``: serve ``POST /mcp``; ``None`` (the default) serves it when the ``mcp`` extra is
+    installed. ``mcp_allowed_hosts``: the ``Host`` names ``/mcp`` answers to (the SDK's
+    DNS-rebinding protection, with ``mcp_allowed_origins`` for browser ``Origin`` values);
+    ``None`` checks no ``Host``, since every MCP request needs an API key anyway.
+
+    Mount it under any prefix of a host app; the host must then run :func:`app_lifespan`.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
+    client_address = ClientAddress(trusted_proxies)
+    endpoint = None
+    if _wants_mcp(mcp):
+        from ._mcp import McpEndpoint, transport_security
+
+        endpoint = McpEndpoint(
+            messenger,
+            client_address=client_address,
+            security=transport_security(mcp_allowed_hosts, mcp_allowed_origins),
+        )
     api = RestApi(
         messenger,
-        client_address=ClientAddress(trusted_proxies),
+        client_address=client_address,
         max_body_bytes=max_body_bytes,
         idempotency=IdempotencyKeys(messenger.store, messenger.clock, ttl=idempotency_ttl),
     )
@@ -102,9 +170,16 @@ def create_app(
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
     ]
-    return Starlette(
+    if endpoint is not None:
+        # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
+        # of server messages, is 405: a stateless server has none to send.
+        routes.append(Route("/mcp", endpoint, methods=["POST"]))
+    lifespan = _lifespan(messenger, endpoint)
+    app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestIdMiddleware)],
         exception_handlers={HTTPException: http_exception_response, Exception: unhandled},
-        lifespan=messenger_lifespan(messenger),
+        lifespan=lifespan,
     )
+    _LIFESPANS[app] = lifespan
+    return app

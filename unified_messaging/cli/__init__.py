@@ -1,9 +1,14 @@
 """The ``unified-messaging`` command line: one argparse parser, one function per subcommand.
 
 An edge like the REST app: it parses arguments, calls the façade and prints. To add a
-subcommand, write an ``_add_<name>(commands)`` that adds its parser and sets ``run`` to a
+subcommand, write an ``add_<name>(commands)`` that adds its parser and sets ``run`` to a
 function taking the parsed arguments and returning the exit code, and list it in
-:data:`_SUBCOMMANDS`.
+:data:`_SUBCOMMANDS`. The commands live in small modules: ``_admin_commands`` (workspaces,
+keys, templates, allowlist), ``_connection_commands``, ``_ops_commands`` (migrate, vault),
+``_serve``; ``_context`` builds their Messenger and ``_output`` prints what they return.
+
+Exit status: 0 done, 1 the library refused (``error: CODE: message`` on stderr), 2 a usage
+error (argparse's message, naming the argument), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -11,23 +16,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import TypeAlias
 
 from .._errors import MessagingError
 from .._version import __version__
+from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
+from ._args import CommandFailed, Run, Subparsers, UsageError
+from ._connection_commands import add_connections
+from ._ops_commands import add_migrate, add_vault
+from ._serve import add_serve
 
 __all__ = ["build_parser", "main"]
-
-Run = Callable[[argparse.Namespace], int]
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="unified-messaging",
         description="Five Turkish SMS providers, Telegram and WhatsApp Cloud behind one API.",
+        epilog=(
+            "Environment: UM_DATABASE_URL (the store), UM_MASTER_KEYS (credential keys), "
+            "UM_REDIS_URL (shared rate limits for serve)."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
@@ -39,12 +50,40 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m unified_messaging``."""
     args = build_parser().parse_args(argv)
+    _log_to_stderr()
     run: Run = args.run
     try:
         return run(args)
+    except UsageError as exc:
+        parser: argparse.ArgumentParser = args.parser
+        parser.error(f"argument {exc.argument}: {exc.message}")  # exits 2
     except MessagingError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
-        return 1
+    except CommandFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    return 1
+
+
+def _log_to_stderr() -> None:
+    # Warnings of the library (the development key file, above all) reach the operator.
+    # Only when nobody configured logging: an embedding host's set-up is left alone.
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LowercaseLevel("%(levelname)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
+class _LowercaseLevel(logging.Formatter):
+    """``warning: …``, matching the ``error: …`` lines of the CLI."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        text = super().formatMessage(record)
+        return text.replace(record.levelname, record.levelname.lower(), 1)
 
 
 # ------------------------------------------------------------------------------ demo
@@ -82,4 +121,14 @@ def _tolerant_stdout() -> None:
 
 
 #: Every subcommand, in the order ``--help`` lists them.
-_SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (_add_demo,)
+_SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
+    add_serve,
+    add_migrate,
+    add_workspaces,
+    add_keys,
+    add_connections,
+    add_templates,
+    add_allowlist,
+    add_vault,
+    _add_demo,
+)

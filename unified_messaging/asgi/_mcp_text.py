@@ -1,0 +1,118 @@
+"""What the MCP server tells an agent: its instructions and each tool's description.
+
+Written for a model deciding whether and how to call a tool: what it does, when to use it,
+what it costs, and how test mode behaves. The facts are the contract's (SPEC, DESIGN D2,
+D8, D14, and the simulator's magic numbers of DESIGN §6); keep them in step with
+``docs/mcp.md`` and ``docs/testing.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["DESCRIPTIONS", "INSTRUCTIONS", "TITLES"]
+
+_COST: Final = (
+    "Cost: with a live API key (um_live_…) messages really go out through the customer's own "
+    "provider accounts, spending their provider credit and one unit of the workspace's monthly "
+    "quota per message. Send only what the user asked for, and never repeat a send that "
+    "returned a job_id: read it with get_message instead. With a test key (um_test_…) nothing "
+    "leaves the server: every provider is simulated and nothing is charged. list_providers "
+    "says which kind of key is in use (livemode)."
+)
+
+_TEST_NUMBERS: Final = (
+    "Test mode only, the recipient decides what the simulated provider does. SMS and bizchat "
+    "numbers +90555000000X: 01 provider rejects (status failed, PROVIDER_REJECTED; fallback "
+    "moves on); 02 no IYS consent (failed, IYS_CONSENT_MISSING; fallback stops); 03 provider "
+    "times out (with no fallback left: error PROVIDER_UNAVAILABLE carrying the kept job's "
+    "job_id); 04, 05, 06, 07 accepted, later delivery report expired, rejected, failed, "
+    "unknown; 08 accepted, no delivery report ever; 11, 12, 13 the first 1, 2 or 3 providers "
+    "tried reject, the next accepts. chatbot: chat id 0 and @unreachable_bot_user give "
+    "CHAT_UNREACHABLE. Any other valid recipient is accepted and delivered."
+)
+
+_ERRORS: Final = (
+    "A failure is a tool error whose text starts with its code (for example "
+    "'INVALID_RECIPIENT: …') and whose structured content is "
+    '{"error": {"code", "message", "details" (VALIDATION_ERROR only: every wrong field), '
+    '"job_id" (PROVIDER_UNAVAILABLE only)}}, the same codes as the REST API.'
+)
+
+_RECIPIENTS: Final = (
+    "The channel follows the provider connection: SMS providers (sms_a … sms_e) take Turkish "
+    "mobile numbers (+905…, 05…, 5…; normalized to +90…), chatbot a Telegram chat id or "
+    "@channelname, bizchat a WhatsApp number in any country (E.164)."
+)
+
+INSTRUCTIONS: Final = (
+    "Sends SMS (five Turkish providers), Telegram bot and WhatsApp Business messages through "
+    "the provider accounts of the workspace that owns the API key. Start with list_providers "
+    "(which connections exist, which is the default, whether the key is live) and "
+    "list_templates. send_message sends one message, send_bulk up to 200; each answers at once "
+    "with a job_id per message, and get_message reads its delivery state later. "
+    + _COST
+    + " "
+    + _ERRORS
+)
+
+TITLES: Final = {
+    "send_message": "Send a message",
+    "send_bulk": "Send to many recipients",
+    "get_message": "Read a message's status",
+    "list_providers": "List provider connections",
+    "list_templates": "List message templates",
+}
+
+DESCRIPTIONS: Final = {
+    "send_message": (
+        "Send one text message to one recipient. Give exactly one of body (plain text, "
+        "1-1600 characters) or template (a key from list_templates, with its variables). "
+        + _RECIPIENTS
+        + " Without provider, the workspace's default connection sends (see list_providers). "
+        "sender is the SMS header (default: the connection's). fallback lists up to 3 backup "
+        "SMS providers, tried in order if the first one rejects or cannot be reached. "
+        "Returns the job: job_id, status (sent = handed to the provider, not yet delivered; "
+        "queued; failed = the provider refused it, with error), to as normalized, the provider "
+        "that took it, and attempts when fallback was asked for. "
+        + _COST
+        + " "
+        + _TEST_NUMBERS
+        + " "
+        + _ERRORS
+    ),
+    "send_bulk": (
+        "Send to 1-200 recipients in one call, through one provider connection. Plain mode: "
+        "every item has to and body. Template mode: give template once and each item to and "
+        "its own variables (no body). provider, sender and fallback apply to every item. "
+        + _RECIPIENTS
+        + " A bad recipient or a missing template variable fails that item only: its result "
+        "is failed with an error, and it still has a job_id. The whole call fails only for a "
+        "problem of the request itself (schema, unknown provider or template, sender). Returns "
+        "total, sent, failed and one result per item in order (to, status, job_id, error). "
+        "One call counts once against the rate limit; each message is one quota unit on a "
+        "live key. " + _COST + " " + _TEST_NUMBERS + " " + _ERRORS
+    ),
+    "get_message": (
+        "Read the current state of one message by the job_id a send returned: status (queued, "
+        "sent, delivered, expired, rejected, failed, unknown), error, the delivery report "
+        "(dlr), every provider attempt, timestamps, SMS segments and encoding, and livemode. "
+        "Use it to follow up on a send instead of sending again. Free: it sends nothing. Test "
+        "and live keys see separate worlds: a job sent with one kind of key is "
+        "MESSAGE_NOT_FOUND for the other, as is another workspace's job. " + _ERRORS
+    ),
+    "list_providers": (
+        "List the provider connections of the key's workspace: each one's provider code (pass "
+        "it as provider when sending), channel (sms, chatbot, bizchat), whether it is the "
+        "default, its default SMS header and the headers it may send with. Also livemode: "
+        "whether this key sends for real (true) or is a free, simulated test key (false). "
+        "Call it before sending when the provider or sender is in doubt. Free; credentials "
+        "are never shown."
+    ),
+    "list_templates": (
+        "List the message templates of the key's workspace: each one's key (pass it as "
+        "template when sending), its body with {{ name }} placeholders, the variables a send "
+        "must fill, a description, and the business chat (bizchat) template it maps to, if "
+        "any. Free; it sends nothing."
+    ),
+}

@@ -1,0 +1,221 @@
+"""``workspaces``, ``keys``, ``templates`` and ``allowlist``: thin calls to the admin façade."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._access import normalize_allowlist_entry
+from .._messenger import Messenger
+from ._args import Subparsers, add_command, add_group, aware_datetime, finite_number
+from ._args import workspace_option as _workspace
+from ._context import admin_command
+from ._output import JsonObject, JsonValue, Report, fields_report, table_report
+from ._records import (
+    API_KEY_COLUMNS,
+    TEMPLATE_COLUMNS,
+    WORKSPACE_COLUMNS,
+    api_key_json,
+    template_json,
+    workspace_json,
+)
+
+__all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
+
+# ------------------------------------------------------------------------------ workspaces
+
+
+def add_workspaces(commands: Subparsers) -> None:
+    group = add_group(commands, "workspaces", help="create and list workspaces")
+    create = add_command(
+        group, "create", help="create a workspace", run=admin_command(_create_workspace)
+    )
+    create.add_argument("name", metavar="NAME")
+    create.add_argument(
+        "--monthly-quota",
+        type=int,
+        metavar="N",
+        help="messages per calendar month (UTC); unlimited when left out",
+    )
+    add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
+
+
+_WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
+                     "created_at": "created"}  # fmt: skip
+
+
+async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
+    workspace = await m.create_workspace(args.name, monthly_quota=args.monthly_quota)
+    return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
+
+
+async def _list_workspaces(m: Messenger, args: argparse.Namespace) -> Report:
+    rows = [workspace_json(w) for w in await m.list_workspaces()]
+    return table_report(rows, WORKSPACE_COLUMNS, empty="No workspaces.")
+
+
+# -------------------------------------------------------------------------------- API keys
+
+
+def add_keys(commands: Subparsers) -> None:
+    group = add_group(commands, "keys", help="create, list and revoke API keys")
+    create = add_command(
+        group,
+        "create",
+        help="create an API key (its secret is printed this once)",
+        run=admin_command(_create_key),
+    )
+    _workspace(create)
+    create.add_argument(
+        "--test", action="store_true", help="a test key (um_test_…): sends are simulated"
+    )
+    create.add_argument("--name", help="a label to recognise the key by")
+    create.add_argument(
+        "--expires-at", type=aware_datetime, metavar="ISO", help="e.g. 2027-01-31T00:00:00Z"
+    )
+    create.add_argument(
+        "--rate-limit", type=finite_number, metavar="R", help="requests per second (default 50)"
+    )
+    create.add_argument("--rate-burst", type=int, metavar="B", help="burst size (default 100)")
+    listing = add_command(
+        group, "list", help="list a workspace's keys (prefixes only)", run=admin_command(_list_keys)
+    )
+    _workspace(listing)
+    revoke = add_command(group, "revoke", help="revoke a key", run=admin_command(_revoke_key))
+    revoke.add_argument("key_id", metavar="KEY_ID")
+
+
+_KEY_LABELS = {"id": "id", "workspace_id": "workspace", "display_prefix": "prefix",
+               "name": "name", "status": "status", "expires_at": "expires",
+               "revoked_at": "revoked"}  # fmt: skip
+
+
+async def _create_key(m: Messenger, args: argparse.Namespace) -> Report:
+    created = await m.create_api_key(
+        args.workspace,
+        livemode=not args.test,
+        name=args.name,
+        expires_at=args.expires_at,
+        rate_limit=args.rate_limit,
+        rate_burst=args.rate_burst,
+    )
+    data = {**api_key_json(created.record, m.now()), "api_key": created.secret}
+    labels = {**_KEY_LABELS, "api_key": "api key"}
+    note = "Store the key now: only its hash is kept, it cannot be shown again."
+    return fields_report(data, labels=labels, note=note)
+
+
+async def _list_keys(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.get_workspace(args.workspace)  # an unknown workspace is an error, not "no keys"
+    now = m.now()
+    rows = [api_key_json(k, now) for k in await m.list_api_keys(args.workspace)]
+    return table_report(rows, API_KEY_COLUMNS, empty="No API keys.")
+
+
+async def _revoke_key(m: Messenger, args: argparse.Namespace) -> Report:
+    key = await m.revoke_api_key(args.key_id)
+    return fields_report(api_key_json(key, m.now()), labels=_KEY_LABELS)
+
+
+# ------------------------------------------------------------------------------- templates
+
+
+def add_templates(commands: Subparsers) -> None:
+    group = add_group(commands, "templates", help="set, list and delete message templates")
+    put = add_command(
+        group, "set", help="create or replace a template", run=admin_command(_set_template)
+    )
+    _workspace(put)
+    put.add_argument("key", metavar="KEY", help="^[a-z0-9_]{1,64}$")
+    put.add_argument("body", metavar="BODY", help="the text, with {{ name }} placeholders")
+    put.add_argument("--description")
+    put.add_argument(
+        "--provider-template", metavar="NAME", help="bizchat: the WhatsApp template it maps to"
+    )
+    put.add_argument(
+        "--provider-language", metavar="CODE", help="bizchat: that template's language, e.g. tr"
+    )
+    listing = add_command(
+        group, "list", help="list a workspace's templates", run=admin_command(_list_templates)
+    )
+    _workspace(listing)
+    delete = add_command(
+        group, "delete", help="delete a template", run=admin_command(_delete_template)
+    )
+    _workspace(delete)
+    delete.add_argument("key", metavar="KEY")
+
+
+_TEMPLATE_LABELS = {"key": "key", "body": "body", "description": "description",
+                    "provider_template": "provider template",
+                    "provider_language": "provider language", "updated_at": "updated"}  # fmt: skip
+
+
+async def _set_template(m: Messenger, args: argparse.Namespace) -> Report:
+    template = await m.set_template(
+        args.workspace,
+        args.key,
+        args.body,
+        description=args.description,
+        provider_template=args.provider_template,
+        provider_language=args.provider_language,
+    )
+    return fields_report(template_json(template), labels=_TEMPLATE_LABELS)
+
+
+async def _list_templates(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.get_workspace(args.workspace)
+    rows = [template_json(t) for t in await m.list_templates(args.workspace)]
+    return table_report(rows, TEMPLATE_COLUMNS, empty="No templates.")
+
+
+async def _delete_template(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.get_workspace(args.workspace)
+    await m.delete_template(args.workspace, args.key)
+    data: JsonObject = {"workspace_id": args.workspace, "key": args.key, "deleted": True}
+    return Report(data, f"Deleted template {args.key}.")
+
+
+# ------------------------------------------------------------------------------- allowlist
+
+
+def add_allowlist(commands: Subparsers) -> None:
+    group = add_group(
+        commands, "allowlist", help="the IP addresses and networks that may call a workspace"
+    )
+    add = add_command(
+        group, "add", help="admit an address or CIDR", run=admin_command(_allowlist_add)
+    )
+    _workspace(add)
+    add.add_argument("cidr", metavar="CIDR", help="e.g. 203.0.113.7, 10.0.0.0/8, 2001:db8::/32")
+    remove = add_command(
+        group, "remove", help="remove an entry", run=admin_command(_allowlist_remove)
+    )
+    _workspace(remove)
+    remove.add_argument("cidr", metavar="CIDR")
+    listing = add_command(
+        group, "list", help="list the entries (none: every address may call)",
+        run=admin_command(_allowlist_list),
+    )  # fmt: skip
+    _workspace(listing)
+
+
+async def _allowlist_add(m: Messenger, args: argparse.Namespace) -> Report:
+    entry = await m.add_allowlist_entry(args.workspace, args.cidr)
+    data: JsonObject = {"workspace_id": args.workspace, "entry": entry}
+    return Report(data, f"Added {entry}; only listed addresses may call this workspace now.")
+
+
+async def _allowlist_remove(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.remove_allowlist_entry(args.workspace, args.cidr)
+    entry = normalize_allowlist_entry(args.cidr)  # as stored, e.g. 10.0.0.1/32 -> 10.0.0.1
+    left = await m.list_allowlist(args.workspace)
+    data: JsonObject = {"workspace_id": args.workspace, "removed": entry, "remaining": len(left)}
+    note = "" if left else " The allowlist is empty: every address may call."
+    return Report(data, f"Removed {entry}.{note}")
+
+
+async def _allowlist_list(m: Messenger, args: argparse.Namespace) -> Report:
+    entries = await m.list_allowlist(args.workspace)
+    empty = "The allowlist is empty: every address may call this workspace."
+    data: list[JsonValue] = [*entries]
+    return Report(data, "\n".join(entries) if entries else empty)

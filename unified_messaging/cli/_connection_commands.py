@@ -1,0 +1,180 @@
+"""``connections``: add, list, remove and choose the default provider connection.
+
+Credentials come from ``--credentials-file`` (a JSON object, ``-`` for stdin) and
+``--credential NAME=VALUE`` flags, the flags winning. The façade seals them in the vault at
+once; no output and no error of this module ever contains a credential value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .._domain import DEFAULT_DLR_TIMEOUT
+from .._messenger import Messenger
+from .._types import ALL_PROVIDERS, IysMode
+from ._args import (
+    Subparsers,
+    UsageError,
+    add_command,
+    add_group,
+    credential_pair,
+    positive_seconds,
+    workspace_option,
+)
+from ._context import admin_command
+from ._output import JsonObject, Report, fields_report, table_report
+from ._records import CONNECTION_COLUMNS, connection_json
+
+__all__ = ["add_connections"]
+
+_IYS_MODES: tuple[IysMode, ...] = ("informational", "commercial_individual", "commercial_merchant")
+
+
+def add_connections(commands: Subparsers) -> None:
+    group = add_group(commands, "connections", help="connect provider accounts to a workspace")
+    add = add_command(
+        group,
+        "add",
+        help="connect a provider account",
+        description=(
+            "Connect a provider account. Credentials are encrypted at once and never shown "
+            "again. Prefer --credentials-file over --credential: command lines end up in "
+            "shell history and process lists."
+        ),
+        run=admin_command(_add),
+    )
+    workspace_option(add)
+    add.add_argument("provider", metavar="PROVIDER", choices=ALL_PROVIDERS,
+                     help=", ".join(ALL_PROVIDERS))  # fmt: skip
+    add.add_argument("--default-sender", metavar="S", help="the SMS header used when none is given")
+    add.add_argument("--approved-sender", metavar="S", action="append", default=[],
+                     help="an approved SMS header (repeat for more)")  # fmt: skip
+    add.add_argument("--credential", metavar="NAME=VALUE", action="append", default=[],
+                     type=credential_pair, help="one credential (repeat for more)")  # fmt: skip
+    add.add_argument("--credentials-file", metavar="FILE",
+                     help="a JSON object of credentials, or - to read it from stdin")  # fmt: skip
+    add.add_argument("--iys-mode", choices=_IYS_MODES, default="informational",
+                     help="the IYS class of this connection's traffic")  # fmt: skip
+    add.add_argument("--default", action="store_true", help="make it the workspace default")
+    add.add_argument("--base-url", metavar="URL", help="override the provider's API address")
+    add.add_argument("--dlr-timeout", type=positive_seconds, metavar="SECONDS",
+                     help="how long to wait for a delivery report (default 86400)")  # fmt: skip
+    add.add_argument("--no-turkish-shift", action="store_true",
+                     help="no Turkish single-shift table: such text goes as UCS-2")  # fmt: skip
+
+    listing = add_command(group, "list", help="list a workspace's connections",
+                          run=admin_command(_list))  # fmt: skip
+    workspace_option(listing)
+    remove = add_command(group, "remove", help="remove a connection", run=admin_command(_remove))
+    remove.add_argument("connection_id", metavar="ID")
+    default = add_command(group, "set-default", help="make a connection the workspace default",
+                          run=admin_command(_set_default))  # fmt: skip
+    default.add_argument("connection_id", metavar="ID")
+    check = add_command(
+        group,
+        "test",
+        help="check a connection's credentials against its provider",
+        description=(
+            "Ask the provider whether it accepts the connection's credentials, with a call "
+            "that sends nothing and costs nothing (a balance, header-list or profile call). "
+            "Exit 0 if it does; exit 1 with INVALID_CREDENTIALS if it refuses them, or "
+            "PROVIDER_UNAVAILABLE if it cannot be asked."
+        ),
+        run=admin_command(_test),
+    )
+    check.add_argument("connection_id", metavar="ID")
+
+
+_LABELS = {"id": "id", "workspace_id": "workspace", "provider": "provider",
+           "channel": "channel", "is_default": "default", "default_sender": "default sender",
+           "approved_senders": "approved senders", "iys_mode": "IYS mode",
+           "dlr_timeout": "DLR timeout (s)", "turkish_shift": "Turkish shift",
+           "base_url": "base URL"}  # fmt: skip
+
+
+async def _add(m: Messenger, args: argparse.Namespace) -> Report:
+    credentials = _credentials(args)
+    connection = await m.add_connection(
+        args.workspace,
+        args.provider,
+        credentials=credentials,
+        default_sender=args.default_sender,
+        approved_senders=args.approved_sender,
+        iys_mode=args.iys_mode,
+        make_default=args.default,
+        dlr_timeout=args.dlr_timeout or DEFAULT_DLR_TIMEOUT,
+        turkish_shift=not args.no_turkish_shift,
+        base_url=args.base_url,
+    )
+    note = _stored(len(credentials))
+    return fields_report(connection_json(connection), labels=_LABELS, note=note)
+
+
+async def _list(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.get_workspace(args.workspace)  # an unknown workspace is an error, not "none"
+    rows = [connection_json(c) for c in await m.list_connections(args.workspace)]
+    return table_report(rows, CONNECTION_COLUMNS, empty="No connections.")
+
+
+async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
+    await m.remove_connection(args.connection_id)
+    data: JsonObject = {"id": args.connection_id, "removed": True}
+    return Report(data, f"Removed connection {args.connection_id}.")
+
+
+async def _set_default(m: Messenger, args: argparse.Namespace) -> Report:
+    connection = await m.set_default_connection(args.connection_id)
+    return fields_report(connection_json(connection), labels=_LABELS)
+
+
+async def _test(m: Messenger, args: argparse.Namespace) -> Report:
+    connection = await m.get_connection(args.connection_id)
+    await m.test_connection(connection.id)
+    data: JsonObject = {"id": connection.id, "provider": connection.provider, "ok": True}
+    return Report(
+        data, f"The {connection.provider} provider accepted the credentials of {connection.id}."
+    )
+
+
+# ----------------------------------------------------------------------------- credentials
+
+
+def _credentials(args: argparse.Namespace) -> dict[str, str]:
+    found = _read_credentials_file(args.credentials_file) if args.credentials_file else {}
+    given: set[str] = set()
+    for name, value in args.credential:
+        if name in given:
+            raise UsageError("--credential", f"{name} is given twice")
+        given.add(name)
+        found[name] = value
+    return found
+
+
+def _read_credentials_file(source: str) -> dict[str, str]:
+    flag = "--credentials-file"
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise UsageError(flag, f"cannot read {source}: {why}") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # Position only: the message of a JSON error can quote the file's text.
+        raise UsageError(flag, f"not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UsageError(flag, "must hold a JSON object of NAME: VALUE strings")
+    for name, item in value.items():
+        if not isinstance(item, str):
+            raise UsageError(flag, f"the value of {name!r} must be a string")
+    return dict(value)
+
+
+def _stored(count: int) -> str:
+    if not count:
+        return "No credentials given."
+    noun = "credential" if count == 1 else "credentials"
+    return f"{count} {noun} stored encrypted; they are never shown again."

@@ -1,0 +1,129 @@
+"""Where a command's Messenger comes from: the store, the vault and the rate limiter.
+
+- The store: ``--database-url``, else ``UM_DATABASE_URL``, else the embedded SQLite file
+  (DESIGN.md §5). Every command reads the same setting, so they all see one database.
+- The vault: ``UM_MASTER_KEYS``, else a development key file ``./.um_master_key`` (0600,
+  created on first use, with a warning). Either way the key outlives the command, so the
+  credentials one command stores, the next one can still decrypt.
+- The rate limiter (``serve`` only): Redis at ``--redis-url`` / ``UM_REDIS_URL``, else
+  buckets in the server process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from .._messenger import Messenger
+from .._ratelimit import RateLimiter
+from .._vault import Vault
+from ..store.base import Store
+from ..store.memory import MemoryStore
+from ..store.sql import DEFAULT_DATABASE_URL, store_from_url
+from ._args import Run, UsageError
+from ._output import Report, emit
+
+__all__ = [
+    "DATABASE_URL_ENV",
+    "DEV_KEY_FILE",
+    "REDIS_URL_ENV",
+    "admin_command",
+    "database_url",
+    "load_vault",
+    "messenger_session",
+    "open_store",
+    "plain_command",
+    "rate_limiter",
+    "shown_url",
+]
+
+DATABASE_URL_ENV: Final = "UM_DATABASE_URL"
+REDIS_URL_ENV: Final = "UM_REDIS_URL"
+#: The development master key file, relative to the working directory (D21).
+DEV_KEY_FILE: Final = Path(".um_master_key")
+
+AdminCall = Callable[[Messenger, argparse.Namespace], Awaitable[Report]]
+PlainCall = Callable[[argparse.Namespace], Coroutine[Any, Any, Report]]
+
+
+def database_url(args: argparse.Namespace) -> str:
+    flag: str | None = getattr(args, "database_url", None)
+    return flag or os.environ.get(DATABASE_URL_ENV, "").strip() or DEFAULT_DATABASE_URL
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    """The store the settings name; it connects (and migrates) when opened."""
+    url = database_url(args)
+    try:
+        return store_from_url(url)
+    except ValueError as exc:
+        # The store's message never quotes the URL: it may carry a password.
+        source = "--database-url" if getattr(args, "database_url", None) else DATABASE_URL_ENV
+        raise UsageError(source, str(exc)) from None
+
+
+def shown_url(store: Store) -> str:
+    """The store's URL with any password masked, for output."""
+    if isinstance(store, MemoryStore):
+        return "memory"
+    masked: str = getattr(store, "url", "?")
+    return masked
+
+
+def load_vault() -> Vault:
+    vault = Vault.from_env()
+    if vault is not None:
+        return vault
+    # Logs the warning itself (stderr, through the CLI's logging set-up).
+    return Vault.load_or_create_key_file(DEV_KEY_FILE)
+
+
+def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
+    """The shared Redis limiter when one is configured; ``None`` keeps the in-process one.
+
+    The caller closes it: a limiter passed to a Messenger stays the caller's.
+    """
+    flag: str | None = getattr(args, "redis_url", None)
+    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
+    if not url:
+        return None
+    from .._redis_ratelimit import RedisRateLimiter
+
+    return RedisRateLimiter(url)
+
+
+@asynccontextmanager
+async def messenger_session(
+    args: argparse.Namespace, *, vault: Vault | None = None
+) -> AsyncIterator[Messenger]:
+    """An open Messenger on the configured store and vault, closed on the way out."""
+    # The vault first: a bad key spec should fail before the database is touched.
+    vault = vault or load_vault()
+    async with Messenger(open_store(args), vault=vault) as messenger:
+        yield messenger
+
+
+def admin_command(call: AdminCall) -> Run:
+    """A command that runs ``call`` on a Messenger and prints its report."""
+
+    async def session(args: argparse.Namespace) -> Report:
+        async with messenger_session(args) as messenger:
+            return await call(messenger, args)
+
+    return plain_command(session)
+
+
+def plain_command(call: PlainCall) -> Run:
+    """A command that needs no Messenger (``migrate``, ``vault generate-key``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        report = asyncio.run(call(args))
+        emit(report, as_json=args.json)
+        return 0
+
+    return run

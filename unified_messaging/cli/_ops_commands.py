@@ -1,0 +1,91 @@
+"""``migrate`` and ``vault``: keeping the database schema and the master keys current."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+from .._errors import VaultError
+from .._vault import generate_key_spec
+from ..store.memory import MemoryStore
+from ..store.sql import migrate
+from ._args import Subparsers, UsageError, add_command, add_group
+from ._context import database_url, load_vault, messenger_session, open_store, plain_command
+from ._output import JsonObject, Report
+
+__all__ = ["add_migrate", "add_vault"]
+
+
+def add_migrate(commands: Subparsers) -> None:
+    add_command(
+        commands,
+        "migrate",
+        help="create or upgrade the database schema",
+        description=(
+            "Bring the database up to the latest schema. Safe to repeat, and safe while "
+            "servers run: each also migrates when it starts."
+        ),
+        run=plain_command(_migrate),
+    )
+
+
+async def _migrate(args: argparse.Namespace) -> Report:
+    store = open_store(args)
+    if isinstance(store, MemoryStore):
+        data: JsonObject = {"database_url": "memory", "migrated": False}
+        return Report(data, "The in-memory store has no schema: nothing to migrate.")
+    shown: str = getattr(store, "url", "?")  # the password masked
+    await migrate(database_url(args))
+    data = {"database_url": shown, "migrated": True}
+    return Report(data, f"The database at {shown} is at the latest schema.")
+
+
+def add_vault(commands: Subparsers) -> None:
+    group = add_group(commands, "vault", help="master keys of the credentials vault")
+    add_command(
+        group,
+        "rotate",
+        help="re-encrypt every connection's credentials under the active key",
+        description=(
+            "Re-encrypt every stored credential under the first key of UM_MASTER_KEYS. "
+            "Rotate by prepending a new key (new,old), running this, then dropping the old key."
+        ),
+        run=plain_command(_rotate),
+    )
+    generate = add_command(
+        group,
+        "generate-key",
+        help="print a fresh kid:base64key entry for UM_MASTER_KEYS",
+        run=plain_command(_generate_key),
+    )
+    generate.add_argument(
+        "--kid",
+        help="the key id (default: k and the current UTC time, so rotated keys never clash)",
+    )
+
+
+async def _rotate(args: argparse.Namespace) -> Report:
+    vault = load_vault()
+    async with messenger_session(args, vault=vault) as messenger:
+        rotated = await messenger.rotate_credentials()
+    data: JsonObject = {"rotated": rotated, "active_key_id": vault.active_kid}
+    noun = "connection" if rotated == 1 else "connections"
+    return Report(data, f"Re-encrypted {rotated} {noun} under key {vault.active_kid}.")
+
+
+async def _generate_key(args: argparse.Namespace) -> Report:
+    # A time-based id, not a fixed "k1": the new key is prepended to the old one, and two
+    # keys under one id would be refused.
+    kid = args.kid or datetime.now(UTC).strftime("k%Y%m%d%H%M%S")
+    try:
+        spec = generate_key_spec(kid)
+    except VaultError as exc:
+        raise UsageError("--kid", exc.message) from None
+    if not args.json:
+        print(
+            "Prepend it to UM_MASTER_KEYS (new,old), then run 'unified-messaging vault rotate'.",
+            file=sys.stderr,
+        )
+    data: JsonObject = {"key_spec": spec, "key_id": kid}
+    return Report(data, spec)

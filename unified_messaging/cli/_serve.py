@@ -1,0 +1,219 @@
+"""``serve``: the REST app under uvicorn, on the configured store, vault and rate limiter.
+
+Start-up order: open the Messenger (which creates or migrates the database, so a broken
+database fails before anything listens), bind the socket (so ``--port 0`` can report the
+port it got), set up the ``--demo`` workspace, print what a client needs, then serve until
+SIGINT or SIGTERM. Logs go to stderr; stdout carries only what the command prints, so
+``--json`` output stays one parseable line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import logging
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from .._messenger import Messenger
+from .._types import ALL_PROVIDERS
+from ._args import CommandFailed, Subparsers, add_command, port_number
+from ._context import load_vault, open_store, rate_limiter
+from ._output import JsonObject, Report, emit
+
+__all__ = ["add_serve"]
+
+_SERVER_EXTRA = "serve needs the server extra: pip install 'unified-messaging[server]'"
+#: How long open requests may finish after SIGINT/SIGTERM before they are cut.
+_GRACEFUL_SECONDS = 10
+_DEMO_SENDER = "DEMO"
+
+
+def add_serve(commands: Subparsers) -> None:
+    parser = add_command(
+        commands,
+        "serve",
+        help="run the REST API with uvicorn",
+        description=(
+            "Serve the /v1 REST API. The database is created or migrated on start. With "
+            "--demo, also create a test-mode workspace with simulated connections for all "
+            "seven providers and print its API key and a ready curl line."
+        ),
+        run=_run,
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=port_number, default=8000, help="port to bind (default 8000; 0: any free)"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="create a demo workspace with a test key first"
+    )
+    parser.add_argument(
+        "--redis-url", metavar="URL", help="shared rate limits in Redis (default $UM_REDIS_URL)"
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        metavar="CIDR",
+        action="append",
+        default=[],
+        help="a reverse proxy whose X-Forwarded-For is believed (repeat for more)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug"),
+        default="info",
+        help="uvicorn's log level (default info)",
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn  # noqa: F401 - fail here, with the hint, not half-way through start-up
+
+        from ..asgi import create_app  # noqa: F401
+    except ImportError:
+        raise CommandFailed(_SERVER_EXTRA) from None
+    asyncio.run(_serve(args))
+    return 0
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from ..asgi import create_app
+
+    vault = load_vault()
+    limiter = rate_limiter(args)
+    messenger = Messenger(open_store(args), vault=vault, rate_limiter=limiter)
+    try:
+        await messenger.open()
+        config = uvicorn.Config(
+            create_app(messenger, trusted_proxies=args.trusted_proxy),
+            host=args.host,
+            port=args.port,
+            lifespan="on",
+            log_level=args.log_level,
+            log_config=_log_config(),
+            # The app decides whom to believe about X-Forwarded-For (D18, --trusted-proxy);
+            # uvicorn's own proxy handling would rewrite the client address before it looks.
+            proxy_headers=False,
+            timeout_graceful_shutdown=_GRACEFUL_SECONDS,
+        )
+        with _listening(args.host, args.port, config.backlog) as sock:
+            address, port = sock.getsockname()[:2]
+            url = _base_url(args.host, port)
+            logging.getLogger("uvicorn.error").info(
+                "Uvicorn running on %s (Press CTRL+C to quit)",
+                _base_url(address, port, local=False),
+            )
+            if args.demo:
+                emit(await _demo(messenger, url), as_json=args.json)
+            elif args.json:
+                emit(Report({"url": url}, url), as_json=True)
+            with _clean_exit_on_signals():
+                await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        # The app's lifespan closes the messenger too; closing twice is harmless, and this
+        # one also covers a start-up that failed before the lifespan ran.
+        await messenger.aclose()
+        if limiter is not None:
+            await limiter.aclose()
+
+
+@contextmanager
+def _listening(host: str, port: int, backlog: int) -> Iterator[socket.socket]:
+    """The server's socket, bound and listening, before uvicorn starts.
+
+    Bound here rather than by uvicorn so that the port ``--port 0`` got is known before
+    the address is printed, and a busy port is this command's error (uvicorn would exit
+    the process itself). Listening at once means a client that connects as soon as the
+    address is printed waits in the backlog instead of being refused.
+    """
+    # uvicorn's rule for the address family: a colon means IPv6.
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        raise CommandFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+async def _demo(messenger: Messenger, url: str) -> Report:
+    from ..testing import create_testbed
+
+    bed = await create_testbed(messenger=messenger, sender=_DEMO_SENDER)
+    data: JsonObject = {"workspace_id": bed.workspace.id, "api_key": bed.api_key, "url": url}
+    lines = (
+        f"Demo workspace {bed.workspace.id}, in test mode: every send goes to the simulated",
+        f"providers ({', '.join(ALL_PROVIDERS)}; {ALL_PROVIDERS[0]} is the default).",
+        f"Test API key (shown once): {bed.api_key}",
+        "",
+        "Try it:",
+        f"  {_curl(url, bed.api_key)}",
+        "",
+    )
+    return Report(data, "\n".join(lines))
+
+
+def _curl(url: str, api_key: str) -> str:
+    body = json.dumps({"to": "+905551234567", "body": "Merhaba from unified-messaging!"})
+    return (
+        f"curl -X POST {url}/v1/messages -H 'Authorization: Bearer {api_key}' "
+        f"-H 'Content-Type: application/json' -d '{body}'"
+    )
+
+
+def _base_url(host: str, port: int, *, local: bool = True) -> str:
+    # A wildcard bind is reachable on loopback; that is the address a local curl should use.
+    wildcards = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}  # noqa: S104
+    shown = wildcards.get(host, host) if local else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
+
+
+def _log_config() -> dict[str, Any]:
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    # Access lines go to stderr with the rest of the logs: stdout is the command's output.
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
+@contextmanager
+def _clean_exit_on_signals() -> Iterator[None]:
+    """Make SIGINT/SIGTERM end ``serve`` with exit status 0 after uvicorn's graceful stop.
+
+    uvicorn catches both while it serves, shuts down, and then re-raises the signal to the
+    handler that was installed before it: by default a KeyboardInterrupt traceback or death
+    by SIGTERM. With this no-op installed first, a requested stop is a clean exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, _stop_requested) for sig in wanted}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop_requested(sig: int, frame: FrameType | None) -> None:
+    return None
