@@ -172,3 +172,6 @@ class MessageRecord:
     fallback_requested: bool = False
     #: Template variables for provider-side templates (``bizchat``), in placeholder order.
     template_params: tuple[str, ...] = ()
+    #: Bumped by every lifecycle change, so concurrent report handlers never overwrite each
+    #: other (``Store.replace_message`` compares it).
+    version: int = 0

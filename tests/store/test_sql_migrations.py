@@ -11,16 +11,18 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from unified_messaging._domain import Workspace
-from unified_messaging.store._tables import metadata
+from unified_messaging._domain import MessageRecord, Workspace
+from unified_messaging.store._sql_rows import message_row
+from unified_messaging.store._tables import messages, metadata
 from unified_messaging.store.migrations import VERSION_TABLE
 from unified_messaging.store.sql import migrate
 
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0002"
+HEAD = "0003"
 FIRST = "0001"
+SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
 
 
@@ -98,3 +100,40 @@ async def test_concurrent_migrations_of_a_fresh_database_all_succeed(
     await asyncio.gather(*(_migrate(sql_database) for _ in range(4)))
     revision, _, _ = await _inspect(sql_database)
     assert revision == HEAD
+
+
+async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
+    sql_database: Database,
+) -> None:
+    await _migrate(sql_database, SECOND)
+    created = datetime(2026, 1, 5, tzinfo=UTC)
+    old = sql_database.store(migrate=False)
+    try:
+        await old.create_workspace(Workspace("ws_old", "Before", created))
+    finally:
+        await old.close()
+    record = MessageRecord(
+        job_id="msg_old", workspace_id="ws_old", livemode=True, status="sent",
+        to="+905551234567", channel="sms", provider="sms_a", created_at=created,
+        updated_at=created, text="Merhaba",
+    )  # fmt: skip
+    row = message_row(record)
+    del row["version"]  # the column does not exist yet
+    engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(sa.insert(messages).values(row))
+    finally:
+        await engine.dispose()
+
+    upgraded = sql_database.store()
+    try:
+        await upgraded.open()
+        stored = await upgraded.get_message("ws_old", True, "msg_old")
+        assert stored == record
+        assert stored is not None and stored.version == 0
+        assert await upgraded.find_provider_ref("conn_x", "1") is None
+    finally:
+        await upgraded.close()
+    revision, _, differences = await _inspect(sql_database)
+    assert (revision, differences) == (HEAD, [])

@@ -28,6 +28,7 @@ from unified_messaging._types import ProviderCode
 from unified_messaging.store.base import (
     IdempotencyRecord,
     JsonValue,
+    ProviderRef,
     Store,
     WebhookDelivery,
     WebhookEndpoint,
@@ -414,6 +415,42 @@ async def test_update_messages_replaces_them(ws: Store) -> None:
     assert await ws.get_message("ws_1", True, "job_2") == failed
 
 
+async def test_replace_message_compares_versions(ws: Store) -> None:
+    await ws.insert_messages([a_message("job_1")])
+    first = a_message("job_1", status="sent", updated_at=at(1), version=1)
+    rival = a_message("job_1", status="failed", updated_at=at(1), version=1)
+    assert await ws.replace_message(first)
+    assert not await ws.replace_message(rival)  # version 0 is gone: the rival re-reads
+    assert not await ws.replace_message(a_message("job_1", version=3))
+    assert not await ws.replace_message(a_message("job_missing", version=1))
+    assert await ws.get_message("ws_1", True, "job_1") == first
+    delivered = a_message("job_1", status="delivered", updated_at=at(2), version=2)
+    assert await ws.replace_message(delivered)
+    assert await ws.get_message("ws_1", True, "job_1") == delivered
+
+
+async def test_concurrent_replacements_of_one_version_let_exactly_one_win(ws: Store) -> None:
+    await ws.insert_messages([a_message("job_1")])
+    rivals = [a_message("job_1", sender=f"S{n}", version=1) for n in range(8)]
+    wins = await asyncio.gather(*(ws.replace_message(r) for r in rivals))
+    assert sum(wins) == 1
+    stored = await ws.get_message("ws_1", True, "job_1")
+    assert stored == rivals[wins.index(True)]
+
+
+async def test_provider_refs_find_their_job_and_keep_the_first(ws: Store) -> None:
+    first = ProviderRef("conn_1", "17000001", "job_1", "ws_1", True)
+    await ws.add_provider_refs([first, ProviderRef("conn_1", UNICODE, "job_2", "ws_1", False)])
+    await ws.add_provider_refs([ProviderRef("conn_1", "17000001", "job_9", "ws_1", True)])
+    await ws.add_provider_refs([])
+    assert await ws.find_provider_ref("conn_1", "17000001") == first
+    assert await ws.find_provider_ref("conn_1", UNICODE) == ProviderRef(
+        "conn_1", UNICODE, "job_2", "ws_1", False
+    )
+    assert await ws.find_provider_ref("conn_2", "17000001") is None
+    assert await ws.find_provider_ref("conn_1", "'; DROP TABLE um_messages; --") is None
+
+
 async def test_updating_an_unknown_message_changes_nothing(ws: Store) -> None:
     await ws.insert_messages([a_message("job_1")])
     with pytest.raises(ResourceNotFound):
@@ -668,6 +705,14 @@ async def test_webhook_endpoint_crud(ws: Store) -> None:
     disabled = replace(endpoint, enabled=False, disabled_at=at(5), failing_since=at(1))
     await ws.update_webhook_endpoint(disabled)
     assert await ws.get_webhook_endpoint("we_1") == disabled
+    rotated = replace(
+        disabled,
+        secret_ciphertext="v1.k1.nonce.new",
+        previous_secret_ciphertext="v1.k1.nonce.secret",
+        previous_secret_expires_at=at(7),
+    )
+    await ws.update_webhook_endpoint(rotated)
+    assert await ws.get_webhook_endpoint("we_1") == rotated
     assert await ws.remove_webhook_endpoint("we_1")
     assert not await ws.remove_webhook_endpoint("we_1")
     assert await ws.get_webhook_endpoint("we_1") is None

@@ -28,8 +28,9 @@ from ._sql_rows import (
     workspace_from,
     workspace_row,
 )
-from ._tables import api_keys, connections, quota, templates, workspaces
+from ._tables import api_keys, connections, provider_refs, quota, templates, workspaces
 from ._tables import messages as message_table
+from .base import ProviderRef
 
 __all__ = ["CoreMixin"]
 
@@ -278,6 +279,56 @@ class CoreMixin(SqlBase):
             _MESSAGE_BY_ID, job_id=job_id, workspace_id=workspace_id, livemode=livemode
         )
         return None if row is None else message_from(row)
+
+    async def replace_message(self, record: MessageRecord) -> bool:
+        row = message_row(record)
+        job_id = row.pop("job_id")
+        statement = (
+            sa.update(message_table)
+            .where(message_table.c.job_id == job_id)
+            .where(message_table.c.version == record.version - 1)
+            .values(row)
+        )
+        async with self._write() as conn:
+            return (await conn.execute(statement)).rowcount == 1
+
+    async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
+        if not refs:
+            return
+        rows = [
+            {
+                "connection_id": r.connection_id,
+                "provider_message_id": r.provider_message_id,
+                "job_id": r.job_id,
+                "workspace_id": r.workspace_id,
+                "livemode": r.livemode,
+            }
+            for r in refs
+        ]
+        statement = self._upsert(provider_refs).on_conflict_do_nothing(
+            index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
+        )
+        async with self._write() as conn:
+            await conn.execute(statement, rows)
+
+    async def find_provider_ref(
+        self, connection_id: str, provider_message_id: str
+    ) -> ProviderRef | None:
+        row = await self._first(
+            sa.select(provider_refs).where(
+                provider_refs.c.connection_id == connection_id,
+                provider_refs.c.provider_message_id == provider_message_id,
+            )
+        )
+        if row is None:
+            return None
+        return ProviderRef(
+            connection_id=row["connection_id"],
+            provider_message_id=row["provider_message_id"],
+            job_id=row["job_id"],
+            workspace_id=row["workspace_id"],
+            livemode=row["livemode"],
+        )
 
     # -- quota
     async def consume_quota(

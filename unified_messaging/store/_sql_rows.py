@@ -255,6 +255,7 @@ def message_row(message: MessageRecord) -> Values:
         "fallback_left": list(message.fallback_left),
         "fallback_requested": message.fallback_requested,
         "template_params": list(message.template_params),
+        "version": message.version,
     }
 
 
@@ -283,6 +284,7 @@ def message_from(row: RowMap) -> MessageRecord:
         fallback_left=tuple(row["fallback_left"]),
         fallback_requested=row["fallback_requested"],
         template_params=tuple(row["template_params"]),
+        version=row["version"],
     )
 
 
@@ -352,6 +354,8 @@ _ENDPOINT_COLS = (
     "enabled",
     "disabled_at",
     "failing_since",
+    "previous_secret_ciphertext",
+    "previous_secret_expires_at",
 )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "idempotency",
     "messages",
     "metadata",
+    "provider_refs",
     "quota",
     "templates",
     "webhook_deliveries",
@@ -186,6 +187,18 @@ messages = sa.Table(
     sa.Column("fallback_left", _Json, nullable=False),
     sa.Column("fallback_requested", sa.Boolean, nullable=False),
     sa.Column("template_params", _Json, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False, server_default="0"),
+)
+
+provider_refs = sa.Table(
+    "um_provider_refs",
+    metadata,
+    # A delivery report names the provider's message id; this finds the job it belongs to.
+    sa.Column("connection_id", _Text, primary_key=True),
+    sa.Column("provider_message_id", _Text, primary_key=True),
+    sa.Column("job_id", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
 )
 
 quota = sa.Table(
@@ -234,6 +247,8 @@ webhook_endpoints = sa.Table(
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("disabled_at", UtcDateTime, nullable=True),
     sa.Column("failing_since", UtcDateTime, nullable=True),
+    sa.Column("previous_secret_ciphertext", _Text, nullable=True),
+    sa.Column("previous_secret_expires_at", UtcDateTime, nullable=True),
 )
 
 webhook_deliveries = sa.Table(

@@ -34,6 +34,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 __all__ = [
     "IdempotencyRecord",
     "JsonValue",
+    "ProviderRef",
     "Store",
     "WebhookDelivery",
     "WebhookEndpoint",
@@ -95,6 +96,20 @@ class WebhookEndpoint:
     disabled_at: datetime | None = None
     #: When the current run of failed deliveries began; five days of it disables the endpoint.
     failing_since: datetime | None = None
+    #: The secret before the last rotation, still signing beside the new one until it expires.
+    previous_secret_ciphertext: str | None = field(default=None, repr=False)
+    previous_secret_expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRef:
+    """Which job a provider's message id belongs to, for delivery reports (D20)."""
+
+    connection_id: str
+    provider_message_id: str
+    job_id: str
+    workspace_id: str
+    livemode: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +213,22 @@ class Store(Protocol):
     ) -> MessageRecord | None:
         """One message, only within its own workspace and mode (D2, D11)."""
         ...
+
+    async def replace_message(self, record: MessageRecord) -> bool:
+        """Store ``record`` if the stored version is ``record.version - 1`` (compare and set).
+
+        ``False`` if another writer changed the message first (or it is gone): re-read it and
+        decide again.
+        """
+        ...
+
+    async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
+        """Remember which job each provider message id belongs to; a known pair is kept."""
+        ...
+
+    async def find_provider_ref(
+        self, connection_id: str, provider_message_id: str
+    ) -> ProviderRef | None: ...
 
     # -- quota (D17)
     async def consume_quota(

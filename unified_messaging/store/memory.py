@@ -15,7 +15,14 @@ from typing import TypeVar
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, ResourceNotFound
-from .base import IdempotencyRecord, JsonValue, WebhookDelivery, WebhookEndpoint, WorkItem
+from .base import (
+    IdempotencyRecord,
+    JsonValue,
+    ProviderRef,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WorkItem,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -37,6 +44,7 @@ class MemoryStore:
         self._idempotency: dict[tuple[str, str, str], IdempotencyRecord] = {}
         self._endpoints: dict[str, WebhookEndpoint] = {}
         self._deliveries: dict[str, WebhookDelivery] = {}
+        self._refs: dict[tuple[str, str], ProviderRef] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -180,6 +188,24 @@ class MemoryStore:
         if message is None or message.workspace_id != workspace_id:
             return None
         return message if message.livemode == livemode else None
+
+    async def replace_message(self, record: MessageRecord) -> bool:
+        with self._lock:
+            stored = self._messages.get(record.job_id)
+            if stored is None or stored.version != record.version - 1:
+                return False
+            self._messages[record.job_id] = record
+            return True
+
+    async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
+        with self._lock:
+            for ref in refs:
+                self._refs.setdefault((ref.connection_id, ref.provider_message_id), ref)
+
+    async def find_provider_ref(
+        self, connection_id: str, provider_message_id: str
+    ) -> ProviderRef | None:
+        return self._refs.get((connection_id, provider_message_id))
 
     # -- quota
     async def consume_quota(
