@@ -1,0 +1,132 @@
+"""The durable worker: claims due rows of the work table and runs their handlers.
+
+All deferred work (a simulated or polled delivery report, a DLR time-out, a retry of an
+unavailable provider, a webhook delivery) is a :class:`~unified_messaging.store.base.WorkItem`
+row with a ``due_at``. Any number of workers, in any processes or hosts sharing the store,
+run :meth:`Worker.run`: the store's claim gives each row to one worker at a time under a
+lease, and a worker that dies mid-item leaves it to be claimed again when the lease runs out.
+Handlers must therefore be safe to run twice for one item (at least once, never at once).
+
+A handler returns ``None`` when the item is done (the row is deleted) or a time to run it
+again (the row is rescheduled). A handler that raises is logged and retried with backoff, so a
+bug or an outage never loses an item; an unknown kind waits for a worker that knows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Final
+
+from ._clock import Clock
+from ._ids import new_id
+from .store.base import Store, WorkItem
+
+__all__ = ["DEFAULT_LEASE", "Handler", "Worker", "error_backoff"]
+
+logger = logging.getLogger("unified_messaging.worker")
+
+#: Run the item again at this time, or ``None``: it is done.
+Handler = Callable[[WorkItem], Awaitable[datetime | None]]
+
+DEFAULT_LEASE: Final = timedelta(minutes=2)
+_UNKNOWN_KIND_DELAY: Final = timedelta(minutes=10)
+_MAX_ERROR_BACKOFF: Final = timedelta(minutes=30)
+
+
+def error_backoff(attempts: int) -> timedelta:
+    """5 s, 10 s, 20 s … capped at 30 min: the wait after a handler raised ``attempts`` times."""
+    seconds = 5 * 2 ** min(max(attempts - 1, 0), 16)
+    return min(timedelta(seconds=seconds), _MAX_ERROR_BACKOFF)
+
+
+class Worker:
+    """Runs the handlers of due work items until told to stop."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        handlers: Mapping[str, Handler],
+        *,
+        worker_id: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+        batch: int = 50,
+        concurrency: int = 16,
+        idle_interval: float = 0.5,
+    ) -> None:
+        if batch < 1 or concurrency < 1:
+            raise ValueError("batch and concurrency must be at least 1")
+        self._store = store
+        self._clock = clock
+        self._handlers = dict(handlers)
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{new_id('wk')}"
+        self._lease = lease
+        self._batch = batch
+        self._limit = asyncio.Semaphore(concurrency)
+        self._idle_interval = idle_interval
+
+    def __repr__(self) -> str:
+        return f"Worker({self.worker_id!r}, kinds={sorted(self._handlers)})"
+
+    async def run_once(self) -> int:
+        """Claim one batch of due items and run them; returns how many were claimed."""
+        items = await self._store.claim_due_work(
+            now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
+        )
+        if items:
+            await asyncio.gather(*(self._run_item(item) for item in items))
+        return len(items)
+
+    async def run_until_idle(self, *, max_rounds: int = 1000) -> int:
+        """Run batches until none is due (for tests and one-shot jobs); returns items run."""
+        total = 0
+        for _ in range(max_rounds):
+            claimed = await self.run_once()
+            if not claimed:
+                return total
+            total += claimed
+        return total
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Work until ``stop`` is set (or the task is cancelled). A store outage is logged and
+        waited out, never fatal: the work stays in the table."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            try:
+                claimed = await self.run_once()
+            except Exception:
+                logger.exception("the worker could not claim due work; retrying")
+                claimed = 0
+            if claimed:
+                await asyncio.sleep(0)  # let other tasks run between full batches
+                continue
+            try:
+                await asyncio.wait_for(stop.wait(), self._idle_interval)
+            except TimeoutError:
+                pass
+
+    async def _run_item(self, item: WorkItem) -> None:
+        handler = self._handlers.get(item.kind)
+        async with self._limit:
+            if handler is None:
+                logger.warning("no handler for work of kind %r (item %s)", item.kind, item.id)
+                again: datetime | None = self._clock.now() + _UNKNOWN_KIND_DELAY
+            else:
+                try:
+                    again = await handler(item)
+                except Exception:
+                    logger.exception("work item %s (%s) failed; will retry", item.id, item.kind)
+                    again = self._clock.now() + error_backoff(item.attempts)
+            try:
+                if again is None:
+                    await self._store.complete_work(item.id, self.worker_id)
+                else:
+                    await self._store.reschedule_work(item.id, self.worker_id, again)
+            except Exception:
+                # The lease runs out and the item is claimed again: at least once.
+                logger.exception("could not record the end of work item %s", item.id)
