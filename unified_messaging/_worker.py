@@ -15,6 +15,7 @@ bug or an outage never loses an item; an unknown kind waits for a worker that kn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -105,10 +106,8 @@ class Worker:
             if claimed:
                 await asyncio.sleep(0)  # let other tasks run between full batches
                 continue
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self._idle_interval)
-            except TimeoutError:
-                pass
 
     async def _run_item(self, item: WorkItem) -> None:
         handler = self._handlers.get(item.kind)

@@ -451,6 +451,18 @@ async def test_provider_refs_find_their_job_and_keep_the_first(ws: Store) -> Non
     assert await ws.find_provider_ref("conn_1", "'; DROP TABLE um_messages; --") is None
 
 
+async def test_open_provider_refs_are_what_polling_asks_about(ws: Store) -> None:
+    refs = [ProviderRef("conn_1", f"p{n}", f"job_{n}", "ws_1", True) for n in range(5)]
+    await ws.add_provider_refs([*refs, ProviderRef("conn_2", "p0", "job_9", "ws_1", True)])
+    assert await ws.open_provider_refs("conn_1", 3) == refs[:3]
+    await ws.close_provider_refs("conn_1", ["p0", "p2", "unknown"])
+    await ws.close_provider_refs("conn_1", [])
+    assert await ws.open_provider_refs("conn_1", 10) == [refs[1], refs[3], refs[4]]
+    assert [r.job_id for r in await ws.open_provider_refs("conn_2", 10)] == ["job_9"]
+    closed = await ws.find_provider_ref("conn_1", "p0")
+    assert closed == ProviderRef("conn_1", "p0", "job_0", "ws_1", True, open=False)
+
+
 async def test_updating_an_unknown_message_changes_nothing(ws: Store) -> None:
     await ws.insert_messages([a_message("job_1")])
     with pytest.raises(ResourceNotFound):

@@ -17,6 +17,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, ResourceNotFound
 from ._sql_base import SqlBase
 from ._sql_rows import (
+    RowMap,
     api_key_from,
     api_key_row,
     connection_from,
@@ -302,6 +303,7 @@ class CoreMixin(SqlBase):
                 "job_id": r.job_id,
                 "workspace_id": r.workspace_id,
                 "livemode": r.livemode,
+                "open": r.open,
             }
             for r in refs
         ]
@@ -320,15 +322,32 @@ class CoreMixin(SqlBase):
                 provider_refs.c.provider_message_id == provider_message_id,
             )
         )
-        if row is None:
-            return None
-        return ProviderRef(
-            connection_id=row["connection_id"],
-            provider_message_id=row["provider_message_id"],
-            job_id=row["job_id"],
-            workspace_id=row["workspace_id"],
-            livemode=row["livemode"],
+        return None if row is None else _ref_from(row)
+
+    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
+        rows = await self._all(
+            sa.select(provider_refs)
+            .where(provider_refs.c.connection_id == connection_id, provider_refs.c.open)
+            .order_by(provider_refs.c.job_id, provider_refs.c.provider_message_id)
+            .limit(limit)
         )
+        return [_ref_from(row) for row in rows]
+
+    async def close_provider_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str]
+    ) -> None:
+        if not provider_message_ids:
+            return
+        statement = (
+            sa.update(provider_refs)
+            .where(
+                provider_refs.c.connection_id == connection_id,
+                provider_refs.c.provider_message_id.in_(list(provider_message_ids)),
+            )
+            .values(open=False)
+        )
+        async with self._write() as conn:
+            await conn.execute(statement)
 
     # -- quota
     async def consume_quota(
@@ -364,3 +383,14 @@ class CoreMixin(SqlBase):
             )
         )
         return 0 if used is None else int(used)
+
+
+def _ref_from(row: RowMap) -> ProviderRef:
+    return ProviderRef(
+        connection_id=row["connection_id"],
+        provider_message_id=row["provider_message_id"],
+        job_id=row["job_id"],
+        workspace_id=row["workspace_id"],
+        livemode=row["livemode"],
+        open=row["open"],
+    )

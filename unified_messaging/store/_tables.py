@@ -199,6 +199,9 @@ provider_refs = sa.Table(
     sa.Column("job_id", _Text, nullable=False),
     sa.Column("workspace_id", _Text, nullable=False),
     sa.Column("livemode", sa.Boolean, nullable=False),
+    # Still waiting for a report: what a polling worker asks the provider about.
+    sa.Column("open", sa.Boolean, nullable=False),
+    sa.Index("ix_um_provider_refs_connection_id_open", "connection_id", "open"),
 )
 
 quota = sa.Table(

@@ -110,6 +110,8 @@ class ProviderRef:
     job_id: str
     workspace_id: str
     livemode: bool
+    #: Still waiting for its report (a polling worker asks the provider about open refs).
+    open: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,16 @@ class Store(Protocol):
     async def find_provider_ref(
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None: ...
+
+    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
+        """Up to ``limit`` open refs of a connection, oldest message first."""
+        ...
+
+    async def close_provider_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str]
+    ) -> None:
+        """Mark refs as answered: polling stops asking about them (lookups still find them)."""
+        ...
 
     # -- quota (D17)
     async def consume_quota(

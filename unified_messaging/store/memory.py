@@ -207,6 +207,19 @@ class MemoryStore:
     ) -> ProviderRef | None:
         return self._refs.get((connection_id, provider_message_id))
 
+    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
+        found = [r for r in self._refs.values() if r.connection_id == connection_id and r.open]
+        return sorted(found, key=lambda r: (r.job_id, r.provider_message_id))[:limit]
+
+    async def close_provider_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str]
+    ) -> None:
+        with self._lock:
+            for message_id in provider_message_ids:
+                ref = self._refs.get((connection_id, message_id))
+                if ref is not None and ref.open:
+                    self._refs[(connection_id, message_id)] = replace(ref, open=False)
+
     # -- quota
     async def consume_quota(
         self, workspace_id: str, period: str, units: int, limit: int | None

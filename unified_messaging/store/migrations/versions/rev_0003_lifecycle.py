@@ -28,7 +28,11 @@ def upgrade() -> None:
         sa.Column("job_id", sa.Text(), nullable=False),
         sa.Column("workspace_id", sa.Text(), nullable=False),
         sa.Column("livemode", sa.Boolean(), nullable=False),
+        sa.Column("open", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("connection_id", "provider_message_id", name="pk_um_provider_refs"),
+    )
+    op.create_index(
+        "ix_um_provider_refs_connection_id_open", "um_provider_refs", ["connection_id", "open"]
     )
     with op.batch_alter_table("um_webhook_endpoints") as batch:
         batch.add_column(sa.Column("previous_secret_ciphertext", sa.Text(), nullable=True))
