@@ -49,6 +49,8 @@ from ._routing import Hop, Job, dispatch
 from ._templates import placeholders, render, render_value
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
+from ._webhook_admin import WebhookAdminMixin
+from ._webhook_sender import TargetPolicy
 from .providers.base import (
     AdapterFactory,
     ProviderTemplate,
@@ -89,7 +91,7 @@ class _Plan:
         return self.hops[0].connection
 
 
-class Messenger(AccessMixin, AdminMixin):
+class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
@@ -115,6 +117,7 @@ class Messenger(AccessMixin, AdminMixin):
         max_concurrency: int = 32,
         rate_limiter: RateLimiter | None = None,
         default_rate_policy: RateLimitPolicy = DEFAULT_POLICY,
+        webhook_policy: TargetPolicy | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -135,6 +138,7 @@ class Messenger(AccessMixin, AdminMixin):
             rate_limiter if rate_limiter is not None else MemoryRateLimiter(self._clock)
         )
         self._default_rate_policy = default_rate_policy
+        self._webhook_policy = webhook_policy or TargetPolicy()
 
     def __repr__(self) -> str:
         return f"Messenger(store={self._store!r}, clock={self._clock!r})"
