@@ -546,6 +546,17 @@ async def test_concurrent_quota_consumers_get_exactly_the_limit(store: Store) ->
 # -- due work
 
 
+async def test_enqueue_work_many_keeps_items_already_there(store: Store) -> None:
+    first = replace(an_item("w1", due=5), payload={"n": 1})
+    await store.enqueue_work(first)
+    await store.enqueue_work_many([replace(an_item("w1"), payload={"n": 2}), an_item("w2", due=1)])
+    await store.enqueue_work_many([])
+    claimed = await store.claim_due_work(
+        now=at(10), worker_id="w", lease=timedelta(seconds=30), limit=10
+    )
+    assert [(i.id, dict(i.payload)) for i in claimed] == [("w2", {}), ("w1", {"n": 1})]
+
+
 async def test_claim_takes_due_items_earliest_first_up_to_the_limit(store: Store) -> None:
     for item_id, due in (("w_3", 3), ("w_1", 1), ("w_2", 2), ("w_later", 60)):
         await store.enqueue_work(an_item(item_id, due=due))

@@ -11,6 +11,7 @@ Claiming due work is one ``UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -41,6 +42,13 @@ class WorkMixin(SqlBase):
     async def enqueue_work(self, item: WorkItem) -> None:
         async with self._write(exists=f"Work item {item.id} already exists.") as conn:
             await conn.execute(sa.insert(due_work).values(work_row(item)))
+
+    async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
+        if not items:
+            return
+        statement = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
+        async with self._write() as conn:
+            await conn.execute(statement, [work_row(item) for item in items])
 
     async def claim_due_work(
         self, *, now: datetime, worker_id: str, lease: timedelta, limit: int

@@ -263,6 +263,10 @@ class Store(Protocol):
         """Store a new item; :class:`AlreadyExists` if its id is taken. Committed on return."""
         ...
 
+    async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
+        """Store new items in one transaction; an item whose id is taken is left as it is."""
+        ...
+
     async def claim_due_work(
         self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
     ) -> list[WorkItem]:

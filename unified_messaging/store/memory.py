@@ -246,6 +246,12 @@ class MemoryStore:
                 raise AlreadyExists(f"Work item {item.id} already exists.")
             self._work[item.id] = replace(item, payload=_json_copy(item.payload))
 
+    async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
+        with self._lock:
+            for item in items:
+                if item.id not in self._work:
+                    self._work[item.id] = replace(item, payload=_json_copy(item.payload))
+
     async def claim_due_work(
         self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
     ) -> list[WorkItem]:
