@@ -1,0 +1,238 @@
+"""The webhook outbox (D19): events become durable deliveries, and the worker sends them.
+
+:meth:`WebhookOutbox.emit` turns one message event into one
+:class:`~unified_messaging.store.base.WebhookDelivery` row per subscribed, enabled endpoint of
+the message's workspace, plus a ``"webhook"`` work item for each. :meth:`WebhookOutbox.handle`
+is the worker's handler for that kind: it makes one attempt and answers when to try again.
+Everything it needs between attempts is in the store, so deliveries survive restarts.
+
+Decisions:
+
+- **One event id per event.** All deliveries of one event (to every endpoint) carry the same
+  ``webhook-id``, and it stays the same on every retry. A receiver behind two endpoints can
+  therefore de-duplicate, and the store's "one delivery per (endpoint, event id)" rule makes a
+  repeated ``emit`` of the same delivery impossible.
+- **``events=()`` subscribes to everything**, event types added later included.
+- **Delivery states**: ``pending`` until it ends; then ``delivered``, ``failed`` (the schedule
+  ran out, the endpoint answered ``410 Gone``, or it failed for ``disable_after``),
+  ``disabled`` (due while its endpoint was disabled: never sent), ``dropped`` (its endpoint's
+  secret could not be opened).
+- **Signing**: with the current secret, plus the previous one while its overlap runs
+  (space-separated signatures). The timestamp is the attempt's own.
+- **At least once**: a worker that dies after the receiver answered but before the row was
+  updated sends again under the same ``webhook-id``. A delivery that is no longer pending, or
+  not yet due, is never sent (running :meth:`handle` twice is harmless).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from ._clock import Clock
+from ._domain import MessageRecord
+from ._errors import DecryptionFailed
+from ._ids import new_id
+from ._lifecycle import EventType
+from ._render import status_record
+from ._vault import Vault
+from ._webhook_admin import open_secret
+from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable
+from ._webhook_sender import DeliveryResult, WebhookSender
+from ._webhook_signing import build_event, event_id
+from .store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
+
+__all__ = ["WORK_KIND", "WebhookOutbox", "subscribed", "webhook_secrets"]
+
+#: The work-item kind whose handler is :meth:`WebhookOutbox.handle`.
+WORK_KIND = "webhook"
+
+logger = logging.getLogger("unified_messaging.webhooks")
+
+
+def subscribed(endpoint: WebhookEndpoint, event_type: str) -> bool:
+    """Does ``endpoint`` receive ``event_type``? An empty ``events`` means every type."""
+    return not endpoint.events or event_type in endpoint.events
+
+
+def webhook_secrets(vault: Vault, endpoint: WebhookEndpoint, *, now: datetime) -> list[str]:
+    """The secrets to sign with now: the current one, then the previous one while it lasts."""
+    ids = {"workspace_id": endpoint.workspace_id, "endpoint_id": endpoint.id}
+    found = [open_secret(vault, endpoint.secret_ciphertext, **ids)]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret_ciphertext and expires is not None and now < expires:
+        found.append(open_secret(vault, endpoint.previous_secret_ciphertext, **ids))
+    return found
+
+
+class WebhookOutbox:
+    """Queues message events for webhook endpoints and delivers them (see the module doc).
+
+    ``schedule`` is the wait after each failed attempt and ``disable_after`` how long an
+    endpoint may fail without a single success; tests compress both.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        vault: Vault,
+        clock: Clock,
+        *,
+        sender: WebhookSender,
+        schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
+        disable_after: timedelta = DISABLE_AFTER,
+    ) -> None:
+        if any(step <= timedelta(0) for step in schedule):
+            raise ValueError("every step of the schedule must be positive")
+        if disable_after <= timedelta(0):
+            raise ValueError("disable_after must be positive")
+        self._store = store
+        self._vault = vault
+        self._clock = clock
+        self._sender = sender
+        self._schedule = tuple(schedule)
+        self._disable_after = disable_after
+
+    def __repr__(self) -> str:
+        return f"WebhookOutbox(store={self._store!r}, sender={self._sender!r})"
+
+    # ------------------------------------------------------------------ queueing
+
+    async def emit(self, record: MessageRecord, event_type: EventType) -> int:
+        """Queue ``event_type`` about ``record`` for every enabled endpoint that wants it.
+
+        Returns how many deliveries were queued. A workspace without endpoints costs one
+        store read.
+        """
+        endpoints = await self._store.list_webhook_endpoints(record.workspace_id)
+        targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
+        if not targets:
+            return 0
+        now = self._clock.now()
+        body = build_event(event_type, status_record(record), now=now)
+        shared_id = event_id()
+        for endpoint in targets:
+            delivery = WebhookDelivery(
+                id=new_id("whd"),
+                endpoint_id=endpoint.id,
+                event_id=shared_id,
+                event_type=event_type,
+                payload=body,
+                status="pending",
+                created_at=now,
+                updated_at=now,
+                next_attempt_at=now,
+            )
+            # The row first: a crash before the work item leaves a visible pending delivery
+            # in the log rather than a work item pointing at nothing.
+            await self._store.add_webhook_delivery(delivery)
+            await self._store.enqueue_work(
+                WorkItem(
+                    id=new_id("work"), kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
+                )
+            )
+        return len(targets)
+
+    # ------------------------------------------------------------------ delivering
+
+    async def handle(self, item: WorkItem) -> datetime | None:
+        """Make one attempt at the delivery ``item.ref``; when to run again, or None."""
+        delivery = await self._store.get_webhook_delivery(item.ref)
+        if delivery is None or delivery.status != "pending":
+            return None  # removed with its endpoint, or already finished
+        now = self._clock.now()
+        if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
+            return delivery.next_attempt_at  # a duplicate run: this attempt is not due yet
+        endpoint = await self._store.get_webhook_endpoint(delivery.endpoint_id)
+        if endpoint is None:
+            await self._finish(delivery, "dropped", error="the endpoint was removed")
+            return None
+        if not endpoint.enabled:
+            await self._finish(delivery, "disabled", error="the endpoint is disabled")
+            return None
+        try:
+            secrets = webhook_secrets(self._vault, endpoint, now=now)
+        except DecryptionFailed:
+            logger.error("webhook endpoint %s: its secret cannot be opened", endpoint.id)
+            await self._finish(delivery, "dropped", error="the endpoint secret cannot be opened")
+            return None
+        result = await self._sender.deliver_signed(
+            endpoint.url, delivery.payload, secrets=secrets, msg_id=delivery.event_id
+        )
+        return await self._record(delivery, endpoint.id, result)
+
+    async def _record(
+        self, delivery: WebhookDelivery, endpoint_id: str, result: DeliveryResult
+    ) -> datetime | None:
+        now = self._clock.now()
+        delivery = replace(
+            delivery,
+            attempts=delivery.attempts + 1,
+            last_status_code=result.status_code,
+            last_error=result.error,
+            updated_at=now,
+        )
+        if result.ok:
+            await self._finish(delivery, "delivered", error=None)
+            await self._endpoint_succeeded(endpoint_id)
+            return None
+        logger.info(
+            "webhook delivery %s to %s failed (attempt %d): %s",
+            delivery.id,
+            endpoint_id,
+            delivery.attempts,
+            result.error,
+        )
+        failing_since = await self._endpoint_failed(endpoint_id, now)
+        if result.outcome == "disable":
+            await self._disable(endpoint_id, now, why=result.error or "refused")
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        if should_disable(failing_since, now, after=self._disable_after):
+            await self._disable(endpoint_id, now, why=f"failing since {failing_since}")
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        due = next_attempt_at(
+            delivery.attempts, now=now, schedule=self._schedule, retry_after=result.retry_after
+        )
+        if due is None:
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        await self._store.update_webhook_delivery(replace(delivery, next_attempt_at=due))
+        return due
+
+    async def _finish(self, delivery: WebhookDelivery, status: str, *, error: str | None) -> None:
+        await self._store.update_webhook_delivery(
+            replace(
+                delivery,
+                status=status,
+                next_attempt_at=None,
+                last_error=error if error is not None else delivery.last_error,
+                updated_at=self._clock.now(),
+            )
+        )
+
+    # The endpoint is read again right before each write, so an admin change made while the
+    # request was in flight (a rotation, say) is not overwritten by a stale copy.
+    async def _endpoint_succeeded(self, endpoint_id: str) -> None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is not None and endpoint.failing_since is not None:
+            await self._store.update_webhook_endpoint(replace(endpoint, failing_since=None))
+
+    async def _endpoint_failed(self, endpoint_id: str, now: datetime) -> datetime | None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is None:
+            return None
+        if endpoint.failing_since is None:
+            await self._store.update_webhook_endpoint(replace(endpoint, failing_since=now))
+            return now
+        return endpoint.failing_since
+
+    async def _disable(self, endpoint_id: str, now: datetime, *, why: str) -> None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is None or not endpoint.enabled:
+            return
+        await self._store.update_webhook_endpoint(replace(endpoint, enabled=False, disabled_at=now))
+        logger.warning("webhook endpoint %s disabled: %s", endpoint_id, why)
