@@ -7,16 +7,19 @@ per logical message, and the choice between a live adapter and the simulator (D2
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from ._access import AccessMixin
 from ._adapters import AdapterPool
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
+from ._delivery import DEFAULT_POLL_INTERVAL, IngestResult, Lifecycle
 from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Workspace
 from ._errors import (
     ChatUnreachable,
@@ -27,6 +30,7 @@ from ._errors import (
     ProviderUnavailable,
     QuotaExceeded,
     RequestInvalid,
+    ResourceNotFound,
     SenderNotApproved,
     SenderRequired,
     TemplateNotFound,
@@ -50,9 +54,15 @@ from ._templates import placeholders, render, render_value
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
 from ._webhook_admin import WebhookAdminMixin
-from ._webhook_sender import TargetPolicy
+from ._webhook_outbox import WORK_KIND as WORK_WEBHOOK
+from ._webhook_outbox import WebhookOutbox
+from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
+from ._webhook_sender import TargetPolicy, WebhookSender
+from ._worker import Worker
 from .providers.base import (
     AdapterFactory,
+    InboundCallback,
+    ProviderAdapter,
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
@@ -90,6 +100,10 @@ class _Plan:
     def primary(self) -> Connection:
         return self.hops[0].connection
 
+    @property
+    def connections(self) -> dict[ProviderCode, Connection]:
+        return {hop.connection.provider: hop.connection for hop in self.hops}
+
 
 class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
@@ -118,6 +132,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         rate_limiter: RateLimiter | None = None,
         default_rate_policy: RateLimitPolicy = DEFAULT_POLICY,
         webhook_policy: TargetPolicy | None = None,
+        webhook_schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
+        webhook_disable_after: timedelta = DISABLE_AFTER,
+        poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -139,6 +156,23 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         )
         self._default_rate_policy = default_rate_policy
         self._webhook_policy = webhook_policy or TargetPolicy()
+        self._webhook_sender = WebhookSender(policy=self._webhook_policy, clock=self._clock)
+        self._webhooks = WebhookOutbox(
+            self._store,
+            self._vault,
+            self._clock,
+            sender=self._webhook_sender,
+            schedule=webhook_schedule,
+            disable_after=webhook_disable_after,
+        )
+        self._lifecycle = Lifecycle(
+            self._store,
+            self._clock,
+            self._adapters,
+            events=self._webhooks,
+            concurrency=max_concurrency,
+            poll_interval=poll_interval,
+        )
 
     def __repr__(self) -> str:
         return f"Messenger(store={self._store!r}, clock={self._clock!r})"
@@ -157,6 +191,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         await self._store.open()
 
     async def aclose(self) -> None:
+        await self._webhook_sender.aclose()
         await self._adapters.aclose()
         await self._store.close()
 
@@ -214,6 +249,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
                 await self._release_quota(auth, 1)
         record = self._finish(record, plan, job)
         await self._store.update_messages([record])
+        await self._lifecycle.submitted([record], plan.connections)
         self._raise_for_single(record, job)
         return send_response(record)
 
@@ -254,6 +290,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         await self._store.update_messages([record for _, record in finished])
         for index, record in finished:
             records[index] = record
+        await self._lifecycle.submitted(records, plan.connections)
         sent = sum(1 for r in records if r.status != "failed")
         template_key = plan.template.key if plan.template else None
         return BulkResponse(
@@ -463,6 +500,85 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             raise ProviderUnavailable(
                 "No provider could be reached; the message was not sent.", job_id=record.job_id
             )
+
+    # ------------------------------------------------------------------ delivery reports
+
+    async def ingest_dlr(
+        self, connection_id: str, token: str, callback: InboundCallback
+    ) -> IngestResult:
+        """Apply a delivery-report request a provider sent to ``/v1/dlr/{connection_id}/{token}``
+        (D20), for hosts that route provider callbacks themselves.
+
+        An unknown connection or a wrong token is :class:`ResourceNotFound` (404, one answer
+        for both, the token compared in constant time). A body the provider's format cannot
+        read is :class:`RequestInvalid` (400); a ``bizchat`` body whose ``X-Hub-Signature-256``
+        does not match is :class:`Unauthorized` (401). Reports for unknown message ids are
+        counted in ``received`` but change nothing. A report in the simulator's push format
+        (``{"provider_message_id", "status"}``) applies to test-mode messages only.
+        """
+        connection = await self._dlr_connection(connection_id, token)
+        live, simulated = self._report_readers(connection)
+        if live is not None:
+            try:
+                reports = live.parse_reports(callback)
+            except RequestInvalid:
+                if simulated is None:
+                    raise
+            else:
+                if reports or simulated is None:
+                    return await self._lifecycle.ingest(connection, reports, livemode=True)
+        assert simulated is not None
+        reports = simulated.parse_reports(callback)
+        return await self._lifecycle.ingest(connection, reports, livemode=False)
+
+    async def dlr_challenge(
+        self, connection_id: str, token: str, query: Mapping[str, str]
+    ) -> str | None:
+        """The answer to a provider's subscription handshake on the report URL (WhatsApp's
+        ``hub.challenge``), or ``None`` when the connection's provider has none or refuses."""
+        connection = await self._dlr_connection(connection_id, token)
+        live, _ = self._report_readers(connection)
+        challenge = getattr(live, "challenge", None)
+        if challenge is None:
+            return None
+        answer = challenge(query)
+        return answer if isinstance(answer, str) else None
+
+    async def _dlr_connection(self, connection_id: str, token: str) -> Connection:
+        connection = await self._store.get_connection(connection_id)
+        expected = connection.dlr_token if connection is not None else ""
+        # Constant time, and one answer for "no such connection" and "wrong token".
+        if (
+            connection is None
+            or not expected
+            or not hmac.compare_digest(expected.encode("utf-8"), token.encode("utf-8"))
+        ):
+            raise ResourceNotFound("No delivery-report endpoint here.")
+        return connection
+
+    def _report_readers(
+        self, connection: Connection
+    ) -> tuple[ProviderAdapter | None, ProviderAdapter | None]:
+        """The live adapter (if the connection has credentials) and the simulator."""
+        try:
+            live: ProviderAdapter | None = self._adapters.for_connection(connection, livemode=True)
+        except MessagingError:
+            live = None
+        return live, self._adapters.for_connection(connection, livemode=False)
+
+    # ------------------------------------------------------------------ the worker
+
+    def worker(self, **options: Any) -> Worker:
+        """A :class:`Worker` running this messenger's background work (reports, time-outs,
+        fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
+        ``concurrency``, ``idle_interval``."""
+        handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
+        return Worker(self._store, self._clock, handlers, **options)
+
+    async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:
+        """Do background work until ``stop`` is set or the task is cancelled. Run it in as
+        many processes or hosts as you like: they share the work through the store."""
+        await self.worker(**options).run(stop)
 
     # ------------------------------------------------------------------ adapters
 

@@ -90,15 +90,24 @@ class Job:
 
 
 async def dispatch(
-    jobs: Sequence[Job], hops: Sequence[Hop], *, clock: Clock, concurrency: int
+    jobs: Sequence[Job],
+    hops: Sequence[Hop],
+    *,
+    clock: Clock,
+    concurrency: int,
+    first_attempt: int = 0,
 ) -> None:
-    """Route every job through ``hops``; results are left on each job."""
+    """Route every job through ``hops``; results are left on each job.
+
+    ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
+    continues the count of the message's attempts (providers and the simulator see it).
+    """
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
     for index, hop in enumerate(hops):
         if not pending:
             return
-        requests = [job.request_for(hop, index) for job in pending]
+        requests = [job.request_for(hop, first_attempt + index) for job in pending]
         outcomes = await _submit_all(hop.adapter, requests, limiter)
         now = clock.now()
         moving_on: list[Job] = []

@@ -63,6 +63,7 @@ __all__ = [
     "Simulator",
     "SimulatorSettings",
     "magic_suffix",
+    "simulated_report",
 ]
 
 # --- magic recipients ---------------------------------------------------------------------------
@@ -423,6 +424,23 @@ def _submission(
         error=outcome.error,
         at=at,
         template=request.template,
+    )
+
+
+def simulated_report(
+    message_id: str, status: str, *, occurred_at: datetime | None = None, to: str | None = None
+) -> ProviderReport:
+    """The report the simulator gives for ``status`` (a durable work item carries the word)."""
+    found = _STATUS_OF_WORD.get(status)
+    if found is None:
+        raise ValueError(f"not a simulated report status: {status!r}")
+    return ProviderReport(
+        provider_message_id=message_id,
+        status=found,
+        provider_status=_PROVIDER_WORD[found],
+        occurred_at=occurred_at,
+        error=_REPORT_ERROR.get(found),
+        to=to,
     )
 
 

@@ -1,0 +1,471 @@
+"""The delivery lifecycle at run time: what happens to a message after a provider took it.
+
+:mod:`._lifecycle` decides (pure functions); this module carries the decisions out against
+the store, the adapters and the webhook outbox:
+
+- After a submit, :meth:`Lifecycle.submitted` remembers which job each provider message id
+  belongs to and queues the follow-up work: the DLR time-out of the attempt, the simulated
+  report of a test send, and polling for providers that only answer report queries.
+- :meth:`Lifecycle.ingest` applies reports (pushed to ``/v1/dlr/…``, polled, or simulated).
+- A ``failed``/``rejected`` report or a time-out with fallback left queues a re-dispatch,
+  run by the worker: the next providers are tried under the same ``job_id``.
+- Every status change is announced to the workspace's webhook endpoints.
+
+Every change to a message is a compare-and-set on its ``version``, so a report handled by
+one process and a time-out handled by another never overwrite each other. Re-dispatch writes
+ahead: before a provider is called, a placeholder attempt is stored; a worker that dies
+after calling the provider leaves the placeholder, and the next run ends the message
+``unknown`` instead of sending it twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Final, Protocol
+
+from ._adapters import AdapterPool
+from ._clock import Clock
+from ._domain import Attempt, Connection, ErrorInfo, MessageRecord
+from ._errors import MessagingError, StorageUnavailable
+from ._lifecycle import EventType, Transition, apply_report, apply_timeout, event_for
+from ._routing import Hop, Job, dispatch
+from ._types import ProviderCode
+from ._worker import Handler
+from .providers.base import PROFILES, ProviderReport
+from .providers.simulator import Simulator, simulated_report
+from .store.base import JsonValue, ProviderRef, Store, WorkItem
+
+__all__ = [
+    "DEFAULT_POLL_INTERVAL",
+    "WORK_FALLBACK",
+    "WORK_POLL",
+    "WORK_SIMULATED",
+    "WORK_TIMEOUT",
+    "EventSink",
+    "IngestResult",
+    "Lifecycle",
+]
+
+logger = logging.getLogger("unified_messaging.lifecycle")
+
+WORK_TIMEOUT: Final = "dlr_timeout"
+WORK_SIMULATED: Final = "dlr_simulated"
+WORK_POLL: Final = "dlr_poll"
+WORK_FALLBACK: Final = "fallback"
+
+DEFAULT_POLL_INTERVAL: Final = timedelta(minutes=1)
+#: Open refs asked about per poll round (providers take ~100 ids per report query).
+_POLL_BATCH: Final = 500
+_CAS_TRIES: Final = 16
+#: The placeholder of a re-dispatch in flight; left behind only by a worker that died.
+_IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
+_INTERRUPTED: Final = ErrorInfo(
+    "SUBMIT_INTERRUPTED",
+    "The worker stopped while handing the message to the provider; it was not sent again, "
+    "so that it cannot arrive twice.",
+)
+_UNAVAILABLE: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+_NOT_CONNECTED: Final = ErrorInfo(
+    "PROVIDER_NOT_CONNECTED", "The fallback provider is no longer connected."
+)
+
+
+class EventSink(Protocol):
+    """Where status changes are announced (the webhook outbox)."""
+
+    async def emit(self, record: MessageRecord, event_type: EventType) -> int: ...
+
+
+class NoEvents:
+    async def emit(self, record: MessageRecord, event_type: EventType) -> int:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What a batch of reports did: how many were for known messages, how many changed one."""
+
+    received: int
+    matched: int
+    changed: int
+
+
+Step = Callable[[MessageRecord, datetime], Transition]
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        adapters: AdapterPool,
+        *,
+        events: EventSink | None = None,
+        concurrency: int = 32,
+        poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._adapters = adapters
+        self.events: EventSink = events or NoEvents()
+        self._concurrency = concurrency
+        self._poll_interval = poll_interval
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            WORK_TIMEOUT: self.handle_timeout,
+            WORK_SIMULATED: self.handle_simulated,
+            WORK_POLL: self.handle_poll,
+            WORK_FALLBACK: self.handle_fallback,
+        }
+
+    # ------------------------------------------------------------------ after a submit
+
+    async def submitted(
+        self, records: Sequence[MessageRecord], connections: Mapping[ProviderCode, Connection]
+    ) -> None:
+        """Bookkeeping after ``send``/``send_bulk`` stored their results, then the events."""
+        refs: list[ProviderRef] = []
+        items: list[WorkItem] = []
+        for record in records:
+            if record.status == "sent" and record.attempts:
+                self._follow(record, connections, refs, items)
+        await self._store.add_provider_refs(refs)
+        await self._store.enqueue_work_many(items)
+        await self._announce(records)
+
+    def _follow(
+        self,
+        record: MessageRecord,
+        connections: Mapping[ProviderCode, Connection],
+        refs: list[ProviderRef],
+        items: list[WorkItem],
+    ) -> None:
+        """The ref and the work that watch the accepted (last) attempt of ``record``."""
+        index = len(record.attempts) - 1
+        attempt = record.attempts[index]
+        connection = connections.get(attempt.provider)
+        message_id = attempt.provider_message_id
+        if connection is None or message_id is None or attempt.status != "accepted":
+            return
+        now = self._clock.now()
+        refs.append(
+            ProviderRef(connection.id, message_id, record.job_id, record.workspace_id,
+                        record.livemode)
+        )  # fmt: skip
+        where: dict[str, JsonValue] = {
+            "workspace_id": record.workspace_id,
+            "livemode": record.livemode,
+            "attempt": index,
+        }
+        items.append(
+            WorkItem(
+                id=f"tmo_{record.job_id}_{index}",
+                kind=WORK_TIMEOUT,
+                ref=record.job_id,
+                due_at=now + connection.dlr_timeout,
+                created_at=now,
+                payload=where,
+            )
+        )
+        if not record.livemode:
+            adapter = self._adapters.for_connection(connection, livemode=False)
+            planned = adapter.planned_report(message_id) if isinstance(adapter, Simulator) else None
+            if planned is not None:
+                status, due_at = planned
+                items.append(
+                    WorkItem(
+                        id=f"sim_{record.job_id}_{index}",
+                        kind=WORK_SIMULATED,
+                        ref=record.job_id,
+                        due_at=due_at,
+                        created_at=now,
+                        payload={"connection_id": connection.id, "provider_message_id": message_id,
+                                 "status": status, "to": record.to},
+                    )
+                )  # fmt: skip
+        elif PROFILES[connection.provider].pushes_reports is False:
+            # One poll item per connection asks about all its open refs in batches.
+            items.append(
+                WorkItem(
+                    id=f"poll_{connection.id}",
+                    kind=WORK_POLL,
+                    ref=connection.id,
+                    due_at=now + self._poll_interval,
+                    created_at=now,
+                )
+            )
+
+    async def _announce(self, records: Sequence[MessageRecord]) -> None:
+        workspaces = {record.workspace_id for record in records}
+        with_endpoints = {ws for ws in workspaces if await self._store.list_webhook_endpoints(ws)}
+        for record in records:
+            event = event_for(record.status)
+            if event is not None and record.workspace_id in with_endpoints:
+                await self.events.emit(record, event)
+
+    # ------------------------------------------------------------------ reports in
+
+    async def ingest(
+        self, connection: Connection, reports: Sequence[ProviderReport], *, livemode: bool
+    ) -> IngestResult:
+        """Apply reports that arrived for ``connection``; ``livemode`` says which world they
+        belong to (a simulated report never touches a live message, nor the reverse)."""
+        matched = changed = 0
+        for report in reports:
+            ref = await self._store.find_provider_ref(connection.id, report.provider_message_id)
+            if ref is None or ref.livemode != livemode:
+                continue
+            matched += 1
+            if await self._change(ref.workspace_id, ref.livemode, ref.job_id, _report_step(report)):
+                changed += 1
+        return IngestResult(len(reports), matched, changed)
+
+    # ------------------------------------------------------------------ worker handlers
+
+    async def handle_timeout(self, item: WorkItem) -> datetime | None:
+        workspace_id, livemode, index = _where(item)
+
+        def step(record: MessageRecord, now: datetime) -> Transition:
+            if len(record.attempts) - 1 != index:
+                return Transition(record, changed=False)  # a later attempt has its own timer
+            return apply_timeout(record, now=now)
+
+        await self._change(workspace_id, livemode, item.ref, step)
+        return None
+
+    async def handle_simulated(self, item: WorkItem) -> datetime | None:
+        payload = item.payload
+        connection = await self._store.get_connection(str(payload["connection_id"]))
+        if connection is None:
+            return None
+        report = simulated_report(
+            str(payload["provider_message_id"]), str(payload["status"]),
+            occurred_at=item.due_at, to=str(payload.get("to") or "") or None,
+        )  # fmt: skip
+        await self.ingest(connection, [report], livemode=False)
+        return None
+
+    async def handle_poll(self, item: WorkItem) -> datetime | None:
+        connection = await self._store.get_connection(item.ref)
+        if connection is None:
+            return None  # removed: nothing left to ask about
+        refs = [r for r in await self._store.open_provider_refs(connection.id, _POLL_BATCH)
+                if r.livemode]  # fmt: skip
+        if refs:
+            adapter = self._adapters.for_connection(connection, livemode=True)
+            reports = await adapter.poll_reports([r.provider_message_id for r in refs])
+            await self.ingest(connection, reports, livemode=True)
+        return self._clock.now() + self._poll_interval
+
+    async def handle_fallback(self, item: WorkItem) -> datetime | None:
+        workspace_id, livemode, index = _where(item)
+        await self._redispatch(workspace_id, livemode, item.ref, index)
+        return None
+
+    # ------------------------------------------------------------------ changes
+
+    async def _change(self, workspace_id: str, livemode: bool, job_id: str, step: Step) -> bool:
+        """Apply ``step`` to the stored message with compare-and-set; then its side effects."""
+        for _ in range(_CAS_TRIES):
+            record = await self._store.get_message(workspace_id, livemode, job_id)
+            if record is None:
+                return False
+            transition = step(record, self._clock.now())
+            if not transition.changed:
+                return False
+            updated = replace(transition.record, version=record.version + 1)
+            if await self._store.replace_message(updated):
+                await self._after(record, updated, transition)
+                return True
+        logger.warning("message %s kept changing under us; the change is retried later", job_id)
+        raise _Contended(job_id)
+
+    async def _after(
+        self, before: MessageRecord, after: MessageRecord, transition: Transition
+    ) -> None:
+        closed = [
+            (old.provider, old.provider_message_id)
+            for old, new in zip(before.attempts, after.attempts, strict=False)
+            if old.status == "accepted" and new.status != "accepted" and old.provider_message_id
+        ]
+        if closed:
+            connections = await self._connections(after.workspace_id)
+            for provider, message_id in closed:
+                connection = connections.get(provider)
+                if connection is not None and message_id is not None:
+                    await self._store.close_provider_refs(connection.id, [message_id])
+        if transition.fallback:
+            now = self._clock.now()
+            index = len(after.attempts) - 1
+            await self._store.enqueue_work_many([
+                WorkItem(
+                    id=f"fb_{after.job_id}_{index}", kind=WORK_FALLBACK, ref=after.job_id,
+                    due_at=now, created_at=now,
+                    payload={"workspace_id": after.workspace_id, "livemode": after.livemode,
+                             "attempt": index},
+                )
+            ])  # fmt: skip
+        if transition.event is not None:
+            await self._emit(after, transition.event)
+
+    async def _emit(self, record: MessageRecord, event: EventType) -> None:
+        if await self._store.list_webhook_endpoints(record.workspace_id):
+            await self.events.emit(record, event)
+
+    async def _connections(self, workspace_id: str) -> dict[ProviderCode, Connection]:
+        return {c.provider: c for c in await self._store.list_connections(workspace_id)}
+
+    # ------------------------------------------------------------------ re-dispatch
+
+    async def _redispatch(self, workspace_id: str, livemode: bool, job_id: str, index: int) -> None:
+        record = await self._store.get_message(workspace_id, livemode, job_id)
+        if record is None or len(record.attempts) - 1 < index:
+            return
+        if len(record.attempts) - 1 > index:
+            last = record.attempts[-1]
+            if len(record.attempts) - 1 == index + 1 and last.error == _IN_FLIGHT:
+                await self._interrupted(record)
+            return  # already re-dispatched
+        if record.status != "sent" or not record.fallback_left:
+            return
+        if record.attempts[index].status in ("accepted",):
+            return  # the fallback was superseded (a late delivered report)
+        connections = await self._connections(workspace_id)
+        hops: list[Hop] = []
+        gone: list[Attempt] = []
+        now = self._clock.now()
+        for code in record.fallback_left:
+            connection = connections.get(code)
+            if connection is None:
+                gone.append(Attempt(code, "rejected", now, None, _NOT_CONNECTED))
+                continue
+            try:
+                adapter = self._adapters.for_connection(connection, livemode=livemode)
+            except MessagingError as exc:
+                gone.append(Attempt(code, "rejected", now, None, ErrorInfo(exc.code, exc.message)))
+                continue
+            hops.append(Hop(connection, adapter, _sender_for(record.sender, connection)))
+        if not hops:
+            await self._end_failed(record, gone)
+            return
+        # Write ahead: a placeholder attempt says a hand-over is in flight.
+        placeholder = Attempt(hops[0].connection.provider, "unknown", now, None, _IN_FLIGHT)
+        marked = replace(
+            record, attempts=(*record.attempts, placeholder), version=record.version + 1
+        )
+        if not await self._store.replace_message(marked):
+            raise _Contended(job_id)  # the worker retries the item
+        job = Job(job_id, record.to, record.text, workspace_id)
+        await dispatch(
+            [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts)
+        )
+        await self._store_redispatch(marked, job, hops, gone, connections)
+
+    async def _store_redispatch(
+        self,
+        marked: MessageRecord,
+        job: Job,
+        hops: Sequence[Hop],
+        gone: Sequence[Attempt],
+        connections: Mapping[ProviderCode, Connection],
+    ) -> None:
+        count = len(marked.attempts) - 1  # attempts before the placeholder
+        for _ in range(_CAS_TRIES):
+            now = self._clock.now()
+            fresh = await self._store.get_message(
+                marked.workspace_id, marked.livemode, marked.job_id
+            )
+            if fresh is None:
+                return
+            attempts = (*fresh.attempts[:count], *gone, *job.attempts)
+            if job.accepted:
+                hop = hops[job.last_hop]
+                result = replace(
+                    fresh, status="sent", provider=hop.connection.provider, sender=hop.sender,
+                    attempts=attempts, error=None, dlr=None, sent_at=now, updated_at=now,
+                    fallback_left=tuple(h.connection.provider for h in hops[job.last_hop + 1 :]),
+                    version=fresh.version + 1,
+                )  # fmt: skip
+            else:
+                error = job.last_outcome.error if job.last_outcome else None
+                if job.all_unavailable or error is None:
+                    error = _UNAVAILABLE
+                result = replace(
+                    fresh, status="failed", attempts=attempts, error=error, final_at=now,
+                    updated_at=now, fallback_left=(), version=fresh.version + 1,
+                )  # fmt: skip
+            if await self._store.replace_message(result):
+                if result.status == "sent":
+                    refs: list[ProviderRef] = []
+                    items: list[WorkItem] = []
+                    self._follow(result, connections, refs, items)
+                    await self._store.add_provider_refs(refs)
+                    await self._store.enqueue_work_many(items)
+                event = event_for(result.status)
+                if event is not None:
+                    await self._emit(result, event)
+                return
+        raise _Contended(marked.job_id)
+
+    async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
+        now = self._clock.now()
+        ended = replace(
+            record, status="failed", attempts=(*record.attempts, *gone),
+            error=gone[-1].error if gone else _UNAVAILABLE, final_at=now, updated_at=now,
+            fallback_left=(), version=record.version + 1,
+        )  # fmt: skip
+        if not await self._store.replace_message(ended):
+            raise _Contended(record.job_id)
+        await self._emit(ended, "message.failed")
+
+    async def _interrupted(self, record: MessageRecord) -> None:
+        now = self._clock.now()
+        last = replace(record.attempts[-1], error=_INTERRUPTED)
+        ended = replace(
+            record, status="unknown", attempts=(*record.attempts[:-1], last),
+            error=_INTERRUPTED, final_at=now, updated_at=now, fallback_left=(),
+            version=record.version + 1,
+        )  # fmt: skip
+        if await self._store.replace_message(ended):
+            await self._emit(ended, "message.unknown")
+
+
+class _Contended(StorageUnavailable):
+    """The message changed under a compare-and-set too often: 503, and the worker (or the
+    provider pushing the report) retries later."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__("The message is being changed by another request; try again.")
+        self.job_id = job_id
+
+
+def _report_step(report: ProviderReport) -> Step:
+    def step(record: MessageRecord, now: datetime) -> Transition:
+        return apply_report(record, report, now=now)
+
+    return step
+
+
+def _where(item: WorkItem) -> tuple[str, bool, int]:
+    payload = item.payload
+    attempt = payload.get("attempt", 0)
+    return (
+        str(payload["workspace_id"]),
+        bool(payload["livemode"]),
+        attempt if isinstance(attempt, int) else 0,
+    )
+
+
+def _sender_for(sender: str | None, connection: Connection) -> str | None:
+    """The header a fallback connection sends with: the message's own where it is allowed."""
+    if connection.channel != "sms":
+        return None
+    if sender is not None and (
+        not connection.approved_senders or sender in connection.approved_senders
+    ):
+        return sender
+    return connection.default_sender or sender
