@@ -1,0 +1,454 @@
+"""The webhook outbox (D19) end to end: emit, the worker, a real loopback receiver, and both
+our verifier and the independent ``standardwebhooks`` package checking what arrives.
+
+Time is a ``ManualClock`` driving the schedule; the sender signs with the real time, so the
+verifiers' five-minute tolerance holds whatever the manual clock says.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from _webhook_support import LOOPBACK, Answer, Receiver, message_record, running_receiver
+from standardwebhooks.webhooks import Webhook as ReferenceWebhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+from unified_messaging import ManualClock, Messenger
+from unified_messaging._lifecycle import EventType
+from unified_messaging._vault import Vault
+from unified_messaging._webhook_outbox import WORK_KIND, WebhookOutbox, webhook_secrets
+from unified_messaging._webhook_sender import WebhookSender
+from unified_messaging._worker import Worker
+from unified_messaging.store.base import Store, WebhookDelivery, WebhookEndpoint
+from unified_messaging.store.memory import MemoryStore
+from unified_messaging.store.sql import SqlStore
+from unified_messaging.webhooks import WebhookVerificationError as VerificationFailed
+from unified_messaging.webhooks import verify
+
+SECONDS = timedelta(seconds=1)
+
+
+@dataclass
+class Bed:
+    clock: ManualClock
+    vault: Vault
+    store: Store
+    messenger: Messenger
+    sender: WebhookSender
+    receiver: Receiver
+    workspace_id: str
+    db_path: Path | None
+
+    def outbox(
+        self,
+        *,
+        schedule: Sequence[timedelta] = (5 * SECONDS, 300 * SECONDS),
+        disable_after: timedelta = timedelta(days=5),
+        store: Store | None = None,
+    ) -> WebhookOutbox:
+        return WebhookOutbox(
+            store or self.store,
+            self.vault,
+            self.clock,
+            sender=self.sender,
+            schedule=schedule,
+            disable_after=disable_after,
+        )
+
+    def worker(self, outbox: WebhookOutbox, store: Store | None = None) -> Worker:
+        return Worker(store or self.store, self.clock, {WORK_KIND: outbox.handle})
+
+    async def add(self, *, events: Sequence[str] | None = None) -> tuple[str, str]:
+        """A new endpoint on the receiver: (endpoint id, secret)."""
+        created = await self.messenger.create_webhook_endpoint(
+            self.workspace_id, self.receiver.url(), events=events
+        )
+        return created.endpoint.id, created.secret
+
+    async def deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
+        return await self.messenger.list_webhook_deliveries(endpoint_id)
+
+    async def get(self, endpoint_id: str) -> WebhookEndpoint:
+        return await self.messenger.get_webhook_endpoint(endpoint_id)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Bed]:
+    clock = ManualClock()
+    vault = Vault.generate()
+    db_path = tmp_path / "store.db" if request.param == "sqlite" else None
+    store: Store = MemoryStore() if db_path is None else SqlStore(f"sqlite+aiosqlite:///{db_path}")
+    async with (
+        running_receiver() as receiver,
+        WebhookSender(policy=LOOPBACK) as sender,
+        Messenger(store, clock=clock, vault=vault, webhook_policy=LOOPBACK) as messenger,
+    ):
+        workspace = await messenger.create_workspace("Acme")
+        yield Bed(clock, vault, store, messenger, sender, receiver, workspace.id, db_path)
+
+
+async def emit_and_run(
+    bed: Bed, outbox: WebhookOutbox, event: EventType = "message.delivered"
+) -> int:
+    queued = await outbox.emit(message_record(bed.workspace_id), event)
+    await bed.worker(outbox).run_until_idle()
+    return queued
+
+
+async def advance_and_run(bed: Bed, outbox: WebhookOutbox, delta: timedelta) -> None:
+    bed.clock.advance(delta)
+    await bed.worker(outbox).run_until_idle()
+
+
+# --------------------------------------------------------------------------- arrival
+
+
+async def test_an_event_arrives_and_both_verifiers_accept_it(bed: Bed) -> None:
+    endpoint_id, secret = await bed.add()
+
+    assert await emit_and_run(bed, bed.outbox()) == 1
+
+    [request] = bed.receiver.received
+    verified = verify(request.body, request.headers, secret)
+    ReferenceWebhook(secret).verify(request.body, request.headers)
+    assert verified["type"] == "message.delivered"
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert request.headers["webhook-id"] == delivery.event_id
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 1, 200)
+
+
+async def test_the_body_is_the_status_record_with_livemode(bed: Bed) -> None:
+    await bed.add()
+
+    await emit_and_run(bed, bed.outbox())
+
+    event = json.loads(bed.receiver.received[0].body)
+    assert list(event) == ["type", "timestamp", "data"]
+    assert event["timestamp"] == "2026-01-01T00:00:00Z"
+    assert event["data"]["job_id"] == "job_01TESTWEBHOOK"
+    assert event["data"]["status"] == "delivered"
+    assert event["data"]["livemode"] is False
+
+
+async def test_one_event_has_one_webhook_id_at_every_endpoint(bed: Bed) -> None:
+    first, _ = await bed.add()
+    second, _ = await bed.add()
+
+    assert await emit_and_run(bed, bed.outbox()) == 2
+
+    ids = {request.headers["webhook-id"] for request in bed.receiver.received}
+    assert len(bed.receiver.received) == 2
+    assert len(ids) == 1
+    [a], [b] = await bed.deliveries(first), await bed.deliveries(second)
+    assert a.event_id == b.event_id and a.id != b.id
+
+
+async def test_a_workspace_without_endpoints_queues_nothing(bed: Bed) -> None:
+    assert await emit_and_run(bed, bed.outbox()) == 0
+    assert bed.receiver.received == []
+
+
+async def test_unsubscribed_events_are_not_sent(bed: Bed) -> None:
+    failed_only, _ = await bed.add(events=["message.failed"])
+    everything, _ = await bed.add()
+
+    assert await emit_and_run(bed, bed.outbox(), "message.delivered") == 1
+    assert await emit_and_run(bed, bed.outbox(), "message.failed") == 2
+
+    assert [d.event_type for d in await bed.deliveries(failed_only)] == ["message.failed"]
+    assert len(await bed.deliveries(everything)) == 2
+    assert len(bed.receiver.received) == 3
+
+
+async def test_a_disabled_endpoint_gets_nothing(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    endpoint = await bed.get(endpoint_id)
+    await bed.store.update_webhook_endpoint(replace(endpoint, enabled=False))
+
+    assert await emit_and_run(bed, bed.outbox()) == 0
+    assert bed.receiver.received == []
+
+
+async def test_a_delivery_due_after_its_endpoint_was_disabled_is_not_sent(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    outbox = bed.outbox()
+    await outbox.emit(message_record(bed.workspace_id), "message.sent")
+    endpoint = await bed.get(endpoint_id)
+    await bed.store.update_webhook_endpoint(replace(endpoint, enabled=False))
+
+    await bed.worker(outbox).run_until_idle()
+
+    assert bed.receiver.received == []
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert delivery.status == "disabled"
+
+
+async def test_the_work_of_a_removed_endpoint_ends_quietly(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    outbox = bed.outbox()
+    await outbox.emit(message_record(bed.workspace_id), "message.sent")
+    await bed.messenger.remove_webhook_endpoint(endpoint_id)
+
+    await bed.worker(outbox).run_until_idle()
+
+    assert bed.receiver.received == []
+    assert (
+        await bed.store.claim_due_work(
+            now=bed.clock.now() + timedelta(days=30), worker_id="probe", lease=SECONDS, limit=10
+        )
+        == []
+    )
+
+
+# --------------------------------------------------------------------------- retries
+
+
+async def test_failures_are_retried_on_the_schedule_under_the_same_webhook_id(bed: Bed) -> None:
+    endpoint_id, secret = await bed.add()
+    bed.receiver.answer(Answer(500), Answer(503))
+    outbox = bed.outbox(schedule=(5 * SECONDS, 300 * SECONDS))
+
+    await emit_and_run(bed, outbox)
+    await advance_and_run(bed, outbox, 4 * SECONDS)
+    assert len(bed.receiver.received) == 1
+    await advance_and_run(bed, outbox, 1 * SECONDS)
+    assert len(bed.receiver.received) == 2
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 2, 503)
+    assert delivery.next_attempt_at == bed.clock.now() + 300 * SECONDS
+    await advance_and_run(bed, outbox, 300 * SECONDS)
+
+    requests = bed.receiver.received
+    assert len(requests) == 3
+    assert len({r.headers["webhook-id"] for r in requests}) == 1
+    for request in requests:
+        verify(request.body, request.headers, secret)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_error) == ("delivered", 3, None)
+    assert (await bed.get(endpoint_id)).failing_since is None
+
+
+async def test_a_failure_marks_the_endpoint_failing_until_a_success(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(500))
+    outbox = bed.outbox()
+    started = bed.clock.now()
+
+    await emit_and_run(bed, outbox)
+    assert (await bed.get(endpoint_id)).failing_since == started
+    await advance_and_run(bed, outbox, 5 * SECONDS)
+    assert (await bed.get(endpoint_id)).failing_since is None
+
+
+async def test_retry_after_lengthens_the_wait(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(429, headers={"retry-after": "60"}))
+    outbox = bed.outbox(schedule=(5 * SECONDS, 300 * SECONDS))
+
+    await emit_and_run(bed, outbox)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert delivery.next_attempt_at == bed.clock.now() + 60 * SECONDS
+    await advance_and_run(bed, outbox, 59 * SECONDS)
+    assert len(bed.receiver.received) == 1
+    await advance_and_run(bed, outbox, 1 * SECONDS)
+    assert len(bed.receiver.received) == 2
+
+
+async def test_a_spent_schedule_fails_the_delivery_but_keeps_the_endpoint(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(500), Answer(500))
+    outbox = bed.outbox(schedule=(5 * SECONDS,))
+
+    await emit_and_run(bed, outbox)
+    await advance_and_run(bed, outbox, 5 * SECONDS)
+    await advance_and_run(bed, outbox, timedelta(days=1))
+
+    assert len(bed.receiver.received) == 2
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("failed", 2, 500)
+    assert delivery.last_error is not None and delivery.last_error.startswith("HTTP 500")
+    assert (await bed.get(endpoint_id)).enabled
+
+
+async def test_a_redirect_is_not_followed_and_counts_as_a_failure(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(301, headers={"location": "/elsewhere"}))
+
+    await emit_and_run(bed, bed.outbox())
+
+    assert [r.path for r in bed.receiver.received] == ["/hook"]
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.last_status_code) == ("pending", 301)
+
+
+async def test_410_gone_disables_the_endpoint_at_once(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(410))
+    outbox = bed.outbox()
+
+    await emit_and_run(bed, outbox)
+
+    endpoint = await bed.get(endpoint_id)
+    assert not endpoint.enabled and endpoint.disabled_at == bed.clock.now()
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.last_status_code) == ("failed", 410)
+    assert await emit_and_run(bed, outbox) == 0
+    assert len(bed.receiver.received) == 1
+
+
+async def test_five_days_of_failure_disable_the_endpoint(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(*[Answer(503)] * 20)
+    outbox = bed.outbox(schedule=[timedelta(days=1)] * 10)
+
+    await emit_and_run(bed, outbox)
+    for _ in range(4):
+        await advance_and_run(bed, outbox, timedelta(days=1))
+    assert (await bed.get(endpoint_id)).enabled
+    await advance_and_run(bed, outbox, timedelta(days=1))
+
+    endpoint = await bed.get(endpoint_id)
+    assert not endpoint.enabled
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("failed", 6)
+    await advance_and_run(bed, outbox, timedelta(days=1))
+    assert len(bed.receiver.received) == 6
+
+
+async def test_re_enabling_restarts_delivery(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(410))
+    outbox = bed.outbox()
+    await emit_and_run(bed, outbox)
+
+    await bed.messenger.enable_webhook_endpoint(endpoint_id)
+
+    assert await emit_and_run(bed, outbox) == 1
+    assert [d.status for d in await bed.deliveries(endpoint_id)] == ["failed", "delivered"]
+
+
+# --------------------------------------------------------------------------- rotation
+
+
+async def test_rotation_signs_with_both_secrets_until_the_overlap_ends(bed: Bed) -> None:
+    endpoint_id, old = await bed.add()
+    rotated = await bed.messenger.rotate_webhook_secret(endpoint_id, overlap=timedelta(hours=1))
+    new = rotated.secret
+    outbox = bed.outbox()
+
+    await emit_and_run(bed, outbox)
+    during = bed.receiver.received[-1]
+    assert len(during.headers["webhook-signature"].split()) == 2
+    for secret in (old, new):
+        verify(during.body, during.headers, secret)
+        ReferenceWebhook(secret).verify(during.body, during.headers)
+
+    bed.clock.advance(timedelta(hours=1))
+    await emit_and_run(bed, outbox)
+    after = bed.receiver.received[-1]
+    assert len(after.headers["webhook-signature"].split()) == 1
+    verify(after.body, after.headers, new)
+    ReferenceWebhook(new).verify(after.body, after.headers)
+    with pytest.raises(VerificationFailed):
+        verify(after.body, after.headers, old)
+    with pytest.raises(WebhookVerificationError):
+        ReferenceWebhook(old).verify(after.body, after.headers)
+
+
+async def test_rotation_without_overlap_retires_the_old_secret_at_once(bed: Bed) -> None:
+    endpoint_id, old = await bed.add()
+    rotated = await bed.messenger.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+
+    assert webhook_secrets(bed.vault, rotated.endpoint, now=bed.clock.now()) == [rotated.secret]
+    assert rotated.secret != old
+
+
+# --------------------------------------------------------------------------- durability
+
+
+@pytest.mark.parametrize("bed", ["sqlite"], indirect=True)
+async def test_a_restart_continues_pending_deliveries(bed: Bed) -> None:
+    assert bed.db_path is not None
+    endpoint_id, secret = await bed.add()
+    bed.receiver.answer(Answer(500))
+    await emit_and_run(bed, bed.outbox())
+    assert len(bed.receiver.received) == 1
+
+    reopened = SqlStore(f"sqlite+aiosqlite:///{bed.db_path}")
+    await reopened.open()
+    try:
+        outbox = bed.outbox(store=reopened)
+        bed.clock.advance(5 * SECONDS)
+        await bed.worker(outbox, reopened).run_until_idle()
+        [delivery] = await reopened.list_webhook_deliveries(endpoint_id)
+    finally:
+        await reopened.close()
+
+    first, second = bed.receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == delivery.event_id
+    verify(second.body, second.headers, secret)
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+
+
+async def test_handling_a_delivered_item_again_does_not_resend(bed: Bed) -> None:
+    await bed.add()
+    outbox = bed.outbox()
+    await outbox.emit(message_record(bed.workspace_id), "message.sent")
+    [item] = await bed.store.claim_due_work(
+        now=bed.clock.now(), worker_id="w1", lease=SECONDS, limit=10
+    )
+
+    assert await outbox.handle(item) is None
+    assert await outbox.handle(item) is None
+
+    assert len(bed.receiver.received) == 1
+
+
+async def test_handling_an_item_before_its_retry_is_due_does_not_send(bed: Bed) -> None:
+    await bed.add()
+    bed.receiver.answer(Answer(500))
+    outbox = bed.outbox()
+    await outbox.emit(message_record(bed.workspace_id), "message.sent")
+    [item] = await bed.store.claim_due_work(
+        now=bed.clock.now(), worker_id="w1", lease=SECONDS, limit=10
+    )
+
+    due = await outbox.handle(item)
+    again = await outbox.handle(item)
+
+    assert due == again == bed.clock.now() + 5 * SECONDS
+    assert len(bed.receiver.received) == 1
+
+
+# --------------------------------------------------------------------------- secrecy
+
+
+async def test_secrets_never_appear_in_reprs_or_logs(
+    bed: Bed, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    created = await bed.messenger.create_webhook_endpoint(bed.workspace_id, bed.receiver.url())
+    rotated = await bed.messenger.rotate_webhook_secret(created.endpoint.id)
+    bed.receiver.answer(Answer(500), Answer(410))
+    outbox = bed.outbox()
+    await emit_and_run(bed, outbox)
+    await advance_and_run(bed, outbox, 5 * SECONDS)
+    endpoint = await bed.get(created.endpoint.id)
+    deliveries = await bed.deliveries(endpoint.id)
+
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("unified_messaging")]
+    reprs = [repr(created), repr(rotated), repr(endpoint), repr(deliveries), repr(outbox)]
+    assert any("disabled" in line for line in ours)  # the 410 was logged
+    # Everything logged, the database driver's DEBUG lines included, never holds a secret.
+    for secret in (created.secret, rotated.secret):
+        assert secret.removeprefix("whsec_") not in caplog.text + " ".join(reprs)
+    # Even the sealed form stays out of our own reprs and log lines.
+    for token in (endpoint.secret_ciphertext, endpoint.previous_secret_ciphertext):
+        assert token is not None
+        assert token not in " ".join(ours + reprs)
