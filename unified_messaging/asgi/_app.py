@@ -7,7 +7,9 @@ methods get the contract's error body too.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -24,6 +26,7 @@ from starlette.routing import Route
 from .._idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
 from .._messenger import Messenger
 from ._client_ip import ClientAddress
+from ._dlr import DlrEndpoint
 from ._errors import JSON_MEDIA_TYPE, http_exception_response, internal_error_response, json_bytes
 from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
     from ._mcp import McpEndpoint
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "app_lifespan", "create_app", "messenger_lifespan"]
+
+logger = logging.getLogger("unified_messaging.asgi")
+_WORKER_STOP_SECONDS: Final = 10.0
 
 #: D16: request bodies are capped at 1 MiB.
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
@@ -84,19 +90,37 @@ def app_lifespan(app: Starlette) -> Lifespan:
     return lifespan
 
 
-def _lifespan(messenger: Messenger, mcp: McpEndpoint | None) -> Lifespan:
+def _lifespan(messenger: Messenger, mcp: McpEndpoint | None, *, worker: bool) -> Lifespan:
     opened = messenger_lifespan(messenger)
 
     @asynccontextmanager
     async def lifespan(app: object) -> AsyncIterator[None]:
-        # The messenger opens first and closes last: MCP requests still in flight need it.
+        # The messenger opens first and closes last: MCP requests and the worker need it.
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(opened(app))
+            if worker:
+                await stack.enter_async_context(_running_worker(messenger))
             if mcp is not None:
                 await stack.enter_async_context(mcp.running())
             yield
 
     return lifespan
+
+
+@asynccontextmanager
+async def _running_worker(messenger: Messenger) -> AsyncIterator[None]:
+    """The background worker, for as long as the app runs; an item it was in the middle of
+    when stopped is picked up again by the next worker once its lease runs out."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(messenger.run_worker(stop), name="unified-messaging worker")
+    try:
+        yield
+    finally:
+        stop.set()
+        try:
+            await asyncio.wait_for(task, _WORKER_STOP_SECONDS)
+        except TimeoutError:
+            logger.warning("the worker did not stop within %s s; cancelled", _WORKER_STOP_SECONDS)
 
 
 def _wants_mcp(mcp: bool | None) -> bool:
@@ -117,6 +141,7 @@ def create_app(
     mcp: bool | None = None,
     mcp_allowed_hosts: Iterable[str] | None = None,
     mcp_allowed_origins: Iterable[str] = (),
+    worker: bool = True,
 ) -> Starlette:
     """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
@@ -128,6 +153,10 @@ def create_app(
     installed. ``mcp_allowed_hosts``: the ``Host`` names ``/mcp`` answers to (the SDK's
     DNS-rebinding protection, with ``mcp_allowed_origins`` for browser ``Origin`` values);
     ``None`` checks no ``Host``, since every MCP request needs an API key anyway.
+
+    ``worker``: run the background worker (delivery reports, DLR time-outs, fallback,
+    webhooks) in the app's lifespan. Turn it off when workers run as their own processes
+    (``unified-messaging worker``); any number of each share the work through the store.
 
     Mount it under any prefix of a host app; the host must then run :func:`app_lifespan`.
     """
@@ -169,12 +198,13 @@ def create_app(
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
+        Route("/v1/dlr/{connection_id}/{token}", DlrEndpoint(messenger), methods=["GET", "POST"]),
     ]
     if endpoint is not None:
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
-    lifespan = _lifespan(messenger, endpoint)
+    lifespan = _lifespan(messenger, endpoint, worker=worker)
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestIdMiddleware)],

@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from .._errors import PayloadTooLarge, RequestInvalid
 
-__all__ = ["read_json_object"]
+__all__ = ["read_body", "read_json_object"]
 
 # Cheap pre-check for the rare body that may hold an unpaired surrogate escape: only such
 # bodies pay for the full walk (a surrogate cannot be stored, sent nor encoded as UTF-8).
@@ -25,6 +25,12 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 class _NotJson(ValueError):
     pass
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    """The raw body, whatever its media type, within ``max_bytes`` (413 above it)."""
+    _check_length(request.headers.get("content-length"), max_bytes)
+    return await _read(request, max_bytes)
 
 
 async def read_json_object(request: Request, max_bytes: int) -> dict[str, object]:

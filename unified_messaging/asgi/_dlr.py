@@ -1,0 +1,62 @@
+"""``/v1/dlr/{connection_id}/{token}``: delivery reports pushed by providers (D20).
+
+No API key: the path's per-connection token is the credential, compared in constant time by
+the façade, which answers 404 for an unknown connection and a wrong token alike. Each
+provider posts its own format (form fields, JSON, XML, query strings on a GET); the
+connection's adapter reads it. A ``bizchat`` GET is WhatsApp's subscription handshake,
+answered with ``hub.challenge`` as plain text; its POSTs must carry a valid
+``X-Hub-Signature-256``.
+
+A request that was read is answered ``200 {"received", "matched", "changed"}`` even when no
+report matched a known message, so a provider does not retry reports for messages sent
+elsewhere; only errors of the request itself are 4xx.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from .._errors import MessagingError
+from .._messenger import Messenger
+from ..providers.base import InboundCallback
+from ._body import read_body
+from ._errors import JSON_MEDIA_TYPE, error_response, json_bytes
+
+__all__ = ["DlrEndpoint"]
+
+#: Reports are small; a provider's batch of a few hundred fits well within this.
+MAX_REPORT_BYTES = 256 * 1024
+
+
+class DlrEndpoint:
+    def __init__(self, messenger: Messenger, *, max_body_bytes: int = MAX_REPORT_BYTES) -> None:
+        self._messenger = messenger
+        self._max_body_bytes = max_body_bytes
+
+    async def __call__(self, request: Request) -> Response:
+        connection_id = request.path_params["connection_id"]
+        token = request.path_params["token"]
+        query = dict(request.query_params)
+        try:
+            if request.method == "GET" and query.get("hub.mode") is not None:
+                challenge = await self._messenger.dlr_challenge(connection_id, token, query)
+                if challenge is None:
+                    return PlainTextResponse("Forbidden", status_code=403)
+                return PlainTextResponse(challenge)
+            body = (
+                b"" if request.method == "GET" else await read_body(request, self._max_body_bytes)
+            )
+            callback = InboundCallback(
+                method=request.method,
+                headers={k.lower(): v for k, v in request.headers.items()},
+                query=query,
+                body=body,
+            )
+            result = await self._messenger.ingest_dlr(connection_id, token, callback)
+        except MessagingError as exc:
+            return error_response(exc)
+        body = json_bytes(
+            {"received": result.received, "matched": result.matched, "changed": result.changed}
+        )
+        return Response(body, media_type=JSON_MEDIA_TYPE)
