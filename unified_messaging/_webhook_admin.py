@@ -19,7 +19,8 @@ Rules kept here, once:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Final
@@ -34,11 +35,13 @@ from ._webhook_signing import generate_secret
 from .store.base import Store, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
+    "ALLOW_PRIVATE_ENV",
     "DEFAULT_ROTATION_OVERLAP",
     "CreatedWebhookEndpoint",
     "WebhookAdminMixin",
     "open_secret",
     "seal_secret",
+    "webhook_policy_from_env",
 ]
 
 #: How long the previous secret keeps signing after a rotation.
@@ -46,6 +49,19 @@ DEFAULT_ROTATION_OVERLAP: Final = timedelta(hours=24)
 #: Sealed secrets are bound to this pseudo connection id, so a webhook secret can never be
 #: opened as (or swapped with) a connection's credentials.
 _AAD_PREFIX: Final = "webhook-endpoint:"
+#: ``UM_WEBHOOK_ALLOW_PRIVATE=1`` lets webhooks go to loopback and private addresses.
+ALLOW_PRIVATE_ENV: Final = "UM_WEBHOOK_ALLOW_PRIVATE"
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+
+
+def webhook_policy_from_env(environ: Mapping[str, str] | None = None) -> TargetPolicy:
+    """The operator's webhook target policy: private targets only with ``ALLOW_PRIVATE_ENV``.
+
+    One switch for both ends: the process that adds endpoints and the one that delivers to
+    them must agree, or an endpoint would be accepted and then refused on every attempt.
+    """
+    value = (os.environ if environ is None else environ).get(ALLOW_PRIVATE_ENV, "")
+    return TargetPolicy(allow_private=value.strip().lower() in _TRUE)
 
 
 def seal_secret(vault: Vault, secret: str, *, workspace_id: str, endpoint_id: str) -> str:
