@@ -22,6 +22,7 @@ from typing import Any, Final
 from .._messenger import Messenger
 from .._ratelimit import RateLimiter
 from .._vault import Vault
+from .._webhook_sender import TargetPolicy
 from ..store.base import Store
 from ..store.memory import MemoryStore
 from ..store.sql import DEFAULT_DATABASE_URL, store_from_url
@@ -40,10 +41,12 @@ __all__ = [
     "plain_command",
     "rate_limiter",
     "shown_url",
+    "webhook_policy",
 ]
 
 DATABASE_URL_ENV: Final = "UM_DATABASE_URL"
 REDIS_URL_ENV: Final = "UM_REDIS_URL"
+WEBHOOK_ALLOW_PRIVATE_ENV: Final = "UM_WEBHOOK_ALLOW_PRIVATE"
 #: The development master key file, relative to the working directory (D21).
 DEV_KEY_FILE: Final = Path(".um_master_key")
 
@@ -75,6 +78,13 @@ def shown_url(store: Store) -> str:
     return masked
 
 
+def webhook_policy() -> TargetPolicy:
+    """Which webhook targets are allowed: global addresses only, unless
+    ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
+    allow = os.environ.get(WEBHOOK_ALLOW_PRIVATE_ENV, "").strip().lower() in ("1", "true", "yes")
+    return TargetPolicy(allow_private=allow)
+
+
 def load_vault() -> Vault:
     vault = Vault.from_env()
     if vault is not None:
@@ -104,7 +114,8 @@ async def messenger_session(
     """An open Messenger on the configured store and vault, closed on the way out."""
     # The vault first: a bad key spec should fail before the database is touched.
     vault = vault or load_vault()
-    async with Messenger(open_store(args), vault=vault) as messenger:
+    policy = webhook_policy()
+    async with Messenger(open_store(args), vault=vault, webhook_policy=policy) as messenger:
         yield messenger
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from .._messenger import Messenger
 from .._types import ALL_PROVIDERS
 from ._args import CommandFailed, Subparsers, add_command, port_number
-from ._context import load_vault, open_store, rate_limiter
+from ._context import load_vault, open_store, rate_limiter, webhook_policy
 from ._output import JsonObject, Report, emit
 
 __all__ = ["add_serve"]
@@ -66,6 +66,11 @@ def add_serve(commands: Subparsers) -> None:
         help="a reverse proxy whose X-Forwarded-For is believed (repeat for more)",
     )
     parser.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="run no background worker in the server (run `unified-messaging worker` apart)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
         default="info",
@@ -91,11 +96,13 @@ async def _serve(args: argparse.Namespace) -> None:
 
     vault = load_vault()
     limiter = rate_limiter(args)
-    messenger = Messenger(open_store(args), vault=vault, rate_limiter=limiter)
+    messenger = Messenger(
+        open_store(args), vault=vault, rate_limiter=limiter, webhook_policy=webhook_policy()
+    )
     try:
         await messenger.open()
         config = uvicorn.Config(
-            create_app(messenger, trusted_proxies=args.trusted_proxy),
+            create_app(messenger, trusted_proxies=args.trusted_proxy, worker=not args.no_worker),
             host=args.host,
             port=args.port,
             lifespan="on",

@@ -1,0 +1,72 @@
+"""``worker``: run the background work (delivery reports, DLR time-outs, fallback, webhooks)
+in a process of its own.
+
+``serve`` runs a worker inside the server too (unless ``--no-worker``); start as many
+``worker`` processes as the load needs, on any hosts that share the database: the store's
+claim gives each item to one of them at a time. SIGINT/SIGTERM stop it after the items in
+hand are finished; an item cut off by a hard kill is picked up again when its lease runs out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from datetime import timedelta
+
+from .._messenger import Messenger
+from ._args import Subparsers, add_command, positive_seconds
+from ._context import load_vault, open_store, webhook_policy
+
+__all__ = ["add_worker"]
+
+logger = logging.getLogger("unified_messaging.worker")
+
+
+def add_worker(commands: Subparsers) -> None:
+    parser = add_command(
+        commands,
+        "worker",
+        help="run the background worker (reports, time-outs, fallback, webhooks)",
+        description=(
+            "Run the background work: simulated and polled delivery reports, DLR time-outs, "
+            "fallback to the next provider, webhook deliveries and their retries. Any number "
+            "of workers may share one database. Stops on SIGINT/SIGTERM."
+        ),
+        run=_run,
+    )
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="do the work that is due now, then exit (for cron and tests)",
+    )
+    parser.add_argument(
+        "--lease",
+        type=positive_seconds,
+        default=timedelta(minutes=2),
+        metavar="SECONDS",
+        help="how long an item is held before another worker may take it (default 120)",
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    asyncio.run(_work(args))
+    return 0
+
+
+async def _work(args: argparse.Namespace) -> None:
+    messenger = Messenger(open_store(args), vault=load_vault(), webhook_policy=webhook_policy())
+    async with messenger:
+        worker = messenger.worker(lease=args.lease)
+        if args.once:
+            done = await worker.run_until_idle()
+            print(f'{{"processed": {done}}}' if args.json else f"Processed {done} items.")
+            return
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        logger.warning("worker %s started", worker.worker_id)
+        await worker.run(stop)
+        logger.warning("worker %s stopped", worker.worker_id)
