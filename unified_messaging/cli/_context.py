@@ -22,6 +22,7 @@ from typing import Any, Final
 from .._messenger import Messenger
 from .._ratelimit import RateLimiter
 from .._vault import Vault
+from .._webhook_admin import webhook_policy_from_env
 from .._webhook_sender import TargetPolicy
 from ..store.base import Store
 from ..store.memory import MemoryStore
@@ -46,7 +47,6 @@ __all__ = [
 
 DATABASE_URL_ENV: Final = "UM_DATABASE_URL"
 REDIS_URL_ENV: Final = "UM_REDIS_URL"
-WEBHOOK_ALLOW_PRIVATE_ENV: Final = "UM_WEBHOOK_ALLOW_PRIVATE"
 #: The development master key file, relative to the working directory (D21).
 DEV_KEY_FILE: Final = Path(".um_master_key")
 
@@ -81,8 +81,7 @@ def shown_url(store: Store) -> str:
 def webhook_policy() -> TargetPolicy:
     """Which webhook targets are allowed: global addresses only, unless
     ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
-    allow = os.environ.get(WEBHOOK_ALLOW_PRIVATE_ENV, "").strip().lower() in ("1", "true", "yes")
-    return TargetPolicy(allow_private=allow)
+    return webhook_policy_from_env()
 
 
 def load_vault() -> Vault:
