@@ -28,6 +28,7 @@ from ._connection_commands import add_connections
 from ._ops_commands import add_migrate, add_vault
 from ._serve import add_serve
 from ._webhook_commands import add_webhooks
+from ._worker_command import add_worker
 
 __all__ = ["build_parser", "main"]
 
@@ -124,6 +125,7 @@ def _tolerant_stdout() -> None:
 #: Every subcommand, in the order ``--help`` lists them.
 _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_serve,
+    add_worker,
     add_migrate,
     add_workspaces,
     add_keys,
