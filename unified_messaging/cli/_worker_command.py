@@ -16,6 +16,7 @@ import signal
 from datetime import timedelta
 
 from .._messenger import Messenger
+from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import load_vault, open_store, webhook_policy
 
@@ -42,6 +43,14 @@ def add_worker(commands: Subparsers) -> None:
         help="do the work that is due now, then exit (for cron and tests)",
     )
     parser.add_argument(
+        "--webhook-schedule",
+        type=_schedule,
+        default=DEFAULT_SCHEDULE,
+        metavar="S1,S2,...",
+        help="seconds to wait after each failed webhook attempt (default 5,300,1800,7200,"
+        "18000,36000,36000)",
+    )
+    parser.add_argument(
         "--lease",
         type=positive_seconds,
         default=timedelta(minutes=2),
@@ -50,13 +59,25 @@ def add_worker(commands: Subparsers) -> None:
     )
 
 
+def _schedule(text: str) -> tuple[timedelta, ...]:
+    steps = tuple(positive_seconds(part.strip()) for part in text.split(","))
+    if not steps:
+        raise argparse.ArgumentTypeError("give at least one number of seconds")
+    return steps
+
+
 def _run(args: argparse.Namespace) -> int:
     asyncio.run(_work(args))
     return 0
 
 
 async def _work(args: argparse.Namespace) -> None:
-    messenger = Messenger(open_store(args), vault=load_vault(), webhook_policy=webhook_policy())
+    messenger = Messenger(
+        open_store(args),
+        vault=load_vault(),
+        webhook_policy=webhook_policy(),
+        webhook_schedule=args.webhook_schedule,
+    )
     async with messenger:
         worker = messenger.worker(lease=args.lease)
         if args.once:
