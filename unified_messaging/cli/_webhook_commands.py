@@ -9,7 +9,6 @@ the worker would then refuse to call.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from .._lifecycle import EVENT_TYPES
@@ -18,29 +17,14 @@ from .._webhook_admin import (
     ALLOW_PRIVATE_ENV,
     DEFAULT_ROTATION_OVERLAP,
     CreatedWebhookEndpoint,
-    webhook_policy_from_env,
 )
 from ..store.base import WebhookDelivery, WebhookEndpoint
-from ._args import Run, Subparsers, add_command, add_group, finite_number
+from ._args import Subparsers, add_command, add_group, finite_number
 from ._args import workspace_option as _workspace
-from ._context import load_vault, open_store, plain_command
+from ._context import admin_command
 from ._output import Column, JsonObject, JsonValue, Report, cell, fields_report, iso, table_report
 
 __all__ = ["add_webhooks"]
-
-WebhookCall = Callable[[Messenger, argparse.Namespace], Awaitable[Report]]
-
-
-def _webhook_command(call: WebhookCall) -> Run:
-    """Like ``admin_command``, with the operator's webhook target policy on the Messenger."""
-
-    async def session(args: argparse.Namespace) -> Report:
-        vault = load_vault()
-        policy = webhook_policy_from_env()
-        async with Messenger(open_store(args), vault=vault, webhook_policy=policy) as messenger:
-            return await call(messenger, args)
-
-    return plain_command(session)
 
 
 def _overlap(text: str) -> timedelta:
@@ -60,7 +44,7 @@ def add_webhooks(commands: Subparsers) -> None:
             "Add a webhook endpoint. Without --event it receives every event. Loopback and "
             f"private addresses are refused unless {ALLOW_PRIVATE_ENV}=1."
         ),
-        run=_webhook_command(_add),
+        run=admin_command(_add),
     )
     _workspace(add)
     add.add_argument("url", metavar="URL", help="where to POST events (http or https)")
@@ -73,14 +57,14 @@ def add_webhooks(commands: Subparsers) -> None:
         help=f"an event to send (repeatable; default: all): {', '.join(EVENT_TYPES)}",
     )
     listing = add_command(
-        group, "list", help="list a workspace's endpoints", run=_webhook_command(_list)
+        group, "list", help="list a workspace's endpoints", run=admin_command(_list)
     )
     _workspace(listing)
     remove = add_command(
         group,
         "remove",
         help="remove an endpoint and its delivery log",
-        run=_webhook_command(_remove),
+        run=admin_command(_remove),
     )
     remove.add_argument("endpoint_id", metavar="ID")
     rotate = add_command(
@@ -91,7 +75,7 @@ def add_webhooks(commands: Subparsers) -> None:
             "Give an endpoint a new secret. The old one keeps signing beside it for the "
             "overlap, so the receiver can switch at any time within it."
         ),
-        run=_webhook_command(_rotate),
+        run=admin_command(_rotate),
     )
     rotate.add_argument("endpoint_id", metavar="ID")
     rotate.add_argument(
@@ -105,14 +89,14 @@ def add_webhooks(commands: Subparsers) -> None:
         group,
         "enable",
         help="re-enable an endpoint that was disabled",
-        run=_webhook_command(_enable),
+        run=admin_command(_enable),
     )
     enable.add_argument("endpoint_id", metavar="ID")
     deliveries = add_command(
         group,
         "deliveries",
         help="an endpoint's delivery log, oldest first",
-        run=_webhook_command(_deliveries),
+        run=admin_command(_deliveries),
     )
     deliveries.add_argument("endpoint_id", metavar="ID")
 
