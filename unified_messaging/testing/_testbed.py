@@ -34,6 +34,20 @@ class TestBed:
     outbox: Outbox
     clock: Clock
 
+    async def settle(self, advance: timedelta = timedelta(0)) -> int:
+        """Move a :class:`ManualClock` on by ``advance``, then run the background work that is
+        due (delivery reports, DLR time-outs, fallback, webhooks) until none is left.
+
+        Returns how many items ran. ``settle()`` with the default zero report delay makes
+        every simulated report arrive; ``settle(timedelta(days=1))`` also runs out the DLR
+        time-outs of the default connection settings.
+        """
+        if advance:
+            if not isinstance(self.clock, ManualClock):
+                raise TypeError("settle(advance=...) needs a testbed on a ManualClock")
+            self.clock.advance(advance)
+        return await self.messenger.worker().run_until_idle()
+
 
 async def create_testbed(
     *,
