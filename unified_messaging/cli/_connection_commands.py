@@ -92,7 +92,7 @@ _LABELS = {"id": "id", "workspace_id": "workspace", "provider": "provider",
            "channel": "channel", "is_default": "default", "default_sender": "default sender",
            "approved_senders": "approved senders", "iys_mode": "IYS mode",
            "dlr_timeout": "DLR timeout (s)", "turkish_shift": "Turkish shift",
-           "base_url": "base URL"}  # fmt: skip
+           "base_url": "base URL", "dlr_path": "report URL path"}  # fmt: skip
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:

@@ -62,6 +62,8 @@ def connection_json(connection: Connection) -> JsonObject:
         "dlr_timeout": seconds(connection.dlr_timeout),
         "turkish_shift": connection.turkish_shift,
         "base_url": connection.base_url,
+        # Where the provider posts delivery reports (D20): give it this path on your host.
+        "dlr_path": f"/v1/dlr/{connection.id}/{connection.dlr_token}",
         "created_at": iso(connection.created_at),
     }
 
