@@ -8,13 +8,14 @@ fresh test-mode workspace with all seven providers on the simulator:
 - ``um_sync_messenger`` / ``um_messenger``: a ``SyncMessenger`` / async ``Messenger`` over it
 - ``um_principal``: the workspace in test mode, to pass to ``send`` and friends
 - ``um_outbox``: every simulated submission, in order, like Django's ``mail.outbox``
-- ``um_api_key``, ``um_clock``, ``um_testbed``: the test key, the manual clock, all of it
+- ``um_api_key``, ``um_clock``, ``um_testbed``: the test key, the manual clock, all of it;
+  ``await um_testbed.settle()`` runs the background work that is due (delivery reports)
 """
 
 import pytest
 
 from unified_messaging import Messenger, Principal, SyncMessenger
-from unified_messaging.testing import Outbox
+from unified_messaging.testing import Outbox, TestBed
 
 # --- the application code under test (normally imported from your own package) ----------
 
@@ -73,3 +74,15 @@ async def test_async_code_uses_um_messenger(
 
     assert response.sent == 2
     assert sorted(um_outbox.texts()) == ["A", "B"]
+
+
+@pytest.mark.asyncio
+async def test_delivery_reports_arrive_when_the_testbed_settles(um_testbed: TestBed) -> None:
+    bed = um_testbed
+    ok = await bed.messenger.send(bed.principal, {"to": "0555 123 45 67", "body": "Yolda"})
+    lost = await bed.messenger.send(bed.principal, {"to": "+90 555 000 00 06", "body": "x"})
+
+    await bed.settle()  # runs the background work that is due: here, the simulated reports
+
+    assert (await bed.messenger.get_message(bed.principal, ok.job_id)).status == "delivered"
+    assert (await bed.messenger.get_message(bed.principal, lost.job_id)).status == "failed"

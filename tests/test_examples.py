@@ -53,4 +53,4 @@ def test_pytest_example_passes_under_pytest() -> None:
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout
+    assert "5 passed" in result.stdout
