@@ -1,0 +1,160 @@
+"""A worker (or API process) that dies between two writes of one step, at exact points.
+
+Each test lets the process "die" (``Crash``) right after one committed write, then runs a
+fresh worker once the lease has run out, and asks for what D10/D19 promise: the message
+still reaches a final state, and every status change is still announced. The SIGKILL test
+in ``test_worker_crash.py`` hits these windows at random; here each is hit on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from _support import Crash, CrashingStore
+
+from unified_messaging import ManualClock, Messenger
+from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging.providers.simulator import SimulatorSettings
+from unified_messaging.store.memory import MemoryStore
+from unified_messaging.testing import TestBed, create_testbed
+
+TIMES_OUT = "+905550000008"
+NORMAL = "+905551234567"
+DLR_TIMEOUT = timedelta(minutes=1)
+AFTER_LEASE = timedelta(minutes=3)  # the default lease is 2 minutes
+
+
+@pytest.fixture
+def store() -> CrashingStore:
+    return CrashingStore(MemoryStore())
+
+
+@pytest.fixture
+async def bed(store: CrashingStore) -> TestBed:
+    messenger = Messenger(
+        store,  # type: ignore[arg-type]
+        clock=ManualClock(),
+        webhook_policy=TargetPolicy(allow_private=True),
+        simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
+    )
+    bed = await create_testbed(messenger=messenger)
+    for connection in await messenger.store.list_connections(bed.workspace.id):
+        await messenger.store.update_connection(replace(connection, dlr_timeout=DLR_TIMEOUT))
+    # Nobody listens there: deliveries fail and are retried, which is all these tests need.
+    await messenger.create_webhook_endpoint(bed.workspace.id, "http://127.0.0.1:9/hook")
+    return bed
+
+
+async def send(bed: TestBed, to: str, **extra: object) -> str:
+    response = await bed.messenger.send(bed.principal, {"to": to, "body": "Merhaba", **extra})
+    return response.job_id
+
+
+async def die_in_next_item(bed: TestBed) -> None:
+    """Run due items one by one (webhook items may come first) until the armed one dies."""
+    worker = bed.messenger.worker(batch=1)
+    with pytest.raises(Crash):  # noqa: PT012 - the loop ends in the crash
+        for _ in range(20):
+            await worker.run_once()
+
+
+async def recover(bed: TestBed, rounds: int = 4) -> None:
+    """Fresh workers after the lease ran out, until every time-out has passed."""
+    for _ in range(rounds):
+        await bed.settle(AFTER_LEASE)
+
+
+async def status(bed: TestBed, job_id: str) -> tuple[str, list[tuple[str, str]]]:
+    record = await bed.messenger.get_message(bed.principal, job_id)
+    return record.status, [(a.provider, a.status) for a in record.attempts]
+
+
+async def announced(bed: TestBed) -> list[str]:
+    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
+    return [d.event_type for d in await bed.messenger.list_webhook_deliveries(endpoint.id)]
+
+
+async def test_the_fixture_recovers_when_nothing_dies(bed: TestBed) -> None:
+    job_id = await send(bed, TIMES_OUT, fallback=["sms_b"])
+    await recover(bed)
+    assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Lifecycle._change commits the time-out, then _after enqueues the fallback "
+    "item; a death in between leaves the message 'sent' with its attempt closed and no work "
+    "item, and the re-run time-out sees no change to make: stuck forever",
+)
+async def test_death_after_a_timeout_is_stored_still_falls_back(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    job_id = await send(bed, TIMES_OUT, fallback=["sms_b"])
+    bed.clock.advance(DLR_TIMEOUT)  # type: ignore[attr-defined]
+    store.arm("replace_message")
+
+    await die_in_next_item(bed)
+    await recover(bed)
+
+    assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Lifecycle._store_redispatch commits the accepted re-dispatch, then adds the "
+    "provider ref and the DLR time-out item; a death in between leaves the message 'sent' "
+    "with no time-out, and the re-run fallback item returns 'already re-dispatched'",
+)
+async def test_death_after_a_redispatch_is_stored_still_times_out(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    job_id = await send(bed, TIMES_OUT, fallback=["sms_b"])
+    bed.clock.advance(DLR_TIMEOUT)  # type: ignore[attr-defined]
+    # 1: the time-out, 2: the placeholder of the re-dispatch, 3: its accepted attempt.
+    store.arm("replace_message", after=3)
+
+    await die_in_next_item(bed)
+    await recover(bed)
+
+    assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Lifecycle._change commits a report's change, then announces it; a death in "
+    "between loses the event (the re-run report changes nothing, so emits nothing): "
+    "webhooks are at most once, not at least once (D19)",
+)
+async def test_death_after_a_report_is_stored_still_announces_it(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    job_id = await send(bed, NORMAL)
+    store.arm("replace_message")
+
+    await die_in_next_item(bed)  # the simulated report (delay 0) is due at once
+    await recover(bed)
+
+    assert (await status(bed, job_id))[0] == "delivered"
+    assert "message.delivered" in await announced(bed)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: WebhookOutbox.emit stores the delivery row, then enqueues its work item in "
+    "a second write; a death in between leaves a 'pending' delivery that no worker ever "
+    "attempts",
+)
+async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    store.arm("add_webhook_delivery")
+    with pytest.raises(Crash):
+        await send(bed, NORMAL)  # "message.sent" is queued inside send
+
+    await recover(bed)
+
+    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
+    deliveries = await bed.messenger.list_webhook_deliveries(endpoint.id)
+    assert [(d.event_type, d.attempts > 0) for d in deliveries][:1] == [("message.sent", True)]
