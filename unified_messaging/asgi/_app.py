@@ -198,7 +198,11 @@ def create_app(
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
-        Route("/v1/dlr/{connection_id}/{token}", DlrEndpoint(messenger), methods=["GET", "POST"]),
+        Route(
+            "/v1/dlr/{connection_id}/{token}",
+            DlrEndpoint(messenger).handle,
+            methods=["GET", "POST"],
+        ),
     ]
     if endpoint is not None:
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream

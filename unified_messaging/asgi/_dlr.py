@@ -34,7 +34,7 @@ class DlrEndpoint:
         self._messenger = messenger
         self._max_body_bytes = max_body_bytes
 
-    async def __call__(self, request: Request) -> Response:
+    async def handle(self, request: Request) -> Response:
         connection_id = request.path_params["connection_id"]
         token = request.path_params["token"]
         query = dict(request.query_params)
