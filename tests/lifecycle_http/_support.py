@@ -230,31 +230,3 @@ def error_code(response: httpx.Response) -> str:
 
 def one_second_steps(count: int) -> Sequence[timedelta]:
     return tuple(timedelta(seconds=1) for _ in range(count))
-
-
-# --------------------------------------------------------------------------- work-around
-
-DLR_ROUTE = "/v1/dlr/{connection_id}/{token}"
-
-
-def with_working_dlr_route(app: Starlette) -> Starlette:
-    """Route ``/v1/dlr/…`` of an app from ``create_app`` to its ``DlrEndpoint`` as a
-    request/response endpoint.
-
-    WORK-AROUND for a bug in ``unified_messaging/asgi/_app.py``: the route is declared as
-    ``Route(DLR_ROUTE, DlrEndpoint(messenger), ...)``. Starlette wraps only functions and
-    methods with ``request_response``; any other callable is taken for a raw ASGI app and
-    called with ``(scope, receive, send)``, so every request to the DLR URL fails with
-    ``TypeError: DlrEndpoint.__call__() takes 2 positional arguments but 4 were given`` (500).
-    Replacing the endpoint with its bound ``__call__`` is the fix; everything else (the same
-    ``DlrEndpoint`` instance, middleware, error handlers) stays as ``create_app`` built it.
-    The xfail tests ``test_create_app_serves_the_dlr_route_*`` fail while the bug is there;
-    once it is fixed they pass (strict xfail then fails) and this helper should go.
-    """
-    routes = app.router.routes
-    for index, route in enumerate(routes):
-        if isinstance(route, Route) and route.path == DLR_ROUTE:
-            methods = sorted(route.methods or ())
-            routes[index] = Route(DLR_ROUTE, route.endpoint.__call__, methods=methods)
-            return app
-    raise AssertionError("create_app() has no DLR route")
