@@ -10,32 +10,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import httpx
+import standardwebhooks
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from unified_messaging import Messenger
+from unified_messaging import ALL_PROVIDERS, ManualClock, Messenger
 from unified_messaging._domain import Connection
 from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging.asgi import create_app
+from unified_messaging.providers.simulator import SimulatorSettings
+from unified_messaging.webhooks import verify
 
 __all__ = [
+    "DLR_TIMEOUT",
     "FINAL",
     "LOOPBACK",
+    "SENDER",
     "Delivery",
+    "Loop",
     "QuickWorkerMessenger",
     "Receiver",
     "bearer",
+    "check_signed",
     "dlr_path",
     "eventually",
     "magic",
+    "pmid",
+    "running_loop",
     "running_receiver",
     "serving",
     "sim_report",
@@ -115,6 +126,7 @@ async def eventually(
     done: Callable[[T], bool],
     *,
     tick: Callable[[], object] | None = None,
+    interval: float = 0.01,
     within: float = DEADLINE_SECONDS,
 ) -> T:
     """Call ``probe`` until ``done`` holds for its result (``tick`` between calls, e.g. to move
@@ -129,7 +141,7 @@ async def eventually(
             raise AssertionError(f"not reached within {within} s; last seen: {value!r}")
         if tick is not None:
             tick()
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(interval)
 
 
 # --------------------------------------------------------------------------- webhook receiver
@@ -230,3 +242,98 @@ def error_code(response: httpx.Response) -> str:
 
 def one_second_steps(count: int) -> Sequence[timedelta]:
     return tuple(timedelta(seconds=1) for _ in range(count))
+
+
+# --------------------------------------------------------------------------- the full loop
+
+SENDER = "UMTEST"
+#: Ten ticks of the clock: far enough after a report (due after 1 s) that the worker, which
+#: looks every 20 ms while the clock moves a second every 50 ms, never sees both due at once.
+DLR_TIMEOUT = timedelta(seconds=10)
+#: Real time between two one-second steps of the clock while a test waits for the worker.
+TICK_INTERVAL = 0.05
+
+
+@dataclass
+class Loop:
+    clock: ManualClock
+    http: httpx.AsyncClient
+    receiver: Receiver
+    secret: str
+
+    async def send(self, payload: dict[str, object]) -> httpx.Response:
+        return await self.http.post("/v1/messages", json=payload)
+
+    async def get(self, job_id: str) -> dict[str, Any]:
+        response = await self.http.get(f"/v1/messages/{job_id}")
+        assert response.status_code == 200, response.text
+        document: dict[str, Any] = response.json()
+        return document
+
+    async def final(self, job_id: str) -> dict[str, Any]:
+        """The record once it is final, moving the clock a second at a time meanwhile."""
+        return await eventually(
+            lambda: self.get(job_id),
+            lambda record: record["status"] in FINAL,
+            tick=lambda: self.clock.advance(1),
+            interval=TICK_INTERVAL,
+        )
+
+    async def events(self, job_id: str, expected: Counter[str]) -> list[Delivery]:
+        """The 2xx-answered deliveries of ``job_id`` once they are exactly ``expected``."""
+
+        async def accepted() -> Counter[str]:
+            return Counter(self.receiver.accepted_types(job_id))
+
+        await eventually(
+            accepted,
+            lambda got: got == expected,
+            tick=lambda: self.clock.advance(1),
+            interval=TICK_INTERVAL,
+        )
+        return self.receiver.for_job(job_id)
+
+
+@contextlib.asynccontextmanager
+async def running_loop() -> AsyncIterator[Loop]:
+    """A test-mode workspace on all providers (10 s DLR time-outs, reports after 1 s), a
+    webhook receiver subscribed to every event, and the app with its worker on a socket."""
+    clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
+    messenger = QuickWorkerMessenger(
+        clock=clock,
+        simulator_settings=SimulatorSettings(report_delay=timedelta(seconds=1)),
+        webhook_policy=LOOPBACK,
+        webhook_schedule=one_second_steps(3),
+    )
+    await messenger.open()
+    workspace = await messenger.create_workspace("end to end")
+    for code in ALL_PROVIDERS:
+        await messenger.add_connection(
+            workspace.id,
+            code,
+            default_sender=SENDER,
+            approved_senders=(SENDER,),
+            dlr_timeout=DLR_TIMEOUT,
+        )
+    key = (await messenger.create_api_key(workspace.id, livemode=False)).secret
+    async with running_receiver() as receiver:
+        created = await messenger.create_webhook_endpoint(workspace.id, receiver.url)
+        # The app's lifespan opens the messenger again, runs the worker, and closes it.
+        async with (
+            serving(create_app(messenger), lifespan=True) as base_url,
+            httpx.AsyncClient(base_url=base_url, headers=bearer(key)) as http,
+        ):
+            yield Loop(clock, http, receiver, created.secret)
+
+
+def check_signed(loop: Loop, deliveries: list[Delivery]) -> None:
+    """Every delivery verifies with our helper and with standardwebhooks, in test mode."""
+    independent = standardwebhooks.Webhook(loop.secret)
+    for delivery in deliveries:
+        event = verify(delivery.body, delivery.headers, loop.secret)
+        assert independent.verify(delivery.body, delivery.headers) == event
+        assert event["data"]["livemode"] is False  # type: ignore[index]
+
+
+def pmid(code: str, job_id: str, attempt: int) -> str:
+    return f"sim-{code}-{job_id}-{attempt}"
