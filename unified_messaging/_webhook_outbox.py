@@ -125,14 +125,11 @@ class WebhookOutbox:
                 updated_at=now,
                 next_attempt_at=now,
             )
-            # The row first: a crash before the work item leaves a visible pending delivery
-            # in the log rather than a work item pointing at nothing.
-            await self._store.add_webhook_delivery(delivery)
-            await self._store.enqueue_work(
-                WorkItem(
-                    id=new_id("work"), kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
-                )
+            # One transaction: a crash can never leave a delivery nobody will make.
+            work = WorkItem(
+                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
             )
+            await self._store.add_webhook_delivery(delivery, work)
         return len(targets)
 
     # ------------------------------------------------------------------ delivering

@@ -751,6 +751,18 @@ async def test_webhook_endpoint_errors(ws: Store) -> None:
         await ws.update_webhook_endpoint(an_endpoint("we_missing"))
 
 
+async def test_a_delivery_and_its_work_item_are_stored_together(ws: Store) -> None:
+    await ws.add_webhook_endpoint(an_endpoint())
+    await ws.enqueue_work(an_item("taken"))
+    with pytest.raises(AlreadyExists):
+        await ws.add_webhook_delivery(a_delivery("wd_1"), an_item("taken"))
+    assert await ws.get_webhook_delivery("wd_1") is None  # all or nothing
+    await ws.add_webhook_delivery(a_delivery("wd_1"), an_item("fresh", kind="webhook"))
+    claimed = await ws.claim_due_work(now=at(10), worker_id="w", lease=timedelta(1), limit=10)
+    assert {i.id for i in claimed} == {"taken", "fresh"}
+    assert await ws.get_webhook_delivery("wd_1") is not None
+
+
 async def test_webhook_delivery_crud(ws: Store) -> None:
     await ws.add_webhook_endpoint(an_endpoint())
     delivery = a_delivery(payload=b"\x00raw \xff bytes")

@@ -212,12 +212,16 @@ class WorkMixin(SqlBase):
             return result.rowcount > 0
 
     # -- webhook deliveries
-    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+    async def add_webhook_delivery(
+        self, delivery: WebhookDelivery, work: WorkItem | None = None
+    ) -> None:
         async with self._write(
             exists="This event already has a delivery to this endpoint.",
             missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
         ) as conn:
             await conn.execute(sa.insert(webhook_deliveries).values(delivery_row(delivery)))
+            if work is not None:
+                await conn.execute(sa.insert(due_work).values(work_row(work)))
 
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         row = await self._first(

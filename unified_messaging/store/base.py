@@ -336,8 +336,12 @@ class Store(Protocol):
         """Remove the endpoint and its deliveries."""
         ...
 
-    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
-        """:class:`AlreadyExists` if the endpoint has this ``event_id`` already;
+    async def add_webhook_delivery(
+        self, delivery: WebhookDelivery, work: WorkItem | None = None
+    ) -> None:
+        """Insert a delivery, and with it (in the same transaction) the work item that will
+        make it: a crash can never leave one without the other. :class:`AlreadyExists` if the
+        endpoint has this ``event_id`` already (or the work id is taken);
         :class:`ResourceNotFound` if the endpoint does not exist."""
         ...
 

@@ -369,8 +369,12 @@ class MemoryStore:
                     del self._deliveries[delivery.id]
             return True
 
-    async def add_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+    async def add_webhook_delivery(
+        self, delivery: WebhookDelivery, work: WorkItem | None = None
+    ) -> None:
         with self._lock:
+            if work is not None and work.id in self._work:
+                raise AlreadyExists(f"Work item {work.id} already exists.")
             self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
             if delivery.id in self._deliveries or any(
                 d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
@@ -378,6 +382,8 @@ class MemoryStore:
             ):
                 raise AlreadyExists("This event already has a delivery to this endpoint.")
             self._deliveries[delivery.id] = delivery
+            if work is not None:
+                self._work[work.id] = replace(work, payload=_json_copy(work.payload))
 
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         return self._deliveries.get(delivery_id)
