@@ -90,6 +90,13 @@ class AdminMixin:
         await self._store.update_workspace(workspace)
         return workspace
 
+    async def set_retry_unavailable(self, workspace_id: str, enabled: bool) -> Workspace:
+        """D7's opt-in: when no provider can be reached, answer ``201 queued`` and let the
+        worker hand the message over with backoff for up to 10 minutes, instead of 502."""
+        workspace = replace(await self.get_workspace(workspace_id), retry_unavailable=enabled)
+        await self._store.update_workspace(workspace)
+        return workspace
+
     async def quota_usage(self, workspace_id: str) -> QuotaUsage:
         workspace = await self.get_workspace(workspace_id)
         period = self._clock.now().strftime("%Y-%m")

@@ -33,7 +33,7 @@ from ._errors import MessagingError, StorageUnavailable
 from ._lifecycle import EventType, Transition, apply_report, apply_timeout, event_for
 from ._routing import Hop, Job, dispatch
 from ._types import ProviderCode
-from ._worker import Handler
+from ._worker import Handler, error_backoff
 from .providers.base import PROFILES, ProviderReport
 from .providers.simulator import Simulator, simulated_report
 from .store.base import JsonValue, ProviderRef, Store, WorkItem
@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_POLL_INTERVAL",
     "WORK_FALLBACK",
     "WORK_POLL",
+    "WORK_RETRY",
     "WORK_SIMULATED",
     "WORK_TIMEOUT",
     "EventSink",
@@ -55,6 +56,10 @@ WORK_TIMEOUT: Final = "dlr_timeout"
 WORK_SIMULATED: Final = "dlr_simulated"
 WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
+WORK_RETRY: Final = "retry_unavailable"
+
+#: D7: how long a queued message is retried before it ends ``failed``.
+RETRY_TTL: Final = timedelta(minutes=10)
 
 DEFAULT_POLL_INTERVAL: Final = timedelta(minutes=1)
 #: Open refs asked about per poll round (providers take ~100 ids per report query).
@@ -106,6 +111,7 @@ class Lifecycle:
         events: EventSink | None = None,
         concurrency: int = 32,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+        retry_ttl: timedelta = RETRY_TTL,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -113,6 +119,7 @@ class Lifecycle:
         self.events: EventSink = events or NoEvents()
         self._concurrency = concurrency
         self._poll_interval = poll_interval
+        self._retry_ttl = retry_ttl
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -120,6 +127,7 @@ class Lifecycle:
             WORK_SIMULATED: self.handle_simulated,
             WORK_POLL: self.handle_poll,
             WORK_FALLBACK: self.handle_fallback,
+            WORK_RETRY: self.handle_retry,
         }
 
     # ------------------------------------------------------------------ after a submit
@@ -133,6 +141,8 @@ class Lifecycle:
         for record in records:
             if record.status == "sent" and record.attempts:
                 self._follow(record, connections, refs, items)
+            elif record.status == "queued" and record.attempts:
+                items.append(self._retry_item(record, record.created_at + self._retry_ttl))
         await self._store.add_provider_refs(refs)
         await self._store.enqueue_work_many(items)
         await self._announce(records)
@@ -261,6 +271,12 @@ class Lifecycle:
             await self.ingest(connection, reports, livemode=True)
         return self._clock.now() + self._poll_interval
 
+    async def handle_retry(self, item: WorkItem) -> datetime | None:
+        workspace_id, livemode, index = _where(item)
+        until = datetime.fromisoformat(str(item.payload["until"]))
+        await self._redispatch(workspace_id, livemode, item.ref, index, retry_until=until)
+        return None
+
     async def handle_fallback(self, item: WorkItem) -> datetime | None:
         workspace_id, livemode, index = _where(item)
         await self._redispatch(workspace_id, livemode, item.ref, index)
@@ -321,7 +337,17 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ re-dispatch
 
-    async def _redispatch(self, workspace_id: str, livemode: bool, job_id: str, index: int) -> None:
+    async def _redispatch(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_id: str,
+        index: int,
+        *,
+        retry_until: datetime | None = None,
+    ) -> None:
+        """Hand the message to the rest of its chain: the fallback providers after a failed
+        report or a time-out, or (``retry_until``, D7) the whole chain of a queued message."""
         record = await self._store.get_message(workspace_id, livemode, job_id)
         if record is None or len(record.attempts) - 1 < index:
             return
@@ -330,15 +356,21 @@ class Lifecycle:
             if len(record.attempts) - 1 == index + 1 and last.error == _IN_FLIGHT:
                 await self._interrupted(record)
             return  # already re-dispatched
-        if record.status != "sent" or not record.fallback_left:
-            return
-        if record.attempts[index].status in ("accepted",):
-            return  # the fallback was superseded (a late delivered report)
+        if retry_until is None:
+            if record.status != "sent" or not record.fallback_left:
+                return
+            if record.attempts[index].status == "accepted":
+                return  # the fallback was superseded (a late delivered report)
+            chain = record.fallback_left
+        else:
+            if record.status != "queued":
+                return
+            chain = (record.provider, *record.fallback_left)
         connections = await self._connections(workspace_id)
         hops: list[Hop] = []
         gone: list[Attempt] = []
         now = self._clock.now()
-        for code in record.fallback_left:
+        for code in chain:
             connection = connections.get(code)
             if connection is None:
                 gone.append(Attempt(code, "rejected", now, None, _NOT_CONNECTED))
@@ -363,7 +395,7 @@ class Lifecycle:
         await dispatch(
             [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts)
         )
-        await self._store_redispatch(marked, job, hops, gone, connections)
+        await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
 
     async def _store_redispatch(
         self,
@@ -372,6 +404,7 @@ class Lifecycle:
         hops: Sequence[Hop],
         gone: Sequence[Attempt],
         connections: Mapping[ProviderCode, Connection],
+        retry_until: datetime | None,
     ) -> None:
         count = len(marked.attempts) - 1  # attempts before the placeholder
         for _ in range(_CAS_TRIES):
@@ -382,6 +415,7 @@ class Lifecycle:
             if fresh is None:
                 return
             attempts = (*fresh.attempts[:count], *gone, *job.attempts)
+            again = retry_until is not None and job.all_unavailable and now < retry_until
             if job.accepted:
                 hop = hops[job.last_hop]
                 result = replace(
@@ -390,6 +424,10 @@ class Lifecycle:
                     fallback_left=tuple(h.connection.provider for h in hops[job.last_hop + 1 :]),
                     version=fresh.version + 1,
                 )  # fmt: skip
+            elif again:
+                result = replace(
+                    fresh, attempts=attempts, updated_at=now, version=fresh.version + 1
+                )
             else:
                 error = job.last_outcome.error if job.last_outcome else None
                 if job.all_unavailable or error is None:
@@ -398,18 +436,40 @@ class Lifecycle:
                     fresh, status="failed", attempts=attempts, error=error, final_at=now,
                     updated_at=now, fallback_left=(), version=fresh.version + 1,
                 )  # fmt: skip
-            if await self._store.replace_message(result):
-                if result.status == "sent":
-                    refs: list[ProviderRef] = []
-                    items: list[WorkItem] = []
-                    self._follow(result, connections, refs, items)
-                    await self._store.add_provider_refs(refs)
-                    await self._store.enqueue_work_many(items)
-                event = event_for(result.status)
-                if event is not None:
-                    await self._emit(result, event)
-                return
+            if not await self._store.replace_message(result):
+                continue
+            items: list[WorkItem] = []
+            if result.status == "sent":
+                refs: list[ProviderRef] = []
+                self._follow(result, connections, refs, items)
+                await self._store.add_provider_refs(refs)
+            elif again and retry_until is not None:
+                items.append(self._retry_item(result, retry_until))
+            elif retry_until is not None:
+                await self._release_unit(result)  # queued, then given up: no provider took it
+            await self._store.enqueue_work_many(items)
+            event = event_for(result.status)
+            if event is not None:
+                await self._emit(result, event)
+            return
         raise _Contended(marked.job_id)
+
+    def _retry_item(self, record: MessageRecord, until: datetime) -> WorkItem:
+        """The next D7 retry of a queued message: 5 s, 10 s, 20 s … after this round."""
+        now = self._clock.now()
+        index = len(record.attempts) - 1
+        due = min(now + error_backoff(len(record.attempts)), until)
+        return WorkItem(
+            id=f"retry_{record.job_id}_{index}", kind=WORK_RETRY, ref=record.job_id,
+            due_at=due, created_at=now,
+            payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
+                     "attempt": index, "until": until.isoformat()},
+        )  # fmt: skip
+
+    async def _release_unit(self, record: MessageRecord) -> None:
+        if record.livemode:
+            period = record.created_at.strftime("%Y-%m")
+            await self._store.release_quota(record.workspace_id, period, 1)
 
     async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
         now = self._clock.now()

@@ -242,12 +242,13 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         job = Job(new_id("msg"), to, text, auth.workspace_id, provider_template)
         record = self._new_record(auth, plan, job)
         await self._store.insert_messages([record])
+        queue = auth.workspace.retry_unavailable
         try:
             await dispatch([job], plan.hops, clock=self._clock, concurrency=self._concurrency)
         finally:
-            if not job.accepted:
+            if not _keeps_unit(job, queue):
                 await self._release_quota(auth, 1)
-        record = self._finish(record, plan, job)
+        record = self._finish(record, plan, job, queue=queue)
         await self._store.update_messages([record])
         await self._lifecycle.submitted([record], plan.connections)
         self._raise_for_single(record, job)
@@ -278,15 +279,16 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             records.append(self._new_record(auth, plan, job))
         await self._reserve_quota(auth, len(jobs))
         await self._store.insert_messages(records)
+        queue = auth.workspace.retry_unavailable
         try:
             await dispatch(
                 [job for _, job in jobs], plan.hops, clock=self._clock,
                 concurrency=self._concurrency,
             )  # fmt: skip
         finally:
-            unused = sum(1 for _, job in jobs if not job.accepted)
+            unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
             await self._release_quota(auth, unused)
-        finished = [(i, self._finish(records[i], plan, job)) for i, job in jobs]
+        finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
         await self._store.update_messages([record for _, record in finished])
         for index, record in finished:
             records[index] = record
@@ -450,7 +452,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             fallback_requested=plan.fallback_requested,
         )
 
-    def _finish(self, record: MessageRecord, plan: _Plan, job: Job) -> MessageRecord:
+    def _finish(
+        self, record: MessageRecord, plan: _Plan, job: Job, *, queue: bool = False
+    ) -> MessageRecord:
         # One ``replace`` per message: on the hot path a frozen record's copy is not free.
         now = self.now()
         hop = plan.hops[job.last_hop]
@@ -462,7 +466,12 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         error = None
         sent_at = final_at = None
         left: tuple[ProviderCode, ...] = ()
-        if not job.accepted:
+        if not job.accepted and queue and job.all_unavailable:
+            # D7 opt-in: the worker keeps trying the whole chain (Lifecycle.handle_retry).
+            hop = plan.hops[0]
+            status = "queued"
+            left = tuple(h.connection.provider for h in plan.hops[1:])
+        elif not job.accepted:
             status, final_at = "failed", now
             outcome = job.last_outcome
             error = outcome.error if outcome is not None and outcome.error else _UNAVAILABLE
@@ -492,7 +501,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     @staticmethod
     def _raise_for_single(record: MessageRecord, job: Job) -> None:
-        if job.accepted or record.error is None:
+        if job.accepted or record.error is None or record.status == "queued":
             return
         if record.error.code == "CHAT_UNREACHABLE":
             raise ChatUnreachable(record.error.message)
@@ -596,6 +605,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
 
 _UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+
+
+def _keeps_unit(job: Job, queue: bool) -> bool:
+    """Whether a message keeps its quota unit after submit: accepted, or queued for retries."""
+    return job.accepted or (queue and job.all_unavailable)
 
 
 def _resolve_sender(sender: str | None, connection: Connection) -> str | None:
