@@ -30,7 +30,8 @@ from ._adapters import AdapterPool
 from ._clock import Clock
 from ._domain import Attempt, Connection, ErrorInfo, MessageRecord
 from ._errors import MessagingError, StorageUnavailable
-from ._lifecycle import EventType, Transition, apply_report, apply_timeout, event_for
+from ._lifecycle import EVENT_TYPES, EventType, Transition, apply_report, apply_timeout, event_for
+from ._render import status_record
 from ._routing import Hop, Job, dispatch
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
@@ -40,6 +41,7 @@ from .store.base import JsonValue, ProviderRef, Store, WorkItem
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
+    "WORK_EVENT",
     "WORK_FALLBACK",
     "WORK_POLL",
     "WORK_RETRY",
@@ -57,6 +59,7 @@ WORK_SIMULATED: Final = "dlr_simulated"
 WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
+WORK_EVENT: Final = "event"
 
 #: D7: how long a queued message is retried before it ends ``failed``.
 RETRY_TTL: Final = timedelta(minutes=10)
@@ -81,11 +84,25 @@ _NOT_CONNECTED: Final = ErrorInfo(
 class EventSink(Protocol):
     """Where status changes are announced (the webhook outbox)."""
 
-    async def emit(self, record: MessageRecord, event_type: EventType) -> int: ...
+    async def emit_document(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+    ) -> int: ...
 
 
 class NoEvents:
-    async def emit(self, record: MessageRecord, event_type: EventType) -> int:
+    async def emit_document(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+    ) -> int:
         return 0
 
 
@@ -128,14 +145,17 @@ class Lifecycle:
             WORK_POLL: self.handle_poll,
             WORK_FALLBACK: self.handle_fallback,
             WORK_RETRY: self.handle_retry,
+            WORK_EVENT: self.handle_event,
         }
 
     # ------------------------------------------------------------------ after a submit
 
-    async def submitted(
+    async def follow_ups(
         self, records: Sequence[MessageRecord], connections: Mapping[ProviderCode, Connection]
-    ) -> None:
-        """Bookkeeping after ``send``/``send_bulk`` stored their results, then the events."""
+    ) -> tuple[list[WorkItem], list[ProviderRef]]:
+        """What a send's results start, to be stored with them in one transaction
+        (``Store.update_messages(..., work=, refs=)``): the refs and work that watch each
+        accepted attempt, the D7 retries of queued messages, and an event per message."""
         refs: list[ProviderRef] = []
         items: list[WorkItem] = []
         for record in records:
@@ -143,9 +163,12 @@ class Lifecycle:
                 self._follow(record, connections, refs, items)
             elif record.status == "queued" and record.attempts:
                 items.append(self._retry_item(record, record.created_at + self._retry_ttl))
-        await self._store.add_provider_refs(refs)
-        await self._store.enqueue_work_many(items)
-        await self._announce(records)
+        announced = await self._with_endpoints({r.workspace_id for r in records})
+        for record in records:
+            event = event_for(record.status)
+            if event is not None and record.workspace_id in announced:
+                items.append(self._event_item(record, event))
+        return items, refs
 
     def _follow(
         self,
@@ -209,13 +232,25 @@ class Lifecycle:
                 )
             )
 
-    async def _announce(self, records: Sequence[MessageRecord]) -> None:
-        workspaces = {record.workspace_id for record in records}
-        with_endpoints = {ws for ws in workspaces if await self._store.list_webhook_endpoints(ws)}
-        for record in records:
-            event = event_for(record.status)
-            if event is not None and record.workspace_id in with_endpoints:
-                await self.events.emit(record, event)
+    async def _with_endpoints(self, workspaces: set[str]) -> set[str]:
+        return {ws for ws in workspaces if await self._store.list_webhook_endpoints(ws)}
+
+    def _event_item(self, record: MessageRecord, event: EventType) -> WorkItem:
+        """An event, as work stored with the change it announces. Its id is its webhook id:
+        stable across re-runs, so a crash after the change repeats it, never loses it."""
+        now = self._clock.now()
+        event_id = f"evt_{record.job_id}_{record.version}_{event.removeprefix('message.')}"
+        return WorkItem(
+            id=event_id, kind=WORK_EVENT, ref=record.job_id, due_at=now, created_at=now,
+            payload={"workspace_id": record.workspace_id, "event": event,
+                     "record": status_record(record).to_dict()},
+        )  # fmt: skip
+
+    async def _events(self, record: MessageRecord, *events: EventType | None) -> list[WorkItem]:
+        wanted = [e for e in events if e is not None]
+        if not wanted or not await self._with_endpoints({record.workspace_id}):
+            return []
+        return [self._event_item(record, event) for event in wanted]
 
     # ------------------------------------------------------------------ reports in
 
@@ -271,6 +306,16 @@ class Lifecycle:
             await self.ingest(connection, reports, livemode=True)
         return self._clock.now() + self._poll_interval
 
+    async def handle_event(self, item: WorkItem) -> datetime | None:
+        payload = item.payload
+        document = payload["record"]
+        if isinstance(document, dict):
+            event = _event_type(str(payload["event"]))
+            await self.events.emit_document(
+                str(payload["workspace_id"]), event, document, event_id=item.id
+            )
+        return None
+
     async def handle_retry(self, item: WorkItem) -> datetime | None:
         workspace_id, livemode, index = _where(item)
         until = datetime.fromisoformat(str(item.payload["until"]))
@@ -285,7 +330,8 @@ class Lifecycle:
     # ------------------------------------------------------------------ changes
 
     async def _change(self, workspace_id: str, livemode: bool, job_id: str, step: Step) -> bool:
-        """Apply ``step`` to the stored message with compare-and-set; then its side effects."""
+        """Apply ``step`` to the stored message with compare-and-set, storing in the same
+        transaction the work it starts (a fallback, its event)."""
         for _ in range(_CAS_TRIES):
             record = await self._store.get_message(workspace_id, livemode, job_id)
             if record is None:
@@ -294,15 +340,27 @@ class Lifecycle:
             if not transition.changed:
                 return False
             updated = replace(transition.record, version=record.version + 1)
-            if await self._store.replace_message(updated):
-                await self._after(record, updated, transition)
+            work = await self._events(updated, transition.event)
+            if transition.fallback:
+                work.append(self._fallback_item(updated))
+            if await self._store.replace_message(updated, work=work):
+                await self._close_answered(record, updated)
                 return True
         logger.warning("message %s kept changing under us; the change is retried later", job_id)
         raise _Contended(job_id)
 
-    async def _after(
-        self, before: MessageRecord, after: MessageRecord, transition: Transition
-    ) -> None:
+    def _fallback_item(self, record: MessageRecord) -> WorkItem:
+        now = self._clock.now()
+        index = len(record.attempts) - 1
+        return WorkItem(
+            id=f"fb_{record.job_id}_{index}", kind=WORK_FALLBACK, ref=record.job_id,
+            due_at=now, created_at=now,
+            payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
+                     "attempt": index},
+        )  # fmt: skip
+
+    async def _close_answered(self, before: MessageRecord, after: MessageRecord) -> None:
+        """Stop polling for attempts that got their answer (a crash here only costs a poll)."""
         closed = [
             (old.provider, old.provider_message_id)
             for old, new in zip(before.attempts, after.attempts, strict=False)
@@ -314,23 +372,6 @@ class Lifecycle:
                 connection = connections.get(provider)
                 if connection is not None and message_id is not None:
                     await self._store.close_provider_refs(connection.id, [message_id])
-        if transition.fallback:
-            now = self._clock.now()
-            index = len(after.attempts) - 1
-            await self._store.enqueue_work_many([
-                WorkItem(
-                    id=f"fb_{after.job_id}_{index}", kind=WORK_FALLBACK, ref=after.job_id,
-                    due_at=now, created_at=now,
-                    payload={"workspace_id": after.workspace_id, "livemode": after.livemode,
-                             "attempt": index},
-                )
-            ])  # fmt: skip
-        if transition.event is not None:
-            await self._emit(after, transition.event)
-
-    async def _emit(self, record: MessageRecord, event: EventType) -> None:
-        if await self._store.list_webhook_endpoints(record.workspace_id):
-            await self.events.emit(record, event)
 
     async def _connections(self, workspace_id: str) -> dict[ProviderCode, Connection]:
         return {c.provider: c for c in await self._store.list_connections(workspace_id)}
@@ -436,21 +477,17 @@ class Lifecycle:
                     fresh, status="failed", attempts=attempts, error=error, final_at=now,
                     updated_at=now, fallback_left=(), version=fresh.version + 1,
                 )  # fmt: skip
-            if not await self._store.replace_message(result):
-                continue
-            items: list[WorkItem] = []
+            # What the new state starts is stored with it: a crash cannot split them.
+            items = await self._events(result, event_for(result.status))
+            refs: list[ProviderRef] = []
             if result.status == "sent":
-                refs: list[ProviderRef] = []
                 self._follow(result, connections, refs, items)
-                await self._store.add_provider_refs(refs)
             elif again and retry_until is not None:
                 items.append(self._retry_item(result, retry_until))
-            elif retry_until is not None:
+            if not await self._store.replace_message(result, work=items, refs=refs):
+                continue
+            if result.status == "failed" and retry_until is not None:
                 await self._release_unit(result)  # queued, then given up: no provider took it
-            await self._store.enqueue_work_many(items)
-            event = event_for(result.status)
-            if event is not None:
-                await self._emit(result, event)
             return
         raise _Contended(marked.job_id)
 
@@ -478,9 +515,9 @@ class Lifecycle:
             error=gone[-1].error if gone else _UNAVAILABLE, final_at=now, updated_at=now,
             fallback_left=(), version=record.version + 1,
         )  # fmt: skip
-        if not await self._store.replace_message(ended):
+        events = await self._events(ended, "message.failed")
+        if not await self._store.replace_message(ended, work=events):
             raise _Contended(record.job_id)
-        await self._emit(ended, "message.failed")
 
     async def _interrupted(self, record: MessageRecord) -> None:
         now = self._clock.now()
@@ -490,8 +527,7 @@ class Lifecycle:
             error=_INTERRUPTED, final_at=now, updated_at=now, fallback_left=(),
             version=record.version + 1,
         )  # fmt: skip
-        if await self._store.replace_message(ended):
-            await self._emit(ended, "message.unknown")
+        await self._store.replace_message(ended, work=await self._events(ended, "message.unknown"))
 
 
 class _Contended(StorageUnavailable):
@@ -501,6 +537,13 @@ class _Contended(StorageUnavailable):
     def __init__(self, job_id: str) -> None:
         super().__init__("The message is being changed by another request; try again.")
         self.job_id = job_id
+
+
+def _event_type(name: str) -> EventType:
+    for event in EVENT_TYPES:
+        if event == name:
+            return event
+    raise ValueError(f"unknown event type {name!r}")
 
 
 def _report_step(report: ProviderReport) -> Step:

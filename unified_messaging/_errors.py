@@ -196,8 +196,15 @@ class InvalidRecipient(Unprocessable):
 
 
 class ChatUnreachable(Unprocessable):
+    """The bot cannot reach the chat. The refused job is kept as ``failed`` (and announced to
+    webhooks): ``job_id`` names it, as for ``PROVIDER_UNAVAILABLE``."""
+
     code = "CHAT_UNREACHABLE"
     default_message = "The chat cannot be reached by the bot."
+
+    def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
 
 
 class SenderNotApproved(Unprocessable):

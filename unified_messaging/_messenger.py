@@ -63,6 +63,7 @@ from .providers.base import (
     AdapterFactory,
     InboundCallback,
     ProviderAdapter,
+    ProviderReport,
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
@@ -249,8 +250,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             if not _keeps_unit(job, queue):
                 await self._release_quota(auth, 1)
         record = self._finish(record, plan, job, queue=queue)
-        await self._store.update_messages([record])
-        await self._lifecycle.submitted([record], plan.connections)
+        work, refs = await self._lifecycle.follow_ups([record], plan.connections)
+        await self._store.update_messages([record], work=work, refs=refs)
         self._raise_for_single(record, job)
         return send_response(record)
 
@@ -289,10 +290,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
             await self._release_quota(auth, unused)
         finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
-        await self._store.update_messages([record for _, record in finished])
         for index, record in finished:
             records[index] = record
-        await self._lifecycle.submitted(records, plan.connections)
+        # The results, and what they start (reports to watch, events), in one transaction.
+        work, refs = await self._lifecycle.follow_ups(records, plan.connections)
+        await self._store.update_messages([record for _, record in finished], work=work, refs=refs)
         sent = sum(1 for r in records if r.status != "failed")
         template_key = plan.template.key if plan.template else None
         return BulkResponse(
@@ -504,7 +506,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         if job.accepted or record.error is None or record.status == "queued":
             return
         if record.error.code == "CHAT_UNREACHABLE":
-            raise ChatUnreachable(record.error.message)
+            raise ChatUnreachable(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
             raise ProviderUnavailable(
                 "No provider could be reached; the message was not sent.", job_id=record.job_id
@@ -527,17 +529,24 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         """
         connection = await self._dlr_connection(connection_id, token)
         live, simulated = self._report_readers(connection)
+        live_read: list[ProviderReport] | None = None
         if live is not None:
             try:
-                reports = live.parse_reports(callback)
+                live_read = live.parse_reports(callback)
             except RequestInvalid:
                 if simulated is None:
                     raise
-            else:
-                if reports or simulated is None:
-                    return await self._lifecycle.ingest(connection, reports, livemode=True)
+            if live_read:
+                return await self._lifecycle.ingest(connection, live_read, livemode=True)
         assert simulated is not None
-        reports = simulated.parse_reports(callback)
+        try:
+            reports = simulated.parse_reports(callback)
+        except RequestInvalid:
+            if live_read is None:
+                raise
+            # The provider's own format, read, with nothing for us in it (an inbound-message
+            # webhook, another number's status): 200, or the provider retries it for days.
+            return await self._lifecycle.ingest(connection, live_read, livemode=True)
         return await self._lifecycle.ingest(connection, reports, livemode=False)
 
     async def dlr_challenge(

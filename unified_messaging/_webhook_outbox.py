@@ -27,13 +27,13 @@ Decisions:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from ._clock import Clock
 from ._domain import MessageRecord
-from ._errors import DecryptionFailed
+from ._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
 from ._ids import new_id
 from ._lifecycle import EventType
 from ._render import status_record
@@ -41,7 +41,7 @@ from ._vault import Vault
 from ._webhook_admin import open_secret
 from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable
 from ._webhook_sender import DeliveryResult, WebhookSender
-from ._webhook_signing import build_event, event_id
+from ._webhook_signing import build_event_document, event_id
 from .store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = ["WORK_KIND", "WebhookOutbox", "subscribed", "webhook_secrets"]
@@ -106,18 +106,36 @@ class WebhookOutbox:
         Returns how many deliveries were queued. A workspace without endpoints costs one
         store read.
         """
-        endpoints = await self._store.list_webhook_endpoints(record.workspace_id)
+        return await self.emit_document(
+            record.workspace_id, event_type, status_record(record).to_dict(), event_id=event_id()
+        )
+
+    async def emit_document(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+    ) -> int:
+        """:meth:`emit` for a status record in its JSON form, under a given ``event_id``.
+
+        Idempotent: an endpoint that already has a delivery of ``event_id`` gets no second
+        one, so the lifecycle can re-run an event item after a crash (at least once, and the
+        receiver sees one ``webhook-id``). Returns how many deliveries were queued now.
+        """
+        endpoints = await self._store.list_webhook_endpoints(workspace_id)
         targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
         if not targets:
             return 0
         now = self._clock.now()
-        body = build_event(event_type, status_record(record), now=now)
-        shared_id = event_id()
+        body = build_event_document(event_type, data, now=now)
+        queued = 0
         for endpoint in targets:
             delivery = WebhookDelivery(
                 id=new_id("whd"),
                 endpoint_id=endpoint.id,
-                event_id=shared_id,
+                event_id=event_id,
                 event_type=event_type,
                 payload=body,
                 status="pending",
@@ -129,8 +147,14 @@ class WebhookOutbox:
             work = WorkItem(
                 id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
             )
-            await self._store.add_webhook_delivery(delivery, work)
-        return len(targets)
+            try:
+                await self._store.add_webhook_delivery(delivery, work)
+            except AlreadyExists:
+                continue  # this event reached this endpoint's log before
+            except ResourceNotFound:
+                continue  # the endpoint was removed meanwhile
+            queued += 1
+        return queued
 
     # ------------------------------------------------------------------ delivering
 

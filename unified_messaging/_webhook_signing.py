@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import json
 import secrets as _secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -155,7 +155,14 @@ def build_event(event_type: EventType, record: StatusRecord, *, now: datetime) -
     These bytes are signed and sent as they are; keys keep this order and the record's own
     field order (D11), so the same event always serializes the same way.
     """
+    return build_event_document(event_type, record.to_dict(), now=now)
+
+
+def build_event_document(
+    event_type: EventType, data: Mapping[str, object], *, now: datetime
+) -> bytes:
+    """:func:`build_event` from a status record already in its JSON form (``to_dict()``)."""
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type!r}")
-    event = {"type": event_type, "timestamp": format_timestamp(now), "data": record.to_dict()}
+    event = {"type": event_type, "timestamp": format_timestamp(now), "data": dict(data)}
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from _support import Crash, CrashingStore
+from _crash_support import Crash, CrashingStore
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._webhook_sender import TargetPolicy
@@ -82,12 +82,6 @@ async def test_the_fixture_recovers_when_nothing_dies(bed: TestBed) -> None:
     assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Lifecycle._change commits the time-out, then _after enqueues the fallback "
-    "item; a death in between leaves the message 'sent' with its attempt closed and no work "
-    "item, and the re-run time-out sees no change to make: stuck forever",
-)
 async def test_death_after_a_timeout_is_stored_still_falls_back(
     bed: TestBed, store: CrashingStore
 ) -> None:
@@ -101,12 +95,6 @@ async def test_death_after_a_timeout_is_stored_still_falls_back(
     assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Lifecycle._store_redispatch commits the accepted re-dispatch, then adds the "
-    "provider ref and the DLR time-out item; a death in between leaves the message 'sent' "
-    "with no time-out, and the re-run fallback item returns 'already re-dispatched'",
-)
 async def test_death_after_a_redispatch_is_stored_still_times_out(
     bed: TestBed, store: CrashingStore
 ) -> None:
@@ -121,12 +109,6 @@ async def test_death_after_a_redispatch_is_stored_still_times_out(
     assert await status(bed, job_id) == ("unknown", [("sms_a", "unknown"), ("sms_b", "unknown")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Lifecycle._change commits a report's change, then announces it; a death in "
-    "between loses the event (the re-run report changes nothing, so emits nothing): "
-    "webhooks are at most once, not at least once (D19)",
-)
 async def test_death_after_a_report_is_stored_still_announces_it(
     bed: TestBed, store: CrashingStore
 ) -> None:
@@ -143,11 +125,12 @@ async def test_death_after_a_report_is_stored_still_announces_it(
 async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     bed: TestBed, store: CrashingStore
 ) -> None:
-    # The delivery row and its work item are one write since 1d49428.
+    # The event is a work item stored with the send; the worker makes the delivery row and
+    # its work item in one write, and dies right after it.
+    await send(bed, NORMAL)
     store.arm("add_webhook_delivery")
-    with pytest.raises(Crash):
-        await send(bed, NORMAL)  # "message.sent" is queued inside send
 
+    await die_in_next_item(bed)
     await recover(bed)
 
     endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from _support import (
+from _crash_support import (
     POSTGRES_ENV,
     Receiver,
     WorkerProcess,
@@ -286,9 +286,6 @@ async def test_killed_workers_lose_nothing_and_send_nothing_twice(
         f"{interrupted}; stuck 'sent': {stuck}; deliveries never attempted: {unattempted}; "
         f"events lost: {unannounced}"
     )
-    if stuck or unattempted or unannounced:
-        pytest.xfail(
-            "BUG (pinned in test_crash_windows.py): a kill between two writes of one step "
-            f"left {len(stuck)} message(s) stuck in 'sent', {len(unattempted)} webhook "
-            f"delivery(ies) never attempted, {len(unannounced)} message(s) with lost events"
-        )
+    assert not stuck, f"messages stuck in 'sent': {stuck}"
+    assert not unattempted, f"webhook deliveries never attempted: {unattempted}"
+    assert not unannounced, f"events lost: {unannounced}"

@@ -192,18 +192,6 @@ async def test_a_signed_failed_status_carries_whatsapps_error(live: Live) -> Non
     assert "131026" in record["error"]["message"]
 
 
-NO_STATUSES_FOR_US = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: Messenger.ingest_dlr (_messenger.py) falls back to the simulator's push format "
-        "when the live adapter read a signed webhook but found no statuses for this number; "
-        "the simulator cannot read a WhatsApp payload and raises RequestInvalid, so the "
-        "endpoint answers 400 and Meta retries the webhook for days"
-    ),
-)
-
-
-@NO_STATUSES_FOR_US
 async def test_a_status_for_another_phone_number_is_200_and_ignored(live: Live) -> None:
     sent = await live.send()
     wamid = wamid_of(await live.get(sent["job_id"]))
@@ -218,7 +206,6 @@ async def test_a_status_for_another_phone_number_is_200_and_ignored(live: Live) 
     assert response.json()["changed"] == 0
 
 
-@NO_STATUSES_FOR_US
 async def test_an_inbound_message_webhook_is_200_and_changes_nothing(live: Live) -> None:
     # Meta posts a user's incoming messages to the same callback URL as statuses.
     document = {

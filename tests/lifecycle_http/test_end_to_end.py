@@ -321,14 +321,6 @@ async def test_an_unreachable_chat_is_422(loop: Loop, to: str) -> None:
     assert response.json()["error"]["code"] == "CHAT_UNREACHABLE"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a chatbot send refused with 422 CHAT_UNREACHABLE is stored and announced as "
-        "message.failed (Messenger.send calls Lifecycle.submitted before _raise_for_single), "
-        "but the 422 body carries no job_id, so the caller cannot tie the event to its request"
-    ),
-)
 async def test_the_422_of_an_unreachable_chat_names_the_job_its_webhook_is_about(
     loop: Loop,
 ) -> None:

@@ -59,8 +59,9 @@ def error_body(error: MessagingError) -> dict[str, object]:
         body["details"] = [{"field": d.field, "message": d.message} for d in details] or [
             {"field": "body", "message": error.message}
         ]
-    if isinstance(error, ProviderUnavailable) and error.job_id is not None:
-        body["job_id"] = error.job_id
+    job_id = getattr(error, "job_id", None)  # 502 PROVIDER_UNAVAILABLE, 422 CHAT_UNREACHABLE
+    if isinstance(job_id, str):
+        body["job_id"] = job_id
     return {"error": body}
 
 

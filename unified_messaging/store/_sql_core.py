@@ -26,12 +26,13 @@ from ._sql_rows import (
     message_row,
     template_from,
     template_row,
+    work_row,
     workspace_from,
     workspace_row,
 )
-from ._tables import api_keys, connections, provider_refs, quota, templates, workspaces
+from ._tables import api_keys, connections, due_work, provider_refs, quota, templates, workspaces
 from ._tables import messages as message_table
-from .base import ProviderRef
+from .base import ProviderRef, WorkItem
 
 __all__ = ["CoreMixin"]
 
@@ -252,8 +253,17 @@ class CoreMixin(SqlBase):
         ) as conn:
             await conn.execute(sa.insert(message_table), [message_row(m) for m in messages])
 
-    async def update_messages(self, messages: Sequence[MessageRecord]) -> None:
+    async def update_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> None:
         if not messages:
+            if work or refs:
+                async with self._write() as conn:
+                    await self._follow_ups(conn, work, refs)
             return
         ids = [m.job_id for m in messages]
         rows = []
@@ -272,6 +282,7 @@ class CoreMixin(SqlBase):
                 sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id")),
                 rows,
             )
+            await self._follow_ups(conn, work, refs)
 
     async def get_message(
         self, workspace_id: str, livemode: bool, job_id: str
@@ -281,7 +292,13 @@ class CoreMixin(SqlBase):
         )
         return None if row is None else message_from(row)
 
-    async def replace_message(self, record: MessageRecord) -> bool:
+    async def replace_message(
+        self,
+        record: MessageRecord,
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> bool:
         row = message_row(record)
         job_id = row.pop("job_id")
         statement = (
@@ -291,7 +308,23 @@ class CoreMixin(SqlBase):
             .values(row)
         )
         async with self._write() as conn:
-            return (await conn.execute(statement)).rowcount == 1
+            if (await conn.execute(statement)).rowcount != 1:
+                return False
+            await self._follow_ups(conn, work, refs)
+            return True
+
+    async def _follow_ups(
+        self, conn: AsyncConnection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
+    ) -> None:
+        """Queue work and remember refs inside the caller's transaction; existing ones stay."""
+        if work:
+            insert = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
+            await conn.execute(insert, [work_row(item) for item in work])
+        if refs:
+            insert = self._upsert(provider_refs).on_conflict_do_nothing(
+                index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
+            )
+            await conn.execute(insert, [_ref_row(r) for r in refs])
 
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         if not refs:
@@ -394,3 +427,14 @@ def _ref_from(row: RowMap) -> ProviderRef:
         livemode=row["livemode"],
         open=row["open"],
     )
+
+
+def _ref_row(ref: ProviderRef) -> dict[str, object]:
+    return {
+        "connection_id": ref.connection_id,
+        "provider_message_id": ref.provider_message_id,
+        "job_id": ref.job_id,
+        "workspace_id": ref.workspace_id,
+        "livemode": ref.livemode,
+        "open": ref.open,
+    }

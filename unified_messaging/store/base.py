@@ -206,8 +206,15 @@ class Store(Protocol):
         """Insert new records (all or none)."""
         ...
 
-    async def update_messages(self, messages: Sequence[MessageRecord]) -> None:
-        """Replace existing records by ``job_id``."""
+    async def update_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> None:
+        """Replace existing records by ``job_id``; in the same transaction, queue ``work``
+        and remember ``refs`` (taken ids and known refs are left as they are)."""
         ...
 
     async def get_message(
@@ -216,11 +223,19 @@ class Store(Protocol):
         """One message, only within its own workspace and mode (D2, D11)."""
         ...
 
-    async def replace_message(self, record: MessageRecord) -> bool:
-        """Store ``record`` if the stored version is ``record.version - 1`` (compare and set).
+    async def replace_message(
+        self,
+        record: MessageRecord,
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> bool:
+        """Store ``record`` if the stored version is ``record.version - 1`` (compare and set),
+        and in the same transaction queue the ``work`` and remember the ``refs`` that follow
+        from the change, so a crash can never keep one without the other.
 
-        ``False`` if another writer changed the message first (or it is gone): re-read it and
-        decide again.
+        ``False`` (and nothing stored) if another writer changed the message first or it is
+        gone: re-read it and decide again.
         """
         ...
 

@@ -174,12 +174,19 @@ class MemoryStore:
             for message in messages:
                 self._messages[message.job_id] = message
 
-    async def update_messages(self, messages: Sequence[MessageRecord]) -> None:
+    async def update_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> None:
         with self._lock:
             for message in messages:
                 self._require(self._messages, message.job_id, "Message")
             for message in messages:
                 self._messages[message.job_id] = message
+            self._follow_ups(work, refs)
 
     async def get_message(
         self, workspace_id: str, livemode: bool, job_id: str
@@ -189,13 +196,28 @@ class MemoryStore:
             return None
         return message if message.livemode == livemode else None
 
-    async def replace_message(self, record: MessageRecord) -> bool:
+    async def replace_message(
+        self,
+        record: MessageRecord,
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+    ) -> bool:
         with self._lock:
             stored = self._messages.get(record.job_id)
             if stored is None or stored.version != record.version - 1:
                 return False
             self._messages[record.job_id] = record
+            self._follow_ups(work, refs)
             return True
+
+    def _follow_ups(self, work: Sequence[WorkItem], refs: Sequence[ProviderRef]) -> None:
+        # Called with the lock held.
+        for item in work:
+            if item.id not in self._work:
+                self._work[item.id] = replace(item, payload=_json_copy(item.payload))
+        for ref in refs:
+            self._refs.setdefault((ref.connection_id, ref.provider_message_id), ref)
 
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         with self._lock:
