@@ -36,15 +36,23 @@ def add_workspaces(commands: Subparsers) -> None:
         metavar="N",
         help="messages per calendar month (UTC); unlimited when left out",
     )
+    create.add_argument(
+        "--retry-unavailable",
+        action="store_true",
+        help="when no provider can be reached, answer queued and retry for 10 minutes (D7) "
+        "instead of 502",
+    )
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
-                     "created_at": "created"}  # fmt: skip
+                     "retry_unavailable": "retry unavailable", "created_at": "created"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
     workspace = await m.create_workspace(args.name, monthly_quota=args.monthly_quota)
+    if args.retry_unavailable:
+        workspace = await m.set_retry_unavailable(workspace.id, True)
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
 
 
