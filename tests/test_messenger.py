@@ -119,9 +119,9 @@ class RecordingStore(MemoryStore):
         self.events.extend(f"insert:{m.job_id}:{m.status}" for m in messages)
         await super().insert_messages(messages)
 
-    async def update_messages(self, messages):  # type: ignore[no-untyped-def]
+    async def update_messages(self, messages, **follow_ups):  # type: ignore[no-untyped-def]
         self.events.extend(f"update:{m.job_id}:{m.status}" for m in messages)
-        await super().update_messages(messages)
+        await super().update_messages(messages, **follow_ups)
 
 
 async def live_setup(
