@@ -439,5 +439,7 @@ class MemoryStore:
 
 def _json_copy(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     """A deep copy through JSON: what a SQL backend would give back, and no shared state."""
+    if all(value is None or isinstance(value, str | int | float) for value in payload.values()):
+        return dict(payload)  # flat, immutable values (the common case): a shallow copy is deep
     copied: dict[str, JsonValue] = json.loads(json.dumps(payload))
     return copied
