@@ -6,6 +6,7 @@ The public surface is exactly ``__all__``; everything in ``_modules`` is private
 from ._access import RateLimitRefused
 from ._admin import CreatedApiKey, QuotaUsage
 from ._clock import Clock, ManualClock, SystemClock
+from ._delivery import IngestResult
 from ._domain import (
     ApiKey,
     Attempt,
@@ -70,6 +71,9 @@ from ._templates import render as render_template
 from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
 from ._vault import Vault, generate_key_spec
 from ._version import __version__
+from ._webhook_admin import CreatedWebhookEndpoint
+from ._webhook_sender import TargetPolicy
+from ._worker import Worker
 
 __all__ = [
     "ALL_PROVIDERS",
@@ -89,6 +93,7 @@ __all__ = [
     "Conflict",
     "Connection",
     "CreatedApiKey",
+    "CreatedWebhookEndpoint",
     "DecryptionFailed",
     "DeliveryReport",
     "DlrOut",
@@ -98,6 +103,7 @@ __all__ = [
     "FallbackNotAllowed",
     "IdempotencyConflict",
     "IdempotencyInProgress",
+    "IngestResult",
     "InvalidCredentials",
     "InvalidRecipient",
     "IpNotAllowed",
@@ -132,6 +138,7 @@ __all__ = [
     "StorageUnavailable",
     "SyncMessenger",
     "SystemClock",
+    "TargetPolicy",
     "Template",
     "TemplateNotFound",
     "TemplateVariableMissing",
@@ -140,6 +147,7 @@ __all__ = [
     "Unprocessable",
     "Vault",
     "VaultError",
+    "Worker",
     "Workspace",
     "__version__",
     "analyze_sms",
