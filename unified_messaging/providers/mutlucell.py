@@ -51,7 +51,7 @@ from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
-from ._sms import msisdn, numbers_by_id, split_distinct
+from ._sms import msisdn, numbers_by_id, send_in_groups
 from .base import OutcomeKind, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "MutlucellAdapter"]
@@ -153,13 +153,13 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             raise ValueError(
                 f"sms_d takes at most {self.max_batch} messages per batch, got {len(requests)}"
             )
-        outcomes: list[SubmitOutcome | None] = [self._refusal(r) for r in requests]
-        sendable = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        for group in split_distinct([requests[i] for i in sendable], key=_pack_key):
-            results = await self._send_pack([requests[sendable[i]] for i in group])
-            for i, outcome in zip(group, results, strict=True):
-                outcomes[sendable[i]] = outcome
-        return [outcome for outcome in outcomes if outcome is not None]
+        return await send_in_groups(
+            requests,
+            refusal=self._refusal,
+            key=_pack_key,
+            size=self.max_batch,
+            send=lambda _key, group: self._send_pack(group),
+        )
 
     def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
         """What fails before any request: the same checks the ``sms_d`` simulator makes."""

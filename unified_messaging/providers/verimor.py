@@ -45,7 +45,7 @@ from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, JsonUnreadable, decode_json
-from ._sms import msisdn, split_distinct
+from ._sms import msisdn, send_in_groups
 from .base import (
     InboundCallback,
     OutcomeKind,
@@ -160,13 +160,13 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             raise ValueError(
                 f"sms_c takes at most {self.max_batch} messages per batch, got {len(requests)}"
             )
-        outcomes: list[SubmitOutcome | None] = [self._refusal(r) for r in requests]
-        sendable = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        for group in split_distinct([requests[i] for i in sendable], key=_campaign_key):
-            results = await self._send_campaign([requests[sendable[i]] for i in group])
-            for i, outcome in zip(group, results, strict=True):
-                outcomes[sendable[i]] = outcome
-        return [outcome for outcome in outcomes if outcome is not None]
+        return await send_in_groups(
+            requests,
+            refusal=self._refusal,
+            key=_campaign_key,
+            size=self.max_batch,
+            send=lambda _key, group: self._send_campaign(group),
+        )
 
     def _refusal(self, request: SubmitRequest) -> SubmitOutcome | None:
         """What fails before any request: the same checks the ``sms_c`` simulator makes."""
