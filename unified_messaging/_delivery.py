@@ -129,6 +129,7 @@ class Lifecycle:
         concurrency: int = 32,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
         retry_ttl: timedelta = RETRY_TTL,
+        poll_batch: int = _POLL_BATCH,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -137,6 +138,8 @@ class Lifecycle:
         self._concurrency = concurrency
         self._poll_interval = poll_interval
         self._retry_ttl = retry_ttl
+        self._poll_cursor: dict[str, str] = {}
+        self._poll_batch = poll_batch
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -298,8 +301,13 @@ class Lifecycle:
         connection = await self._store.get_connection(item.ref)
         if connection is None:
             return None  # removed: nothing left to ask about
-        refs = [r for r in await self._store.open_provider_refs(connection.id, _POLL_BATCH)
-                if r.livemode]  # fmt: skip
+        # Round robin over the open refs, so a backlog of messages that never get a report
+        # cannot keep the newer ones from being asked about (the cursor is per process).
+        after = self._poll_cursor.pop(connection.id, None)
+        page = await self._store.open_provider_refs(connection.id, self._poll_batch, after=after)
+        if len(page) == self._poll_batch:
+            self._poll_cursor[connection.id] = page[-1].job_id
+        refs = [r for r in page if r.livemode]
         if refs:
             adapter = self._adapters.for_connection(connection, livemode=True)
             reports = await adapter.poll_reports([r.provider_message_id for r in refs])

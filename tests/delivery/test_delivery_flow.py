@@ -7,16 +7,16 @@ The HTTP side (the DLR endpoint, webhooks to a real receiver) has its own tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from unified_messaging import ManualClock, Messenger, ResourceNotFound
-from unified_messaging._delivery import WORK_FALLBACK
+from unified_messaging._delivery import WORK_FALLBACK, Lifecycle
 from unified_messaging._domain import Attempt, Connection, ErrorInfo
-from unified_messaging.providers.base import InboundCallback
+from unified_messaging.providers.base import InboundCallback, ProviderReport
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import WorkItem
 from unified_messaging.testing import TestBed, create_testbed
@@ -323,3 +323,39 @@ async def test_two_workers_share_the_work_without_doing_an_item_twice(bed: TestB
         assert trail(doc) == [("sms_a", "failed"), ("sms_b", "failed")]
     submissions = [s.provider for s in list(bed.outbox)]
     assert submissions.count("sms_b") == 20
+
+
+async def test_polling_goes_round_the_open_messages_in_batches() -> None:
+    clock = ManualClock()
+    polled: list[list[str]] = []
+
+    class Recording(Simulator):
+        async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
+            polled.append(sorted(provider_message_ids))
+            return []  # these messages never get a report: the backlog a poller must not stall on
+
+    def live(connection: Connection, credentials: Mapping[str, str]) -> Simulator:
+        return Recording(connection.provider, clock=clock, settings=SimulatorSettings())
+
+    messenger = Messenger(clock=clock, live_adapters={"sms_a": live})
+    messenger._lifecycle = Lifecycle(  # a small batch, to see the rounds
+        messenger.store, clock, messenger._adapters, poll_batch=2
+    )
+    workspace = await messenger.create_workspace("Acme")
+    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME",
+                                   credentials={"any": "thing"})  # fmt: skip
+    key = await messenger.create_api_key(workspace.id, livemode=True)
+    auth = await messenger.authenticate(key.secret)
+    ids = []
+    for _ in range(5):
+        sent = await messenger.send(auth, {"to": NORMAL, "body": "x"})
+        record = await messenger.get_message(auth, sent.job_id)
+        ids.append(record.attempts[0].provider_message_id)
+
+    worker = messenger.worker()
+    for _ in range(4):
+        clock.advance(MINUTE)
+        await worker.run_until_idle()
+
+    assert [len(batch) for batch in polled] == [2, 2, 1, 2]
+    assert {i for batch in polled[:3] for i in batch} == set(ids)  # everyone asked in a round

@@ -459,6 +459,9 @@ async def test_open_provider_refs_are_what_polling_asks_about(ws: Store) -> None
     await ws.close_provider_refs("conn_1", [])
     assert await ws.open_provider_refs("conn_1", 10) == [refs[1], refs[3], refs[4]]
     assert [r.job_id for r in await ws.open_provider_refs("conn_2", 10)] == ["job_9"]
+    assert await ws.open_provider_refs("conn_1", 10, after="job_1") == [refs[3], refs[4]]
+    assert await ws.open_provider_refs("conn_1", 1, after="job_3") == [refs[4]]
+    assert await ws.open_provider_refs("conn_1", 10, after="job_4") == []
     closed = await ws.find_provider_ref("conn_1", "p0")
     assert closed == ProviderRef("conn_1", "p0", "job_0", "ws_1", True, open=False)
 

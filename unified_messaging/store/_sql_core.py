@@ -357,10 +357,13 @@ class CoreMixin(SqlBase):
         )
         return None if row is None else _ref_from(row)
 
-    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
+    async def open_provider_refs(
+        self, connection_id: str, limit: int, *, after: str | None = None
+    ) -> list[ProviderRef]:
+        cursor = sa.true() if after is None else provider_refs.c.job_id > after
         rows = await self._all(
             sa.select(provider_refs)
-            .where(provider_refs.c.connection_id == connection_id, provider_refs.c.open)
+            .where(provider_refs.c.connection_id == connection_id, provider_refs.c.open, cursor)
             .order_by(provider_refs.c.job_id, provider_refs.c.provider_message_id)
             .limit(limit)
         )

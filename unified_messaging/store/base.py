@@ -247,8 +247,11 @@ class Store(Protocol):
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None: ...
 
-    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
-        """Up to ``limit`` open refs of a connection, oldest message first."""
+    async def open_provider_refs(
+        self, connection_id: str, limit: int, *, after: str | None = None
+    ) -> list[ProviderRef]:
+        """Up to ``limit`` open refs of a connection, oldest message first; with ``after``,
+        only those of messages whose ``job_id`` sorts after it (a poller's cursor)."""
         ...
 
     async def close_provider_refs(

@@ -229,8 +229,14 @@ class MemoryStore:
     ) -> ProviderRef | None:
         return self._refs.get((connection_id, provider_message_id))
 
-    async def open_provider_refs(self, connection_id: str, limit: int) -> list[ProviderRef]:
-        found = [r for r in self._refs.values() if r.connection_id == connection_id and r.open]
+    async def open_provider_refs(
+        self, connection_id: str, limit: int, *, after: str | None = None
+    ) -> list[ProviderRef]:
+        found = [
+            r
+            for r in self._refs.values()
+            if r.connection_id == connection_id and r.open and (after is None or r.job_id > after)
+        ]
         return sorted(found, key=lambda r: (r.job_id, r.provider_message_id))[:limit]
 
     async def close_provider_refs(
