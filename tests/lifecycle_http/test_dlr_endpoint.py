@@ -298,7 +298,9 @@ async def test_an_unknown_connection_is_the_same_404(world: World) -> None:
     body = sim_report(pmid, "failed")
     token = world.connection.dlr_token
 
-    wrong = await world.post_report(body, f"/v1/dlr/{world.connection.id}/{token[:-1]}x")
+    other_last = "y" if token.endswith("x") else "x"  # never the right token by chance
+    wrong_token = token[:-1] + other_last
+    wrong = await world.post_report(body, f"/v1/dlr/{world.connection.id}/{wrong_token}")
     for connection_id in ("conn_doesnotexist", "' OR 1=1 --", "ş" * 40, "c" * 10_000):
         response = await world.post_report(body, f"/v1/dlr/{connection_id}/{token}")
         assert response.status_code == 404
