@@ -240,14 +240,22 @@ class WebhookOutbox:
     async def _endpoint_succeeded(self, endpoint_id: str) -> None:
         endpoint = await self._store.get_webhook_endpoint(endpoint_id)
         if endpoint is not None and endpoint.failing_since is not None:
-            await self._store.update_webhook_endpoint(replace(endpoint, failing_since=None))
+            await self._store.set_webhook_endpoint_health(
+                endpoint_id,
+                enabled=endpoint.enabled,
+                disabled_at=endpoint.disabled_at,
+                failing_since=None,
+            )
 
     async def _endpoint_failed(self, endpoint_id: str, now: datetime) -> datetime | None:
         endpoint = await self._store.get_webhook_endpoint(endpoint_id)
         if endpoint is None:
             return None
         if endpoint.failing_since is None:
-            await self._store.update_webhook_endpoint(replace(endpoint, failing_since=now))
+            await self._store.set_webhook_endpoint_health(
+                endpoint_id, enabled=endpoint.enabled, disabled_at=endpoint.disabled_at,
+                failing_since=now,
+            )  # fmt: skip
             return now
         return endpoint.failing_since
 
@@ -255,5 +263,7 @@ class WebhookOutbox:
         endpoint = await self._store.get_webhook_endpoint(endpoint_id)
         if endpoint is None or not endpoint.enabled:
             return
-        await self._store.update_webhook_endpoint(replace(endpoint, enabled=False, disabled_at=now))
+        await self._store.set_webhook_endpoint_health(
+            endpoint_id, enabled=False, disabled_at=now, failing_since=endpoint.failing_since
+        )
         logger.warning("webhook endpoint %s disabled: %s", endpoint_id, why)

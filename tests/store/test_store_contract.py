@@ -744,6 +744,23 @@ async def test_webhook_endpoint_crud(ws: Store) -> None:
     assert await ws.get_webhook_endpoint("we_1") is None
 
 
+async def test_endpoint_health_changes_leave_the_secret_alone(ws: Store) -> None:
+    await ws.add_webhook_endpoint(an_endpoint())
+    rotated = replace(an_endpoint(), secret_ciphertext="v1.k1.nonce.rotated")
+    await ws.update_webhook_endpoint(rotated)  # a rotation lands while a delivery runs …
+
+    await ws.set_webhook_endpoint_health(  # … and the delivery's outcome, read before it
+        "we_1", enabled=False, disabled_at=at(5), failing_since=at(1)
+    )
+    await ws.set_webhook_endpoint_health(
+        "we_gone", enabled=False, disabled_at=at(5), failing_since=None
+    )
+
+    stored = await ws.get_webhook_endpoint("we_1")
+    assert stored == replace(rotated, enabled=False, disabled_at=at(5), failing_since=at(1))
+    assert await ws.get_webhook_endpoint("we_gone") is None
+
+
 async def test_webhook_endpoint_errors(ws: Store) -> None:
     await ws.add_webhook_endpoint(an_endpoint())
     with pytest.raises(AlreadyExists):

@@ -203,6 +203,21 @@ class WorkMixin(SqlBase):
             if result.rowcount == 0:
                 raise ResourceNotFound(f"Webhook endpoint {endpoint.id} not found.")
 
+    async def set_webhook_endpoint_health(
+        self,
+        endpoint_id: str,
+        *,
+        enabled: bool,
+        disabled_at: datetime | None,
+        failing_since: datetime | None,
+    ) -> None:
+        async with self._write() as conn:
+            await conn.execute(
+                sa.update(webhook_endpoints)
+                .where(webhook_endpoints.c.id == endpoint_id)
+                .values(enabled=enabled, disabled_at=disabled_at, failing_since=failing_since)
+            )
+
     async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
         # Its deliveries go with it: the foreign key cascades (foreign_keys=ON on SQLite).
         async with self._write() as conn:

@@ -350,6 +350,18 @@ class Store(Protocol):
 
     async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
 
+    async def set_webhook_endpoint_health(
+        self,
+        endpoint_id: str,
+        *,
+        enabled: bool,
+        disabled_at: datetime | None,
+        failing_since: datetime | None,
+    ) -> None:
+        """Change only how an endpoint is faring, so a delivery's outcome never overwrites a
+        secret rotated meanwhile. An endpoint that is gone is left gone (no error)."""
+        ...
+
     async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
         """Remove the endpoint and its deliveries."""
         ...

@@ -388,6 +388,21 @@ class MemoryStore:
             self._require(self._endpoints, endpoint.id, "Webhook endpoint")
             self._endpoints[endpoint.id] = endpoint
 
+    async def set_webhook_endpoint_health(
+        self,
+        endpoint_id: str,
+        *,
+        enabled: bool,
+        disabled_at: datetime | None,
+        failing_since: datetime | None,
+    ) -> None:
+        with self._lock:
+            endpoint = self._endpoints.get(endpoint_id)
+            if endpoint is not None:
+                self._endpoints[endpoint_id] = replace(
+                    endpoint, enabled=enabled, disabled_at=disabled_at, failing_since=failing_since
+                )
+
     async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
         with self._lock:
             if self._endpoints.pop(endpoint_id, None) is None:
