@@ -126,7 +126,6 @@ class Lifecycle:
         adapters: AdapterPool,
         *,
         events: EventSink | None = None,
-        concurrency: int = 32,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
         retry_ttl: timedelta = RETRY_TTL,
         poll_batch: int = _POLL_BATCH,
@@ -135,7 +134,6 @@ class Lifecycle:
         self._clock = clock
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
-        self._concurrency = concurrency
         self._poll_interval = poll_interval
         self._retry_ttl = retry_ttl
         self._poll_cursor: dict[str, str] = {}

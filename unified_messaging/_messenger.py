@@ -171,7 +171,6 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             self._clock,
             self._adapters,
             events=self._webhooks,
-            concurrency=max_concurrency,
             poll_interval=poll_interval,
         )
 
