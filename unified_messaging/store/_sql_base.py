@@ -32,7 +32,9 @@ from ._sql_engine import (
     normalize_url,
     storage_errors,
 )
-from ._tables import workspaces
+from ._sql_rows import provider_ref_row, work_row
+from ._tables import due_work, provider_refs, workspaces
+from .base import ProviderRef, WorkItem
 
 __all__ = ["SqlBase"]
 
@@ -174,6 +176,19 @@ class SqlBase:
         if self._dialect == "sqlite":
             return sqlite.insert(table)
         return postgresql.insert(table)
+
+    async def _follow_ups(
+        self, conn: AsyncConnection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
+    ) -> None:
+        """Queue work and remember refs inside the caller's transaction; existing ones stay."""
+        if work:
+            insert = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
+            await conn.execute(insert, [work_row(item) for item in work])
+        if refs:
+            insert = self._upsert(provider_refs).on_conflict_do_nothing(
+                index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
+            )
+            await conn.execute(insert, [provider_ref_row(r) for r in refs])
 
     @staticmethod
     async def _lock_workspace(connection: AsyncConnection, workspace_id: str) -> bool:

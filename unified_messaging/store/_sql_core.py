@@ -17,20 +17,19 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, ResourceNotFound
 from ._sql_base import SqlBase
 from ._sql_rows import (
-    RowMap,
     api_key_from,
     api_key_row,
     connection_from,
     connection_row,
     message_from,
     message_row,
+    provider_ref_from,
     template_from,
     template_row,
-    work_row,
     workspace_from,
     workspace_row,
 )
-from ._tables import api_keys, connections, due_work, provider_refs, quota, templates, workspaces
+from ._tables import api_keys, connections, provider_refs, quota, templates, workspaces
 from ._tables import messages as message_table
 from .base import ProviderRef, WorkItem
 
@@ -313,38 +312,10 @@ class CoreMixin(SqlBase):
             await self._follow_ups(conn, work, refs)
             return True
 
-    async def _follow_ups(
-        self, conn: AsyncConnection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
-    ) -> None:
-        """Queue work and remember refs inside the caller's transaction; existing ones stay."""
-        if work:
-            insert = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
-            await conn.execute(insert, [work_row(item) for item in work])
-        if refs:
-            insert = self._upsert(provider_refs).on_conflict_do_nothing(
-                index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
-            )
-            await conn.execute(insert, [_ref_row(r) for r in refs])
-
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
-        if not refs:
-            return
-        rows = [
-            {
-                "connection_id": r.connection_id,
-                "provider_message_id": r.provider_message_id,
-                "job_id": r.job_id,
-                "workspace_id": r.workspace_id,
-                "livemode": r.livemode,
-                "open": r.open,
-            }
-            for r in refs
-        ]
-        statement = self._upsert(provider_refs).on_conflict_do_nothing(
-            index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
-        )
-        async with self._write() as conn:
-            await conn.execute(statement, rows)
+        if refs:
+            async with self._write() as conn:
+                await self._follow_ups(conn, (), refs)
 
     async def find_provider_ref(
         self, connection_id: str, provider_message_id: str
@@ -355,7 +326,7 @@ class CoreMixin(SqlBase):
                 provider_refs.c.provider_message_id == provider_message_id,
             )
         )
-        return None if row is None else _ref_from(row)
+        return None if row is None else provider_ref_from(row)
 
     async def open_provider_refs(
         self, connection_id: str, limit: int, *, after: str | None = None
@@ -367,7 +338,7 @@ class CoreMixin(SqlBase):
             .order_by(provider_refs.c.job_id, provider_refs.c.provider_message_id)
             .limit(limit)
         )
-        return [_ref_from(row) for row in rows]
+        return [provider_ref_from(row) for row in rows]
 
     async def close_provider_refs(
         self, connection_id: str, provider_message_ids: Sequence[str]
@@ -419,25 +390,3 @@ class CoreMixin(SqlBase):
             )
         )
         return 0 if used is None else int(used)
-
-
-def _ref_from(row: RowMap) -> ProviderRef:
-    return ProviderRef(
-        connection_id=row["connection_id"],
-        provider_message_id=row["provider_message_id"],
-        job_id=row["job_id"],
-        workspace_id=row["workspace_id"],
-        livemode=row["livemode"],
-        open=row["open"],
-    )
-
-
-def _ref_row(ref: ProviderRef) -> dict[str, object]:
-    return {
-        "connection_id": ref.connection_id,
-        "provider_message_id": ref.provider_message_id,
-        "job_id": ref.job_id,
-        "workspace_id": ref.workspace_id,
-        "livemode": ref.livemode,
-        "open": ref.open,
-    }

@@ -23,7 +23,7 @@ from .._domain import (
     Template,
     Workspace,
 )
-from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem
+from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = [
     "api_key_from",
@@ -38,6 +38,8 @@ __all__ = [
     "idempotency_row",
     "message_from",
     "message_row",
+    "provider_ref_from",
+    "provider_ref_row",
     "template_from",
     "template_row",
     "work_from",
@@ -286,6 +288,19 @@ def message_from(row: RowMap) -> MessageRecord:
         template_params=tuple(row["template_params"]),
         version=row["version"],
     )
+
+
+# -- provider message ids
+
+_REF_COLS = ("connection_id", "provider_message_id", "job_id", "workspace_id", "livemode", "open")
+
+
+def provider_ref_row(ref: ProviderRef) -> Values:
+    return {name: getattr(ref, name) for name in _REF_COLS}
+
+
+def provider_ref_from(row: RowMap) -> ProviderRef:
+    return ProviderRef(**{name: row[name] for name in _REF_COLS})
 
 
 # -- due work and idempotency

@@ -44,11 +44,9 @@ class WorkMixin(SqlBase):
             await conn.execute(sa.insert(due_work).values(work_row(item)))
 
     async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
-        if not items:
-            return
-        statement = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
-        async with self._write() as conn:
-            await conn.execute(statement, [work_row(item) for item in items])
+        if items:
+            async with self._write() as conn:
+                await self._follow_ups(conn, items, ())
 
     async def claim_due_work(
         self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
