@@ -19,6 +19,7 @@ from .._messenger import Messenger
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import load_vault, open_store, webhook_policy
+from ._output import Report, emit
 
 __all__ = ["add_worker"]
 
@@ -82,7 +83,7 @@ async def _work(args: argparse.Namespace) -> None:
         worker = messenger.worker(lease=args.lease)
         if args.once:
             done = await worker.run_until_idle()
-            print(f'{{"processed": {done}}}' if args.json else f"Processed {done} items.")
+            emit(Report({"processed": done}, f"Processed {done} items."), as_json=args.json)
             return
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
