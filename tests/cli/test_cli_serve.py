@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import httpx
@@ -20,8 +20,11 @@ STOP_WITHIN = 10  # seconds: shutdown is graceful, but nothing here keeps it bus
 
 
 @contextmanager
-def serving(cli: Cli, *args: str) -> Iterator[subprocess.Popen[str]]:
-    """``serve`` in the background, killed by a watchdog if it ever hangs."""
+def serving(
+    cli: Cli, *args: str, preexec_fn: Callable[[], None] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``serve`` in the background, killed by a watchdog if it ever hangs; ``preexec_fn``
+    runs in the child before it starts (e.g. to lower its resource limits)."""
     proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
         [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", *args],
         cwd=cli.cwd,
@@ -30,6 +33,7 @@ def serving(cli: Cli, *args: str) -> Iterator[subprocess.Popen[str]]:
         stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
+        preexec_fn=preexec_fn,
     )
     watchdog = threading.Timer(60, proc.kill)
     watchdog.start()

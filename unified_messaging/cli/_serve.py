@@ -5,6 +5,10 @@ database fails before anything listens), bind the socket (so ``--port 0`` can re
 port it got), set up the ``--demo`` workspace, print what a client needs, then serve until
 SIGINT or SIGTERM. Logs go to stderr; stdout carries only what the command prints, so
 ``--json`` output stays one parseable line.
+
+What a client may hold (connections, keep-alive, head and body time-outs) is enforced by the
+protocol in ``_serve_http``; what a log line may contain, by ``SafeLogFilter`` on every
+handler of the log config made here.
 """
 
 from __future__ import annotations
@@ -22,11 +26,19 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from .._logsafe import SafeLogFilter
 from .._messenger import Messenger
 from .._types import ALL_PROVIDERS
-from ._args import CommandFailed, Subparsers, add_command, port_number
+from ._args import CommandFailed, Subparsers, add_command, finite_number, port_number
 from ._context import load_vault, open_store, rate_limiter, webhook_policy
 from ._output import JsonObject, Report, emit
+from ._serve_limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_KEEP_ALIVE_TIMEOUT,
+    ServeLimits,
+    default_max_connections,
+)
 
 __all__ = ["add_serve"]
 
@@ -76,6 +88,63 @@ def add_serve(commands: Subparsers) -> None:
         default="info",
         help="uvicorn's log level (default info)",
     )
+    _add_limit_options(parser)
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    limits = parser.add_argument_group("limits on clients")
+    limits.add_argument(
+        "--max-connections",
+        type=_positive_count,
+        metavar="N",
+        help="open connections at most; more get a 503 and are closed "
+        "(default 1000, or less if `ulimit -n` is lower)",
+    )
+    limits.add_argument(
+        "--keep-alive-timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_KEEP_ALIVE_TIMEOUT,
+        help=f"close a connection idle this long between requests "
+        f"(default {DEFAULT_KEEP_ALIVE_TIMEOUT:g})",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_HEADER_TIMEOUT,
+        help=f"a request head must arrive within this long (default {DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_BODY_TIMEOUT,
+        help=f"a whole request body must arrive within this long after its head "
+        f"(default {DEFAULT_BODY_TIMEOUT:g})",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    number = finite_number(text)
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return number
+
+
+def _positive_count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def _limits(args: argparse.Namespace) -> ServeLimits:
+    return ServeLimits(
+        max_connections=args.max_connections or default_max_connections(),
+        keep_alive_timeout=args.keep_alive_timeout,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -93,12 +162,14 @@ async def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from ..asgi import create_app
+    from ._serve_http import accept_errors_reported, guarded_protocol
 
     vault = load_vault()
     limiter = rate_limiter(args)
     messenger = Messenger(
         open_store(args), vault=vault, rate_limiter=limiter, webhook_policy=webhook_policy()
     )
+    limits = _limits(args)
     try:
         await messenger.open()
         config = uvicorn.Config(
@@ -112,8 +183,16 @@ async def _serve(args: argparse.Namespace) -> None:
             # uvicorn's own proxy handling would rewrite the client address before it looks.
             proxy_headers=False,
             timeout_graceful_shutdown=_GRACEFUL_SECONDS,
+            http=guarded_protocol(limits),
+            # The app has no WebSocket route, and an upgraded connection would leave the
+            # limits above (uvicorn hands it to another protocol).
+            ws="none",
         )
-        with _listening(args.host, args.port, config.backlog) as sock:
+        loop = asyncio.get_running_loop()
+        with (
+            _listening(args.host, args.port, config.backlog) as sock,
+            accept_errors_reported(loop, limits.report_every),
+        ):
             address, port = sock.getsockname()[:2]
             url = _base_url(args.host, port)
             logging.getLogger("uvicorn.error").info(
@@ -143,8 +222,11 @@ def _listening(host: str, port: int, backlog: int) -> Iterator[socket.socket]:
     the process itself). Listening at once means a client that connects as soon as the
     address is printed waits in the backlog instead of being refused.
     """
-    # uvicorn's rule for the address family: a colon means IPv6.
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    # uvicorn's rule for the address family: a colon means IPv6. The explicit protocol is
+    # what makes asyncio set TCP_NODELAY on accepted sockets (it checks proto); without it
+    # every keep-alive answer written in two parts waited ~40 ms for a delayed ACK.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
@@ -199,6 +281,15 @@ def _log_config() -> dict[str, Any]:
     config = copy.deepcopy(LOGGING_CONFIG)
     # Access lines go to stderr with the rest of the logs: stdout is the command's output.
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    # Every line, ours and uvicorn's, has client text escaped and secrets masked.
+    config["filters"] = {"safe": {"()": SafeLogFilter}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["safe"]
+    # Our own loggers (and asyncio's) through the same handler, instead of logging's
+    # last-resort one, which no filter reaches.
+    config["loggers"]["unified_messaging"] = {"handlers": ["default"], "level": "INFO"}
+    config["loggers"]["unified_messaging"]["propagate"] = False
+    config["root"] = {"handlers": ["default"], "level": "WARNING"}
     return config
 
 

@@ -1,0 +1,405 @@
+"""``serve``'s limits on clients, on real loopback sockets.
+
+Most tests run ``serve``'s own listening socket and protocol under uvicorn in this process,
+with a tiny app and time-outs of a fraction of a second; the last ones run the real command.
+Nothing here asserts how fast anything is: a time-out shows as the server closing the
+connection (or answering 408), which each test waits for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import resource
+import signal
+import socket
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import IO
+
+import httpx
+import pytest
+import uvicorn
+from _cli_support import Cli
+from test_cli_serve import serving, stop
+
+from unified_messaging.cli._serve import _listening
+from unified_messaging.cli._serve_http import accept_errors_reported, guarded_protocol
+from unified_messaging.cli._serve_limits import LogThrottle, ServeLimits
+
+WATCHDOG = 10  # seconds: only for a test that would otherwise hang; never an assertion
+FAST = ServeLimits(max_connections=50, keep_alive_timeout=0.2, header_timeout=0.2, body_timeout=0.2)
+HEAD = b"GET /v1/health HTTP/1.1\r\nHost: test\r\n"
+
+
+@dataclass
+class App:
+    """Answers 200 after reading the whole body; remembers what each request ended with."""
+
+    endings: list[str] = field(default_factory=list)
+
+    async def __call__(self, scope: dict[str, object], receive: Callable, send: Callable) -> None:  # type: ignore[type-arg]
+        assert scope["type"] == "http"
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect" or not message.get("more_body"):
+                break
+        self.endings.append(message["type"])
+        if message["type"] == "http.disconnect":
+            return
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"16")]}
+        )
+        await send({"type": "http.response.body", "body": b'{"status": "ok"}'})
+
+
+@dataclass
+class Running:
+    port: int
+    server: uvicorn.Server
+    app: App
+
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.open_connection("127.0.0.1", self.port)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+@contextlib.asynccontextmanager
+async def running(limits: ServeLimits, host: str = "127.0.0.1") -> AsyncIterator[Running]:
+    """``serve``'s socket and protocol under uvicorn in this loop, with :class:`App`."""
+    app = App()
+    config = uvicorn.Config(
+        app, lifespan="off", log_config=None, http=guarded_protocol(limits), ws="none"
+    )
+    with _listening(host, 0, 128) as sock:
+        server = uvicorn.Server(config)
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            while not server.started:
+                if task.done():
+                    task.result()
+                await asyncio.sleep(0.005)
+            yield Running(sock.getsockname()[1], server, app)
+        finally:
+            server.should_exit = True
+            await task
+
+
+async def read_to_eof(reader: asyncio.StreamReader) -> bytes:
+    return await asyncio.wait_for(reader.read(), WATCHDOG)
+
+
+async def close(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
+
+
+async def trickle(writer: asyncio.StreamWriter, chunks: bytes) -> None:
+    """Send ``chunks`` a byte at a time, 20 ms apart, until the server hangs up."""
+    with contextlib.suppress(ConnectionError):
+        for byte in chunks:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.02)
+
+
+def nodelay(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def server_side_sockets(server: uvicorn.Server) -> list[socket.socket]:
+    return [conn.transport.get_extra_info("socket") for conn in server.server_state.connections]
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+# --- TCP_NODELAY --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        pytest.param(
+            "::1", marks=pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback")
+        ),
+    ],
+)
+async def test_listening_socket_gives_asyncio_connections_tcp_nodelay(host: str) -> None:
+    accepted: asyncio.Future[asyncio.BaseTransport] = asyncio.get_running_loop().create_future()
+
+    class Capture(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            accepted.set_result(transport)
+
+    with _listening(host, 0, 8) as sock:
+        # A plain asyncio protocol: only the listening socket can earn the option here.
+        server = await asyncio.get_running_loop().create_server(Capture, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(host, sock.getsockname()[1])
+            transport = await asyncio.wait_for(accepted, WATCHDOG)
+            assert nodelay(transport.get_extra_info("socket")) == 1
+            transport.close()
+            await close(writer)
+
+
+async def test_protocol_sets_tcp_nodelay_even_behind_a_plain_socket() -> None:
+    app = App()
+    config = uvicorn.Config(app, lifespan="off", log_config=None, http=guarded_protocol(FAST))
+    with socket.socket() as sock:  # protocol 0: asyncio itself would not set the option
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        server = uvicorn.Server(config)
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            while not server.started:  # noqa: ASYNC110
+                await asyncio.sleep(0.005)
+            async with httpx.AsyncClient() as client:
+                port = sock.getsockname()[1]
+                response = await client.get(f"http://127.0.0.1:{port}/v1/health")
+                [accepted] = server_side_sockets(server)
+                assert nodelay(accepted) == 1
+            assert response.status_code == 200
+        finally:
+            server.should_exit = True
+            await task
+
+
+# --- time-outs ----------------------------------------------------------------------------
+
+
+async def test_a_connection_that_never_sends_is_closed_after_the_header_timeout() -> None:
+    async with running(FAST) as srv:
+        reader, writer = await srv.connect()
+        assert await read_to_eof(reader) == b""
+        await close(writer)
+
+
+async def test_a_slowloris_head_gets_a_408_and_is_closed() -> None:
+    async with running(FAST) as srv:
+        reader, writer = await srv.connect()
+        sender = asyncio.create_task(trickle(writer, HEAD + b"X-Slow: " + b"a" * 500))
+        answer = await read_to_eof(reader)
+        await sender
+        await close(writer)
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert b"\r\nx-request-id: req_" in head
+    assert json.loads(body)["error"]["code"] == "REQUEST_TIMEOUT"
+    assert srv.app.endings == []  # the app never saw it
+
+
+async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect() -> None:
+    async with running(FAST) as srv:
+        reader, writer = await srv.connect()
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Length: 500\r\n\r\n")
+        sender = asyncio.create_task(trickle(writer, b"x" * 500))
+        answer = await read_to_eof(reader)
+        await sender
+        await close(writer)
+
+    assert answer == b""
+    assert srv.app.endings == ["http.disconnect"]
+
+
+async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    limits = ServeLimits(max_connections=50, keep_alive_timeout=0.2, header_timeout=30)
+    async with running(limits) as srv:
+        reader, writer = await srv.connect()
+        writer.write(HEAD + b"\r\n")
+        first = await asyncio.wait_for(reader.readuntil(b'{"status": "ok"}'), WATCHDOG)
+        rest = await read_to_eof(reader)
+        await close(writer)
+
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert rest == b""
+
+
+async def test_the_head_deadline_covers_each_request_on_a_keep_alive_connection() -> None:
+    limits = ServeLimits(max_connections=50, keep_alive_timeout=30, header_timeout=0.2)
+    async with running(limits) as srv:
+        reader, writer = await srv.connect()
+        writer.write(HEAD + b"\r\n")
+        first = await asyncio.wait_for(reader.readuntil(b'{"status": "ok"}'), WATCHDOG)
+        sender = asyncio.create_task(trickle(writer, HEAD + b"X-Slow: " + b"a" * 500))
+        second = await read_to_eof(reader)
+        await sender
+        await close(writer)
+
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert second.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_health_keeps_answering_while_many_slow_clients_are_connected() -> None:
+    limits = ServeLimits(max_connections=200, header_timeout=30, body_timeout=30)
+    async with running(limits) as srv:
+        slow = [await srv.connect() for _ in range(100)]
+        for number, (_, writer) in enumerate(slow):
+            if number % 2:
+                writer.write(HEAD)  # a head that never ends
+            else:
+                writer.write(b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 9\r\n\r\nx")
+        async with httpx.AsyncClient() as client:
+            answers = [await client.get(srv.url("/v1/health")) for _ in range(3)]
+        for _, writer in slow:
+            await close(writer)
+
+    assert [answer.status_code for answer in answers] == [200, 200, 200]
+
+
+# --- the connection cap -------------------------------------------------------------------
+
+
+async def test_over_the_limit_a_connection_gets_a_d13_503_and_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limits = ServeLimits(max_connections=2, header_timeout=30)
+    caplog.set_level(logging.WARNING, logger="unified_messaging.serve")
+    async with running(limits) as srv:
+        held = [await srv.connect() for _ in range(2)]
+        while len(srv.server.server_state.connections) < 2:  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+        async with httpx.AsyncClient() as client:
+            refused = [await client.get(srv.url("/v1/health")) for _ in range(5)]
+        for _, writer in held:
+            await close(writer)
+        while srv.server.server_state.connections:  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+        async with httpx.AsyncClient() as client:
+            after = await client.get(srv.url("/v1/health"))
+
+    assert {answer.status_code for answer in refused} == {503}
+    assert refused[0].json()["error"]["code"] == "SERVER_BUSY"
+    assert refused[0].headers["x-request-id"].startswith("req_")
+    assert refused[0].headers["retry-after"] == "1"
+    lines = [r.getMessage() for r in caplog.records if "refused a connection" in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert after.status_code == 200
+
+
+async def test_invalid_http_gets_the_d13_400_with_a_request_id() -> None:
+    async with running(FAST) as srv:
+        reader, writer = await srv.connect()
+        writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"\r\nx-request-id: req_" in head
+    assert json.loads(body) == {
+        "error": {"code": "VALIDATION_ERROR", "message": "The request is not valid HTTP/1.1."}
+    }
+
+
+# --- log throttling -----------------------------------------------------------------------
+
+
+def test_a_throttled_warning_is_logged_at_once_then_once_per_interval_with_its_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [100.0]
+    throttle = LogThrottle("refused", 10, clock=lambda: now[0])
+    for step in (0.0, 1.0, 2.0, 9.0, 10.5, 11.0):
+        now[0] = 100.0 + step
+        throttle.hit()
+
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == [
+        "refused (repeats are counted, one line per 10 s)",
+        "refused (4 times in the last 10 s)",
+    ]
+
+
+async def test_accept_out_of_descriptors_is_one_warning_not_a_traceback_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    loop = asyncio.get_running_loop()
+    caplog.set_level(logging.DEBUG)
+    with accept_errors_reported(loop, 10):
+        for _ in range(1000):
+            loop.call_exception_handler(
+                {
+                    "message": "socket.accept() out of system resource",
+                    "exception": OSError(errno.EMFILE, "Too many open files"),
+                }
+            )
+
+    assert [record.levelname for record in caplog.records] == ["WARNING"]
+    assert "out of file descriptors" in caplog.records[0].getMessage()
+    assert caplog.records[0].exc_info is None
+
+
+# --- the real command ---------------------------------------------------------------------
+
+
+def test_serve_applies_its_limit_options(cli: Cli) -> None:
+    with serving(
+        cli, "--json", "--max-connections", "1", "--header-timeout", "0.3", "--log-level", "info"
+    ) as proc:
+        assert proc.stdout is not None
+        url = json.loads(proc.stdout.readline())["url"]
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as held:
+            held.sendall(HEAD)  # a slowloris: holds the only connection, until the time-out
+            refused = httpx.get(f"{url}/v1/health", timeout=WATCHDOG)
+            held.settimeout(WATCHDOG)
+            cut_off = b"".join(iter(lambda: held.recv(4096), b""))
+        health = httpx.get(f"{url}/v1/health", timeout=WATCHDOG)
+        _, stderr = stop(proc, signal.SIGTERM)
+
+    assert refused.status_code == 503
+    assert cut_off.startswith(b"HTTP/1.1 408 ")
+    assert health.status_code == 200
+    assert stderr.count("refused a connection: 1 are open") == 1
+    assert stderr.count("request head not complete within 0.3 s") == 1
+
+
+def test_serve_out_of_descriptors_logs_one_line_and_recovers(cli: Cli) -> None:
+    limit = 64
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    with serving(cli, "--json", "--max-connections", "1000", preexec_fn=few_descriptors) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        url = json.loads(proc.stdout.readline())["url"]
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        # The kernel completes every handshake; the server runs out of descriptors on accept.
+        flood = [socket.create_connection((host, int(port))) for _ in range(limit * 2)]
+        seen = wait_for_line(proc.stderr, "cannot accept connections")
+        for sock in flood:
+            sock.close()
+        health = httpx.get(f"{url}/v1/health", timeout=WATCHDOG)
+        _, rest = stop(proc, signal.SIGTERM)
+
+    stderr = seen + rest
+    assert health.status_code == 200
+    assert stderr.count("cannot accept connections: out of file descriptors") == 1, stderr
+    assert "Traceback" not in stderr
+    assert "socket.accept() out of system resource" not in stderr
+
+
+def wait_for_line(stream: IO[str], text: str) -> str:
+    """What ``stream`` says up to and including the first line with ``text`` (the serving
+    watchdog ends the process, and so this loop, if it never comes)."""
+    lines = []
+    for line in iter(stream.readline, ""):
+        lines.append(line)
+        if text in line:
+            break
+    return "".join(lines)

@@ -1,0 +1,138 @@
+"""What may reach a log line: control characters escaped, secrets masked.
+
+Log lines carry text a client chose (request paths, query strings, header values echoed in
+errors). Two things must never follow it into a log:
+
+* **forged lines and terminal escapes**: CR, LF and the other C0/C1 controls, DEL, the
+  Unicode line separators and unpaired surrogates are written as ``\\n``, ``\\x1b``,
+  ``\\ud800``…, so one record is one line, whatever the client sent;
+* **secrets**: the token segment of ``/v1/dlr/{connection_id}/{token}``, query parameters
+  whose name says they carry a credential (``api_key``, ``token``, ``hub.verify_token``,
+  ``signature``, ``password``…), our own API keys (``um_live_…``, ``um_test_…``), webhook
+  secrets (``whsec_…``) and ``Bearer`` values become ``***``.
+
+:class:`SafeLogFilter` applies both to every record a handler emits; ``serve`` installs it on
+its log handlers, and a host may install it on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Final
+from urllib.parse import unquote_plus
+
+__all__ = ["MASK", "SafeLogFilter", "escape_controls", "mask_secrets", "safe_log_text"]
+
+MASK: Final = "***"
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+_DLR_TOKEN = re.compile(r"(/v1/dlr/[^/?#\s]+/)[^/?#\s\"']+")
+_QUERY_PARAM = re.compile(r"([?&;])([^=&?#;\s\"']+)=([^&#;\s\"']*)")
+_API_KEY = re.compile(r"\bum_(live|test)_[A-Za-z0-9]+")
+_WEBHOOK_SECRET = re.compile(r"\bwhsec_[A-Za-z0-9+/=_-]+")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+# A parameter is secret when its (decoded, lower-cased) name ends with one of these: that
+# covers api_key, apikey, x-api-key, key, token, access_token, hub.verify_token, secret,
+# client_secret, password, signature, sig, auth, authorization… and over-masks a little.
+_SECRET_NAME_ENDINGS: Final = (
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "signature",
+    "sig",
+    "auth",
+    "authorization",
+    "credential",
+    "credentials",
+)
+
+
+def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control character written as a visible escape.
+
+    ``keep_newlines`` is for tracebacks, whose lines are ours; their other controls are
+    still escaped.
+    """
+    pattern = _CONTROLS_BUT_NEWLINE if keep_newlines else _CONTROLS
+    return pattern.sub(_escape, text)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with DLR tokens, credential-like query values, keys and secrets masked."""
+    text = _DLR_TOKEN.sub(rf"\g<1>{MASK}", text)
+    text = _QUERY_PARAM.sub(_mask_param, text)
+    text = _API_KEY.sub(rf"um_\g<1>_{MASK}", text)
+    text = _WEBHOOK_SECRET.sub(f"whsec_{MASK}", text)
+    return _BEARER.sub(rf"\g<1>{MASK}", text)
+
+
+def safe_log_text(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` as it may be logged: escaped first, so a mask also covers what a control
+    character was hiding behind."""
+    return mask_secrets(escape_controls(text, keep_newlines=keep_newlines))
+
+
+class SafeLogFilter(logging.Filter):
+    """Escapes and masks every record a handler emits (see the module docstring).
+
+    Installed on handlers rather than loggers, so records propagated from any logger pass
+    it. uvicorn's access records keep their argument tuple (its formatter unpacks it);
+    every other record is rendered once and its arguments dropped.
+    """
+
+    _DONE: Final = "_unified_messaging_safe"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, self._DONE, False):
+            return True
+        setattr(record, self._DONE, True)
+        if record.name == "uvicorn.access" and isinstance(record.args, tuple):
+            record.args = tuple(_safe_arg(arg) for arg in record.args)
+        else:
+            _render_safely(record)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = safe_log_text(record.exc_text, keep_newlines=True)
+        if record.stack_info:
+            record.stack_info = safe_log_text(record.stack_info, keep_newlines=True)
+        return True
+
+
+def _render_safely(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except (TypeError, ValueError):
+        # A broken format: leave it for the handler, which reports it the usual way.
+        return
+    record.msg = safe_log_text(message)
+    record.args = None
+    # uvicorn's coloured variant would re-format the raw arguments dropped above.
+    record.__dict__.pop("color_message", None)
+
+
+def _safe_arg(arg: object) -> object:
+    return safe_log_text(arg) if isinstance(arg, str) else arg
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _mask_param(match: re.Match[str]) -> str:
+    separator, name, _ = match.groups()
+    if not unquote_plus(name).lower().endswith(_SECRET_NAME_ENDINGS):
+        return match.group()
+    return f"{separator}{name}={MASK}"

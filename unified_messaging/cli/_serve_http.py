@@ -1,0 +1,260 @@
+"""The HTTP/1.1 connection ``serve`` runs: uvicorn's h11 protocol plus the limits it lacks.
+
+uvicorn bounds the idle time between requests (``timeout_keep_alive``) and the size of a
+request head (h11's 16 KiB), but not the number of open connections at accept time, nor how
+long a client may take to send a head or a body, nor the connection it has just opened and
+never used. One slow client costs nothing; thousands hold file descriptors until the process
+cannot accept, answer health checks or open its database. :class:`GuardedH11Protocol` adds:
+
+* a connection cap: past ``max_connections`` a new connection gets a canned 503 and is
+  closed before anything is parsed;
+* a head deadline: a request head must be complete within ``header_timeout`` of the
+  connection opening or of its first byte (later requests on a keep-alive connection);
+  a partial head then gets a 408, an unused connection is just closed;
+* a body deadline: the whole body within ``body_timeout`` of the head, else the connection
+  is closed (the app, mid-read, sees a disconnect);
+* TCP_NODELAY on every accepted socket, so an answer written in two parts is not held back
+  by the client's delayed ACK.
+
+The answers written here, before the app runs, carry the D13 body and an ``X-Request-ID``.
+Refusals and cut-offs are logged through :class:`LogThrottle`, one line per interval, not
+one per connection: a flood must not become a flood of log lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+import h11
+from uvicorn.config import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+from .._ids import new_id
+from ._serve_limits import LogThrottle, ServeLimits
+
+__all__ = ["GuardedH11Protocol", "accept_errors_reported", "guarded_protocol", "server_answer"]
+
+_OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+@dataclass(frozen=True)
+class _Reports:
+    refused: LogThrottle
+    slow_head: LogThrottle
+    slow_body: LogThrottle
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a connection cap and head/body deadlines.
+
+    Use :func:`guarded_protocol` to get a subclass bound to one server's limits (uvicorn
+    makes the protocol from its class and the config alone).
+    """
+
+    limits: ClassVar[ServeLimits]
+    reports: ClassVar[_Reports]
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        # uvicorn types it as int; call_later takes any float, and tests use fractions.
+        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
+        self._deadline: asyncio.TimerHandle | None = None
+        self._watching: object = None  # the h11 state the deadline is for
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        _set_nodelay(transport)
+        if len(self.connections) >= self.limits.max_connections:
+            self._refuse(transport)
+            return
+        super().connection_made(transport)
+        self._arm(h11.IDLE, self.limits.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._refused:
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        super().data_received(data)
+        self._follow_request()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # Back to waiting: uvicorn's keep-alive timer covers the idle gap, and the head
+        # deadline starts with the next request's first byte (data_received).
+        if self.conn.their_state is h11.SEND_BODY:
+            self._arm(h11.SEND_BODY, self.limits.body_timeout)
+        else:
+            self._disarm()
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn's own is plain text without X-Request-ID; this one has the D13 shape.
+        self.transport.write(
+            server_answer(400, "VALIDATION_ERROR", "The request is not valid HTTP/1.1.")
+        )
+        self.transport.close()
+
+    def _refuse(self, transport: asyncio.Transport) -> None:
+        self._refused = True
+        self.transport = transport
+        transport.write(
+            server_answer(
+                503,
+                "SERVER_BUSY",
+                "The server has too many open connections; try again shortly.",
+                retry_after=1,
+            )
+        )
+        transport.close()
+        self.reports.refused.hit()
+
+    def _follow_request(self) -> None:
+        if self.transport.is_closing():
+            self._disarm()
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            if self._watching is not h11.IDLE:
+                self._arm(h11.IDLE, self.limits.header_timeout)
+        elif state is h11.SEND_BODY:
+            if self._watching is not h11.SEND_BODY:
+                self._arm(h11.SEND_BODY, self.limits.body_timeout)
+        else:
+            self._disarm()
+
+    def _arm(self, state: object, seconds: float) -> None:
+        self._disarm()
+        self._watching = state
+        self._deadline = self.loop.call_later(seconds, self._deadline_passed, state)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._watching = None
+
+    def _deadline_passed(self, state: object) -> None:
+        self._deadline = None
+        self._watching = None
+        if self.transport.is_closing():
+            return
+        if state is h11.SEND_BODY:
+            self.reports.slow_body.hit()
+        elif self.conn.trailing_data[0]:
+            self.reports.slow_head.hit()
+            self.transport.write(
+                server_answer(
+                    408,
+                    "REQUEST_TIMEOUT",
+                    f"The request head was not complete within {self.limits.header_timeout:g} s.",
+                )
+            )
+        self.transport.close()
+
+
+def guarded_protocol(limits: ServeLimits) -> type[GuardedH11Protocol]:
+    """A :class:`GuardedH11Protocol` class for one server, to pass as uvicorn's ``http``."""
+    every = limits.report_every
+
+    class _Bound(GuardedH11Protocol):
+        pass
+
+    _Bound.limits = limits
+    _Bound.reports = _Reports(
+        refused=LogThrottle(
+            f"refused a connection: {limits.max_connections} are open (--max-connections)",
+            every,
+        ),
+        slow_head=LogThrottle(
+            f"closed a connection: request head not complete within {limits.header_timeout:g} s"
+            " (--header-timeout)",
+            every,
+        ),
+        slow_body=LogThrottle(
+            f"closed a connection: request body not complete within {limits.body_timeout:g} s"
+            " (--body-timeout)",
+            every,
+        ),
+    )
+    return _Bound
+
+
+def server_answer(status: int, code: str, message: str, *, retry_after: int | None = None) -> bytes:
+    """A whole HTTP/1.1 response with the D13 body, for answers given before the app runs."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    lines = [
+        f"HTTP/1.1 {status} {_REASONS[status]}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        f"x-request-id: {new_id('req')}",
+        "connection: close",
+    ]
+    if retry_after is not None:
+        lines.append(f"retry-after: {retry_after}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
+
+
+_REASONS: Final = {
+    400: "Bad Request",
+    408: "Request Timeout",
+    503: "Service Unavailable",
+}
+
+
+@contextmanager
+def accept_errors_reported(loop: asyncio.AbstractEventLoop, every: float) -> Iterator[None]:
+    """While inside, an ``accept()`` that fails for want of descriptors or memory is one
+    throttled warning instead of a traceback per attempt.
+
+    asyncio reports each such failure to the loop's exception handler, up to ``backlog``
+    times per wake-up; out of descriptors, that was over a million tracebacks.
+    """
+    report = LogThrottle(
+        "cannot accept connections: out of file descriptors or memory "
+        "(lower --max-connections or raise `ulimit -n`)",
+        every,
+    )
+    previous = loop.get_exception_handler()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _OUT_OF_RESOURCES:
+            report.hit()
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+    try:
+        yield
+    finally:
+        loop.set_exception_handler(previous)
+
+
+def _set_nodelay(transport: asyncio.Transport) -> None:
+    # asyncio sets it only when the listening socket was made with proto=IPPROTO_TCP;
+    # set it here too, so no listening socket can bring back the 40 ms delayed-ACK stall.
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
