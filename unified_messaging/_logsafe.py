@@ -5,7 +5,8 @@ errors). Two things must never follow it into a log:
 
 * **forged lines and terminal escapes**: CR, LF and the other C0/C1 controls, DEL, the
   Unicode line separators and unpaired surrogates are written as ``\\n``, ``\\x1b``,
-  ``\\ud800``…, so one record is one line, whatever the client sent;
+  ``\\ud800``…, so one record is one line, whatever the client sent (a traceback keeps its
+  line breaks, indented, so none of its lines can pass for a record);
 * **secrets**: the token segment of ``/v1/dlr/{connection_id}/{token}``, query parameters
   whose name says they carry a credential (``api_key``, ``token``, ``hub.verify_token``,
   ``signature``, ``password``…), our own API keys (``um_live_…``, ``um_test_…``), webhook
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+import textwrap
 from typing import Final
 from urllib.parse import unquote_plus
 
@@ -100,10 +102,16 @@ class SafeLogFilter(logging.Filter):
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = safe_log_text(record.exc_text, keep_newlines=True)
+            record.exc_text = _safe_block(record.exc_text)
         if record.stack_info:
-            record.stack_info = safe_log_text(record.stack_info, keep_newlines=True)
+            record.stack_info = _safe_block(record.stack_info)
         return True
+
+
+def _safe_block(text: str) -> str:
+    # A traceback keeps its line breaks, but an exception's message may carry client text
+    # with its own: indented, no line of the block can pass for a record of its own.
+    return textwrap.indent(safe_log_text(text, keep_newlines=True), "  ")
 
 
 def _render_safely(record: logging.LogRecord) -> None:
