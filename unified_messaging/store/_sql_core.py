@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
-from .._errors import AlreadyExists, ResourceNotFound
+from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from ._sql_base import SqlBase
 from ._sql_rows import (
     api_key_from,
@@ -29,9 +29,18 @@ from ._sql_rows import (
     workspace_from,
     workspace_row,
 )
-from ._tables import api_keys, connections, provider_refs, quota, templates, workspaces
+from ._tables import (
+    api_keys,
+    connections,
+    due_work,
+    idempotency,
+    provider_refs,
+    quota,
+    templates,
+    workspaces,
+)
 from ._tables import messages as message_table
-from .base import ProviderRef, WorkItem
+from .base import IdempotencyClaim, ProviderRef, QuotaCharge, WorkItem
 
 __all__ = ["CoreMixin"]
 
@@ -243,14 +252,74 @@ class CoreMixin(SqlBase):
 
     # -- messages
     async def insert_messages(self, messages: Sequence[MessageRecord]) -> None:
-        if not messages:
-            return
+        if messages:
+            await self.accept_messages(messages)
+
+    async def accept_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        quota: QuotaCharge | None = None,
+        claim: IdempotencyClaim | None = None,
+    ) -> bool:
+        rows = [message_row(m) for m in messages]
+        job_ids = [m.job_id for m in messages]
         owners = sorted({m.workspace_id for m in messages})
-        async with self._write(
+
+        async def accept(conn: AsyncConnection) -> bool:
+            if quota is not None and not await self._take_quota(conn, quota):
+                return False
+            if claim is not None:
+                await self._bind_claim(conn, claim, job_ids)
+            if rows:
+                await conn.execute(sa.insert(message_table), rows)
+            await self._follow_ups(conn, work, ())
+            return True
+
+        return await self._transact(
+            accept,
             exists="A message with this job id already exists.",
             missing=f"Workspace {', '.join(owners)} not found.",
-        ) as conn:
-            await conn.execute(sa.insert(message_table), [message_row(m) for m in messages])
+        )
+
+    async def finish_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+        done: Sequence[str] = (),
+        release: QuotaCharge | None = None,
+    ) -> list[str]:
+        ids = sorted(m.job_id for m in messages)
+        rows = [_update_row(m) for m in messages]
+
+        async def finish(conn: AsyncConnection) -> list[str]:
+            stored: dict[str, int] = {}
+            if ids:
+                # Locked in job id order (PostgreSQL), so two batches never wait on each other
+                # in a circle; SQLite's write lock already serializes them.
+                found = await conn.execute(
+                    sa.select(message_table.c.job_id, message_table.c.version)
+                    .where(message_table.c.job_id.in_(ids))
+                    .order_by(message_table.c.job_id)
+                    .with_for_update()
+                )
+                stored = {row.job_id: row.version for row in found.all()}
+            moved = [m.job_id for m in messages if stored.get(m.job_id) != m.version - 1]
+            fresh = [row for row in rows if row["b_job_id"] not in moved]
+            if fresh:
+                await conn.execute(_UPDATE_MESSAGE, fresh)
+            kept = [item for item in work if item.ref not in moved] if moved else work
+            await self._follow_ups(conn, kept, refs)
+            if done:
+                await conn.execute(sa.delete(due_work).where(due_work.c.id.in_(list(done))))
+            if release is not None:
+                await conn.execute(_release_statement(release))
+            return moved
+
+        return await self._transact(finish)
 
     async def update_messages(
         self,
@@ -259,29 +328,22 @@ class CoreMixin(SqlBase):
         work: Sequence[WorkItem] = (),
         refs: Sequence[ProviderRef] = (),
     ) -> None:
-        if not messages:
-            if work or refs:
-                async with self._write() as conn:
-                    await self._follow_ups(conn, work, refs)
-            return
         ids = [m.job_id for m in messages]
-        rows = []
-        for message in messages:
-            row = message_row(message)
-            row["b_job_id"] = row.pop("job_id")
-            rows.append(row)
-        async with self._write() as conn:
-            found = await conn.execute(
-                sa.select(message_table.c.job_id).where(message_table.c.job_id.in_(ids))
-            )
-            missing = set(ids) - set(found.scalars().all())
-            if missing:
-                raise ResourceNotFound(f"Message {min(missing)} not found.")
-            await conn.execute(
-                sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id")),
-                rows,
-            )
+        rows = [_update_row(m) for m in messages]
+
+        async def update(conn: AsyncConnection) -> None:
+            if ids:
+                found = await conn.execute(
+                    sa.select(message_table.c.job_id).where(message_table.c.job_id.in_(ids))
+                )
+                missing = set(ids) - set(found.scalars().all())
+                if missing:
+                    raise ResourceNotFound(f"Message {min(missing)} not found.")
+                await conn.execute(_UPDATE_MESSAGE, rows)
             await self._follow_ups(conn, work, refs)
+
+        if messages or work or refs:
+            await self._transact(update)
 
     async def get_message(
         self, workspace_id: str, livemode: bool, job_id: str
@@ -306,16 +368,22 @@ class CoreMixin(SqlBase):
             .where(message_table.c.version == record.version - 1)
             .values(row)
         )
-        async with self._write() as conn:
+
+        async def replace(conn: AsyncConnection) -> bool:
             if (await conn.execute(statement)).rowcount != 1:
                 return False
             await self._follow_ups(conn, work, refs)
             return True
 
+        return await self._transact(replace)
+
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         if refs:
-            async with self._write() as conn:
+
+            async def add(conn: AsyncConnection) -> None:
                 await self._follow_ups(conn, (), refs)
+
+            await self._transact(add)
 
     async def find_provider_ref(
         self, connection_id: str, provider_message_id: str
@@ -353,35 +421,65 @@ class CoreMixin(SqlBase):
             )
             .values(open=False)
         )
-        async with self._write() as conn:
+
+        async def close(conn: AsyncConnection) -> None:
             await conn.execute(statement)
+
+        await self._transact(close)
 
     # -- quota
     async def consume_quota(
         self, workspace_id: str, period: str, units: int, limit: int | None
     ) -> bool:
-        if limit is not None and units > limit:
+        charge = QuotaCharge(workspace_id, period, units, limit)
+
+        async def consume(conn: AsyncConnection) -> bool:
+            return await self._take_quota(conn, charge)
+
+        return await self._transact(consume)
+
+    async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
+        statement = _release_statement(QuotaCharge(workspace_id, period, units))
+
+        async def release(conn: AsyncConnection) -> None:
+            await conn.execute(statement)
+
+        await self._transact(release)
+
+    async def _take_quota(self, conn: AsyncConnection, charge: QuotaCharge) -> bool:
+        if charge.limit is not None and charge.units > charge.limit:
             return False
-        insert = self._upsert(quota).values(workspace_id=workspace_id, period=period, used=units)
+        insert = self._upsert(quota).values(
+            workspace_id=charge.workspace_id, period=charge.period, used=charge.units
+        )
         new_used = quota.c.used + insert.excluded.used
         # One statement: the row lock of the upsert makes check-and-add atomic across
         # processes, and a refused update returns no row.
         upsert = insert.on_conflict_do_update(
             index_elements=[quota.c.workspace_id, quota.c.period],
             set_={"used": new_used},
-            where=None if limit is None else new_used <= limit,
+            where=None if charge.limit is None else new_used <= charge.limit,
         ).returning(quota.c.used)
-        async with self._write() as conn:
-            return (await conn.execute(upsert)).first() is not None
+        return (await conn.execute(upsert)).first() is not None
 
-    async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
-        floored = sa.case((quota.c.used > units, quota.c.used - units), else_=0)
-        async with self._write() as conn:
-            await conn.execute(
-                sa.update(quota)
-                .where(quota.c.workspace_id == workspace_id, quota.c.period == period)
-                .values(used=floored)
+    @staticmethod
+    async def _bind_claim(
+        conn: AsyncConnection, claim: IdempotencyClaim, job_ids: Sequence[str]
+    ) -> None:
+        """D22: the key names its jobs in the write-ahead transaction, or nothing is written."""
+        bound = await conn.execute(
+            sa.update(idempotency)
+            .where(
+                idempotency.c.workspace_id == claim.workspace_id,
+                idempotency.c.key_id == claim.key_id,
+                idempotency.c.idem_key == claim.idem_key,
+                idempotency.c.owner == claim.owner,
+                idempotency.c.status_code.is_(None),
             )
+            .values(job_ids=list(job_ids))
+        )
+        if bound.rowcount != 1:
+            raise IdempotencyInProgress
 
     async def quota_used(self, workspace_id: str, period: str) -> int:
         used = await self._scalar(
@@ -390,3 +488,21 @@ class CoreMixin(SqlBase):
             )
         )
         return 0 if used is None else int(used)
+
+
+_UPDATE_MESSAGE = sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id"))
+
+
+def _update_row(message: MessageRecord) -> dict[str, object]:
+    row = message_row(message)
+    row["b_job_id"] = row.pop("job_id")
+    return row
+
+
+def _release_statement(charge: QuotaCharge) -> sa.Update:
+    floored = sa.case((quota.c.used > charge.units, quota.c.used - charge.units), else_=0)
+    return (
+        sa.update(quota)
+        .where(quota.c.workspace_id == charge.workspace_id, quota.c.period == charge.period)
+        .values(used=floored)
+    )

@@ -346,7 +346,10 @@ _IDEMPOTENCY_COLS = (
 
 
 def idempotency_row(record: IdempotencyRecord) -> Values:
-    return {name: getattr(record, name) for name in _IDEMPOTENCY_COLS}
+    values: Values = {name: getattr(record, name) for name in _IDEMPOTENCY_COLS}
+    values["owner"] = record.owner
+    values["job_ids"] = list(record.job_ids) if record.job_ids else None
+    return values
 
 
 def idempotency_from(row: RowMap) -> IdempotencyRecord:
@@ -354,7 +357,7 @@ def idempotency_from(row: RowMap) -> IdempotencyRecord:
     values = {name: row[name] for name in _IDEMPOTENCY_COLS}
     # Drivers hand back memoryview or bytearray for binary columns; the record holds bytes.
     values["response_body"] = None if body is None else bytes(body)
-    return IdempotencyRecord(**values)
+    return IdempotencyRecord(**values, owner=row["owner"], job_ids=tuple(row["job_ids"] or ()))
 
 
 # -- webhooks

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .._errors import IdempotencyInProgress, ResourceNotFound
 from ._sql_base import SqlBase
@@ -40,13 +41,20 @@ _BEGIN_ROUNDS = 5
 class WorkMixin(SqlBase):
     # -- due work
     async def enqueue_work(self, item: WorkItem) -> None:
-        async with self._write(exists=f"Work item {item.id} already exists.") as conn:
-            await conn.execute(sa.insert(due_work).values(work_row(item)))
+        row = work_row(item)
+
+        async def enqueue(conn: AsyncConnection) -> None:
+            await conn.execute(sa.insert(due_work).values(row))
+
+        await self._transact(enqueue, exists=f"Work item {item.id} already exists.")
 
     async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
         if items:
-            async with self._write() as conn:
+
+            async def enqueue(conn: AsyncConnection) -> None:
                 await self._follow_ups(conn, items, ())
+
+            await self._transact(enqueue)
 
     async def claim_due_work(
         self, *, now: datetime, worker_id: str, lease: timedelta, limit: int
@@ -71,27 +79,52 @@ class WorkMixin(SqlBase):
             )
             .returning(*due_work.c)
         )
-        async with self._write() as conn:
+
+        async def take(conn: AsyncConnection) -> list[WorkItem]:
             rows = (await conn.execute(claim)).mappings().all()
-        return sorted((work_from(r) for r in rows), key=lambda w: (w.due_at, w.id))
+            return [work_from(r) for r in rows]
+
+        items = await self._transact(take)
+        return sorted(items, key=lambda w: (w.due_at, w.id))
+
+    async def renew_work(
+        self, item_ids: Sequence[str], worker_id: str, lease_until: datetime
+    ) -> list[str]:
+        if not item_ids:
+            return []
+        statement = (
+            sa.update(due_work)
+            .where(due_work.c.id.in_(list(item_ids)), due_work.c.claimed_by == worker_id)
+            .values(lease_until=lease_until)
+            .returning(due_work.c.id)
+        )
+
+        async def renew(conn: AsyncConnection) -> list[str]:
+            return list((await conn.execute(statement)).scalars().all())
+
+        return await self._transact(renew)
 
     async def complete_work(self, item_id: str, worker_id: str) -> bool:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.delete(due_work).where(
-                    due_work.c.id == item_id, due_work.c.claimed_by == worker_id
-                )
-            )
-            return result.rowcount > 0
+        statement = sa.delete(due_work).where(
+            due_work.c.id == item_id, due_work.c.claimed_by == worker_id
+        )
+
+        async def complete(conn: AsyncConnection) -> bool:
+            return (await conn.execute(statement)).rowcount > 0
+
+        return await self._transact(complete)
 
     async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.update(due_work)
-                .where(due_work.c.id == item_id, due_work.c.claimed_by == worker_id)
-                .values(due_at=due_at, claimed_by=None, lease_until=None)
-            )
-            return result.rowcount > 0
+        statement = (
+            sa.update(due_work)
+            .where(due_work.c.id == item_id, due_work.c.claimed_by == worker_id)
+            .values(due_at=due_at, claimed_by=None, lease_until=None)
+        )
+
+        async def reschedule(conn: AsyncConnection) -> bool:
+            return (await conn.execute(statement)).rowcount > 0
+
+        return await self._transact(reschedule)
 
     # -- IP allowlist
     async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
@@ -125,41 +158,70 @@ class WorkMixin(SqlBase):
         existing = sa.select(idempotency).where(
             *self._idempotency_key(record.workspace_id, record.key_id, record.idem_key)
         )
+
+        async def begin(conn: AsyncConnection) -> IdempotencyRecord | bool | None:
+            if (await conn.execute(insert)).first() is not None:
+                return None
+            row = (await conn.execute(existing)).mappings().first()
+            return False if row is None else idempotency_from(row)
+
         for _ in range(_BEGIN_ROUNDS):
-            async with self._write() as conn:
-                if (await conn.execute(insert)).first() is not None:
-                    return None
-                row = (await conn.execute(existing)).mappings().first()
-            if row is not None:
-                return idempotency_from(row)
+            found = await self._transact(begin)
+            if found is None or isinstance(found, IdempotencyRecord):
+                return found
         # Other requests keep taking and dropping the key: one of them is in flight.
         raise IdempotencyInProgress()
+
+    async def take_over_idempotent(
+        self, record: IdempotencyRecord, previous_owner: str | None, *, bound_ok: bool = False
+    ) -> bool:
+        values = idempotency_row(record)
+        conditions = [
+            *self._idempotency_key(record.workspace_id, record.key_id, record.idem_key),
+            sa.func.coalesce(idempotency.c.owner, "") == (previous_owner or ""),
+        ]
+        if not bound_ok:
+            conditions.append(idempotency.c.job_ids.is_(None))
+        statement = sa.update(idempotency).where(*conditions).values(values)
+
+        async def take_over(conn: AsyncConnection) -> bool:
+            return (await conn.execute(statement)).rowcount == 1
+
+        return await self._transact(take_over)
 
     async def finish_idempotent(
         self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
     ) -> None:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.update(idempotency)
-                .where(*self._idempotency_key(workspace_id, key_id, idem_key))
-                .values(status_code=status_code, response_body=bytes(body))
-            )
-            if result.rowcount == 0:
+        statement = (
+            sa.update(idempotency)
+            .where(*self._idempotency_key(workspace_id, key_id, idem_key))
+            .values(status_code=status_code, response_body=bytes(body))
+        )
+
+        async def finish(conn: AsyncConnection) -> None:
+            if (await conn.execute(statement)).rowcount == 0:
                 raise ResourceNotFound(f"Idempotency key {idem_key!r} not found.")
 
+        await self._transact(finish)
+
     async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.delete(idempotency).where(*self._idempotency_key(workspace_id, key_id, idem_key))
-            )
-            return result.rowcount > 0
+        # A key bound to jobs stays: its request sent something, and a retry must see that.
+        statement = sa.delete(idempotency).where(
+            *self._idempotency_key(workspace_id, key_id, idem_key), idempotency.c.job_ids.is_(None)
+        )
+
+        async def drop(conn: AsyncConnection) -> bool:
+            return (await conn.execute(statement)).rowcount > 0
+
+        return await self._transact(drop)
 
     async def purge_idempotent(self, before: datetime) -> int:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.delete(idempotency).where(idempotency.c.created_at < before)
-            )
-            return int(result.rowcount)
+        statement = sa.delete(idempotency).where(idempotency.c.created_at < before)
+
+        async def purge(conn: AsyncConnection) -> int:
+            return int((await conn.execute(statement)).rowcount)
+
+        return await self._transact(purge)
 
     @staticmethod
     def _idempotency_key(
@@ -209,12 +271,16 @@ class WorkMixin(SqlBase):
         disabled_at: datetime | None,
         failing_since: datetime | None,
     ) -> None:
-        async with self._write() as conn:
-            await conn.execute(
-                sa.update(webhook_endpoints)
-                .where(webhook_endpoints.c.id == endpoint_id)
-                .values(enabled=enabled, disabled_at=disabled_at, failing_since=failing_since)
-            )
+        statement = (
+            sa.update(webhook_endpoints)
+            .where(webhook_endpoints.c.id == endpoint_id)
+            .values(enabled=enabled, disabled_at=disabled_at, failing_since=failing_since)
+        )
+
+        async def set_health(conn: AsyncConnection) -> None:
+            await conn.execute(statement)
+
+        await self._transact(set_health)
 
     async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
         # Its deliveries go with it: the foreign key cascades (foreign_keys=ON on SQLite).
@@ -228,13 +294,19 @@ class WorkMixin(SqlBase):
     async def add_webhook_delivery(
         self, delivery: WebhookDelivery, work: WorkItem | None = None
     ) -> None:
-        async with self._write(
+        row = delivery_row(delivery)
+        work_values = None if work is None else work_row(work)
+
+        async def add(conn: AsyncConnection) -> None:
+            await conn.execute(sa.insert(webhook_deliveries).values(row))
+            if work_values is not None:
+                await conn.execute(sa.insert(due_work).values(work_values))
+
+        await self._transact(
+            add,
             exists="This event already has a delivery to this endpoint.",
             missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
-        ) as conn:
-            await conn.execute(sa.insert(webhook_deliveries).values(delivery_row(delivery)))
-            if work is not None:
-                await conn.execute(sa.insert(due_work).values(work_row(work)))
+        )
 
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         row = await self._first(
@@ -243,17 +315,21 @@ class WorkMixin(SqlBase):
         return None if row is None else delivery_from(row)
 
     async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None:
-        async with self._write(
+        statement = (
+            sa.update(webhook_deliveries)
+            .where(webhook_deliveries.c.id == delivery.id)
+            .values(delivery_row(delivery))
+        )
+
+        async def update(conn: AsyncConnection) -> None:
+            if (await conn.execute(statement)).rowcount == 0:
+                raise ResourceNotFound(f"Webhook delivery {delivery.id} not found.")
+
+        await self._transact(
+            update,
             exists="This event already has a delivery to this endpoint.",
             missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
-        ) as conn:
-            result = await conn.execute(
-                sa.update(webhook_deliveries)
-                .where(webhook_deliveries.c.id == delivery.id)
-                .values(delivery_row(delivery))
-            )
-            if result.rowcount == 0:
-                raise ResourceNotFound(f"Webhook delivery {delivery.id} not found.")
+        )
 
     async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
         rows = await self._all(

@@ -222,6 +222,8 @@ idempotency = sa.Table(
     sa.Column("status_code", sa.Integer, nullable=True),
     sa.Column("response_body", sa.LargeBinary, nullable=True),
     sa.Column("created_at", UtcDateTime, nullable=False, index=True),
+    sa.Column("owner", _Text, nullable=True),
+    sa.Column("job_ids", _Json, nullable=True),
 )
 
 due_work = sa.Table(

@@ -32,9 +32,11 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 
 __all__ = [
+    "IdempotencyClaim",
     "IdempotencyRecord",
     "JsonValue",
     "ProviderRef",
+    "QuotaCharge",
     "Store",
     "WebhookDelivery",
     "WebhookEndpoint",
@@ -80,6 +82,33 @@ class IdempotencyRecord:
     created_at: datetime
     status_code: int | None = None
     response_body: bytes | None = field(default=None, repr=False)
+    #: A token of the request that holds the key: a takeover or a binding is a
+    #: compare-and-set on it, so two retries can never both win.
+    owner: str | None = None
+    #: The jobs the request created, bound in its write-ahead transaction (D22): after a
+    #: crash, a retry answers with them instead of sending again.
+    job_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyClaim:
+    """The key a request holds while it runs: written into its write-ahead transaction."""
+
+    workspace_id: str
+    key_id: str
+    idem_key: str
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaCharge:
+    """Units of a workspace's monthly quota (D17), taken or given back with a write."""
+
+    workspace_id: str
+    period: str
+    units: int
+    #: The period's limit; ``None``: unlimited (the units are still counted).
+    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +235,42 @@ class Store(Protocol):
         """Insert new records (all or none)."""
         ...
 
+    async def accept_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        quota: QuotaCharge | None = None,
+        claim: IdempotencyClaim | None = None,
+    ) -> bool:
+        """The write-ahead transaction of a send, before any provider is called: insert the
+        new records, queue ``work`` (the check that settles them if their outcome never
+        lands), take ``quota`` and bind ``claim``'s key to the records' job ids, all or none.
+
+        ``False`` (nothing stored) if the quota has too few units left.
+        :class:`IdempotencyInProgress` (nothing stored) if the claim's key is no longer
+        held by ``claim.owner`` (another request took it over).
+        """
+        ...
+
+    async def finish_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+        done: Sequence[str] = (),
+        release: QuotaCharge | None = None,
+    ) -> list[str]:
+        """Store the outcome of a submit in one transaction: each record replaces its stored
+        row if that row's version is still ``record.version - 1``; queue ``work``, remember
+        ``refs``, delete the work items ``done`` and give back ``release``.
+
+        Returns the job ids whose rows had moved on (someone else changed them meanwhile):
+        those records were not stored; everything else was.
+        """
+        ...
+
     async def update_messages(
         self,
         messages: Sequence[MessageRecord],
@@ -295,6 +360,13 @@ class Store(Protocol):
         """
         ...
 
+    async def renew_work(
+        self, item_ids: Sequence[str], worker_id: str, lease_until: datetime
+    ) -> list[str]:
+        """Extend the lease of the items this worker still holds (a heartbeat while they
+        run); returns the ids it still held."""
+        ...
+
     async def complete_work(self, item_id: str, worker_id: str) -> bool:
         """Delete an item this worker holds. ``False`` if it is gone or now held by another
         worker (the lease ran out and it was claimed again): that worker finishes it."""
@@ -325,6 +397,16 @@ class Store(Protocol):
         """
         ...
 
+    async def take_over_idempotent(
+        self, record: IdempotencyRecord, previous_owner: str | None, *, bound_ok: bool = False
+    ) -> bool:
+        """Replace the stored record of ``record``'s key by ``record`` if its owner is still
+        ``previous_owner`` and, unless ``bound_ok``, it has no jobs bound (compare and set):
+        of two retries taking over one abandoned or expired key, exactly one wins, and a
+        key whose request has meanwhile bound its jobs is never taken. ``False``: someone
+        else changed it first."""
+        ...
+
     async def finish_idempotent(
         self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
     ) -> None:
@@ -332,7 +414,8 @@ class Store(Protocol):
         ...
 
     async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
-        """Forget a key whose request failed, so a retry runs afresh."""
+        """Forget a key whose request failed, so a retry runs afresh; a key bound to jobs is
+        kept (``False``): its request stored something, and a retry must answer with it."""
         ...
 
     async def purge_idempotent(self, before: datetime) -> int:

@@ -14,11 +14,13 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
-from .._errors import AlreadyExists, ResourceNotFound
+from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .base import (
+    IdempotencyClaim,
     IdempotencyRecord,
     JsonValue,
     ProviderRef,
+    QuotaCharge,
     WebhookDelivery,
     WebhookEndpoint,
     WorkItem,
@@ -174,6 +176,61 @@ class MemoryStore:
             for message in messages:
                 self._messages[message.job_id] = message
 
+    async def accept_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        quota: QuotaCharge | None = None,
+        claim: IdempotencyClaim | None = None,
+    ) -> bool:
+        with self._lock:
+            # Every check before any change: all or nothing.
+            ids = [m.job_id for m in messages]
+            if len(set(ids)) != len(ids) or any(i in self._messages for i in ids):
+                raise AlreadyExists("A message with this job id already exists.")
+            for workspace_id in {m.workspace_id for m in messages}:
+                self._require(self._workspaces, workspace_id, "Workspace")
+            if quota is not None and not self._quota_fits(quota):
+                return False
+            if claim is not None:
+                key = (claim.workspace_id, claim.key_id, claim.idem_key)
+                held = self._idempotency.get(key)
+                if held is None or held.owner != claim.owner or held.status_code is not None:
+                    raise IdempotencyInProgress
+                self._idempotency[key] = replace(held, job_ids=tuple(ids))
+            if quota is not None:
+                period = (quota.workspace_id, quota.period)
+                self._quota[period] = self._quota.get(period, 0) + quota.units
+            for message in messages:
+                self._messages[message.job_id] = message
+            self._follow_ups(work, ())
+            return True
+
+    async def finish_messages(
+        self,
+        messages: Sequence[MessageRecord],
+        *,
+        work: Sequence[WorkItem] = (),
+        refs: Sequence[ProviderRef] = (),
+        done: Sequence[str] = (),
+        release: QuotaCharge | None = None,
+    ) -> list[str]:
+        with self._lock:
+            moved = []
+            for message in messages:
+                stored = self._messages.get(message.job_id)
+                if stored is None or stored.version != message.version - 1:
+                    moved.append(message.job_id)
+                else:
+                    self._messages[message.job_id] = message
+            self._follow_ups([item for item in work if item.ref not in moved], refs)
+            for item_id in done:
+                self._work.pop(item_id, None)
+            if release is not None:
+                self._give_back(release)
+            return moved
+
     async def update_messages(
         self,
         messages: Sequence[MessageRecord],
@@ -252,17 +309,24 @@ class MemoryStore:
     async def consume_quota(
         self, workspace_id: str, period: str, units: int, limit: int | None
     ) -> bool:
+        charge = QuotaCharge(workspace_id, period, units, limit)
         with self._lock:
-            used = self._quota.get((workspace_id, period), 0)
-            if limit is not None and used + units > limit:
+            if not self._quota_fits(charge):
                 return False
-            self._quota[(workspace_id, period)] = used + units
+            self._quota[(workspace_id, period)] = self._quota.get((workspace_id, period), 0) + units
             return True
 
     async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
         with self._lock:
-            used = self._quota.get((workspace_id, period), 0)
-            self._quota[(workspace_id, period)] = max(0, used - units)
+            self._give_back(QuotaCharge(workspace_id, period, units))
+
+    def _quota_fits(self, charge: QuotaCharge) -> bool:
+        used = self._quota.get((charge.workspace_id, charge.period), 0)
+        return charge.limit is None or used + charge.units <= charge.limit
+
+    def _give_back(self, charge: QuotaCharge) -> None:
+        used = self._quota.get((charge.workspace_id, charge.period), 0)
+        self._quota[(charge.workspace_id, charge.period)] = max(0, used - charge.units)
 
     async def quota_used(self, workspace_id: str, period: str) -> int:
         return self._quota.get((workspace_id, period), 0)
@@ -301,6 +365,18 @@ class MemoryStore:
                 self._work[item.id] = held
                 claimed.append(replace(held, payload=_json_copy(held.payload)))
             return claimed
+
+    async def renew_work(
+        self, item_ids: Sequence[str], worker_id: str, lease_until: datetime
+    ) -> list[str]:
+        with self._lock:
+            held = []
+            for item_id in item_ids:
+                item = self._work.get(item_id)
+                if item is not None and item.claimed_by == worker_id:
+                    self._work[item_id] = replace(item, lease_until=lease_until)
+                    held.append(item_id)
+            return held
 
     async def complete_work(self, item_id: str, worker_id: str) -> bool:
         with self._lock:
@@ -345,6 +421,19 @@ class MemoryStore:
             self._idempotency[key] = record
             return None
 
+    async def take_over_idempotent(
+        self, record: IdempotencyRecord, previous_owner: str | None, *, bound_ok: bool = False
+    ) -> bool:
+        key = (record.workspace_id, record.key_id, record.idem_key)
+        with self._lock:
+            stored = self._idempotency.get(key)
+            if stored is None or stored.owner != previous_owner:
+                return False
+            if stored.job_ids and not bound_ok:
+                return False
+            self._idempotency[key] = record
+            return True
+
     async def finish_idempotent(
         self, workspace_id: str, key_id: str, idem_key: str, status_code: int, body: bytes
     ) -> None:
@@ -358,8 +447,13 @@ class MemoryStore:
             )
 
     async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+        key = (workspace_id, key_id, idem_key)
         with self._lock:
-            return self._idempotency.pop((workspace_id, key_id, idem_key), None) is not None
+            record = self._idempotency.get(key)
+            if record is None or record.job_ids:
+                return False
+            del self._idempotency[key]
+            return True
 
     async def purge_idempotent(self, before: datetime) -> int:
         with self._lock:
