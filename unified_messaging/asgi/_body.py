@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from .._errors import PayloadTooLarge, RequestInvalid
 
-__all__ = ["read_body", "read_json_object"]
+__all__ = ["check_media_type", "read_body", "read_json_object"]
 
 # Cheap pre-check for the rare body that may hold an unpaired surrogate escape: only such
 # bodies pay for the full walk (a surrogate cannot be stored, sent nor encoded as UTF-8).
@@ -34,7 +34,7 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 
 
 async def read_json_object(request: Request, max_bytes: int) -> dict[str, object]:
-    _check_media_type(request.headers.get("content-type"))
+    check_media_type(request.headers.get("content-type"))
     _check_length(request.headers.get("content-length"), max_bytes)
     raw = await _read(request, max_bytes)
     value = _parse(raw)
@@ -43,7 +43,8 @@ async def read_json_object(request: Request, max_bytes: int) -> dict[str, object
     return value
 
 
-def _check_media_type(content_type: str | None) -> None:
+def check_media_type(content_type: str | None) -> None:
+    """``application/json``, in UTF-8 if a charset is named (400 naming ``Content-Type``)."""
     media_type, *params = (content_type or "").split(";")
     if media_type.strip().lower() != "application/json":
         raise RequestInvalid.for_field("Content-Type", "must be application/json")

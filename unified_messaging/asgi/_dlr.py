@@ -4,7 +4,8 @@ No API key: the path's per-connection token is the credential, compared in const
 the façade, which answers 404 for an unknown connection and a wrong token alike. Each
 provider posts its own format (form fields, JSON, XML, query strings on a GET); the
 connection's adapter reads it. A ``bizchat`` GET is WhatsApp's subscription handshake,
-answered with ``hub.challenge`` as plain text; its POSTs must carry a valid
+answered with ``hub.challenge`` as plain text (a refused one, or one on a connection of
+another provider, is ``403 FORBIDDEN`` in the D13 body); its POSTs must carry a valid
 ``X-Hub-Signature-256``.
 
 A request that was read is answered ``200 {"received", "matched", "changed"}`` even when no
@@ -21,12 +22,13 @@ from .._errors import MessagingError
 from .._messenger import Messenger
 from ..providers.base import InboundCallback
 from ._body import read_body
-from ._errors import JSON_MEDIA_TYPE, error_response, json_bytes
+from ._errors import JSON_MEDIA_TYPE, error_response, json_bytes, status_response
 
 __all__ = ["DlrEndpoint"]
 
 #: Reports are small; a provider's batch of a few hundred fits well within this.
 MAX_REPORT_BYTES = 256 * 1024
+_HANDSHAKE_REFUSED = "This connection does not accept this subscription handshake."
 
 
 class DlrEndpoint:
@@ -42,7 +44,7 @@ class DlrEndpoint:
             if request.method == "GET" and query.get("hub.mode") is not None:
                 challenge = await self._messenger.dlr_challenge(connection_id, token, query)
                 if challenge is None:
-                    return PlainTextResponse("Forbidden", status_code=403)
+                    return status_response(403, _HANDSHAKE_REFUSED)
                 return PlainTextResponse(challenge)
             body = (
                 b"" if request.method == "GET" else await read_body(request, self._max_body_bytes)

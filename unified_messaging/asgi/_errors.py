@@ -29,6 +29,8 @@ __all__ = [
     "http_exception_response",
     "internal_error_response",
     "json_bytes",
+    "status_code_name",
+    "status_response",
 ]
 
 JSON_MEDIA_TYPE: Final = "application/json"
@@ -85,18 +87,31 @@ def internal_error_response() -> Response:
     return Response(json_bytes(body), status_code=500, media_type=JSON_MEDIA_TYPE)
 
 
+def status_code_name(status: int) -> str:
+    """The code of an HTTP refusal that no core error stands for: its phrase, as a code
+    (``403`` → ``FORBIDDEN``, ``406`` → ``NOT_ACCEPTABLE``)."""
+    return _ROUTER_CODES.get(status) or HTTPStatus(status).phrase.upper().replace(" ", "_")
+
+
+def status_response(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    """A D13 answer for a refusal of the HTTP request itself (a router's, a transport's),
+    coded by :func:`status_code_name`."""
+    body = {"error": {"code": status_code_name(status), "message": message}}
+    return Response(
+        json_bytes(body), status_code=status, headers=headers, media_type=JSON_MEDIA_TYPE
+    )
+
+
 async def http_exception_response(request: Request, exc: Exception) -> Response:
     """Starlette's own 404 (no route) and 405 (wrong method), in the contract's body."""
     assert isinstance(exc, HTTPException)
     status = exc.status_code
-    code = _ROUTER_CODES.get(status) or HTTPStatus(status).phrase.upper().replace(" ", "_")
     message = "No such endpoint." if status == 404 else HTTPStatus(status).phrase + "."
     if status == 405:
         message = f"The method {request.method} is not allowed here."
-    body = {"error": {"code": code, "message": message}}
-    return Response(
-        json_bytes(body), status_code=status, headers=exc.headers, media_type=JSON_MEDIA_TYPE
-    )
+    return status_response(status, message, exc.headers)
 
 
 def _log(error: MessagingError) -> None:

@@ -9,7 +9,10 @@ RateLimit fields like every authenticated REST answer.
 
 The transport is stateless with JSON responses: one POST, one JSON-RPC answer, nothing kept
 between requests, so any instance behind a load balancer can answer any request. The SDK
-keeps its own 4 MiB body cap (413) and its Host/Origin checks (:func:`transport_security`).
+keeps its own 4 MiB body cap (413) and its Host/Origin checks (:func:`transport_security`);
+the ``Content-Type`` is checked first by REST's rule. Whatever the SDK refuses about the HTTP
+request comes out in the D13 body (``_mcp_refusals``); what it refuses about the JSON-RPC
+message stays a JSON-RPC error, which is what an MCP client reads.
 
 The SDK's session manager needs a task group that outlives requests. It runs inside
 :meth:`McpEndpoint.running`, which the app's lifespan enters; a new manager is made for each
@@ -32,8 +35,10 @@ from .._access import RateLimitRefused
 from .._errors import MessagingError
 from .._messenger import Messenger, Principal
 from ._auth import bearer_token
+from ._body import check_media_type
 from ._client_ip import ClientAddress
 from ._errors import error_response, internal_error_response
+from ._mcp_refusals import in_contract_shape
 from ._mcp_tools import PRINCIPAL_SCOPE_KEY, build_server
 
 __all__ = ["McpEndpoint", "transport_security"]
@@ -124,12 +129,19 @@ class McpEndpoint:
             await outcome(scope, receive, send)
             return
         principal, rate_headers = outcome
+        try:
+            # REST's rule, before the SDK's (plain text 400, or 415, by which check fires).
+            check_media_type(Headers(scope=scope).get("content-type"))
+        except MessagingError as exc:
+            await error_response(exc, rate_headers)(scope, receive, send)
+            return
         inner: Scope = {
             **scope,
             "headers": _without_authorization(scope["headers"]),
             PRINCIPAL_SCOPE_KEY: principal,
         }
-        await manager.handle_request(inner, receive, _adding(rate_headers, send))
+        reply = in_contract_shape(_adding(rate_headers, send))
+        await manager.handle_request(inner, receive, reply)
 
     async def _authorize(self, scope: Scope) -> tuple[Principal, dict[str, str]] | Response:
         # The same frame as REST's: the façade decides, the edge only renders.

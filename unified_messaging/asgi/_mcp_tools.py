@@ -15,7 +15,7 @@ Two things are done around the SDK's defaults, on purpose:
   generated from the core's model.
 - Errors: a raised ``ToolError`` reaches the client as ``"Error executing tool <name>: …"``,
   text only. A tool here returns its error result itself, so the text starts with the code and
-  the structured content is the D13 body.
+  the structured content is the D13 body; an unexpected exception is ``INTERNAL_ERROR``.
 """
 
 from __future__ import annotations
@@ -178,9 +178,19 @@ def _function(run: Operation) -> ToolFunction:
             answer = await run(principal, arguments)
         except MessagingError as exc:
             return error_result(exc)
+        except Exception as exc:
+            # A bug: REST would answer 500 INTERNAL_ERROR. Left to the SDK, the client would
+            # get "Error executing tool" with the exception's text and no code.
+            return error_result(_unexpected(exc))
         return success_result(answer)
 
     return tool
+
+
+def _unexpected(exc: Exception) -> MessagingError:
+    error = MessagingError()  # the base class is the 500 INTERNAL_ERROR
+    error.__cause__ = exc  # logged with the traceback of what really failed
+    return error
 
 
 def _tool(spec: _Spec) -> Tool:
