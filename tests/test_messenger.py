@@ -115,13 +115,13 @@ class RecordingStore(MemoryStore):
         super().__init__()
         self.events = events
 
-    async def insert_messages(self, messages):  # type: ignore[no-untyped-def]
+    async def accept_messages(self, messages, **write_ahead):  # type: ignore[no-untyped-def]
         self.events.extend(f"insert:{m.job_id}:{m.status}" for m in messages)
-        await super().insert_messages(messages)
+        return await super().accept_messages(messages, **write_ahead)
 
-    async def update_messages(self, messages, **follow_ups):  # type: ignore[no-untyped-def]
+    async def finish_messages(self, messages, **outcome):  # type: ignore[no-untyped-def]
         self.events.extend(f"update:{m.job_id}:{m.status}" for m in messages)
-        await super().update_messages(messages, **follow_ups)
+        return await super().finish_messages(messages, **outcome)
 
 
 async def live_setup(

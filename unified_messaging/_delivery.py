@@ -28,11 +28,21 @@ from typing import Final, Protocol
 
 from ._adapters import AdapterPool
 from ._clock import Clock
-from ._domain import Attempt, Connection, ErrorInfo, MessageRecord
+from ._domain import Attempt, Connection, ErrorInfo, MessageRecord, quota_period
 from ._errors import MessagingError, StorageUnavailable
-from ._lifecycle import EVENT_TYPES, EventType, Transition, apply_report, apply_timeout, event_for
+from ._lifecycle import (
+    EVENT_TYPES,
+    SUBMIT_INTERRUPTED,
+    EventType,
+    Transition,
+    apply_interrupted,
+    apply_report,
+    apply_timeout,
+    event_for,
+)
 from ._render import status_record
 from ._routing import Hop, Job, dispatch
+from ._text import storable_report
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
 from .providers.base import PROFILES, ProviderReport
@@ -46,6 +56,7 @@ __all__ = [
     "WORK_POLL",
     "WORK_RETRY",
     "WORK_SIMULATED",
+    "WORK_SUBMIT_CHECK",
     "WORK_TIMEOUT",
     "EventSink",
     "IngestResult",
@@ -60,6 +71,11 @@ WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
+WORK_SUBMIT_CHECK: Final = "submit_check"
+
+#: How long a send may take before its write-ahead rows are settled as interrupted: longer
+#: than a whole fallback chain of provider calls normally takes, as short as a worker lease.
+DEFAULT_SUBMIT_TIMEOUT: Final = timedelta(minutes=2)
 
 #: D7: how long a queued message is retried before it ends ``failed``.
 RETRY_TTL: Final = timedelta(minutes=10)
@@ -70,11 +86,6 @@ _POLL_BATCH: Final = 500
 _CAS_TRIES: Final = 16
 #: The placeholder of a re-dispatch in flight; left behind only by a worker that died.
 _IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
-_INTERRUPTED: Final = ErrorInfo(
-    "SUBMIT_INTERRUPTED",
-    "The worker stopped while handing the message to the provider; it was not sent again, "
-    "so that it cannot arrive twice.",
-)
 _UNAVAILABLE: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
 _NOT_CONNECTED: Final = ErrorInfo(
     "PROVIDER_NOT_CONNECTED", "The fallback provider is no longer connected."
@@ -129,6 +140,7 @@ class Lifecycle:
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
         retry_ttl: timedelta = RETRY_TTL,
         poll_batch: int = _POLL_BATCH,
+        submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -138,6 +150,7 @@ class Lifecycle:
         self._retry_ttl = retry_ttl
         self._poll_cursor: dict[str, str] = {}
         self._poll_batch = poll_batch
+        self._submit_timeout = submit_timeout
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -147,7 +160,48 @@ class Lifecycle:
             WORK_FALLBACK: self.handle_fallback,
             WORK_RETRY: self.handle_retry,
             WORK_EVENT: self.handle_event,
+            WORK_SUBMIT_CHECK: self.handle_submit_check,
         }
+
+    # ------------------------------------------------------------------ around a submit
+
+    def submit_check(self, records: Sequence[MessageRecord]) -> WorkItem | None:
+        """The work item stored with a send's write-ahead rows: if the send's outcome has
+        not replaced them within the submit time-out (the process died mid-call, the store
+        was down), it ends them ``unknown`` with ``SUBMIT_INTERRUPTED``. The send deletes it
+        in the transaction that stores its outcome."""
+        ahead = [r for r in records if r.status == "queued"]
+        if not ahead:
+            return None
+        now = self._clock.now()
+        first = ahead[0]
+        return WorkItem(
+            id=f"sub_{first.job_id}", kind=WORK_SUBMIT_CHECK, ref=first.job_id,
+            due_at=now + self._submit_timeout, created_at=now,
+            payload={"workspace_id": first.workspace_id, "livemode": first.livemode,
+                     "job_ids": [r.job_id for r in ahead]},
+        )  # fmt: skip
+
+    async def handle_submit_check(self, item: WorkItem) -> datetime | None:
+        payload = item.payload
+        job_ids = payload.get("job_ids")
+        workspace_id, livemode = str(payload["workspace_id"]), bool(payload["livemode"])
+        for job_id in job_ids if isinstance(job_ids, list) else []:
+            await self._change(workspace_id, livemode, str(job_id), _interrupted_step)
+        return None
+
+    async def finish_late(
+        self, record: MessageRecord, connections: Mapping[ProviderCode, Connection]
+    ) -> bool:
+        """Store a submit's outcome over the ``SUBMIT_INTERRUPTED`` its check wrote first
+        (the provider answered after the submit time-out): the outcome is the truth. A row
+        that moved on otherwise is left as it is."""
+        stored = await self._store.get_message(record.workspace_id, record.livemode, record.job_id)
+        if stored is None or stored.error != SUBMIT_INTERRUPTED or stored.status != "unknown":
+            return False
+        late = replace(record, version=stored.version + 1)
+        work, refs = await self.follow_ups([late], connections)
+        return await self._store.replace_message(late, work=work, refs=refs)
 
     # ------------------------------------------------------------------ after a submit
 
@@ -259,9 +313,13 @@ class Lifecycle:
         self, connection: Connection, reports: Sequence[ProviderReport], *, livemode: bool
     ) -> IngestResult:
         """Apply reports that arrived for ``connection``; ``livemode`` says which world they
-        belong to (a simulated report never touches a live message, nor the reverse)."""
+        belong to (a simulated report never touches a live message, nor the reverse).
+        Text the store cannot keep is handled by :func:`~._text.storable_report`."""
         matched = changed = 0
-        for report in reports:
+        for received in reports:
+            report = storable_report(received)  # from a provider: any text at all
+            if report is None:
+                continue
             ref = await self._store.find_provider_ref(connection.id, report.provider_message_id)
             if ref is None or ref.livemode != livemode:
                 continue
@@ -511,7 +569,7 @@ class Lifecycle:
 
     async def _release_unit(self, record: MessageRecord) -> None:
         if record.livemode:
-            period = record.created_at.strftime("%Y-%m")
+            period = quota_period(record.created_at)
             await self._store.release_quota(record.workspace_id, period, 1)
 
     async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
@@ -527,10 +585,10 @@ class Lifecycle:
 
     async def _interrupted(self, record: MessageRecord) -> None:
         now = self._clock.now()
-        last = replace(record.attempts[-1], error=_INTERRUPTED)
+        last = replace(record.attempts[-1], error=SUBMIT_INTERRUPTED)
         ended = replace(
             record, status="unknown", attempts=(*record.attempts[:-1], last),
-            error=_INTERRUPTED, final_at=now, updated_at=now, fallback_left=(),
+            error=SUBMIT_INTERRUPTED, final_at=now, updated_at=now, fallback_left=(),
             version=record.version + 1,
         )  # fmt: skip
         await self._store.replace_message(ended, work=await self._events(ended, "message.unknown"))
@@ -550,6 +608,10 @@ def _event_type(name: str) -> EventType:
         if event == name:
             return event
     raise ValueError(f"unknown event type {name!r}")
+
+
+def _interrupted_step(record: MessageRecord, now: datetime) -> Transition:
+    return apply_interrupted(record, now=now)
 
 
 def _report_step(report: ProviderReport) -> Step:

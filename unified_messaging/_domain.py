@@ -32,12 +32,18 @@ __all__ = [
     "MessageRecord",
     "Template",
     "Workspace",
+    "quota_period",
 ]
 
 #: How long a message waits for its delivery report before fallback or ``unknown`` (D10).
 DEFAULT_DLR_TIMEOUT = timedelta(hours=24)
 #: How long a ``queued`` message is retried when every provider is unavailable (D7).
 DEFAULT_QUEUE_TTL = timedelta(minutes=10)
+
+
+def quota_period(moment: datetime) -> str:
+    """D17: the calendar month (UTC) a message's quota unit counts in, by its creation."""
+    return moment.strftime("%Y-%m")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,20 @@ within 24 hours) gets one of three answers:
 
 - the same request (same method, path and canonical body): the first answer, replayed;
 - another request: 409 ``IDEMPOTENCY_CONFLICT``;
-- the first one is still running: 409 ``IDEMPOTENCY_IN_PROGRESS``.
+- the first one is still running: 409 ``IDEMPOTENCY_IN_PROGRESS``;
+- the first one created its jobs but never stored its answer (its process died, or the store
+  failed at the end): the jobs as they are now (:class:`BoundJobs`), never a second send.
+
+The key is bound to the request's job ids in the send's write-ahead transaction (the one that
+stores the jobs before any provider is called), as a compare-and-set on the key's ``owner``
+token; so is every takeover of an abandoned or expired key. Of two requests racing for one
+key, exactly one sends. A key whose first request died before its write-ahead transaction
+(nothing was stored, so nothing was sent) is taken over after ``in_flight_timeout``.
 
 An answer is stored only when the request did something: a success, or a 502 that left a
 failed job behind (its body names the ``job_id``). Any other error happened before a job
-existed, so the key is released and a retry runs afresh. The store's atomic
-``begin_idempotent`` is what makes one of N concurrent identical requests the only one that
-runs. Edges decide what an "answer" is (HTTP: a status and the body bytes); this module never
-looks inside it.
+existed, so the key is released and a retry runs afresh. Edges decide what an "answer" is
+(HTTP: a status and the body bytes); this module never looks inside it.
 """
 
 from __future__ import annotations
@@ -30,10 +36,10 @@ from ._errors import (
     IdempotencyConflict,
     IdempotencyInProgress,
     MessagingError,
-    ProviderUnavailable,
     RequestInvalid,
 )
-from .store.base import IdempotencyRecord, Store
+from ._ids import new_id
+from .store.base import IdempotencyClaim, IdempotencyRecord, Store
 
 if TYPE_CHECKING:
     from ._messenger import Principal
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "IDEMPOTENCY_KEY_PATTERN",
     "IDEMPOTENCY_TTL",
+    "BoundJobs",
     "IdempotencyKeys",
     "StoredAnswer",
     "check_idempotency_key",
@@ -84,8 +91,9 @@ def request_fingerprint(method: str, path: str, payload: object) -> str:
 
 
 def keeps_answer(error: MessagingError | None) -> bool:
-    """Whether an answer is stored for replay: a success, or a 502 that created a job."""
-    return error is None or (isinstance(error, ProviderUnavailable) and error.job_id is not None)
+    """Whether an answer is stored for replay: a success, or an error that created a job
+    (502 ``PROVIDER_UNAVAILABLE``, 422 ``CHAT_UNREACHABLE``: their bodies name the job)."""
+    return error is None or getattr(error, "job_id", None) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +102,13 @@ class StoredAnswer:
 
     status_code: int
     body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BoundJobs:
+    """The jobs the first request created, whose answer it never stored: answer with them."""
+
+    job_ids: tuple[str, ...]
 
 
 class IdempotencyKeys:
@@ -117,12 +132,15 @@ class IdempotencyKeys:
         self._in_flight_timeout = in_flight_timeout
         self._last_purge: datetime | None = None
 
-    async def begin(self, auth: Principal, idem_key: str, fingerprint: str) -> StoredAnswer | None:
+    async def begin(
+        self, auth: Principal, idem_key: str, fingerprint: str
+    ) -> IdempotencyClaim | StoredAnswer | BoundJobs:
         """Claim ``idem_key`` for this request, or settle it from the first one.
 
-        ``None``: the caller owns the key and must :meth:`finish` or :meth:`release` it.
-        A :class:`StoredAnswer`: replay it. Raises :class:`IdempotencyConflict` or
-        :class:`IdempotencyInProgress`.
+        An :class:`IdempotencyClaim`: the caller holds the key; it passes the claim to the
+        send (which binds it to the jobs) and must :meth:`finish` or :meth:`release` it.
+        A :class:`StoredAnswer`: replay it. :class:`BoundJobs`: answer with those jobs as
+        they are now. Raises :class:`IdempotencyConflict` or :class:`IdempotencyInProgress`.
         """
         now = self._clock.now()
         await self._purge(now)
@@ -132,20 +150,29 @@ class IdempotencyKeys:
             idem_key=idem_key,
             request_hash=fingerprint,
             created_at=now,
+            owner=new_id("idk"),
         )
         existing = await self._store.begin_idempotent(record)
-        if existing is not None and self._stale(existing, now):
-            # Expired, or abandoned by a dead process: forget it and claim the key afresh.
-            # Should another request win that second claim, it is the one in flight.
-            await self._store.drop_idempotent(record.workspace_id, record.key_id, idem_key)
-            existing = await self._store.begin_idempotent(record)
         if existing is None:
-            return None
+            return self._claim(record)
+        expired = existing.created_at + self._ttl <= now
+        if expired:
+            # Past its 24 hours the key is free again, jobs or not; one retry takes it over.
+            if await self._store.take_over_idempotent(record, existing.owner, bound_ok=True):
+                return self._claim(record)
+            raise IdempotencyInProgress
         if existing.request_hash != fingerprint:
             raise IdempotencyConflict
-        if existing.status_code is None:
-            raise IdempotencyInProgress
-        return StoredAnswer(existing.status_code, existing.response_body or b"")
+        if existing.status_code is not None:
+            return StoredAnswer(existing.status_code, existing.response_body or b"")
+        if existing.job_ids:
+            return BoundJobs(existing.job_ids)
+        abandoned = existing.created_at + self._in_flight_timeout <= now
+        # No jobs bound: the first request stored nothing, so it sent nothing. Taking over is
+        # a compare-and-set that also fails if it binds jobs meanwhile: never two sends.
+        if abandoned and await self._store.take_over_idempotent(record, existing.owner):
+            return self._claim(record)
+        raise IdempotencyInProgress
 
     async def finish(self, auth: Principal, idem_key: str, status_code: int, body: bytes) -> None:
         """Store the answer to replay for the key this request owns."""
@@ -157,11 +184,10 @@ class IdempotencyKeys:
         """Give the key up: the request failed before it did anything."""
         await self._store.drop_idempotent(auth.workspace_id, _key_id(auth), idem_key)
 
-    def _stale(self, record: IdempotencyRecord, now: datetime) -> bool:
-        if record.created_at + self._ttl <= now:
-            return True
-        in_flight = record.status_code is None
-        return in_flight and record.created_at + self._in_flight_timeout <= now
+    @staticmethod
+    def _claim(record: IdempotencyRecord) -> IdempotencyClaim:
+        assert record.owner is not None
+        return IdempotencyClaim(record.workspace_id, record.key_id, record.idem_key, record.owner)
 
     async def _purge(self, now: datetime) -> None:
         if self._last_purge is not None and now - self._last_purge < _PURGE_EVERY:

@@ -11,6 +11,9 @@ store what they return. The rules:
 - Reports are idempotent: a duplicate, or one arriving after its attempt already ended, changes
   nothing. A report for a superseded attempt updates that attempt only.
 - No report within the connection's ``dlr_timeout``: the next fallback, or ``unknown``.
+- A submit whose outcome was never stored (the process died during the provider call, or
+  the store was down when it answered): ``queued → unknown`` with ``SUBMIT_INTERRUPTED``,
+  never a second send. The same holds for a re-dispatch cut off mid-call.
 """
 
 from __future__ import annotations
@@ -26,13 +29,16 @@ from .providers.base import NO_FALLBACK_CODES, ProviderReport
 __all__ = [
     "EVENT_TYPES",
     "FINAL_STATUSES",
+    "SUBMIT_INTERRUPTED",
     "TRANSITIONS",
     "EventType",
     "Transition",
+    "apply_interrupted",
     "apply_report",
     "apply_timeout",
     "can_transition",
     "event_for",
+    "is_write_ahead",
 ]
 
 EventType = Literal[
@@ -62,6 +68,7 @@ TRANSITIONS: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
     {
         ("queued", "sent"),
         ("queued", "failed"),
+        ("queued", "unknown"),
         ("sent", "delivered"),
         ("sent", "expired"),
         ("sent", "rejected"),
@@ -178,3 +185,34 @@ def _report_error(status: DeliveryStatus) -> ErrorInfo:
     if status == "rejected":
         return ErrorInfo("PROVIDER_REJECTED", "The provider rejected the message.")
     return ErrorInfo("RECIPIENT_UNREACHABLE", "The message could not be delivered.")
+
+
+#: The end of a message whose hand-over to a provider may or may not have happened.
+SUBMIT_INTERRUPTED: Final = ErrorInfo(
+    "SUBMIT_INTERRUPTED",
+    "The outcome of handing the message to the provider was never recorded (the process "
+    "stopped, or the store was down); it was not sent again, so that it cannot arrive twice.",
+)
+
+
+def is_write_ahead(record: MessageRecord) -> bool:
+    """Whether ``record`` is still as its send wrote it before calling any provider."""
+    return record.status == "queued" and not record.attempts
+
+
+def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
+    """A write-ahead row whose submit never stored its outcome ends ``unknown`` (the
+    provider may have taken it); a row the submit did finish is left alone."""
+    if not is_write_ahead(record):
+        return Transition(record, changed=False)
+    attempt = Attempt(record.provider, "unknown", now, None, SUBMIT_INTERRUPTED)
+    ended = replace(
+        record,
+        status="unknown",
+        attempts=(attempt,),
+        error=SUBMIT_INTERRUPTED,
+        updated_at=now,
+        final_at=now,
+        fallback_left=(),
+    )
+    return Transition(ended, changed=True, event="message.unknown")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -19,11 +20,20 @@ from ._access import AccessMixin
 from ._adapters import AdapterPool
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
-from ._delivery import DEFAULT_POLL_INTERVAL, IngestResult, Lifecycle
-from ._domain import ApiKey, Connection, ErrorInfo, MessageRecord, Template, Workspace
+from ._delivery import DEFAULT_POLL_INTERVAL, DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
+from ._domain import (
+    ApiKey,
+    Connection,
+    ErrorInfo,
+    MessageRecord,
+    Template,
+    Workspace,
+    quota_period,
+)
 from ._errors import (
     ChatUnreachable,
     FallbackNotAllowed,
+    IdempotencyInProgress,
     MessageNotFound,
     MessagingError,
     ProviderNotConnected,
@@ -33,11 +43,13 @@ from ._errors import (
     ResourceNotFound,
     SenderNotApproved,
     SenderRequired,
+    StorageUnavailable,
     TemplateNotFound,
     Unauthorized,
 )
 from ._ids import new_id
 from ._keys import hash_api_key, parse_api_key
+from ._lifecycle import is_write_ahead
 from ._models import (
     BulkRequest,
     BulkResponse,
@@ -51,6 +63,7 @@ from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch
 from ._templates import placeholders, render, render_value
+from ._text import storable
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault
 from ._webhook_admin import WebhookAdminMixin
@@ -67,8 +80,10 @@ from .providers.base import (
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
-from .store.base import Store
+from .store.base import IdempotencyClaim, QuotaCharge, Store, WorkItem
 from .store.memory import MemoryStore
+
+logger = logging.getLogger("unified_messaging.messenger")
 
 __all__ = ["Messenger", "Principal"]
 
@@ -118,6 +133,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ``rate_limiter`` holds the per-key token buckets (default: in this process, on ``clock``;
     a limiter passed in stays the caller's to close) and ``default_rate_policy`` is the rate
     of a key without its own (D16: 50 requests/s, burst 100).
+    ``submit_timeout``: how long after a send's write-ahead its rows are settled ``unknown``
+    (``SUBMIT_INTERRUPTED``) by the worker if the send's outcome was never stored (its
+    process died mid-call); keep it above the longest fallback chain of provider calls.
     """
 
     def __init__(
@@ -136,6 +154,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         webhook_schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
         webhook_disable_after: timedelta = DISABLE_AFTER,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+        submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -172,6 +191,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             self._adapters,
             events=self._webhooks,
             poll_interval=poll_interval,
+            submit_timeout=submit_timeout,
         )
 
     def __repr__(self) -> str:
@@ -231,34 +251,46 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     # ------------------------------------------------------------------ sending
 
-    async def send(self, auth: Principal, request: SendInput) -> SendResponse:
-        """Send one message (``POST /v1/messages``). Raises a :class:`MessagingError`."""
+    async def send(
+        self,
+        auth: Principal,
+        request: SendInput,
+        *,
+        idempotency: IdempotencyClaim | None = None,
+    ) -> SendResponse:
+        """Send one message (``POST /v1/messages``). Raises a :class:`MessagingError`.
+
+        ``idempotency``: the ``Idempotency-Key`` this request holds (from
+        :class:`IdempotencyKeys`); it is bound to the new job in the write-ahead transaction.
+        """
         req = parse_model(SendRequest, request)
         plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
-        await self._reserve_quota(auth, 1)
         job = Job(new_id("msg"), to, text, auth.workspace_id, provider_template)
         record = self._new_record(auth, plan, job)
-        await self._store.insert_messages([record])
+        check = await self._accept(auth, [record], 1, idempotency)
         queue = auth.workspace.retry_unavailable
-        try:
-            await dispatch([job], plan.hops, clock=self._clock, concurrency=self._concurrency)
-        finally:
-            if not _keeps_unit(job, queue):
-                await self._release_quota(auth, 1)
+        await dispatch([job], plan.hops, clock=self._clock, concurrency=self._concurrency)
         record = self._finish(record, plan, job, queue=queue)
-        work, refs = await self._lifecycle.follow_ups([record], plan.connections)
-        await self._store.update_messages([record], work=work, refs=refs)
+        unused = 0 if _keeps_unit(job, queue) else 1
+        await self._store_outcome(auth, [record], plan, check, unused)
         self._raise_for_single(record, job)
         return send_response(record)
 
-    async def send_bulk(self, auth: Principal, request: BulkInput) -> BulkResponse:
+    async def send_bulk(
+        self,
+        auth: Principal,
+        request: BulkInput,
+        *,
+        idempotency: IdempotencyClaim | None = None,
+    ) -> BulkResponse:
         """Send to 1–200 recipients (``POST /v1/messages/bulk``, D8).
 
         Request-level problems raise; an item's own problem (its recipient, its variables)
-        fails that item only, which still gets a ``job_id``.
+        fails that item only, which still gets a ``job_id``. ``idempotency`` as for
+        :meth:`send`.
         """
         req = parse_model(BulkRequest, request)
         plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
@@ -277,38 +309,43 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             job = Job(job_id, to, text, auth.workspace_id, provider_template)
             jobs.append((index, job))
             records.append(self._new_record(auth, plan, job))
-        await self._reserve_quota(auth, len(jobs))
-        await self._store.insert_messages(records)
+        check = await self._accept(auth, records, len(jobs), idempotency)
         queue = auth.workspace.retry_unavailable
-        try:
-            await dispatch(
-                [job for _, job in jobs], plan.hops, clock=self._clock,
-                concurrency=self._concurrency,
-            )  # fmt: skip
-        finally:
-            unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
-            await self._release_quota(auth, unused)
+        await dispatch(
+            [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency
+        )
         finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
         for index, record in finished:
             records[index] = record
-        # The results, and what they start (reports to watch, events), in one transaction.
-        work, refs = await self._lifecycle.follow_ups(records, plan.connections)
-        await self._store.update_messages([record for _, record in finished], work=work, refs=refs)
-        sent = sum(1 for r in records if r.status != "failed")
-        template_key = plan.template.key if plan.template else None
-        return BulkResponse(
-            total=len(records),
-            sent=sent,
-            failed=len(records) - sent,
-            provider=plan.primary.provider,
-            created_at=records[0].created_at,
-            results=[bulk_result(r) for r in records],
-            template=template_key,
-            template_key=template_key,
-        )
+        unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
+        await self._store_outcome(auth, [r for _, r in finished], plan, check, unused)
+        return _bulk_response(records, plan.primary.provider)
+
+    async def current_answer(
+        self, auth: Principal, job_ids: Sequence[str], *, bulk: bool
+    ) -> SendResponse | BulkResponse:
+        """The answer to a send whose ``Idempotency-Key`` is bound to ``job_ids`` but whose
+        own answer was never stored (its process died, D22): the jobs as they are now.
+
+        :class:`IdempotencyInProgress` while a job is still as its send wrote it ahead of the
+        provider call: that send is running, or its check has yet to settle it.
+        """
+        records = []
+        for job_id in job_ids:
+            record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
+            if record is None:
+                raise MessageNotFound
+            if is_write_ahead(record):
+                raise IdempotencyInProgress
+            records.append(record)
+        if not bulk:
+            return send_response(records[0])
+        return _bulk_response(records, records[0].provider)
 
     async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
+        if not storable(job_id):
+            raise MessageNotFound  # no job has an id the store could not have kept
         record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
         if record is None:
             raise MessageNotFound
@@ -386,22 +423,63 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         language = template.provider_language or "tr"
         return text, ProviderTemplate(template.provider_template, language, params)
 
-    async def _reserve_quota(self, auth: Principal, units: int) -> None:
-        # D17: test mode is free; a unit is held while providers are tried and given back
-        # if none accepts, so the count is of messages a provider took.
-        if not auth.livemode or units == 0:
-            return
-        limit = auth.workspace.monthly_quota
-        period = self._period()
-        if not await self._store.consume_quota(auth.workspace_id, period, units, limit):
+    async def _accept(
+        self,
+        auth: Principal,
+        records: Sequence[MessageRecord],
+        units: int,
+        claim: IdempotencyClaim | None,
+    ) -> WorkItem | None:
+        """Write ahead, before any provider is called, in one transaction: the records, the
+        check that settles them if their outcome never lands, the quota units (D17) and the
+        binding of the ``Idempotency-Key`` to the new jobs (D22)."""
+        check = self._lifecycle.submit_check(records)
+        charge = self._quota_charge(auth, records, units)
+        if charge is not None:
+            charge = replace(charge, limit=auth.workspace.monthly_quota)
+        work = [check] if check is not None else []
+        if not await self._store.accept_messages(records, work=work, quota=charge, claim=claim):
             raise QuotaExceeded
+        return check
 
-    async def _release_quota(self, auth: Principal, units: int) -> None:
-        if auth.livemode and units:
-            await self._store.release_quota(auth.workspace_id, self._period(), units)
+    async def _store_outcome(
+        self,
+        auth: Principal,
+        records: Sequence[MessageRecord],
+        plan: _Plan,
+        check: WorkItem | None,
+        unused: int,
+    ) -> None:
+        """Store what the providers said, what it starts, and the quota units no provider
+        used, in one transaction that also retires the submit check."""
+        work, refs = await self._lifecycle.follow_ups(records, plan.connections)
+        release = self._quota_charge(auth, records, unused)
+        done = [check.id] if check is not None else []
+        try:
+            moved = await self._store.finish_messages(
+                records, work=work, refs=refs, done=done, release=release
+            )
+        except StorageUnavailable:
+            # The providers have spoken; the caller hears what they said. The check stored
+            # ahead settles the rows when the store is back (D22: a retry never re-sends).
+            logger.warning(
+                "could not store the outcome of %d message(s); their check will settle them",
+                len(records),
+            )
+            return
+        for record in records:
+            if record.job_id in moved:
+                await self._lifecycle.finish_late(record, plan.connections)
 
-    def _period(self) -> str:
-        return self.now().strftime("%Y-%m")
+    @staticmethod
+    def _quota_charge(
+        auth: Principal, records: Sequence[MessageRecord], units: int
+    ) -> QuotaCharge | None:
+        # D17: test mode is free; a unit is held while providers are tried and given back
+        # if none accepts, so the count is of messages a provider (may have) taken.
+        if not auth.livemode or units == 0 or not records:
+            return None
+        return QuotaCharge(auth.workspace_id, quota_period(records[0].created_at), units)
 
     # ------------------------------------------------------------------ records
 
@@ -498,6 +576,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             encoding=encoding,
             segments=segments,
             fallback_left=left,
+            version=record.version + 1,
         )
 
     @staticmethod
@@ -562,6 +641,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         return answer if isinstance(answer, str) else None
 
     async def _dlr_connection(self, connection_id: str, token: str) -> Connection:
+        if not (storable(connection_id) and storable(token)):
+            # Neither can be the stored one; asking the store would fail instead of miss.
+            raise ResourceNotFound("No delivery-report endpoint here.")
         connection = await self._store.get_connection(connection_id)
         expected = connection.dlr_token if connection is not None else ""
         # Constant time, and one answer for "no such connection" and "wrong token".
@@ -613,6 +695,21 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
 
 _UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+
+
+def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
+    sent = sum(1 for r in records if r.status != "failed")
+    template_key = records[0].template_key
+    return BulkResponse(
+        total=len(records),
+        sent=sent,
+        failed=len(records) - sent,
+        provider=provider,
+        created_at=records[0].created_at,
+        results=[bulk_result(r) for r in records],
+        template=template_key,
+        template_key=template_key,
+    )
 
 
 def _keeps_unit(job: Job, queue: bool) -> bool:

@@ -7,6 +7,11 @@ run :meth:`Worker.run`: the store's claim gives each row to one worker at a time
 lease, and a worker that dies mid-item leaves it to be claimed again when the lease runs out.
 Handlers must therefore be safe to run twice for one item (at least once, never at once).
 
+While a batch runs, a heartbeat renews the leases of its items that are still running, so an
+item that takes longer than its lease (a slow provider, a webhook receiver's 15 s) is never
+claimed by a second worker while the first still has it. Only a worker that stops beating
+(it died) lets its items go.
+
 A handler returns ``None`` when the item is done (the row is deleted) or a time to run it
 again (the row is rescheduled). A handler that raises is logged and retried with backoff, so a
 bug or an outage never loses an item; an unknown kind waits for a worker that knows it.
@@ -80,8 +85,27 @@ class Worker:
             now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
         )
         if items:
-            await asyncio.gather(*(self._run_item(item) for item in items))
+            running = {item.id for item in items}
+            heartbeat = asyncio.create_task(self._heartbeat(running))
+            try:
+                await asyncio.gather(*(self._run_item(item, running) for item in items))
+            finally:
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
         return len(items)
+
+    async def _heartbeat(self, running: set[str]) -> None:
+        """Renew the leases of the items still running, three times per lease."""
+        interval = self._lease.total_seconds() / 3
+        while running:
+            await asyncio.sleep(interval)
+            try:
+                await self._store.renew_work(
+                    sorted(running), self.worker_id, self._clock.now() + self._lease
+                )
+            except Exception:
+                logger.warning("could not renew the leases of running work", exc_info=True)
 
     async def run_until_idle(self, *, max_rounds: int = 1000) -> int:
         """Run batches until none is due (for tests and one-shot jobs); returns items run."""
@@ -109,7 +133,13 @@ class Worker:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self._idle_interval)
 
-    async def _run_item(self, item: WorkItem) -> None:
+    async def _run_item(self, item: WorkItem, running: set[str]) -> None:
+        try:
+            await self._run_one(item)
+        finally:
+            running.discard(item.id)
+
+    async def _run_one(self, item: WorkItem) -> None:
         handler = self._handlers.get(item.kind)
         async with self._limit:
             if handler is None:

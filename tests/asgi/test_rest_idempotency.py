@@ -17,6 +17,7 @@ from unified_messaging._idempotency import (
     request_fingerprint,
 )
 from unified_messaging.asgi import create_app
+from unified_messaging.store.base import IdempotencyClaim
 from unified_messaging.testing import TestBed
 
 SEND = {"to": NORMAL, "body": "Selam"}
@@ -239,14 +240,58 @@ async def test_many_concurrent_identical_requests_send_once(
 async def test_a_key_abandoned_in_flight_is_taken_over_after_a_while(
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
-    # A process that died mid-request leaves its key in flight; retries are not refused forever.
+    # A process that died before storing anything leaves its key in flight with no job bound:
+    # nothing was sent, so retries are not refused forever.
     principal = await live.messenger.authenticate(live.api_key)
     fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
     keys = IdempotencyKeys(live.messenger.store, live.clock)
-    assert await keys.begin(principal, "k", fingerprint) is None
+    assert isinstance(await keys.begin(principal, "k", fingerprint), IdempotencyClaim)
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     assert code_of(await client.post("/v1/messages", json=SEND, headers=keyed("k"))) == (
         "IDEMPOTENCY_IN_PROGRESS"
     )
     live.clock.advance(timedelta(minutes=5))
     assert (await client.post("/v1/messages", json=SEND, headers=keyed("k"))).status_code == 201
+
+
+async def test_of_concurrent_retries_of_an_abandoned_key_exactly_one_sends(
+    live: LiveSetup, make_client: ClientFactory
+) -> None:
+    principal = await live.messenger.authenticate(live.api_key)
+    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
+    keys = IdempotencyKeys(live.messenger.store, live.clock)
+    assert isinstance(await keys.begin(principal, "k", fingerprint), IdempotencyClaim)
+    live.clock.advance(timedelta(minutes=5))
+    client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
+    answers = await asyncio.gather(
+        *(client.post("/v1/messages", json=SEND, headers=keyed("k")) for _ in range(8))
+    )
+    fresh = [a for a in answers if a.status_code == 201 and "idempotent-replayed" not in a.headers]
+    assert len(fresh) == 1
+    assert len(live.adapter.submitted) == 1
+    others = {a.json().get("job_id") or code_of(a) for a in answers if a is not fresh[0]}
+    assert others <= {fresh[0].json()["job_id"], "IDEMPOTENCY_IN_PROGRESS"}
+
+
+async def test_a_key_bound_to_a_job_answers_with_it_even_after_the_in_flight_timeout(
+    live: LiveSetup, make_client: ClientFactory
+) -> None:
+    # A process that died after its write-ahead: the key names the job, whose state answers.
+    principal = await live.messenger.authenticate(live.api_key)
+    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
+    claim = await IdempotencyKeys(live.messenger.store, live.clock).begin(
+        principal, "k", fingerprint
+    )
+    assert isinstance(claim, IdempotencyClaim)
+    sent = await live.messenger.send(principal, SEND, idempotency=claim)  # never "answered"
+    client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
+    for wait in (timedelta(0), timedelta(minutes=10), timedelta(hours=23)):
+        live.clock.advance(wait)
+        again = await client.post("/v1/messages", json=SEND, headers=keyed("k"))
+        assert (again.status_code, again.json()["job_id"]) == (201, sent.job_id)
+        assert again.headers["idempotent-replayed"] == "true"
+    assert len(live.adapter.submitted) == 1
+    live.clock.advance(timedelta(hours=1))  # past the key's 24 hours: a new request
+    fresh = await client.post("/v1/messages", json=SEND, headers=keyed("k"))
+    assert fresh.json()["job_id"] != sent.job_id
+    assert len(live.adapter.submitted) == 2

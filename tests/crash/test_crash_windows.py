@@ -15,6 +15,7 @@ import pytest
 from _crash_support import Crash, CrashingStore
 
 from unified_messaging import ManualClock, Messenger
+from unified_messaging._errors import StorageUnavailable
 from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.memory import MemoryStore
@@ -136,3 +137,68 @@ async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
     deliveries = await bed.messenger.list_webhook_deliveries(endpoint.id)
     assert [(d.event_type, d.attempts > 0) for d in deliveries][:1] == [("message.sent", True)]
+
+
+# -- the send path (issue 11): write-ahead, outcome, and what a retry sees
+
+
+async def test_death_after_the_write_ahead_ends_unknown_and_announces_it(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    store.arm("accept_messages")
+    with pytest.raises(Crash):
+        await send(bed, NORMAL)
+    [record] = list(store._inner._messages.values())  # type: ignore[attr-defined]
+    assert record.status == "queued"
+
+    await recover(bed)
+
+    assert await status(bed, record.job_id) == ("unknown", [("sms_a", "unknown")])
+    final = await bed.messenger.get_message(bed.principal, record.job_id)
+    assert final.error is not None
+    assert final.error.code == "SUBMIT_INTERRUPTED"
+    assert "message.unknown" in await announced(bed)
+
+
+async def test_an_outcome_the_store_could_not_keep_is_settled_by_its_check(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    async def store_down(*args: object, **kwargs: object) -> list[str]:
+        raise StorageUnavailable("The message store is unavailable: down for the test")
+
+    inner = store._inner  # type: ignore[attr-defined]
+    kept = inner.finish_messages
+    inner.finish_messages = store_down
+    response = await bed.messenger.send(bed.principal, {"to": NORMAL, "body": "Merhaba"})
+    inner.finish_messages = kept
+    # The caller hears what the provider said; the row is still as written ahead...
+    assert response.status == "sent"
+    assert await status(bed, response.job_id) == ("queued", [])
+
+    await recover(bed)  # ...until the store is back and the check has run.
+
+    # One attempt: it was never handed over again.
+    assert await status(bed, response.job_id) == ("unknown", [("sms_a", "unknown")])
+
+
+async def test_an_outcome_after_the_check_replaces_submit_interrupted(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    # A provider slower than the submit time-out: the check ends the row first, then the
+    # send's own outcome, the truth, replaces it.
+    inner = store._inner  # type: ignore[attr-defined]
+    kept = inner.finish_messages
+
+    async def check_runs_first(*args: object, **kwargs: object) -> list[str]:
+        inner.finish_messages = kept
+        await bed.settle(AFTER_LEASE)
+        return await kept(*args, **kwargs)  # type: ignore[no-any-return]
+
+    inner.finish_messages = check_runs_first
+    job_id = await send(bed, NORMAL)
+
+    record = await bed.messenger.get_message(bed.principal, job_id)
+    assert (record.status, record.error) == ("sent", None)
+    assert [a.status for a in record.attempts] == ["accepted"]
+    await bed.settle()  # its simulated report still finds it
+    assert (await status(bed, job_id))[0] == "delivered"

@@ -16,6 +16,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._ids import new_id
+from .._logsafe import safe_log_text
 from ._errors import internal_error_response
 
 __all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "request_id"]
@@ -67,8 +68,13 @@ class RequestIdMiddleware:
         except Exception:
             # Logged here with the id, not re-raised: the server would log it again, and a
             # host's error page would replace the contract's body.
+            # The path is escaped and masked here too: a host that mounts the app may log
+            # without serve's filter, and the path may hold a delivery-report token.
             logger.exception(
-                "unhandled error in %s %s (request %s)", scope["method"], scope["path"], rid
+                "unhandled error in %s %s (request %s)",
+                safe_log_text(str(scope["method"])),
+                safe_log_text(str(scope["path"])),
+                rid,
             )
             if started:
                 return

@@ -23,7 +23,9 @@ from starlette.responses import Response
 from .._access import RateLimitRefused
 from .._errors import MessagingError
 from .._idempotency import (
+    BoundJobs,
     IdempotencyKeys,
+    StoredAnswer,
     check_idempotency_key,
     keeps_answer,
     request_fingerprint,
@@ -31,6 +33,7 @@ from .._idempotency import (
 from .._messenger import Messenger, Principal
 from .._models import BulkRequest, SendRequest, parse_model
 from .._version import __version__
+from ..store.base import IdempotencyClaim
 from ._auth import bearer_token
 from ._body import read_json_object
 from ._client_ip import ClientAddress
@@ -47,7 +50,15 @@ class _Answer(Protocol):
 
 
 RequestModel = TypeVar("RequestModel", SendRequest, BulkRequest)
-Operation = Callable[[Principal, RequestModel], Awaitable[_Answer]]
+RequestIn = TypeVar("RequestIn", SendRequest, BulkRequest, contravariant=True)
+
+
+class Operation(Protocol[RequestIn]):
+    def __call__(
+        self, auth: Principal, request: RequestIn, *, idempotency: IdempotencyClaim | None
+    ) -> Awaitable[_Answer]: ...
+
+
 Handler = Callable[[Request, Principal], Awaitable[Response]]
 
 
@@ -126,12 +137,13 @@ class RestApi:
             payload = await read_json_object(request, self._max_body_bytes)
             parsed = parse_model(model, payload)
             if idem_key is None:
-                answer = await operation(principal, parsed)
+                answer = await operation(principal, parsed, idempotency=None)
                 return _json(json_bytes(answer.to_dict()), 201)
             # The fingerprint is of the JSON as sent (canonically), not of the parsed model,
             # whose defaults would make different bodies look the same.
             fingerprint = request_fingerprint("POST", path, payload)
-            return await self._once(principal, idem_key, fingerprint, operation, parsed)
+            bulk = path.endswith("/bulk")
+            return await self._once(principal, idem_key, fingerprint, operation, parsed, bulk)
 
         return handler
 
@@ -142,12 +154,17 @@ class RestApi:
         fingerprint: str,
         operation: Operation[RequestModel],
         parsed: RequestModel,
+        bulk: bool,
     ) -> Response:
-        stored = await self._keys.begin(principal, idem_key, fingerprint)
-        if stored is not None:
-            return _json(stored.body, stored.status_code, {REPLAYED_HEADER: "true"})
+        claim = await self._keys.begin(principal, idem_key, fingerprint)
+        if isinstance(claim, StoredAnswer):
+            return _json(claim.body, claim.status_code, {REPLAYED_HEADER: "true"})
+        if isinstance(claim, BoundJobs):
+            # The first request created these jobs and never answered (D22): they, as now.
+            current = await self._messenger.current_answer(principal, claim.job_ids, bulk=bulk)
+            return _json(json_bytes(current.to_dict()), 201, {REPLAYED_HEADER: "true"})
         try:
-            answer = await operation(principal, parsed)
+            answer = await operation(principal, parsed, idempotency=claim)
         except MessagingError as exc:
             if not keeps_answer(exc):
                 await self._release(principal, idem_key)

@@ -26,10 +26,18 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from .._delivery import DEFAULT_SUBMIT_TIMEOUT
 from .._logsafe import SafeLogFilter
 from .._messenger import Messenger
 from .._types import ALL_PROVIDERS
-from ._args import CommandFailed, Subparsers, add_command, finite_number, port_number
+from ._args import (
+    CommandFailed,
+    Subparsers,
+    add_command,
+    finite_number,
+    port_number,
+    positive_seconds,
+)
 from ._context import load_vault, open_store, rate_limiter, webhook_policy
 from ._output import JsonObject, Report, emit
 from ._serve_limits import (
@@ -87,6 +95,16 @@ def add_serve(commands: Subparsers) -> None:
         choices=("critical", "error", "warning", "info", "debug"),
         default="info",
         help="uvicorn's log level (default info)",
+    )
+    parser.add_argument(
+        "--submit-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_SUBMIT_TIMEOUT,
+        help=(
+            "settle a send whose outcome was never stored (the process died mid-call) as "
+            "unknown after this long; never re-sent (default 120)"
+        ),
     )
     _add_limit_options(parser)
 
@@ -167,7 +185,11 @@ async def _serve(args: argparse.Namespace) -> None:
     vault = load_vault()
     limiter = rate_limiter(args)
     messenger = Messenger(
-        open_store(args), vault=vault, rate_limiter=limiter, webhook_policy=webhook_policy()
+        open_store(args),
+        vault=vault,
+        rate_limiter=limiter,
+        webhook_policy=webhook_policy(),
+        submit_timeout=args.submit_timeout,
     )
     limits = _limits(args)
     try:
