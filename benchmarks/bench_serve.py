@@ -1,0 +1,1041 @@
+"""The product as users run it: ``unified-messaging serve`` under load from wrk.
+
+    apt-get install -y wrk        # Debian/Ubuntu; wrk is not installed in CI
+    .venv/bin/python benchmarks/bench_serve.py [--duration 10] [--backend sqlite,postgresql]
+        [--only post,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
+
+Everything is set up the way a user would: the ``unified-messaging`` command line creates
+the workspace, the connections, the keys and the webhook endpoint (``workspaces create``,
+``connections add --base-url``, ``keys create --rate-limit``, ``webhooks add``), then
+``unified-messaging serve --json --port 0 --log-level warning`` runs as a subprocess, with
+its background worker on, on a fresh store: a new SQLite file in a temporary directory, or
+a new PostgreSQL database that this script creates and drops (``--postgres-url`` names the
+server and a database to connect to for that; default ``$UM_TEST_POSTGRES_URL``, else
+``postgresql+asyncpg://postgres@127.0.0.1:5432/test``). ``UM_MASTER_KEYS`` is a key made by
+``vault generate-key`` for the run; ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits the loopback
+receiver. Load comes from wrk (2 threads, keep-alive connections, the Lua script
+``benchmarks/wrk/bench.lua``, which counts every HTTP status so non-2xx answers show up in
+the report) or, where a fixed count or a check of every answer is needed, from httpx.
+
+Rows (``--only`` picks them; every row runs on each ``--backend`` unless said otherwise):
+
+- ``post``: ``POST /v1/messages`` with a test key whose rate limit never runs dry
+  (``keys create --test --rate-limit 1e9 --rate-burst 1000000000``), one normal recipient
+  (accepted, simulated delivery report 2 s later, applied by the worker), 16 connections.
+  Beside it, once per run, a bare Starlette endpoint that parses the same JSON body and
+  answers a fixed 201, run under uvicorn in a subprocess with ``serve``'s uvicorn options.
+- ``get``: ``GET /v1/messages/{job_id}`` of one job created first, 16 connections.
+- ``health``: ``GET /v1/health`` beside the bare endpoint's GET, on 1 and on 16 connections
+  (first backend only: health does no I/O).
+- ``bulk``: ``POST /v1/messages/bulk`` of 200 recipients with a live key, through the
+  ``sms_a`` (NetGSM, 100 per request) connection whose ``--base-url`` is a loopback NetGSM
+  fake (``tests/fakes/netgsm.py``) answering after 50 ms, in a process of its own; beside it
+  the yardstick, two concurrent raw batch calls of 100 to the same fake with httpx. Rounds
+  alternate; medians; the ratio bulk / raw.
+- ``dlr``: delivery reports in, one per request, simulator format, to
+  ``POST /v1/dlr/{connection_id}/{token}``, 16 connections, each report for its own job.
+  The jobs go to ``+905550000008`` (accepted, no simulated report ever), so every report
+  changes its job. Each wrk thread posts its share once and stops; ``--duration`` caps it.
+- ``webhooks``: events out to a loopback receiver (its own process, answering 204). A
+  ``serve --no-worker`` on a store of its own queues ``--events`` ``message.sent`` events
+  (bulks to ``+905550000008``; the endpoint subscribes to ``message.sent`` only); then
+  ``serve`` with its worker starts on that store and the receiver times their arrival:
+  events / seconds from the server's start line to the last event.
+- ``two``: two ``serve`` processes (both with workers) on one SQLite file (sqlite only), 16
+  httpx clients (one keep-alive connection each) split between them, ``--sends`` sends in
+  all; counts 503s, then reads every job back from both servers.
+
+The machine is shared: the report prints the load average before and after. Quick run
+(about 1-2 minutes): ``--duration 3 --only post,get,health``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+LUA = HERE / "wrk" / "bench.lua"
+ROWS = ("post", "get", "health", "bulk", "dlr", "webhooks", "two")
+BACKENDS = ("sqlite", "postgresql")
+DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+RECIPIENT = "+905551234567"  # a normal number: accepted, delivered 2 s later (simulated)
+NO_REPORT = "+905550000008"  # magic number: accepted, no simulated report ever
+SEND_BODY = {"to": RECIPIENT, "body": "Siparişiniz yola çıktı."}
+SENDER = "ACME"  # a header the NetGSM fake knows
+WRK_THREADS = 2  # the machine has two cores
+# The shape of a real answer, fixed: the bare endpoint does no work to build it.
+BARE_ANSWER = json.dumps(
+    {
+        "job_id": "msg_01JBARE00000000000000000",
+        "status": "sent",
+        "to": RECIPIENT,
+        "provider": "sms_a",
+        "created_at": "2026-01-01T00:00:00Z",
+        "attempts": [
+            {
+                "provider": "sms_a",
+                "status": "accepted",
+                "provider_message_id": "sim-sms_a-msg_01JBARE00000000000000000-0",
+                "at": "2026-01-01T00:00:00Z",
+            }
+        ],
+        "segments": 1,
+        "encoding": "gsm7",
+    }
+).encode()
+HEALTH_ANSWER = b'{"status":"ok","version":"bare"}'
+
+Scope = MutableMapping[str, Any]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------- the results
+
+
+@dataclass
+class Row:
+    row: str
+    backend: str
+    measure: str
+    rate: float | None = None
+    unit: str = "req/s"
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    non_2xx: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def cells(self) -> list[str]:
+        rate = "—" if self.rate is None else f"{self.rate:,.0f} {self.unit}"
+        if self.rate is not None and self.rate < 10:
+            rate = f"{self.rate:,.2f} {self.unit}"
+        return [
+            self.row,
+            self.backend,
+            self.measure,
+            rate,
+            ms(self.p50_ms),
+            ms(self.p99_ms),
+            "—" if self.non_2xx is None else f"{self.non_2xx:,}",
+            "; ".join(self.notes).replace("\n", " ").replace("|", "\\|"),
+        ]
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f} ms" if value >= 100 else f"{value:.1f} ms"
+
+
+def table(rows: Sequence[Row]) -> str:
+    head = ["row", "backend", "measure", "rate", "p50", "p99", "non-2xx", "notes"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def codes_note(codes: dict[int, int]) -> str:
+    return ", ".join(f"{n:,}× {code}" for code, n in sorted(codes.items()))
+
+
+# ---------------------------------------------------------------------- wrk
+
+
+@dataclass
+class Load:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    codes: dict[int, int]
+    socket_errors: dict[str, int]
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    @property
+    def non_2xx(self) -> int:
+        return sum(n for code, n in self.codes.items() if not 200 <= code < 300)
+
+    def row(self, row: str, backend: str, measure: str, unit: str = "req/s") -> Row:
+        notes = []
+        if self.non_2xx:
+            notes.append("statuses " + codes_note(self.codes))
+        errors = {k: v for k, v in self.socket_errors.items() if k != "status" and v}
+        if errors:
+            notes.append("socket errors " + ", ".join(f"{k} {v}" for k, v in errors.items()))
+        return Row(
+            row, backend, measure, self.rate, unit, self.p50_ms, self.p99_ms, self.non_2xx, notes
+        )
+
+
+async def wrk(
+    url: str,
+    *,
+    connections: int,
+    duration: float,
+    method: str = "GET",
+    body: str | None = None,
+    bodies: Path | None = None,
+    auth: str | None = None,
+) -> Load:
+    threads = min(WRK_THREADS, connections)
+    env = os.environ | {"WRK_METHOD": method, "WRK_THREADS": str(threads)}
+    for name, value in (("WRK_BODY", body), ("WRK_BODIES", bodies), ("WRK_AUTH", auth)):
+        env.pop(name, None)
+        if value is not None:
+            env[name] = str(value)
+    argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration:g}s"]
+    argv += ["--timeout", "15s", "-s", str(LUA), url]
+    process = await asyncio.create_subprocess_exec(
+        *argv, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await process.communicate()
+    for line in out.decode().splitlines():
+        if line.startswith("WRK_RESULT "):
+            data = json.loads(line.removeprefix("WRK_RESULT "))
+            return Load(
+                requests=data["requests"],
+                seconds=data["duration_us"] / 1e6,
+                p50_ms=data["p50_us"] / 1e3,
+                p99_ms=data["p99_us"] / 1e3,
+                codes={int(code): n for code, n in data["codes"].items()},
+                socket_errors=data["errors"],
+            )
+    raise RuntimeError(f"wrk gave no result (exit {process.returncode}): {err.decode()[-500:]}")
+
+
+# ---------------------------------------------------------------------- child processes
+
+
+@dataclass
+class Child:
+    name: str
+    process: asyncio.subprocess.Process
+    info: dict[str, Any]
+    log: Path
+
+    @property
+    def url(self) -> str:
+        url: str = self.info["url"]
+        return url
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+async def spawn(name: str, argv: Sequence[str], *, env: dict[str, str], cwd: Path) -> Child:
+    """Start ``argv``; its first stdout line is a JSON object with at least ``url``."""
+    log_path = cwd / f"{name}.log"
+    with log_path.open("ab") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *argv, env=env, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=stderr
+        )
+    child = Child(name, process, {}, log_path)
+    assert process.stdout is not None
+    try:
+        line = await asyncio.wait_for(process.stdout.readline(), 60)
+    except TimeoutError:
+        line = b""
+    if not line:
+        await stop(child)
+        raise RuntimeError(f"{name} did not start:\n{child.tail()}")
+    child.info = json.loads(line)
+    return child
+
+
+async def stop(child: Child) -> None:
+    if child.process.returncode is None:
+        child.process.terminate()
+        try:
+            await asyncio.wait_for(child.process.wait(), 20)
+        except TimeoutError:
+            child.process.kill()
+            await child.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def running(
+    name: str, argv: Sequence[str], *, env: dict[str, str], cwd: Path
+) -> AsyncIterator[Child]:
+    child = await spawn(name, argv, env=env, cwd=cwd)
+    try:
+        yield child
+    finally:
+        await stop(child)
+
+
+def this_script(child: str, *extra: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "--child", child, *extra]
+
+
+def um_command() -> list[str]:
+    """The ``unified-messaging`` console script beside this interpreter."""
+    script = Path(sys.executable).with_name("unified-messaging")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "unified_messaging"]
+
+
+# ---------------------------------------------------------------------- the children's side
+
+
+def listening_socket() -> socket.socket:
+    """Bound and listening before uvicorn starts, as ``serve`` does it (cli/_serve.py); the
+    explicit IPPROTO_TCP makes asyncio set TCP_NODELAY on the accepted sockets."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_child(app: Any, info: dict[str, Any], **options: Any) -> None:
+    import uvicorn
+
+    sock = listening_socket()
+    port = sock.getsockname()[1]
+    print(json.dumps({"url": f"http://127.0.0.1:{port}", **info}), flush=True)
+    config = uvicorn.Config(app, log_level="warning", **options)
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+def child_bare() -> None:
+    """A bare Starlette app under plain uvicorn with ``serve``'s options (cli/_serve.py:
+    lifespan on, no proxy headers, no WebSockets, 10 s graceful stop, TCP_NODELAY), without
+    its guarded HTTP protocol (connection cap, deadlines)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def send(request: Request) -> Response:
+        await request.json()
+        return Response(BARE_ANSWER, status_code=201, media_type="application/json")
+
+    async def health(request: Request) -> Response:
+        return Response(HEALTH_ANSWER, media_type="application/json")
+
+    app = Starlette(
+        routes=[
+            Route("/v1/messages", send, methods=["POST"]),
+            Route("/v1/health", health, methods=["GET"]),
+        ]
+    )
+    run_child(app, {}, lifespan="on", proxy_headers=False, timeout_graceful_shutdown=10, ws="none")
+
+
+def child_netgsm(delay: float) -> None:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from fakes.netgsm import NetgsmFake
+
+    fake = NetgsmFake()
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(delay)
+        await fake.app(scope, receive, send)
+
+    info = {"usercode": fake.usercode, "password": fake.password}
+    run_child(app, info, lifespan="off", access_log=False, ws="none")
+
+
+def child_receiver() -> None:
+    """Answers every POST with 204 and counts them; ``GET /count`` tells, ``/reset`` zeroes."""
+    state: dict[str, float] = {"count": 0, "first": 0.0, "last": 0.0}
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        body = b""
+        if scope["method"] == "POST":
+            now = time.monotonic()  # system-wide on Linux: the parent compares its own
+            state["first"] = state["first"] or now
+            state["last"] = now
+            state["count"] += 1
+            status = 204
+        else:
+            if scope["path"] == "/reset":
+                state.update(count=0, first=0.0, last=0.0)
+            body, status = json.dumps(state).encode(), 200
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    run_child(app, {}, lifespan="off", access_log=False, ws="none")
+
+
+# ---------------------------------------------------------------------- the stores
+
+
+@contextlib.asynccontextmanager
+async def database(backend: str, tmp: Path, name: str, postgres: str) -> AsyncIterator[str]:
+    """A fresh, empty store: a new SQLite file, or a PostgreSQL database dropped after."""
+    if backend == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp / (name + '.db')}"
+        return
+    import asyncpg
+    from sqlalchemy.engine import make_url
+
+    server = make_url(postgres)
+    dbname = f"bench_serve_{os.getpid()}_{name}"
+    admin = server.set(drivername="postgresql").render_as_string(hide_password=False)
+    connection = await asyncpg.connect(admin)
+    try:
+        await connection.execute(f'CREATE DATABASE "{dbname}"')
+    finally:
+        await connection.close()
+    try:
+        yield server.set(database=dbname).render_as_string(hide_password=False)
+    finally:
+        connection = await asyncpg.connect(admin)
+        try:
+            await connection.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+        finally:
+            await connection.close()
+
+
+# ---------------------------------------------------------------------- the command line
+
+
+@dataclass
+class Workspace:
+    id: str
+    connection_id: str
+    dlr_path: str
+    test_key: str
+    live_key: str
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, tmp: Path, master_key: str) -> None:
+        self.args = args
+        self.tmp = tmp
+        self.master_key = master_key
+        self.rows: list[Row] = []
+        self.fake: Child | None = None
+        self.receiver: Child | None = None
+
+    def env(self, database_url: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("UM_REDIS_URL", None)  # each server keeps its own buckets
+        env |= {
+            "UM_DATABASE_URL": database_url,
+            "UM_MASTER_KEYS": self.master_key,
+            "UM_WEBHOOK_ALLOW_PRIVATE": "1",
+        }
+        return env
+
+    async def cli(self, env: dict[str, str], *argv: str, stdin: str | None = None) -> Any:
+        process = await asyncio.create_subprocess_exec(
+            *um_command(),
+            *argv,
+            "--json",
+            env=env,
+            cwd=self.tmp,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await process.communicate(None if stdin is None else stdin.encode())
+        if process.returncode != 0:
+            raise RuntimeError(f"unified-messaging {' '.join(argv)}: {err.decode().strip()}")
+        return json.loads(out)
+
+    async def provision(self, env: dict[str, str], name: str) -> Workspace:
+        """A workspace with a live sms_a connection to the NetGSM fake, a test and a live key."""
+        assert self.fake is not None
+        workspace = await self.cli(env, "workspaces", "create", name)
+        credentials = json.dumps(
+            {"usercode": self.fake.info["usercode"], "password": self.fake.info["password"]}
+        )
+        connection = await self.cli(
+            env,
+            "connections",
+            "add",
+            "--workspace",
+            workspace["id"],
+            "sms_a",
+            "--credentials-file",
+            "-",
+            "--default-sender",
+            SENDER,
+            "--approved-sender",
+            SENDER,
+            "--base-url",
+            self.fake.url,
+            stdin=credentials,
+        )
+        unlimited = ("--rate-limit", "1e9", "--rate-burst", "1000000000")
+        test = await self.cli(
+            env, "keys", "create", "--workspace", workspace["id"], "--test", *unlimited
+        )
+        live = await self.cli(env, "keys", "create", "--workspace", workspace["id"], *unlimited)
+        return Workspace(
+            workspace["id"],
+            connection["id"],
+            connection["dlr_path"],
+            test["api_key"],
+            live["api_key"],
+        )
+
+    def serve(self, env: dict[str, str], name: str, *extra: str) -> Any:
+        argv = [*um_command(), "serve", "--json", "--port", "0", "--log-level", "warning"]
+        return running(name, [*argv, *extra], env=env, cwd=self.tmp)
+
+    async def guarded(self, row: str, backend: str, measure: str, run: Awaitable[None]) -> None:
+        """Run one row; a failure becomes a row saying so, and the run goes on."""
+        try:
+            await run
+        except Exception as exc:
+            log(f"{row} on {backend} failed: {exc!r}")
+            first_line = str(exc).splitlines()[0] if str(exc) else repr(exc)
+            self.rows.append(Row(row, backend, measure, notes=[f"FAILED: {first_line}"[:300]]))
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self) -> None:
+        args = self.args
+        bare_needed = {"post", "health"} & set(args.only)
+        async with contextlib.AsyncExitStack() as stack:
+            self.fake = await stack.enter_async_context(
+                running(
+                    "netgsm-fake",
+                    this_script("netgsm", str(args.delay)),
+                    env=dict(os.environ),
+                    cwd=self.tmp,
+                )
+            )
+            if "webhooks" in args.only:
+                self.receiver = await stack.enter_async_context(
+                    running("receiver", this_script("receiver"), env=dict(os.environ), cwd=self.tmp)
+                )
+            if bare_needed:
+                bare = await stack.enter_async_context(
+                    running("bare", this_script("bare"), env=dict(os.environ), cwd=self.tmp)
+                )
+                await self.bare_rows(bare)
+            for n, backend in enumerate(args.backend):
+                await self.backend_rows(backend, first=n == 0)
+
+    async def bare_rows(self, bare: Child) -> None:
+        d = self.args.duration
+        if "post" in self.args.only:
+            body = json.dumps(SEND_BODY, ensure_ascii=False)
+            url = bare.url + "/v1/messages"
+            await wrk(url, connections=16, duration=1, method="POST", body=body)  # warm-up
+            load = await wrk(url, connections=16, duration=d, method="POST", body=body)
+            self.rows.append(load.row("post", "bare", "bare Starlette POST, 16 conns"))
+            log(f"bare POST: {load.rate:,.0f} req/s")
+        if "health" in self.args.only:
+            for connections in (1, 16):
+                load = await wrk(bare.url + "/v1/health", connections=connections, duration=d)
+                measure = f"bare Starlette GET, {connections} conn{'s' * (connections > 1)}"
+                self.rows.append(load.row("health", "bare", measure))
+                log(f"bare GET, {connections} connections: {load.rate:,.0f} req/s")
+
+    async def backend_rows(self, backend: str, *, first: bool) -> None:
+        only, pg = set(self.args.only), self.args.postgres_url
+        main_rows = {"post", "get", "bulk", "dlr"} | ({"health"} if first else set())
+        if only & main_rows:
+            try:
+                async with database(backend, self.tmp, "main", pg) as url:
+                    env = self.env(url)
+                    workspace = await self.provision(env, "bench")
+                    async with self.serve(env, f"serve-{backend}") as server:
+                        log(f"{backend}: serve at {server.url}")
+                        await self.main_rows(backend, server, workspace, only, first=first)
+            except Exception as exc:  # the server or the store did not come up
+                log(f"{backend}: {exc!r}")
+                self.rows.append(Row("setup", backend, "serve", notes=[f"FAILED: {exc}"[:300]]))
+        if "webhooks" in only:
+            await self.guarded("webhooks", backend, "events out", self.webhooks_row(backend))
+        if "two" in only and backend == "sqlite":
+            await self.guarded("two", backend, "two serve, one file", self.two_row())
+
+    async def main_rows(
+        self, backend: str, server: Child, workspace: Workspace, only: set[str], *, first: bool
+    ) -> None:
+        rows: list[tuple[str, str, Callable[[], Awaitable[None]]]] = [
+            (
+                "post",
+                "POST /v1/messages, 16 conns",
+                lambda: self.post_row(backend, server, workspace),
+            ),
+            (
+                "get",
+                "GET /v1/messages/{id}, 16 conns",
+                lambda: self.get_row(backend, server, workspace),
+            ),
+            ("health", "GET /v1/health", lambda: self.health_rows(backend, server)),
+            ("dlr", "reports in", lambda: self.dlr_row(backend, server, workspace)),
+            ("bulk", "bulk 200, live", lambda: self.bulk_row(backend, server, workspace)),
+        ]
+        for row, measure, make in rows:
+            if row in only and (row != "health" or first):
+                await self.guarded(row, backend, measure, make())
+                if server.process.returncode is not None:
+                    code = server.process.returncode
+                    raise RuntimeError(f"serve exited ({code}):\n{server.tail()}")
+
+    # ------------------------------------------------------------------ the rows
+
+    async def post_row(self, backend: str, server: Child, workspace: Workspace) -> None:
+        body = json.dumps(SEND_BODY, ensure_ascii=False)
+        auth = f"Bearer {workspace.test_key}"
+        url = server.url + "/v1/messages"
+        await wrk(url, connections=16, duration=1, method="POST", body=body, auth=auth)  # warm-up
+        load = await wrk(
+            url, connections=16, duration=self.args.duration, method="POST", body=body, auth=auth
+        )
+        self.rows.append(load.row("post", backend, "POST /v1/messages, 16 conns"))
+        log(f"{backend} POST: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
+
+    async def get_row(self, backend: str, server: Child, workspace: Workspace) -> None:
+        auth = f"Bearer {workspace.test_key}"
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+            sent = await client.post(
+                "/v1/messages", json=SEND_BODY, headers={"Authorization": auth}
+            )
+            sent.raise_for_status()
+            job_id = sent.json()["job_id"]
+        load = await wrk(
+            f"{server.url}/v1/messages/{job_id}",
+            connections=16,
+            duration=self.args.duration,
+            auth=auth,
+        )
+        self.rows.append(load.row("get", backend, "GET /v1/messages/{id}, 16 conns"))
+        log(f"{backend} GET: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
+
+    async def health_rows(self, backend: str, server: Child) -> None:
+        for connections in (1, 16):
+            load = await wrk(
+                server.url + "/v1/health", connections=connections, duration=self.args.duration
+            )
+            measure = f"GET /v1/health, {connections} conn{'s' * (connections > 1)}"
+            self.rows.append(load.row("health", backend, measure))
+            log(f"{backend} health, {connections} connections: {load.rate:,.0f} req/s")
+
+    async def send_bulks(
+        self, client: httpx.AsyncClient, key: str, count: int, to: str = NO_REPORT
+    ) -> list[str]:
+        """``count`` test sends in bulks of 200; the job ids of those sent."""
+        job_ids: list[str] = []
+        while len(job_ids) < count:
+            size = min(200, count - len(job_ids))
+            first = len(job_ids)
+            items = [{"to": to, "body": f"Rapor bekleniyor {first + i}"} for i in range(size)]
+            response = await client.post(
+                "/v1/messages/bulk",
+                json={"items": items},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            if response.status_code != 201:
+                raise RuntimeError(f"bulk answered {response.status_code}: {response.text[:200]}")
+            results = response.json()["results"]
+            sent = [r["job_id"] for r in results if r["status"] == "sent"]
+            if len(sent) != size:
+                raise RuntimeError(f"bulk sent {len(sent)} of {size}: {results[:1]}")
+            job_ids += sent
+        return job_ids
+
+    async def dlr_row(self, backend: str, server: Child, workspace: Workspace) -> None:
+        count = self.args.reports
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+            started = time.perf_counter()
+            job_ids = await self.send_bulks(client, workspace.test_key, count)
+            log(f"{backend} dlr: {count} jobs made in {time.perf_counter() - started:.1f} s")
+            # The simulator's message id is sim-<code>-<job id>-<attempt>; check one.
+            record = await self.get_job(client, workspace.test_key, job_ids[0])
+            expected = f"sim-sms_a-{job_ids[0]}-0"
+            if record["attempts"][0]["provider_message_id"] != expected:
+                raise RuntimeError(f"unexpected provider message id: {record['attempts'][0]}")
+            bodies = self.tmp / f"dlr-{backend}.jsonl"
+            bodies.write_text(
+                "".join(
+                    json.dumps({"provider_message_id": f"sim-sms_a-{job}-0", "status": "delivered"})
+                    + "\n"
+                    for job in job_ids
+                )
+            )
+            load = await wrk(
+                server.url + workspace.dlr_path,
+                connections=16,
+                duration=self.args.duration,
+                method="POST",
+                bodies=bodies,
+            )
+            measure = "POST /v1/dlr/…, 1 report/request, 16 conns"
+            row = load.row("dlr", backend, measure, "reports/s")
+            # Thread n posts lines n, n+2, … (wrk swallows the first of thread 0 and it
+            # comes last, see wrk/bench.lua): the second of each must have been applied.
+            for job in job_ids[WRK_THREADS : 2 * WRK_THREADS]:
+                status = (await self.get_job(client, workspace.test_key, job))["status"]
+                if status != "delivered":
+                    row.notes.append(f"{job} is {status}, not delivered")
+            row.notes.append(f"{load.requests:,} of {count:,} reports")
+        self.rows.append(row)
+        log(f"{backend} DLR: {load.rate:,.0f} reports/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
+
+    @staticmethod
+    async def get_job(client: httpx.AsyncClient, key: str, job_id: str) -> dict[str, Any]:
+        response = await client.get(
+            f"/v1/messages/{job_id}", headers={"Authorization": f"Bearer {key}"}
+        )
+        response.raise_for_status()
+        record: dict[str, Any] = response.json()
+        return record
+
+    async def bulk_row(self, backend: str, server: Child, workspace: Workspace) -> None:
+        assert self.fake is not None
+        fake = self.fake
+        raw_url = fake.url + "/sms/rest/v2/send"
+        credentials = (fake.info["usercode"], fake.info["password"])
+
+        def items(run: int) -> list[dict[str, str]]:
+            return [
+                {"to": f"+90555{1000000 + n:07d}", "body": f"Kampanya {run}.{n}"}
+                for n in range(200)
+            ]
+
+        def raw_body(run: int, half: int) -> dict[str, Any]:
+            messages = [
+                {"msg": f"Kampanya {run}.{n}", "no": f"555{1000000 + n:07d}"}
+                for n in range(half * 100, half * 100 + 100)
+            ]
+            return {"msgheader": SENDER, "messages": messages, "iysfilter": "0"}
+
+        api = httpx.AsyncClient(
+            base_url=server.url,
+            timeout=60,
+            headers={"Authorization": f"Bearer {workspace.live_key}"},
+        )
+        raw = httpx.AsyncClient(timeout=60, auth=credentials)
+        bulk_times: list[float] = []
+        raw_times: list[float] = []
+        failures: list[str] = []
+        async with api, raw:
+            for run in range(self.args.bulk_runs + 1):  # the first run warms both up
+                started = time.perf_counter()
+                answers = await asyncio.gather(
+                    raw.post(raw_url, json=raw_body(run, 0)),
+                    raw.post(raw_url, json=raw_body(run, 1)),
+                )
+                raw_time = time.perf_counter() - started
+                for answer in answers:
+                    if answer.status_code != 200 or answer.json().get("code") != "00":
+                        failures.append(f"raw call {answer.status_code}: {answer.text[:100]}")
+                started = time.perf_counter()
+                response = await api.post("/v1/messages/bulk", json={"items": items(run)})
+                bulk_time = time.perf_counter() - started
+                if response.status_code != 201 or response.json().get("sent") != 200:
+                    failures.append(f"bulk {response.status_code}: {response.text[:200]}")
+                if run:
+                    bulk_times.append(bulk_time)
+                    raw_times.append(raw_time)
+        bulk, yardstick = statistics.median(bulk_times), statistics.median(raw_times)
+        ratio = bulk / yardstick
+        self.rows.append(
+            Row(
+                "bulk",
+                backend,
+                "POST /v1/messages/bulk, 200 items, live sms_a, fake 50 ms",
+                1 / bulk,
+                "bulks/s",
+                bulk * 1e3,
+                max(bulk_times) * 1e3,
+                len(failures),
+                [f"median {bulk * 1e3:.0f} ms = {ratio:.2f}× raw"],
+            )
+        )
+        if failures:  # answers that were errors say nothing about speed
+            row = self.rows[-1]
+            row.rate = row.p50_ms = row.p99_ms = None
+            row.notes = [f"FAILED: {len(failures)} failed calls", failures[0]]
+        self.rows.append(
+            Row(
+                "bulk",
+                "raw",
+                "2 concurrent raw batch calls of 100 to the same fake",
+                1 / yardstick,
+                "pairs/s",
+                yardstick * 1e3,
+                max(raw_times) * 1e3,
+                0,
+                ["the yardstick; p99 column: slowest run"],
+            )
+        )
+        log(f"{backend} bulk: {bulk * 1e3:.0f} ms, raw {yardstick * 1e3:.0f} ms, {ratio:.2f}×")
+
+    async def webhooks_row(self, backend: str) -> None:
+        assert self.receiver is not None
+        receiver, events = self.receiver, self.args.events
+        async with database(backend, self.tmp, "hooks", self.args.postgres_url) as url:
+            env = self.env(url)
+            workspace = await self.provision(env, "hooks")
+            await self.cli(
+                env,
+                "webhooks",
+                "add",
+                "--workspace",
+                workspace.id,
+                "--event",
+                "message.sent",
+                receiver.url + "/hook",
+            )
+            async with (
+                self.serve(env, f"serve-{backend}-queue", "--no-worker") as server,
+                httpx.AsyncClient(base_url=server.url, timeout=120) as client,
+            ):
+                await self.send_bulks(client, workspace.test_key, events)
+            async with httpx.AsyncClient(base_url=receiver.url, timeout=10) as probe:
+                await probe.get("/reset")
+                async with self.serve(env, f"serve-{backend}-hooks") as server:
+                    started = time.monotonic()
+                    deadline = started + max(120.0, self.args.duration * 12)
+                    state = (await probe.get("/count")).json()
+                    while state["count"] < events and time.monotonic() < deadline:
+                        if server.process.returncode is not None:
+                            raise RuntimeError(f"serve exited:\n{server.tail()}")
+                        await asyncio.sleep(0.05)
+                        state = (await probe.get("/count")).json()
+                    await asyncio.sleep(0.5)  # anything more than expected?
+                    state = (await probe.get("/count")).json()
+        got = int(state["count"])
+        notes = [f"{got:,} of {events:,} events"]
+        if got:
+            seconds = state["last"] - started
+            notes.append(f"first after {state['first'] - started:.2f} s")
+            if got > 1 and state["last"] > state["first"]:
+                spread = (got - 1) / (state["last"] - state["first"])
+                notes.append(f"first to last {spread:,.0f} events/s")
+            rate: float | None = got / seconds if seconds > 0 else None
+        else:
+            rate = None
+            notes.append("none arrived")
+        if got < events:
+            notes.append("TIMED OUT")
+        measure = "queued message.sent events → loopback receiver (worker in serve)"
+        self.rows.append(Row("webhooks", backend, measure, rate, "events/s", notes=notes))
+        log(f"{backend} webhooks: {notes}, {rate or 0:,.0f} events/s")
+
+    async def two_row(self) -> None:
+        sends, clients = self.args.sends, 16
+        async with database("sqlite", self.tmp, "two", self.args.postgres_url) as url:
+            env = self.env(url)
+            workspace = await self.provision(env, "two")
+            async with (
+                self.serve(env, "serve-two-a") as a,
+                self.serve(env, "serve-two-b") as b,
+            ):
+                servers = [a.url, b.url]
+                auth = {"Authorization": f"Bearer {workspace.test_key}"}
+                pools = [
+                    httpx.AsyncClient(
+                        base_url=servers[n % 2],
+                        headers=auth,
+                        timeout=60,
+                        limits=httpx.Limits(max_connections=1),
+                    )
+                    for n in range(clients)
+                ]
+                codes: dict[int, int] = {}
+                latencies: list[float] = []
+                job_ids: list[str] = []
+                remaining = sends
+
+                async def sender(client: httpx.AsyncClient) -> None:
+                    nonlocal remaining
+                    while remaining > 0:
+                        remaining -= 1
+                        started = time.perf_counter()
+                        response = await client.post("/v1/messages", json=SEND_BODY)
+                        latencies.append(time.perf_counter() - started)
+                        codes[response.status_code] = codes.get(response.status_code, 0) + 1
+                        if response.status_code == 201:
+                            job_ids.append(response.json()["job_id"])
+
+                started = time.perf_counter()
+                await asyncio.gather(*(sender(c) for c in pools))
+                elapsed = time.perf_counter() - started
+                unreadable = [0, 0]
+                queue = list(job_ids)
+
+                async def reader(client: httpx.AsyncClient, side: int) -> None:
+                    while queue:
+                        job = queue.pop()
+                        for attempt in range(2):
+                            response = await client.get(f"/v1/messages/{job}")
+                            if response.status_code == 200 or attempt:
+                                break
+                        if response.status_code != 200:
+                            unreadable[side] += 1
+
+                for side in (0, 1):
+                    queue = list(job_ids)
+                    await asyncio.gather(*(reader(c, side) for c in pools[side::2]))
+                for client in pools:
+                    await client.aclose()
+        quantiles = statistics.quantiles(latencies, n=100)
+        non_2xx = sum(n for code, n in codes.items() if not 200 <= code < 300)
+        notes = [
+            f"{codes.get(503, 0):,}× 503",
+            f"statuses {codes_note(codes)}",
+            f"unreadable from A {unreadable[0]}, from B {unreadable[1]} of {len(job_ids):,} jobs",
+        ]
+        self.rows.append(
+            Row(
+                "two",
+                "sqlite",
+                f"2 serve on one file, {clients} clients, {sends:,} sends",
+                sends / elapsed,
+                "sends/s",
+                quantiles[49] * 1e3,
+                quantiles[98] * 1e3,
+                non_2xx,
+                notes,
+            )
+        )
+        log(f"two serve: {sends / elapsed:,.0f} sends/s, {codes}, unreadable {unreadable}")
+
+
+# ---------------------------------------------------------------------- main
+
+
+def not_logs(folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if not name.endswith(".log")]
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def version_of_wrk() -> str:
+    import subprocess
+
+    done = subprocess.run(["wrk", "--version"], capture_output=True, text=True, check=False)  # noqa: S607
+    return (done.stdout or done.stderr).splitlines()[0] if (done.stdout or done.stderr) else "?"
+
+
+def git_commit() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=HERE,
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],  # noqa: S607
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=HERE,
+    )
+    return done.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+async def master_key(tmp: Path) -> str:
+    process = await asyncio.create_subprocess_exec(
+        *um_command(), "vault", "generate-key", "--json", cwd=tmp, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    key: str = json.loads(out)["key_spec"]
+    return key
+
+
+async def main(args: argparse.Namespace) -> None:
+    before = load_average()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench_serve_") as name:
+        tmp = Path(name)
+        bench = Bench(args, tmp, await master_key(tmp))
+        try:
+            await bench.run()
+        finally:
+            if args.keep_logs:
+                shutil.copytree(tmp, args.keep_logs, dirs_exist_ok=True, ignore=not_logs)
+    minutes = (time.perf_counter() - started) / 60
+    pythonpath = os.environ.get("PYTHONPATH")
+    command = f"PYTHONPATH={pythonpath} " if pythonpath else ""
+    command += f"bench_serve.py --duration {args.duration:g} --backend {','.join(args.backend)}"
+    print(
+        f"\n`{command} --only {','.join(args.only)}`; {time.strftime('%Y-%m-%d %H:%M')}, commit"
+        f" {git_commit()}, {version_of_wrk().split(' [')[0]}, {os.cpu_count()} cores; load average"
+        f" {before} before, {load_average()} after; {minutes:.1f} min.\n"
+    )
+    print(table(bench.rows))
+
+
+def selection(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    def parse(text: str) -> list[str]:
+        picked = [part.strip() for part in text.split(",") if part.strip()]
+        wrong = [p for p in picked if p not in choices]
+        if wrong or not picked:
+            raise argparse.ArgumentTypeError(f"choose from {','.join(choices)}")
+        return picked
+
+    return parse
+
+
+def cli() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", type=selection(ROWS), default=list(ROWS), help=",".join(ROWS))
+    parser.add_argument("--backend", type=selection(BACKENDS), default=list(BACKENDS))
+    parser.add_argument("--duration", type=float, default=10, help="seconds per wrk run")
+    parser.add_argument(
+        "--postgres-url", default=os.environ.get("UM_TEST_POSTGRES_URL") or DEFAULT_POSTGRES
+    )
+    parser.add_argument("--reports", type=int, default=5_000, help="dlr: reports (jobs) made")
+    parser.add_argument("--events", type=int, default=2_000, help="webhooks: events queued")
+    parser.add_argument("--sends", type=int, default=2_000, help="two: sends in all")
+    parser.add_argument("--bulk-runs", type=int, default=5, help="bulk: measured rounds")
+    parser.add_argument("--delay", type=float, default=0.05, help="bulk: the fake's latency")
+    parser.add_argument("--keep-logs", metavar="DIR", help="copy the servers' stderr logs here")
+    parser.add_argument("--child", choices=("bare", "netgsm", "receiver"), help=argparse.SUPPRESS)
+    parser.add_argument("child_args", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "bare":
+        child_bare()
+    elif args.child == "netgsm":
+        child_netgsm(float(args.child_args[0]))
+    elif args.child == "receiver":
+        child_receiver()
+    else:
+        if shutil.which("wrk") is None:
+            raise SystemExit("wrk is not installed: apt-get install -y wrk (Debian/Ubuntu)")
+        asyncio.run(main(args))
+
+
+if __name__ == "__main__":
+    cli()
