@@ -77,3 +77,12 @@ async def test_a_store_that_is_gone_fails_every_waiting_writer() -> None:
     )
     await broken.close()
     assert all(isinstance(r, StorageUnavailable) for r in results)
+
+
+async def test_writes_one_after_another_never_wait_for_a_writer_that_finished(
+    sql: SqlStore,
+) -> None:
+    # Each write finds the previous drainer just finished; none may be left queued.
+    for _ in range(50):
+        await asyncio.wait_for(sql.consume_quota("ws_1", PERIOD, 1, None), timeout=10)
+    assert await sql.quota_used("ws_1", PERIOD) == 50

@@ -59,11 +59,18 @@ def database_url(args: argparse.Namespace) -> str:
     return flag or os.environ.get(DATABASE_URL_ENV, "").strip() or DEFAULT_DATABASE_URL
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    """The store the settings name; it connects (and migrates) when opened."""
+#: How long ``serve`` and ``worker`` keep keys, workspaces, connections, allowlists,
+#: templates and webhook endpoints: a change made by another process (the admin commands)
+#: takes effect within this long.
+SERVER_CACHE_TTL = 1.0
+
+
+def open_store(args: argparse.Namespace, *, cache_ttl: float = 0.0) -> Store:
+    """The store the settings name; it connects (and migrates) when opened. Long-running
+    commands pass ``cache_ttl=SERVER_CACHE_TTL``; one-shot admin commands cache nothing."""
     url = database_url(args)
     try:
-        return store_from_url(url)
+        return store_from_url(url, cache_ttl=cache_ttl)
     except ValueError as exc:
         # The store's message never quotes the URL: it may carry a password.
         source = "--database-url" if getattr(args, "database_url", None) else DATABASE_URL_ENV

@@ -38,7 +38,7 @@ from ._args import (
     port_number,
     positive_seconds,
 )
-from ._context import load_vault, open_store, rate_limiter, webhook_policy
+from ._context import SERVER_CACHE_TTL, load_vault, open_store, rate_limiter, webhook_policy
 from ._output import JsonObject, Report, emit
 from ._serve_limits import (
     DEFAULT_BODY_TIMEOUT,
@@ -185,7 +185,7 @@ async def _serve(args: argparse.Namespace) -> None:
     vault = load_vault()
     limiter = rate_limiter(args)
     messenger = Messenger(
-        open_store(args),
+        open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=vault,
         rate_limiter=limiter,
         webhook_policy=webhook_policy(),

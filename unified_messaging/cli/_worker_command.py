@@ -18,7 +18,7 @@ from datetime import timedelta
 from .._messenger import Messenger
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
-from ._context import load_vault, open_store, webhook_policy
+from ._context import SERVER_CACHE_TTL, load_vault, open_store, webhook_policy
 from ._output import Report, emit
 
 __all__ = ["add_worker"]
@@ -74,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
 
 async def _work(args: argparse.Namespace) -> None:
     messenger = Messenger(
-        open_store(args),
+        open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=load_vault(),
         webhook_policy=webhook_policy(),
         webhook_schedule=args.webhook_schedule,

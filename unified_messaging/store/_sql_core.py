@@ -47,6 +47,14 @@ __all__ = ["CoreMixin"]
 # The per-request reads (authentication, GET by job id), built once: see SqlBase._all.
 _KEY_BY_ID = sa.select(api_keys).where(api_keys.c.id == sa.bindparam("key_id"))
 _KEY_BY_HASH = sa.select(api_keys).where(api_keys.c.key_hash == sa.bindparam("key_hash"))
+_WORKSPACE_BY_ID = sa.select(workspaces).where(workspaces.c.id == sa.bindparam("workspace_id"))
+_CONNECTION_BY_ID = sa.select(connections).where(connections.c.id == sa.bindparam("connection_id"))
+_CONNECTIONS_OF = sa.select(connections).where(
+    connections.c.workspace_id == sa.bindparam("workspace_id")
+)
+_TEMPLATE_BY_KEY = sa.select(templates).where(
+    templates.c.workspace_id == sa.bindparam("workspace_id"), templates.c.key == sa.bindparam("key")
+)
 _MESSAGE_BY_ID = sa.select(message_table).where(
     message_table.c.job_id == sa.bindparam("job_id"),
     message_table.c.workspace_id == sa.bindparam("workspace_id"),
@@ -61,8 +69,11 @@ class CoreMixin(SqlBase):
             await conn.execute(sa.insert(workspaces).values(workspace_row(workspace)))
 
     async def get_workspace(self, workspace_id: str) -> Workspace | None:
-        row = await self._first(sa.select(workspaces).where(workspaces.c.id == workspace_id))
-        return None if row is None else workspace_from(row)
+        async def load() -> Workspace | None:
+            row = await self._first(_WORKSPACE_BY_ID, workspace_id=workspace_id)
+            return None if row is None else workspace_from(row)
+
+        return await self._cached(("workspace", workspace_id), load)
 
     async def list_workspaces(self) -> list[Workspace]:
         rows = await self._all(sa.select(workspaces))
@@ -91,8 +102,11 @@ class CoreMixin(SqlBase):
         return None if row is None else api_key_from(row)
 
     async def find_api_key(self, key_hash: str) -> ApiKey | None:
-        row = await self._first(_KEY_BY_HASH, key_hash=key_hash)
-        return None if row is None else api_key_from(row)
+        async def load() -> ApiKey | None:
+            row = await self._first(_KEY_BY_HASH, key_hash=key_hash)
+            return None if row is None else api_key_from(row)
+
+        return await self._cached(("key", key_hash), load, misses=False)
 
     async def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
         rows = await self._all(sa.select(api_keys).where(api_keys.c.workspace_id == workspace_id))
@@ -135,14 +149,19 @@ class CoreMixin(SqlBase):
             await conn.execute(sa.insert(connections).values(values))
 
     async def get_connection(self, connection_id: str) -> Connection | None:
-        row = await self._first(sa.select(connections).where(connections.c.id == connection_id))
-        return None if row is None else connection_from(row)
+        async def load() -> Connection | None:
+            row = await self._first(_CONNECTION_BY_ID, connection_id=connection_id)
+            return None if row is None else connection_from(row)
+
+        return await self._cached(("connection", connection_id), load)
 
     async def list_connections(self, workspace_id: str) -> list[Connection]:
-        rows = await self._all(
-            sa.select(connections).where(connections.c.workspace_id == workspace_id)
-        )
-        return sorted((connection_from(r) for r in rows), key=lambda c: (c.created_at, c.id))
+        async def load() -> tuple[Connection, ...]:
+            rows = await self._all(_CONNECTIONS_OF, workspace_id=workspace_id)
+            found = (connection_from(r) for r in rows)
+            return tuple(sorted(found, key=lambda c: (c.created_at, c.id)))
+
+        return list(await self._cached(("connections", workspace_id), load))
 
     async def update_connection(self, connection: Connection) -> None:
         values = connection_row(connection)
@@ -230,12 +249,11 @@ class CoreMixin(SqlBase):
             await conn.execute(upsert)
 
     async def get_template(self, workspace_id: str, key: str) -> Template | None:
-        row = await self._first(
-            sa.select(templates).where(
-                templates.c.workspace_id == workspace_id, templates.c.key == key
-            )
-        )
-        return None if row is None else template_from(row)
+        async def load() -> Template | None:
+            row = await self._first(_TEMPLATE_BY_KEY, workspace_id=workspace_id, key=key)
+            return None if row is None else template_from(row)
+
+        return await self._cached(("template", workspace_id, key), load)
 
     async def list_templates(self, workspace_id: str) -> list[Template]:
         rows = await self._all(sa.select(templates).where(templates.c.workspace_id == workspace_id))
@@ -267,14 +285,14 @@ class CoreMixin(SqlBase):
         job_ids = [m.job_id for m in messages]
         owners = sorted({m.workspace_id for m in messages})
 
-        async def accept(conn: AsyncConnection) -> bool:
-            if quota is not None and not await self._take_quota(conn, quota):
+        def accept(conn: sa.Connection) -> bool:
+            if quota is not None and not self._take_quota(conn, quota):
                 return False
             if claim is not None:
-                await self._bind_claim(conn, claim, job_ids)
+                self._bind_claim(conn, claim, job_ids)
             if rows:
-                await conn.execute(sa.insert(message_table), rows)
-            await self._follow_ups(conn, work, ())
+                conn.execute(sa.insert(message_table), rows)
+            self._follow_ups(conn, work, ())
             return True
 
         return await self._transact(
@@ -295,28 +313,23 @@ class CoreMixin(SqlBase):
         ids = sorted(m.job_id for m in messages)
         rows = [_update_row(m) for m in messages]
 
-        async def finish(conn: AsyncConnection) -> list[str]:
+        def finish(conn: sa.Connection) -> list[str]:
             stored: dict[str, int] = {}
             if ids:
                 # Locked in job id order (PostgreSQL), so two batches never wait on each other
                 # in a circle; SQLite's write lock already serializes them.
-                found = await conn.execute(
-                    sa.select(message_table.c.job_id, message_table.c.version)
-                    .where(message_table.c.job_id.in_(ids))
-                    .order_by(message_table.c.job_id)
-                    .with_for_update()
-                )
+                found = conn.execute(_VERSIONS_FOR_UPDATE, {"ids": ids})
                 stored = {row.job_id: row.version for row in found.all()}
             moved = [m.job_id for m in messages if stored.get(m.job_id) != m.version - 1]
             fresh = [row for row in rows if row["b_job_id"] not in moved]
             if fresh:
-                await conn.execute(_UPDATE_MESSAGE, fresh)
+                conn.execute(_UPDATE_MESSAGE, fresh)
             kept = [item for item in work if item.ref not in moved] if moved else work
-            await self._follow_ups(conn, kept, refs)
+            self._follow_ups(conn, kept, refs)
             if done:
-                await conn.execute(sa.delete(due_work).where(due_work.c.id.in_(list(done))))
+                conn.execute(_DELETE_WORK, {"ids": list(done)})
             if release is not None:
-                await conn.execute(_release_statement(release))
+                conn.execute(_release_statement(release))
             return moved
 
         return await self._transact(finish)
@@ -331,16 +344,16 @@ class CoreMixin(SqlBase):
         ids = [m.job_id for m in messages]
         rows = [_update_row(m) for m in messages]
 
-        async def update(conn: AsyncConnection) -> None:
+        def update(conn: sa.Connection) -> None:
             if ids:
-                found = await conn.execute(
+                found = conn.execute(
                     sa.select(message_table.c.job_id).where(message_table.c.job_id.in_(ids))
                 )
                 missing = set(ids) - set(found.scalars().all())
                 if missing:
                     raise ResourceNotFound(f"Message {min(missing)} not found.")
-                await conn.execute(_UPDATE_MESSAGE, rows)
-            await self._follow_ups(conn, work, refs)
+                conn.execute(_UPDATE_MESSAGE, rows)
+            self._follow_ups(conn, work, refs)
 
         if messages or work or refs:
             await self._transact(update)
@@ -359,20 +372,18 @@ class CoreMixin(SqlBase):
         *,
         work: Sequence[WorkItem] = (),
         refs: Sequence[ProviderRef] = (),
+        closed: Sequence[tuple[str, str]] = (),
     ) -> bool:
-        row = message_row(record)
-        job_id = row.pop("job_id")
-        statement = (
-            sa.update(message_table)
-            .where(message_table.c.job_id == job_id)
-            .where(message_table.c.version == record.version - 1)
-            .values(row)
-        )
+        row = _update_row(record)
+        row["b_version"] = record.version - 1
+        closing = [{"b_connection_id": c, "b_message_id": m} for c, m in closed]
 
-        async def replace(conn: AsyncConnection) -> bool:
-            if (await conn.execute(statement)).rowcount != 1:
+        def replace(conn: sa.Connection) -> bool:
+            if conn.execute(_REPLACE_MESSAGE, row).rowcount != 1:
                 return False
-            await self._follow_ups(conn, work, refs)
+            self._follow_ups(conn, work, refs)
+            if closing:
+                conn.execute(_CLOSE_REF, closing)
             return True
 
         return await self._transact(replace)
@@ -380,8 +391,8 @@ class CoreMixin(SqlBase):
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         if refs:
 
-            async def add(conn: AsyncConnection) -> None:
-                await self._follow_ups(conn, (), refs)
+            def add(conn: sa.Connection) -> None:
+                self._follow_ups(conn, (), refs)
 
             await self._transact(add)
 
@@ -389,10 +400,7 @@ class CoreMixin(SqlBase):
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None:
         row = await self._first(
-            sa.select(provider_refs).where(
-                provider_refs.c.connection_id == connection_id,
-                provider_refs.c.provider_message_id == provider_message_id,
-            )
+            _REF_BY_ID, connection_id=connection_id, provider_message_id=provider_message_id
         )
         return None if row is None else provider_ref_from(row)
 
@@ -422,8 +430,8 @@ class CoreMixin(SqlBase):
             .values(open=False)
         )
 
-        async def close(conn: AsyncConnection) -> None:
-            await conn.execute(statement)
+        def close(conn: sa.Connection) -> None:
+            conn.execute(statement)
 
         await self._transact(close)
 
@@ -433,20 +441,20 @@ class CoreMixin(SqlBase):
     ) -> bool:
         charge = QuotaCharge(workspace_id, period, units, limit)
 
-        async def consume(conn: AsyncConnection) -> bool:
-            return await self._take_quota(conn, charge)
+        def consume(conn: sa.Connection) -> bool:
+            return self._take_quota(conn, charge)
 
         return await self._transact(consume)
 
     async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
         statement = _release_statement(QuotaCharge(workspace_id, period, units))
 
-        async def release(conn: AsyncConnection) -> None:
-            await conn.execute(statement)
+        def release(conn: sa.Connection) -> None:
+            conn.execute(statement)
 
         await self._transact(release)
 
-    async def _take_quota(self, conn: AsyncConnection, charge: QuotaCharge) -> bool:
+    def _take_quota(self, conn: sa.Connection, charge: QuotaCharge) -> bool:
         if charge.limit is not None and charge.units > charge.limit:
             return False
         insert = self._upsert(quota).values(
@@ -460,14 +468,12 @@ class CoreMixin(SqlBase):
             set_={"used": new_used},
             where=None if charge.limit is None else new_used <= charge.limit,
         ).returning(quota.c.used)
-        return (await conn.execute(upsert)).first() is not None
+        return (conn.execute(upsert)).first() is not None
 
     @staticmethod
-    async def _bind_claim(
-        conn: AsyncConnection, claim: IdempotencyClaim, job_ids: Sequence[str]
-    ) -> None:
+    def _bind_claim(conn: sa.Connection, claim: IdempotencyClaim, job_ids: Sequence[str]) -> None:
         """D22: the key names its jobs in the write-ahead transaction, or nothing is written."""
-        bound = await conn.execute(
+        bound = conn.execute(
             sa.update(idempotency)
             .where(
                 idempotency.c.workspace_id == claim.workspace_id,
@@ -490,7 +496,28 @@ class CoreMixin(SqlBase):
         return 0 if used is None else int(used)
 
 
+_CLOSE_REF = (
+    sa.update(provider_refs)
+    .where(
+        provider_refs.c.connection_id == sa.bindparam("b_connection_id"),
+        provider_refs.c.provider_message_id == sa.bindparam("b_message_id"),
+    )
+    .values(open=False)
+)
+# Built once: a statement made per call would cost its cache key every time (see _all).
 _UPDATE_MESSAGE = sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id"))
+_VERSIONS_FOR_UPDATE = (
+    sa.select(message_table.c.job_id, message_table.c.version)
+    .where(message_table.c.job_id.in_(sa.bindparam("ids", expanding=True)))
+    .order_by(message_table.c.job_id)
+    .with_for_update()
+)
+_DELETE_WORK = sa.delete(due_work).where(due_work.c.id.in_(sa.bindparam("ids", expanding=True)))
+_REF_BY_ID = sa.select(provider_refs).where(
+    provider_refs.c.connection_id == sa.bindparam("connection_id"),
+    provider_refs.c.provider_message_id == sa.bindparam("provider_message_id"),
+)
+_REPLACE_MESSAGE = _UPDATE_MESSAGE.where(message_table.c.version == sa.bindparam("b_version"))
 
 
 def _update_row(message: MessageRecord) -> dict[str, object]:

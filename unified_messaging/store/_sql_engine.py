@@ -92,7 +92,7 @@ class EngineOptions:
     busy_timeout: float = 5.0
     #: PostgreSQL: how long to wait for a new connection (seconds).
     connect_timeout: float = 10.0
-    pool_size: int = 5
+    pool_size: int = 20
     max_overflow: int = 10
     #: Passed to the driver's connect call (e.g. asyncpg ``server_settings``).
     connect_args: Mapping[str, object] | None = None
@@ -100,12 +100,24 @@ class EngineOptions:
 
 @dataclass(frozen=True, slots=True)
 class Engines:
-    """One pool, two views: ``read`` for queries, ``write`` for transactions that write."""
+    """One pool, two views: ``read`` for queries, ``write`` for transactions that write.
+
+    SQLite also has a synchronous engine (``sync_read``/``sync_write``, the ``sqlite3``
+    driver) for the hot paths: a query or a whole group commit runs in one hop to a thread,
+    where aiosqlite would hop to its thread and back four or five times per statement.
+    """
 
     root: AsyncEngine
     read: AsyncEngine
     write: AsyncEngine
     dialect: Dialect
+    sync_read: sa.Engine | None = None
+    sync_write: sa.Engine | None = None
+
+    def dispose(self) -> None:
+        """Close the synchronous engine's connections (the async ones: ``root.dispose()``)."""
+        if self.sync_read is not None:
+            self.sync_read.dispose()
 
 
 def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:
@@ -124,9 +136,31 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         max_overflow=options.max_overflow,
         connect_args=connect_args,
     )
-    busy_ms = max(0, round(options.busy_timeout * 1000))
+    # The same database through the sqlite3 driver, used from threads (see Engines).
+    sync_args = {**connect_args, "check_same_thread": False}
+    sync_engine = sa.create_engine(
+        url.set(drivername="sqlite+pysqlite"),
+        hide_parameters=True,
+        pool_size=options.pool_size,
+        max_overflow=options.max_overflow,
+        connect_args=sync_args,
+    )
+    for target in (engine.sync_engine, sync_engine):
+        _sqlite_hooks(target, options.busy_timeout)
+    return Engines(
+        root=engine,
+        read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
+        write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
+        dialect="sqlite",
+        sync_read=sync_engine.execution_options(**{_BEGIN_OPTION: "read"}),
+        sync_write=sync_engine.execution_options(**{_BEGIN_OPTION: "write"}),
+    )
 
-    @event.listens_for(engine.sync_engine, "connect")
+
+def _sqlite_hooks(engine: sa.Engine, busy_timeout: float) -> None:
+    busy_ms = max(0, round(busy_timeout * 1000))
+
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         # Take BEGIN away from the sqlite3 module, which would defer it and skip it for DDL.
         dbapi_connection.isolation_level = None
@@ -140,19 +174,12 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         finally:
             cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: sa.Connection) -> None:
         mode = str(connection.get_execution_options().get(_BEGIN_OPTION, "write"))
         statement = _BEGIN_STATEMENTS[mode]
         if statement is not None:
             connection.exec_driver_sql(statement)
-
-    return Engines(
-        root=engine,
-        read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
-        write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
-        dialect="sqlite",
-    )
 
 
 def _postgres_engines(url: URL, options: EngineOptions) -> Engines:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .._errors import IdempotencyInProgress, ResourceNotFound
 from ._sql_base import SqlBase
@@ -34,6 +33,15 @@ from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = ["WorkMixin"]
 
+_COMPLETE_WORK = sa.delete(due_work).where(
+    due_work.c.id == sa.bindparam("item_id"), due_work.c.claimed_by == sa.bindparam("worker_id")
+)
+_ALLOWLIST_OF = sa.select(allowlist.c.cidr).where(
+    allowlist.c.workspace_id == sa.bindparam("workspace_id")
+)
+_ENDPOINTS_OF = sa.select(webhook_endpoints).where(
+    webhook_endpoints.c.workspace_id == sa.bindparam("workspace_id")
+)
 # A key dropped between our failed insert and our read is re-inserted; a few rounds suffice.
 _BEGIN_ROUNDS = 5
 
@@ -43,16 +51,16 @@ class WorkMixin(SqlBase):
     async def enqueue_work(self, item: WorkItem) -> None:
         row = work_row(item)
 
-        async def enqueue(conn: AsyncConnection) -> None:
-            await conn.execute(sa.insert(due_work).values(row))
+        def enqueue(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(due_work).values(row))
 
         await self._transact(enqueue, exists=f"Work item {item.id} already exists.")
 
     async def enqueue_work_many(self, items: Sequence[WorkItem]) -> None:
         if items:
 
-            async def enqueue(conn: AsyncConnection) -> None:
-                await self._follow_ups(conn, items, ())
+            def enqueue(conn: sa.Connection) -> None:
+                self._follow_ups(conn, items, ())
 
             await self._transact(enqueue)
 
@@ -80,8 +88,8 @@ class WorkMixin(SqlBase):
             .returning(*due_work.c)
         )
 
-        async def take(conn: AsyncConnection) -> list[WorkItem]:
-            rows = (await conn.execute(claim)).mappings().all()
+        def take(conn: sa.Connection) -> list[WorkItem]:
+            rows = (conn.execute(claim)).mappings().all()
             return [work_from(r) for r in rows]
 
         items = await self._transact(take)
@@ -99,18 +107,16 @@ class WorkMixin(SqlBase):
             .returning(due_work.c.id)
         )
 
-        async def renew(conn: AsyncConnection) -> list[str]:
-            return list((await conn.execute(statement)).scalars().all())
+        def renew(conn: sa.Connection) -> list[str]:
+            return list((conn.execute(statement)).scalars().all())
 
         return await self._transact(renew)
 
     async def complete_work(self, item_id: str, worker_id: str) -> bool:
-        statement = sa.delete(due_work).where(
-            due_work.c.id == item_id, due_work.c.claimed_by == worker_id
-        )
+        params = {"item_id": item_id, "worker_id": worker_id}
 
-        async def complete(conn: AsyncConnection) -> bool:
-            return (await conn.execute(statement)).rowcount > 0
+        def complete(conn: sa.Connection) -> bool:
+            return conn.execute(_COMPLETE_WORK, params).rowcount > 0
 
         return await self._transact(complete)
 
@@ -121,8 +127,8 @@ class WorkMixin(SqlBase):
             .values(due_at=due_at, claimed_by=None, lease_until=None)
         )
 
-        async def reschedule(conn: AsyncConnection) -> bool:
-            return (await conn.execute(statement)).rowcount > 0
+        def reschedule(conn: sa.Connection) -> bool:
+            return (conn.execute(statement)).rowcount > 0
 
         return await self._transact(reschedule)
 
@@ -142,10 +148,11 @@ class WorkMixin(SqlBase):
             return result.rowcount > 0
 
     async def list_allowlist(self, workspace_id: str) -> list[str]:
-        entries = await self._column(
-            sa.select(allowlist.c.cidr).where(allowlist.c.workspace_id == workspace_id)
-        )
-        return sorted(entries)
+        async def load() -> tuple[str, ...]:
+            entries = await self._column(_ALLOWLIST_OF, workspace_id=workspace_id)
+            return tuple(sorted(entries))
+
+        return list(await self._cached(("allowlist", workspace_id), load))
 
     # -- idempotency
     async def begin_idempotent(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
@@ -159,10 +166,10 @@ class WorkMixin(SqlBase):
             *self._idempotency_key(record.workspace_id, record.key_id, record.idem_key)
         )
 
-        async def begin(conn: AsyncConnection) -> IdempotencyRecord | bool | None:
-            if (await conn.execute(insert)).first() is not None:
+        def begin(conn: sa.Connection) -> IdempotencyRecord | bool | None:
+            if (conn.execute(insert)).first() is not None:
                 return None
-            row = (await conn.execute(existing)).mappings().first()
+            row = (conn.execute(existing)).mappings().first()
             return False if row is None else idempotency_from(row)
 
         for _ in range(_BEGIN_ROUNDS):
@@ -184,8 +191,8 @@ class WorkMixin(SqlBase):
             conditions.append(idempotency.c.job_ids.is_(None))
         statement = sa.update(idempotency).where(*conditions).values(values)
 
-        async def take_over(conn: AsyncConnection) -> bool:
-            return (await conn.execute(statement)).rowcount == 1
+        def take_over(conn: sa.Connection) -> bool:
+            return (conn.execute(statement)).rowcount == 1
 
         return await self._transact(take_over)
 
@@ -198,8 +205,8 @@ class WorkMixin(SqlBase):
             .values(status_code=status_code, response_body=bytes(body))
         )
 
-        async def finish(conn: AsyncConnection) -> None:
-            if (await conn.execute(statement)).rowcount == 0:
+        def finish(conn: sa.Connection) -> None:
+            if (conn.execute(statement)).rowcount == 0:
                 raise ResourceNotFound(f"Idempotency key {idem_key!r} not found.")
 
         await self._transact(finish)
@@ -210,16 +217,16 @@ class WorkMixin(SqlBase):
             *self._idempotency_key(workspace_id, key_id, idem_key), idempotency.c.job_ids.is_(None)
         )
 
-        async def drop(conn: AsyncConnection) -> bool:
-            return (await conn.execute(statement)).rowcount > 0
+        def drop(conn: sa.Connection) -> bool:
+            return (conn.execute(statement)).rowcount > 0
 
         return await self._transact(drop)
 
     async def purge_idempotent(self, before: datetime) -> int:
         statement = sa.delete(idempotency).where(idempotency.c.created_at < before)
 
-        async def purge(conn: AsyncConnection) -> int:
-            return int((await conn.execute(statement)).rowcount)
+        def purge(conn: sa.Connection) -> int:
+            return int((conn.execute(statement)).rowcount)
 
         return await self._transact(purge)
 
@@ -248,10 +255,12 @@ class WorkMixin(SqlBase):
         return None if row is None else endpoint_from(row)
 
     async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
-        rows = await self._all(
-            sa.select(webhook_endpoints).where(webhook_endpoints.c.workspace_id == workspace_id)
-        )
-        return sorted((endpoint_from(r) for r in rows), key=lambda e: (e.created_at, e.id))
+        async def load() -> tuple[WebhookEndpoint, ...]:
+            rows = await self._all(_ENDPOINTS_OF, workspace_id=workspace_id)
+            found = (endpoint_from(r) for r in rows)
+            return tuple(sorted(found, key=lambda e: (e.created_at, e.id)))
+
+        return list(await self._cached(("endpoints", workspace_id), load))
 
     async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
         async with self._write(missing=f"Workspace {endpoint.workspace_id} not found.") as conn:
@@ -277,10 +286,14 @@ class WorkMixin(SqlBase):
             .values(enabled=enabled, disabled_at=disabled_at, failing_since=failing_since)
         )
 
-        async def set_health(conn: AsyncConnection) -> None:
-            await conn.execute(statement)
+        def set_health(conn: sa.Connection) -> None:
+            conn.execute(statement)
 
-        await self._transact(set_health)
+        self._forget()
+        try:
+            await self._transact(set_health)
+        finally:
+            self._forget()
 
     async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
         # Its deliveries go with it: the foreign key cascades (foreign_keys=ON on SQLite).
@@ -297,10 +310,10 @@ class WorkMixin(SqlBase):
         row = delivery_row(delivery)
         work_values = None if work is None else work_row(work)
 
-        async def add(conn: AsyncConnection) -> None:
-            await conn.execute(sa.insert(webhook_deliveries).values(row))
+        def add(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(webhook_deliveries).values(row))
             if work_values is not None:
-                await conn.execute(sa.insert(due_work).values(work_values))
+                conn.execute(sa.insert(due_work).values(work_values))
 
         await self._transact(
             add,
@@ -321,8 +334,8 @@ class WorkMixin(SqlBase):
             .values(delivery_row(delivery))
         )
 
-        async def update(conn: AsyncConnection) -> None:
-            if (await conn.execute(statement)).rowcount == 0:
+        def update(conn: sa.Connection) -> None:
+            if (conn.execute(statement)).rowcount == 0:
                 raise ResourceNotFound(f"Webhook delivery {delivery.id} not found.")
 
         await self._transact(

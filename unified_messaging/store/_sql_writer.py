@@ -20,6 +20,11 @@ The rules that keep it honest:
 - SQLite's ``SQLITE_BUSY`` before anything was written (another process holds the write
   lock past the busy time-out while taking ``BEGIN IMMEDIATE``) is retried: nothing happened.
 
+Operations are plain (synchronous) functions of a SQLAlchemy ``Connection``. On SQLite a
+whole batch runs in one hop to the writer's own thread, on the ``sqlite3`` driver; on
+PostgreSQL it runs through ``AsyncConnection.run_sync`` on asyncpg. Either way the batch
+costs one thread or network round trip per statement at most, never several per statement.
+
 The writer task lives only while there is work, so an idle store holds no task and a closed
 event loop never finds one pending.
 """
@@ -29,29 +34,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
+import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["GroupWriter", "Operation"]
+__all__ = ["AsyncTransactions", "GroupWriter", "Operation", "ThreadTransactions", "Transactions"]
 
 T = TypeVar("T")
-Operation = Callable[[AsyncConnection], Awaitable[T]]
+Operation = Callable[[sa.Connection], T]
 
 #: Operations per transaction: enough to share one fsync among every request in flight,
 #: few enough that one batch never holds the lock for long.
 DEFAULT_MAX_BATCH: Final = 256
 #: How often a ``BEGIN`` that found the database busy (another process) is tried again.
 _BUSY_ROUNDS: Final = 5
-
-
-@dataclass(slots=True)
-class _Pending:
-    operation: Operation[Any]
-    future: asyncio.Future[Any] = field(repr=False)
 
 
 class _CommitFailed(Exception):
@@ -70,16 +71,105 @@ class _OperationFailed(Exception):
         self.cause = cause
 
 
-class GroupWriter:
-    """Runs write operations in shared transactions on ``engine``, one batch at a time."""
+class _Busy(Exception):
+    """``BEGIN`` found the database locked by another process: nothing was written."""
 
-    def __init__(self, engine: AsyncEngine, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
-        if max_batch < 1:
-            raise ValueError("max_batch must be at least 1")
+
+class Transactions(Protocol):
+    """Protocol: runs operations in one transaction on some connection, all or none."""
+
+    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class ThreadTransactions:
+    """SQLite: each transaction runs in one hop to a thread of its own, on ``engine``."""
+
+    def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="unified-messaging-writer")
+
+    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._run, operations)
+
+    def _run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+        for round_ in range(_BUSY_ROUNDS):
+            with self._engine.connect() as conn:
+                try:
+                    return _in_transaction(conn, operations)
+                except _Busy as busy:
+                    if round_ + 1 == _BUSY_ROUNDS:
+                        raise busy.__cause__ or busy from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=False)
+
+
+class AsyncTransactions:
+    """PostgreSQL: each transaction runs on a pooled asyncpg connection, via ``run_sync``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+        async with self._engine.connect() as conn:
+            results: list[Any] = await conn.run_sync(_in_transaction, operations)
+            return results
+
+    def close(self) -> None:
+        return None
+
+
+def _in_transaction(conn: sa.Connection, operations: Sequence[Operation[Any]]) -> list[Any]:
+    try:
+        transaction = conn.begin()
+    except sa_exc.OperationalError as exc:
+        if _is_busy(exc):
+            raise _Busy from exc
+        raise
+    try:
+        results = [operation(conn) for operation in operations]
+    except Exception as exc:
+        _rollback(transaction)
+        raise _OperationFailed(exc) from exc
+    except BaseException:
+        _rollback(transaction)
+        raise
+    try:
+        transaction.commit()
+    except Exception as exc:
+        raise _CommitFailed(exc) from exc
+    return results
+
+
+@dataclass(slots=True)
+class _Pending:
+    operation: Operation[Any]
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+class GroupWriter:
+    """Runs write operations in shared transactions: ``parallel`` batches at a time at most
+    (SQLite: one, it has one write lock; PostgreSQL: a few, each on its own connection, so
+    one batch's round trips to the server overlap another's)."""
+
+    def __init__(
+        self,
+        transactions: Transactions,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        parallel: int = 1,
+    ) -> None:
+        if max_batch < 1 or parallel < 1:
+            raise ValueError("max_batch and parallel must be at least 1")
+        self._transactions = transactions
         self._max_batch = max_batch
+        self._parallel = parallel
         self._queue: deque[_Pending] = deque()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Batches committed and operations run: read by tests and benchmarks.
         self.batches = 0
@@ -90,17 +180,23 @@ class GroupWriter:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._queue.append(_Pending(operation, future))
-        if self._task is None or self._task.done() or self._loop is not loop:
-            self._loop = loop
-            self._task = loop.create_task(self._drain(), name="unified-messaging sql writer")
+        if self._loop is not loop:
+            self._loop, self._tasks = loop, set()
+        # Pruned here, not by a done callback: that runs a loop turn late, and a write queued
+        # in between would find every drainer "running" and wait forever.
+        self._tasks = {task for task in self._tasks if not task.done()}
+        if len(self._tasks) < self._parallel:
+            task = loop.create_task(self._drain(), name="unified-messaging sql writer")
+            self._tasks.add(task)
         return await future
 
-    async def wait_idle(self) -> None:
-        """Return when nothing is queued or running (for ``close``)."""
-        task = self._task
-        if task is not None and not task.done():
+    async def aclose(self) -> None:
+        """Wait for what is queued or running, then let the transactions go."""
+        running = [task for task in self._tasks if not task.done()]
+        if running:
             with contextlib.suppress(Exception):
-                await asyncio.shield(task)
+                await asyncio.shield(asyncio.gather(*running, return_exceptions=True))
+        self._transactions.close()
 
     async def _drain(self) -> None:
         while self._queue:
@@ -117,7 +213,7 @@ class GroupWriter:
 
     async def _run_batch(self, batch: list[_Pending]) -> None:
         try:
-            results = await self._in_one_transaction([p.operation for p in batch])
+            results = await self._transactions.run([p.operation for p in batch])
         except (_CommitFailed, _OperationFailed) as failed:
             if isinstance(failed, _CommitFailed) or len(batch) == 1:
                 for pending in batch:
@@ -142,7 +238,7 @@ class GroupWriter:
 
     async def _run_alone(self, pending: _Pending) -> None:
         try:
-            (result,) = await self._in_one_transaction([pending.operation])
+            (result,) = await self._transactions.run([pending.operation])
         except (_CommitFailed, _OperationFailed) as failed:
             _answer_error(pending, failed.cause)
         except Exception as exc:
@@ -153,35 +249,11 @@ class GroupWriter:
             if not pending.future.done():
                 pending.future.set_result(result)
 
-    async def _in_one_transaction(self, operations: list[Operation[Any]]) -> list[Any]:
-        for round_ in range(_BUSY_ROUNDS):
-            async with self._engine.connect() as conn:
-                try:
-                    transaction = await conn.begin()
-                except sa_exc.OperationalError as exc:
-                    if round_ + 1 < _BUSY_ROUNDS and _is_busy(exc):
-                        continue  # nothing was written: safe to try again
-                    raise
-                try:
-                    results = [await operation(conn) for operation in operations]
-                except Exception as exc:
-                    await _rollback(transaction)
-                    raise _OperationFailed(exc) from exc
-                except BaseException:
-                    await _rollback(transaction)
-                    raise
-                try:
-                    await transaction.commit()
-                except Exception as exc:
-                    raise _CommitFailed(exc) from exc
-                return results
-        raise AssertionError("unreachable")  # pragma: no cover
 
-
-async def _rollback(transaction: Any) -> None:
+def _rollback(transaction: sa.RootTransaction) -> None:
     # A rollback on a connection that just died fails too; the operation's error is the news.
     with contextlib.suppress(Exception):
-        await transaction.rollback()
+        transaction.rollback()
 
 
 def _answer_error(pending: _Pending, exc: BaseException) -> None:

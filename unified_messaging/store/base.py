@@ -294,10 +294,12 @@ class Store(Protocol):
         *,
         work: Sequence[WorkItem] = (),
         refs: Sequence[ProviderRef] = (),
+        closed: Sequence[tuple[str, str]] = (),
     ) -> bool:
         """Store ``record`` if the stored version is ``record.version - 1`` (compare and set),
-        and in the same transaction queue the ``work`` and remember the ``refs`` that follow
-        from the change, so a crash can never keep one without the other.
+        and in the same transaction queue the ``work``, remember the ``refs`` and close the
+        ``closed`` ``(connection_id, provider_message_id)`` refs that follow from the change,
+        so a crash can never keep one without the other.
 
         ``False`` (and nothing stored) if another writer changed the message first or it is
         gone: re-read it and decide again.

@@ -259,6 +259,7 @@ class MemoryStore:
         *,
         work: Sequence[WorkItem] = (),
         refs: Sequence[ProviderRef] = (),
+        closed: Sequence[tuple[str, str]] = (),
     ) -> bool:
         with self._lock:
             stored = self._messages.get(record.job_id)
@@ -266,6 +267,10 @@ class MemoryStore:
                 return False
             self._messages[record.job_id] = record
             self._follow_ups(work, refs)
+            for key in closed:
+                ref = self._refs.get(key)
+                if ref is not None and ref.open:
+                    self._refs[key] = replace(ref, open=False)
             return True
 
     def _follow_ups(self, work: Sequence[WorkItem], refs: Sequence[ProviderRef]) -> None:

@@ -25,13 +25,13 @@ _MEMORY = "memory"
 _EXTRA_HINT = "The SQL store needs the 'sql' extra: pip install 'unified-messaging[sql]'"
 
 
-def store_from_url(url: str | None) -> Store:
+def store_from_url(url: str | None, *, cache_ttl: float = 0.0) -> Store:
     """The store a URL names: ``None`` or ``"memory"`` for the in-memory store, else a
-    :class:`SqlStore`. Reads no environment; the caller decides where the URL comes from.
-    Call ``open()`` on the result before use."""
+    :class:`SqlStore` (with ``cache_ttl``, see there). Reads no environment; the caller
+    decides where the URL comes from. Call ``open()`` on the result before use."""
     if url is None or url.strip() == _MEMORY:
         return MemoryStore()
-    return _sql_store_class()(url)
+    return _sql_store_class()(url, cache_ttl=cache_ttl)
 
 
 async def migrate(
@@ -52,6 +52,7 @@ async def migrate(
         await migrations.upgrade(engines, revision, password=parsed.password)
     finally:
         await engines.root.dispose()
+        engines.dispose()
 
 
 def _sql_store_class() -> type[SqlStore]:
