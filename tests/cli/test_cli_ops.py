@@ -118,3 +118,13 @@ def test_usage_errors_exit_2_and_never_echo_a_credential(cli: Cli, tmp_path: Pat
         assert expected in result.stderr, result.args
         assert "usage: unified-messaging" in result.stderr
         assert SECRET not in result.output
+
+
+def test_the_database_the_cli_creates_is_readable_by_its_owner_only(cli: Cli) -> None:
+    cli("migrate").ok()
+    cli("workspaces", "create", "Acme").ok()
+    for name in ("um.db", "um.db-wal", "um.db-shm"):
+        path = cli.cwd / name
+        if path.exists():  # WAL and SHM go away when the last connection closes cleanly
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, name
+    assert stat.S_IMODE((cli.cwd / "um.db").stat().st_mode) == 0o600

@@ -20,9 +20,12 @@ no chained SQLAlchemy error carries row values.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -127,6 +130,7 @@ def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:
 
 
 def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
+    _owner_only(url.database)
     connect_args: dict[str, object] = {"timeout": options.busy_timeout}
     connect_args.update(options.connect_args or {})
     engine = create_async_engine(
@@ -207,6 +211,25 @@ def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
         write=engine,
         dialect="postgresql",
     )
+
+
+def _owner_only(database: str | None) -> None:
+    """Make the database file readable by its owner only (0600) before SQLite opens it.
+
+    It holds phone numbers and message bodies. SQLite gives its ``-wal`` and ``-shm`` files
+    the database file's permissions, so creating the file first covers them; a file made
+    by an earlier version is tightened, with its WAL and SHM files.
+    """
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.exists():
+        with contextlib.suppress(OSError):  # a directory we cannot write: SQLite says so
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
 
 
 # -- errors
