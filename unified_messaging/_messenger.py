@@ -452,10 +452,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ) -> None:
         """Store what the providers said, what it starts, and the quota units no provider
         used, in one transaction that also retires the submit check."""
-        work, refs = await self._lifecycle.follow_ups(records, plan.connections)
         release = self._quota_charge(auth, records, unused)
         done = [check.id] if check is not None else []
         try:
+            # Inside: working out the follow-ups reads the store too (webhook endpoints).
+            work, refs = await self._lifecycle.follow_ups(records, plan.connections)
             moved = await self._store.finish_messages(
                 records, work=work, refs=refs, done=done, release=release
             )

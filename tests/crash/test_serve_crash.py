@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from _crash_support import POSTGRES_ENV, postgres_database, worker_environment
 from fakes._server import serve
 from fakes.netgsm import Canned, NetgsmFake
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -52,12 +53,16 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         yield url
 
 
-@contextlib.contextmanager
-def serving(database_url: str, keys: str, log: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """The real ``serve`` on a free port, its worker on; yields the process and its URL."""
+@contextlib.asynccontextmanager
+async def serving(
+    database_url: str, keys: str, log: Path
+) -> AsyncIterator[tuple[subprocess.Popen[str], str]]:
+    """The real ``serve`` on a free port, its worker on; yields the process and its URL.
+
+    Waiting for it happens off the event loop: the test's fakes and proxy run on that loop."""
     args = ["--database-url", database_url, "--submit-timeout", SUBMIT_TIMEOUT]
     with log.open("a") as stderr:
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
+        proc = subprocess.Popen(  # noqa: S603, ASYNC220 - our interpreter; starting is quick
             [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--json", *args],
             env=worker_environment(keys),
             stdout=subprocess.PIPE,
@@ -66,15 +71,20 @@ def serving(database_url: str, keys: str, log: Path) -> Iterator[tuple[subproces
         )
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, log.read_text()
+        line = await asyncio.to_thread(proc.stdout.readline)
+        assert line, log.read_text()  # noqa: ASYNC240 - only when the test fails
         yield proc, json.loads(line)["url"]
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.wait(timeout=30)
+        await asyncio.to_thread(proc.wait, 30)
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+async def stop(proc: subprocess.Popen[str], sig: signal.Signals) -> None:
+    proc.send_signal(sig)
+    await asyncio.to_thread(proc.wait, 30)
 
 
 async def set_up(database_url: str, keys: str, provider_url: str, fake: NetgsmFake) -> str:
@@ -143,25 +153,23 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
         api_key = await set_up(database_url, keys, provider_url, fake)
         headers = {"Authorization": f"Bearer {api_key}"}
         async with httpx.AsyncClient(headers=headers, timeout=30) as client:
-            with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log) as (proc, url):
                 sending = asyncio.ensure_future(send_all(client, url))
                 deadline = time.monotonic() + 20
                 while len(fake.sends) < SENDS:
                     assert time.monotonic() < deadline, log.read_text()
                     await asyncio.sleep(0.05)
-                proc.send_signal(signal.SIGKILL)
-                proc.wait(timeout=30)
+                await stop(proc, signal.SIGKILL)
                 first = await sending
             assert all(isinstance(r, httpx.HTTPError) for r in first), first  # nobody answered
 
-            with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log) as (proc, url):
                 answers = [await retry_until_answered(client, url, n) for n in range(SENDS)]
                 records = [
                     (await client.get(f"{url}/v1/messages/{a.json()['job_id']}")).json()
                     for a in answers
                 ]
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=30)
+                await stop(proc, signal.SIGTERM)
 
     assert len(fake.sends) == SENDS, "a retry reached the provider again"
     for answer in answers:
@@ -179,3 +187,84 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
     assert used == SENDS
     queued = await sql_rows(database_url, "SELECT count(*) FROM um_messages WHERE status='queued'")
     assert queued[0][0] == 0
+
+
+# -- the database goes away while the provider has the message ------------------------------------
+
+
+class CuttableProxy:
+    """A TCP proxy to PostgreSQL that the test can cut (every connection dropped, new ones
+    refused) and restore on the same port: a database outage, seen from ``serve``."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target_port = target_port
+        self._server: asyncio.Server | None = None
+        self._pipes: set[asyncio.StreamWriter] = set()
+        self.port = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._pipes):
+            writer.close()
+        self._pipes.clear()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._target_port)
+        self._pipes.update((writer, up_writer))
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+@pytest.mark.postgres
+async def test_a_database_outage_after_the_provider_accepted_never_sends_twice(
+    tmp_path: Path,
+) -> None:
+    server = os.environ.get(POSTGRES_ENV) or None
+    if server is None:
+        pytest.skip(f"needs a PostgreSQL server: set {POSTGRES_ENV}")
+    keys = generate_key_spec("k1")
+    fake = NetgsmFake()
+    body = json.dumps({"code": "00", "jobid": "90000001"}).encode()
+    fake.script(Canned(status=200, body=body, delay=PROVIDER_DELAY))
+    log = tmp_path / "serve.log"
+    async with postgres_database(server) as direct_url, serve(fake.app) as provider_url:
+        api_key = await set_up(direct_url, keys, provider_url, fake)
+        proxy = CuttableProxy(make_url(direct_url).port or 5432)
+        await proxy.start()
+        proxied = make_url(direct_url).set(port=proxy.port).render_as_string(hide_password=False)
+        headers = {"Authorization": f"Bearer {api_key}", "Idempotency-Key": "k0"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=30) as client,
+            serving(proxied, keys, log) as (proc, url),
+        ):
+            sending = asyncio.ensure_future(client.post(f"{url}/v1/messages", json=request(0)))
+            deadline = time.monotonic() + 20
+            while not fake.sends:
+                assert time.monotonic() < deadline, log.read_text()
+                await asyncio.sleep(0.02)
+            await proxy.cut()  # the database goes while the provider holds the message
+            first = await sending
+            # The caller hears what the provider said, though nothing could be stored.
+            assert (first.status_code, first.json()["status"]) == (201, "sent"), first.text
+            await proxy.start()  # the database is back
+            again = await retry_until_answered(client, url, 0)
+            record = (await client.get(f"{url}/v1/messages/{again.json()['job_id']}")).json()
+            await stop(proc, signal.SIGTERM)
+        await proxy.cut()
+    assert again.json()["job_id"] == first.json()["job_id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert (record["status"], record["error"]["code"]) == ("unknown", "SUBMIT_INTERRUPTED")
+    assert len(fake.sends) == 1, log.read_text()
