@@ -87,11 +87,13 @@ async def stop(proc: subprocess.Popen[str], sig: signal.Signals) -> None:
     await asyncio.to_thread(proc.wait, 30)
 
 
-async def set_up(database_url: str, keys: str, provider_url: str, fake: NetgsmFake) -> str:
+async def set_up(
+    database_url: str, keys: str, provider_url: str, fake: NetgsmFake, quota: int | None = 1000
+) -> str:
     """A live workspace with a quota and an ``sms_a`` connection to the fake; its API key."""
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("crash", monthly_quota=1000)
+        workspace = await messenger.create_workspace("crash", monthly_quota=quota)
         await messenger.add_connection(
             workspace.id,
             "sms_a",
@@ -187,6 +189,46 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
     assert used == SENDS
     queued = await sql_rows(database_url, "SELECT count(*) FROM um_messages WHERE status='queued'")
     assert queued[0][0] == 0
+
+
+async def test_a_serve_killed_amid_group_commits_answered_201_only_for_stored_jobs(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Sixteen clients keep sending; the server dies while batches are being committed. A
+    # caller whose batch had not committed may hear nothing, but every 201 names a job that
+    # is there after the crash (no answer before its commit).
+    keys = generate_key_spec("k1")
+    fake = NetgsmFake()
+    log = tmp_path / "serve.log"
+    answered: list[str] = []
+
+    async def keep_sending(client: httpx.AsyncClient, url: str, n: int) -> None:
+        for i in range(100_000):
+            try:
+                response = await client.post(f"{url}/v1/messages", json=request(n + i % 50))
+            except httpx.HTTPError:
+                return
+            if response.status_code == 201:
+                answered.append(response.json()["job_id"])
+
+    async with serve(fake.app) as provider_url:
+        api_key = await set_up(database_url, keys, provider_url, fake, quota=None)
+        headers = {"Authorization": f"Bearer {api_key}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=30) as client,
+            serving(database_url, keys, log) as (proc, url),
+        ):
+            senders = [asyncio.ensure_future(keep_sending(client, url, n)) for n in range(16)]
+            deadline = time.monotonic() + 30
+            while len(answered) < 150:
+                assert time.monotonic() < deadline, log.read_text()
+                await asyncio.sleep(0.01)
+            await stop(proc, signal.SIGKILL)
+            await asyncio.gather(*senders)
+
+    stored = {row[0] for row in await sql_rows(database_url, "SELECT job_id FROM um_messages")}
+    assert answered
+    assert set(answered) <= stored
 
 
 # -- the database goes away while the provider has the message ------------------------------------
