@@ -231,6 +231,41 @@ async def test_a_serve_killed_amid_group_commits_answered_201_only_for_stored_jo
     assert set(answered) <= stored
 
 
+# -- hostile input through the real serve (issue 11, finding 3) ---------------------------------
+
+
+async def test_text_no_database_can_keep_gets_coded_answers_from_the_real_serve(
+    database_url: str, tmp_path: Path
+) -> None:
+    keys = generate_key_spec("k1")
+    messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
+    async with messenger:
+        workspace = await messenger.create_workspace("hostile")
+        connection = await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
+        key = await messenger.create_api_key(workspace.id, livemode=False)
+    headers = {"Authorization": f"Bearer {key.secret}", "Content-Type": "application/json"}
+    dlr = f"/v1/dlr/{connection.id}/{connection.dlr_token}"
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=30) as client,
+        serving(database_url, keys, tmp_path / "serve.log") as (proc, url),
+    ):
+        nul_id = await client.get(f"{url}/v1/messages/msg_%00x")
+        nul_path = await client.post(f"{url}/v1/dlr/{connection.id}/x%00y", content=b"{}")
+        # A lone surrogate, as JSON escapes it: valid JSON text, not storable text.
+        report = b'{"provider_message_id": "\\ud800", "status": "delivered"}'
+        lone = await client.post(f"{url}{dlr}", content=report)
+        nul_body = await client.post(
+            f"{url}/v1/messages", content=b'{"to": "+905551234567", "body": "a\\u0000b"}'
+        )
+        await stop(proc, signal.SIGTERM)
+    answers = [(r.status_code, r.headers.get("x-request-id") is not None) for r in
+               (nul_id, nul_path, lone, nul_body)]  # fmt: skip
+    assert answers == [(404, True), (404, True), (200, True), (400, True)]
+    assert nul_id.json()["error"]["code"] == "MESSAGE_NOT_FOUND"
+    assert lone.json()["matched"] == 0
+    assert nul_body.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
 # -- the database goes away while the provider has the message ------------------------------------
 
 
