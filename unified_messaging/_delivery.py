@@ -194,17 +194,27 @@ class Lifecycle:
         return None
 
     async def finish_late(
-        self, record: MessageRecord, connections: Mapping[ProviderCode, Connection]
+        self,
+        record: MessageRecord,
+        work: Sequence[WorkItem],
+        refs: Sequence[ProviderRef],
     ) -> bool:
         """Store a submit's outcome over the ``SUBMIT_INTERRUPTED`` its check wrote first
         (the provider answered after the submit time-out): the outcome is the truth. A row
-        that moved on otherwise is left as it is."""
+        that moved on otherwise is left as it is.
+
+        ``work`` and ``refs`` are what :meth:`follow_ups` made for the outcome (its simulated
+        report was handed over then, and cannot be planned twice); its events are made again
+        for the version stored now."""
         stored = await self._store.get_message(record.workspace_id, record.livemode, record.job_id)
         if stored is None or stored.error != SUBMIT_INTERRUPTED or stored.status != "unknown":
             return False
         late = replace(record, version=stored.version + 1)
-        work, refs = await self.follow_ups([late], connections)
-        return await self._store.replace_message(late, work=work, refs=refs)
+        mine = [item for item in work if item.ref == record.job_id and item.kind != WORK_EVENT]
+        mine += await self._events(late, event_for(late.status))
+        return await self._store.replace_message(
+            late, work=mine, refs=[ref for ref in refs if ref.job_id == record.job_id]
+        )
 
     # ------------------------------------------------------------------ after a submit
 
@@ -262,7 +272,9 @@ class Lifecycle:
         )
         if not record.livemode:
             adapter = self._adapters.for_connection(connection, livemode=False)
-            planned = adapter.planned_report(message_id) if isinstance(adapter, Simulator) else None
+            planned = (
+                adapter.take_planned_report(message_id) if isinstance(adapter, Simulator) else None
+            )
             if planned is None or planned[1] >= timeout.due_at:
                 items.append(timeout)
             if planned is not None:

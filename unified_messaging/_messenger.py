@@ -470,7 +470,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             return
         for record in records:
             if record.job_id in moved:
-                await self._lifecycle.finish_late(record, plan.connections)
+                await self._lifecycle.finish_late(record, work, refs)
 
     @staticmethod
     def _quota_charge(

@@ -390,7 +390,7 @@ def test_serve_out_of_descriptors_logs_one_line_and_recovers(cli: Cli) -> None:
     stderr = seen + rest
     assert health.status_code == 200
     assert stderr.count("cannot accept connections: out of file descriptors") == 1, stderr
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr, stderr
     assert "socket.accept() out of system resource" not in stderr
 
 

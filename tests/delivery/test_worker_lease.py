@@ -39,3 +39,28 @@ async def test_a_slow_item_keeps_its_lease_while_it_runs() -> None:
     assert await running == 1
     assert runs == ["w_1"]
     assert await second.run_once() == 0  # done: deleted, not released
+
+
+async def test_the_simulator_forgets_a_report_once_the_lifecycle_stored_it() -> None:
+    # A long-running serve with test keys: every planned report moves into a durable work
+    # item, so the simulator's memory does not grow with the sends.
+    from unified_messaging.providers.simulator import Simulator
+    from unified_messaging.testing import create_testbed
+
+    bed = await create_testbed()
+    sent = [
+        await bed.messenger.send(bed.principal, {"to": f"+90555{2000000 + n:07d}", "body": "x"})
+        for n in range(200)
+    ]
+    connection = (await bed.messenger.store.list_connections(bed.workspace.id))[0]
+    simulator = bed.messenger._adapters.for_connection(connection, livemode=False)
+    assert isinstance(simulator, Simulator)
+    ids = [
+        (await bed.messenger.get_message(bed.principal, s.job_id)).attempts[0].provider_message_id
+        for s in sent
+    ]
+    assert all(ids)
+    assert [simulator.planned_report(i or "") for i in ids] == [None] * 200
+    await bed.settle()
+    record = await bed.messenger.get_message(bed.principal, sent[-1].job_id)
+    assert record.status == "delivered"  # the report still arrives, from the work item

@@ -39,6 +39,7 @@ from ._args import (
     positive_seconds,
 )
 from ._context import SERVER_CACHE_TTL, load_vault, open_store, rate_limiter, webhook_policy
+from ._heap import settle_heap
 from ._output import JsonObject, Report, emit
 from ._serve_limits import (
     DEFAULT_BODY_TIMEOUT,
@@ -225,6 +226,7 @@ async def _serve(args: argparse.Namespace) -> None:
                 emit(await _demo(messenger, url), as_json=args.json)
             elif args.json:
                 emit(Report({"url": url}, url), as_json=True)
+            settle_heap()
             with _clean_exit_on_signals():
                 await uvicorn.Server(config).serve(sockets=[sock])
     finally:

@@ -239,6 +239,10 @@ def accept_errors_reported(loop: asyncio.AbstractEventLoop, every: float) -> Ite
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in _OUT_OF_RESOURCES:
             report.hit()
+        elif isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle")):
+            # asyncio retries accept() a second after running out of descriptors; a retry
+            # that fires once shutdown closed the socket finds fd -1. Moot, not an error.
+            return
         elif previous is not None:
             previous(loop, context)
         else:

@@ -19,6 +19,7 @@ from .._messenger import Messenger
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import SERVER_CACHE_TTL, load_vault, open_store, webhook_policy
+from ._heap import settle_heap
 from ._output import Report, emit
 
 __all__ = ["add_worker"]
@@ -90,5 +91,6 @@ async def _work(args: argparse.Namespace) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         logger.warning("worker %s started", worker.worker_id)
+        settle_heap()
         await worker.run(stop)
         logger.warning("worker %s stopped", worker.worker_id)

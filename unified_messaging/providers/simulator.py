@@ -342,6 +342,16 @@ class Simulator:
         plan = self._plans.get(provider_message_id)
         return None if plan is None else (plan.status, plan.due_at)
 
+    def take_planned_report(self, provider_message_id: str) -> tuple[ReportStatus, datetime] | None:
+        """:meth:`planned_report`, handed over: the caller keeps it (the lifecycle stores it as
+        a durable work item), so the simulator forgets it and a long-running server's
+        memory stays flat however many test sends it takes."""
+        plan = self._plans.pop(provider_message_id, None)
+        if plan is None:
+            return None
+        self._compact_queue()
+        return plan.status, plan.due_at
+
     async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
         """The due, not yet returned reports among these ids; unknown ids are ignored.
 
