@@ -434,9 +434,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         check that settles them if their outcome never lands, the quota units (D17) and the
         binding of the ``Idempotency-Key`` to the new jobs (D22)."""
         check = self._lifecycle.submit_check(records)
-        charge = self._quota_charge(auth, records, units)
-        if charge is not None:
-            charge = replace(charge, limit=auth.workspace.monthly_quota)
+        charge = self._quota_charge(auth, records, units, limit=auth.workspace.monthly_quota)
         work = [check] if check is not None else []
         if not await self._store.accept_messages(records, work=work, quota=charge, claim=claim):
             raise QuotaExceeded
@@ -474,13 +472,18 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     @staticmethod
     def _quota_charge(
-        auth: Principal, records: Sequence[MessageRecord], units: int
+        auth: Principal,
+        records: Sequence[MessageRecord],
+        units: int,
+        *,
+        limit: int | None = None,
     ) -> QuotaCharge | None:
         # D17: test mode is free; a unit is held while providers are tried and given back
         # if none accepts, so the count is of messages a provider (may have) taken.
         if not auth.livemode or units == 0 or not records:
             return None
-        return QuotaCharge(auth.workspace_id, quota_period(records[0].created_at), units)
+        period = quota_period(records[0].created_at)
+        return QuotaCharge(auth.workspace_id, period, units, limit)
 
     # ------------------------------------------------------------------ records
 

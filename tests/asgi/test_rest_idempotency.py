@@ -27,6 +27,17 @@ def keyed(key: str) -> dict[str, str]:
     return {"Idempotency-Key": key}
 
 
+async def claim_key(live: LiveSetup, idem_key: str) -> IdempotencyClaim:
+    """Take ``idem_key`` for ``SEND`` the way a request does, as a process that then dies."""
+    principal = await live.messenger.authenticate(live.api_key)
+    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
+    claim = await IdempotencyKeys(live.messenger.store, live.clock).begin(
+        principal, idem_key, fingerprint
+    )
+    assert isinstance(claim, IdempotencyClaim)
+    return claim
+
+
 async def test_same_key_and_body_replays_the_first_answer(
     client: httpx.AsyncClient, bed: TestBed
 ) -> None:
@@ -242,10 +253,7 @@ async def test_a_key_abandoned_in_flight_is_taken_over_after_a_while(
 ) -> None:
     # A process that died before storing anything leaves its key in flight with no job bound:
     # nothing was sent, so retries are not refused forever.
-    principal = await live.messenger.authenticate(live.api_key)
-    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
-    keys = IdempotencyKeys(live.messenger.store, live.clock)
-    assert isinstance(await keys.begin(principal, "k", fingerprint), IdempotencyClaim)
+    await claim_key(live, "k")
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     assert code_of(await client.post("/v1/messages", json=SEND, headers=keyed("k"))) == (
         "IDEMPOTENCY_IN_PROGRESS"
@@ -257,10 +265,7 @@ async def test_a_key_abandoned_in_flight_is_taken_over_after_a_while(
 async def test_of_concurrent_retries_of_an_abandoned_key_exactly_one_sends(
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
-    principal = await live.messenger.authenticate(live.api_key)
-    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
-    keys = IdempotencyKeys(live.messenger.store, live.clock)
-    assert isinstance(await keys.begin(principal, "k", fingerprint), IdempotencyClaim)
+    await claim_key(live, "k")
     live.clock.advance(timedelta(minutes=5))
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     answers = await asyncio.gather(
@@ -277,12 +282,8 @@ async def test_a_key_bound_to_a_job_answers_with_it_even_after_the_in_flight_tim
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
     # A process that died after its write-ahead: the key names the job, whose state answers.
+    claim = await claim_key(live, "k")
     principal = await live.messenger.authenticate(live.api_key)
-    fingerprint = request_fingerprint("POST", "/v1/messages", SEND)
-    claim = await IdempotencyKeys(live.messenger.store, live.clock).begin(
-        principal, "k", fingerprint
-    )
-    assert isinstance(claim, IdempotencyClaim)
     sent = await live.messenger.send(principal, SEND, idempotency=claim)  # never "answered"
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     for wait in (timedelta(0), timedelta(minutes=10), timedelta(hours=23)):

@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import IO
 
 import asyncpg
+import sqlalchemy as sa
 from fakes._server import serve
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -41,6 +44,7 @@ __all__ = [
     "WorkerProcess",
     "postgres_database",
     "running_receiver",
+    "sql_rows",
 ]
 
 POSTGRES_ENV = "UM_TEST_POSTGRES_URL"
@@ -68,6 +72,17 @@ async def postgres_database(server_url: str) -> AsyncIterator[str]:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await admin.close()
+
+
+async def sql_rows(url: str, query: str) -> list[sa.Row[tuple[object, ...]]]:
+    """Rows of one query on the database a process under test uses, over a connection of
+    the test's own."""
+    engine = create_async_engine(url, poolclass=NullPool)
+    try:
+        async with engine.connect() as connection:
+            return list((await connection.execute(sa.text(query))).all())
+    finally:
+        await engine.dispose()
 
 
 # -- the webhook receiver ------------------------------------------------------------------------

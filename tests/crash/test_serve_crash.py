@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,13 +22,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-import sqlalchemy as sa
-from _crash_support import POSTGRES_ENV, postgres_database, worker_environment
+from _crash_support import postgres_database, sql_rows, worker_environment
 from fakes._server import serve
 from fakes.netgsm import Canned, NetgsmFake
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
 
 from unified_messaging import Messenger
 from unified_messaging._vault import Vault, generate_key_spec
@@ -39,18 +35,6 @@ SENDS = 8
 PROVIDER_DELAY = 3.0  # the provider answers long after the server is killed
 SUBMIT_TIMEOUT = "1"  # seconds: how soon the restarted server settles what was cut off
 RETRY_DEADLINE = 30.0
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'serve-crash.db'}"
-        return
-    server = os.environ.get(POSTGRES_ENV) or None
-    if server is None:
-        pytest.skip(f"needs a PostgreSQL server: set {POSTGRES_ENV}")
-    async with postgres_database(server) as url:
-        yield url
 
 
 @contextlib.asynccontextmanager
@@ -103,15 +87,6 @@ async def set_up(
         )
         key = await messenger.create_api_key(workspace.id, livemode=True, rate_limit=1000)
         return key.secret
-
-
-async def sql_rows(url: str, query: str) -> list[sa.Row[tuple[object, ...]]]:
-    engine = create_async_engine(url, poolclass=NullPool)
-    try:
-        async with engine.connect() as connection:
-            return list((await connection.execute(sa.text(query))).all())
-    finally:
-        await engine.dispose()
 
 
 def request(n: int) -> dict[str, object]:
@@ -307,17 +282,14 @@ class CuttableProxy:
 
 @pytest.mark.postgres
 async def test_a_database_outage_after_the_provider_accepted_never_sends_twice(
-    tmp_path: Path,
+    tmp_path: Path, postgres_server: str
 ) -> None:
-    server = os.environ.get(POSTGRES_ENV) or None
-    if server is None:
-        pytest.skip(f"needs a PostgreSQL server: set {POSTGRES_ENV}")
     keys = generate_key_spec("k1")
     fake = NetgsmFake()
     body = json.dumps({"code": "00", "jobid": "90000001"}).encode()
     fake.script(Canned(status=200, body=body, delay=PROVIDER_DELAY))
     log = tmp_path / "serve.log"
-    async with postgres_database(server) as direct_url, serve(fake.app) as provider_url:
+    async with postgres_database(postgres_server) as direct_url, serve(fake.app) as provider_url:
         api_key = await set_up(direct_url, keys, provider_url, fake)
         proxy = CuttableProxy(make_url(direct_url).port or 5432)
         await proxy.start()

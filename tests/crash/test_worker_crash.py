@@ -12,25 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from _crash_support import (
-    POSTGRES_ENV,
     Receiver,
     WorkerProcess,
-    postgres_database,
     running_receiver,
+    sql_rows,
     worker_environment,
 )
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
 
 from unified_messaging import Messenger
 from unified_messaging._lifecycle import FINAL_STATUSES
@@ -39,10 +33,6 @@ from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.sql import store_from_url
 
-POSTGRES_SKIP_REASON = (
-    f"PostgreSQL crash test needs a server: set {POSTGRES_ENV}, "
-    "e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 TIMES_OUT = "+905550000008"  # accepted, no report ever: every hop times out
 REPORTS_FAILED = "+905550000006"  # accepted, report "failed": falls back by report
 SETTLE_DEADLINE = 40.0
@@ -63,29 +53,7 @@ def plan() -> list[tuple[str, list[str]]]:
     return sends
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'crash.db'}"
-        return
-    server = os.environ.get(POSTGRES_ENV) or None
-    if server is None:
-        print(POSTGRES_SKIP_REASON)
-        pytest.skip(POSTGRES_SKIP_REASON)
-    async with postgres_database(server) as url:
-        yield url
-
-
 # -- reading the outcome -------------------------------------------------------------------------
-
-
-async def sql_rows(url: str, query: str) -> list[sa.Row[tuple[object, ...]]]:
-    engine = create_async_engine(url, poolclass=NullPool)
-    try:
-        async with engine.connect() as connection:
-            return list((await connection.execute(sa.text(query))).all())
-    finally:
-        await engine.dispose()
 
 
 def as_json(value: object) -> object:

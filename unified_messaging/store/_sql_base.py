@@ -9,11 +9,9 @@ library's errors.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -22,7 +20,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Result, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from .._errors import StorageUnavailable
 from . import migrations
 from ._sql_engine import (
     Dialect,
@@ -129,15 +126,12 @@ class SqlBase:
         engines, self._engines = self._engines, None
         self._opened = False
         if engines is not None:
-            await engines.root.dispose()
-            engines.dispose()
+            await engines.dispose()
 
     # -- helpers for the table methods
 
     def _get_engines(self) -> Engines:
         if self._engines is None:
-            if self._dialect == "sqlite":
-                _check_sqlite_path(self._url.database)
             self._engines = make_engines(self._url, self._dialect, self._options)
         return self._engines
 
@@ -326,24 +320,3 @@ class SqlBase:
             sa.select(workspaces.c.id).where(workspaces.c.id == workspace_id).with_for_update()
         )
         return found.first() is not None
-
-
-def _check_sqlite_path(database: str | None) -> None:
-    """Refuse a file SQLite could not create, before aiosqlite tries.
-
-    The message is clearer than SQLite's "unable to open database file", and aiosqlite
-    leaves a worker thread behind after a failed connect, which would outlive a short-lived
-    event loop.
-    """
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return
-    path = Path(database)
-    directory = path.parent
-    if not directory.is_dir():
-        raise StorageUnavailable(
-            f"The message store is unavailable: {str(directory)!r} is not a directory."
-        )
-    if not path.exists() and not os.access(directory, os.W_OK):
-        raise StorageUnavailable(
-            f"The message store is unavailable: {str(directory)!r} is not writable."
-        )

@@ -117,8 +117,9 @@ class Engines:
     sync_read: sa.Engine | None = None
     sync_write: sa.Engine | None = None
 
-    def dispose(self) -> None:
-        """Close the synchronous engine's connections (the async ones: ``root.dispose()``)."""
+    async def dispose(self) -> None:
+        """Close every pooled connection, of the async and the synchronous engines."""
+        await self.root.dispose()
         if self.sync_read is not None:
             self.sync_read.dispose()
 
@@ -130,7 +131,10 @@ def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:
 
 
 def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
-    _owner_only(url.database)
+    path = _database_file(url.database)
+    if path is not None:
+        _check_directory(path)
+        _owner_only(path)
     connect_args: dict[str, object] = {"timeout": options.busy_timeout}
     connect_args.update(options.connect_args or {})
     engine = create_async_engine(
@@ -213,16 +217,38 @@ def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
     )
 
 
-def _owner_only(database: str | None) -> None:
+def _database_file(database: str | None) -> Path | None:
+    """The file of a SQLite URL's database; ``None`` for in-memory and ``file:`` URIs."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _check_directory(path: Path) -> None:
+    """Refuse a file SQLite could not create, before a driver tries.
+
+    The message is clearer than SQLite's "unable to open database file", and aiosqlite
+    leaves a worker thread behind after a failed connect, which would outlive a short-lived
+    event loop.
+    """
+    directory = path.parent
+    if not directory.is_dir():
+        raise StorageUnavailable(
+            f"The message store is unavailable: {str(directory)!r} is not a directory."
+        )
+    if not path.exists() and not os.access(directory, os.W_OK):
+        raise StorageUnavailable(
+            f"The message store is unavailable: {str(directory)!r} is not writable."
+        )
+
+
+def _owner_only(path: Path) -> None:
     """Make the database file readable by its owner only (0600) before SQLite opens it.
 
     It holds phone numbers and message bodies. SQLite gives its ``-wal`` and ``-shm`` files
     the database file's permissions, so creating the file first covers them; a file made
     by an earlier version is tightened, with its WAL and SHM files.
     """
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return
-    path = Path(database)
     if not path.exists():
         with contextlib.suppress(OSError):  # a directory we cannot write: SQLite says so
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))

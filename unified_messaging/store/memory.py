@@ -167,14 +167,7 @@ class MemoryStore:
 
     # -- messages
     async def insert_messages(self, messages: Sequence[MessageRecord]) -> None:
-        with self._lock:
-            ids = [m.job_id for m in messages]
-            if len(set(ids)) != len(ids) or any(i in self._messages for i in ids):
-                raise AlreadyExists("A message with this job id already exists.")
-            for workspace_id in {m.workspace_id for m in messages}:
-                self._require(self._workspaces, workspace_id, "Workspace")
-            for message in messages:
-                self._messages[message.job_id] = message
+        await self.accept_messages(messages)
 
     async def accept_messages(
         self,
@@ -200,8 +193,7 @@ class MemoryStore:
                     raise IdempotencyInProgress
                 self._idempotency[key] = replace(held, job_ids=tuple(ids))
             if quota is not None:
-                period = (quota.workspace_id, quota.period)
-                self._quota[period] = self._quota.get(period, 0) + quota.units
+                self._add_quota(quota)
             for message in messages:
                 self._messages[message.job_id] = message
             self._follow_ups(work, ())
@@ -318,7 +310,7 @@ class MemoryStore:
         with self._lock:
             if not self._quota_fits(charge):
                 return False
-            self._quota[(workspace_id, period)] = self._quota.get((workspace_id, period), 0) + units
+            self._add_quota(charge)
             return True
 
     async def release_quota(self, workspace_id: str, period: str, units: int) -> None:
@@ -328,6 +320,10 @@ class MemoryStore:
     def _quota_fits(self, charge: QuotaCharge) -> bool:
         used = self._quota.get((charge.workspace_id, charge.period), 0)
         return charge.limit is None or used + charge.units <= charge.limit
+
+    def _add_quota(self, charge: QuotaCharge) -> None:
+        key = (charge.workspace_id, charge.period)
+        self._quota[key] = self._quota.get(key, 0) + charge.units
 
     def _give_back(self, charge: QuotaCharge) -> None:
         used = self._quota.get((charge.workspace_id, charge.period), 0)

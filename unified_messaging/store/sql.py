@@ -51,8 +51,7 @@ async def migrate(
     try:
         await migrations.upgrade(engines, revision, password=parsed.password)
     finally:
-        await engines.root.dispose()
-        engines.dispose()
+        await engines.dispose()
 
 
 def _sql_store_class() -> type[SqlStore]:
