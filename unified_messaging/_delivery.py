@@ -556,9 +556,16 @@ class Lifecycle:
             again = retry_until is not None and job.all_unavailable and now < retry_until
             if job.accepted:
                 hop = hops[job.last_hop]
+                # D24: what the accepting provider was sent, not what the first one was.
+                encoding, segments = (
+                    job.sms_encoding(hop.connection)
+                    if hop.sender is not None
+                    else (fresh.encoding, fresh.segments)
+                )
                 result = replace(
                     fresh, status="sent", provider=hop.connection.provider, sender=hop.sender,
                     attempts=attempts, error=None, dlr=None, sent_at=now, updated_at=now,
+                    encoding=encoding, segments=segments,
                     fallback_left=tuple(h.connection.provider for h in hops[job.last_hop + 1 :]),
                     version=fresh.version + 1,
                 )  # fmt: skip

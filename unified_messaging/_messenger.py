@@ -491,7 +491,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         now = self.now()
         primary = plan.hops[0]
         encoding, segments = (
-            job.sms_encoding(primary.connection.turkish_shift) if primary.sender else (None, None)
+            job.sms_encoding(primary.connection) if primary.sender else (None, None)
         )
         return MessageRecord(
             job_id=job.job_id,
@@ -544,7 +544,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         attempts = tuple(job.attempts)
         encoding, segments = record.encoding, record.segments
         if hop.sender is not None:
-            encoding, segments = job.sms_encoding(hop.connection.turkish_shift)
+            encoding, segments = job.sms_encoding(hop.connection)
         status: MessageStatus = "sent"
         error = None
         sent_at = final_at = None

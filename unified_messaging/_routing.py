@@ -24,6 +24,7 @@ from .providers.base import (
     ProviderTemplate,
     SubmitOutcome,
     SubmitRequest,
+    uses_turkish_shift,
 )
 
 __all__ = ["Hop", "Job", "dispatch"]
@@ -64,17 +65,19 @@ class Job:
     def all_unavailable(self) -> bool:
         return bool(self.outcome_kinds) and all(k == "unavailable" for k in self.outcome_kinds)
 
-    def sms_encoding(self, turkish_shift: bool) -> tuple[Encoding, int]:
-        """``(encoding, segments)`` under a connection's shift setting (memoized)."""
-        found = self._encodings.get(turkish_shift)
+    def sms_encoding(self, connection: Connection) -> tuple[Encoding, int]:
+        """``(encoding, segments)`` as sent through ``connection`` (memoized): the Turkish
+        shift only where the connection allows it and its provider can send it."""
+        shift = uses_turkish_shift(connection)
+        found = self._encodings.get(shift)
         if found is None:
-            info = analyze_sms(self.text, allow_turkish_shift=turkish_shift)
-            found = self._encodings[turkish_shift] = (info.encoding, info.segments)
+            info = analyze_sms(self.text, allow_turkish_shift=shift)
+            found = self._encodings[shift] = (info.encoding, info.segments)
         return found
 
     def request_for(self, hop: Hop, attempt: int) -> SubmitRequest:
         connection = hop.connection
-        encoding = self.sms_encoding(connection.turkish_shift)[0] if hop.sender else None
+        encoding = self.sms_encoding(connection)[0] if hop.sender else None
         return SubmitRequest(
             job_id=self.job_id,
             to=self.to,

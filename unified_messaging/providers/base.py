@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
+from .._encoding import SmsEncoding, analyze_sms
 from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
+    "sms_encoding",
+    "uses_turkish_shift",
 ]
 
 OutcomeKind = Literal["accepted", "rejected", "recipient_failed", "unavailable"]
@@ -191,6 +194,10 @@ class ProviderProfile:
     sender_pattern: re.Pattern[str] | None
     #: Does the provider push reports (else they are polled)? ``None``: no reports at all.
     pushes_reports: bool | None
+    #: Can this provider's wire format send the Turkish national-language single-shift table
+    #: (3GPP TS 23.038 A.2.1)? Where it cannot, text that would need it goes out as UCS-2
+    #: whatever the connection's ``turkish_shift`` says, and is counted so (D24).
+    turkish_shift: bool = field(default=False, kw_only=True)
 
     @property
     def channel(self) -> Channel:
@@ -207,19 +214,36 @@ class ProviderProfile:
         return None
 
 
+def uses_turkish_shift(connection: Connection) -> bool:
+    """May SMS text through ``connection`` use the Turkish single-shift table? Only where the
+    connection allows it and its provider can send it: the one rule behind both the record's
+    ``encoding``/``segments`` and the data coding an adapter puts on the wire."""
+    return connection.turkish_shift and PROFILES[connection.provider].turkish_shift
+
+
+def sms_encoding(connection: Connection, text: str) -> SmsEncoding:
+    """The encoding and segments ``text`` is sent with through ``connection``."""
+    return analyze_sms(text, allow_turkish_shift=uses_turkish_shift(connection))
+
+
 # Alphanumeric sender ids (TP-OA, 3GPP TS 23.040) hold 11 GSM characters; Turkish operators
 # also register numeric headers (short codes, 850 numbers) of up to 16 digits.
 _SMS_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{1,10}|\+?[0-9]{2,16}")
 
 PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
-    "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False),
+    # NetGSM (encoding "TR"), Verimor (datacoding 1) and Mutlucell (charset "turkish") send
+    # the single-shift table; İletimerkezi picks the coding from the text itself. Kannel's
+    # sendsms cannot build the shift-table UDH: its Turkish text is UCS-2 (coding 2).
+    "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False,
+                             turkish_shift=True),
     "sms_b": ProviderProfile("sms_b", "İletimerkezi", "İletimerkezi JSON v1", 100, 1600,
-                             _SMS_HEADER, True),
-    "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True),
+                             _SMS_HEADER, True, turkish_shift=True),
+    "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
+                             turkish_shift=True),
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
-                             False),
+                             False, turkish_shift=True),
     "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
-                             1600, _SMS_HEADER, True),
+                             1600, _SMS_HEADER, True, turkish_shift=False),
     "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None),
     "bizchat": ProviderProfile("bizchat", "WhatsApp Cloud", "WhatsApp Cloud API", 1, 4096, None,
                                True),

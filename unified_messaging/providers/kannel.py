@@ -11,7 +11,8 @@ Wire facts (Kannel user guide, "Sending SMS"; ``gw/smsbox.c``):
 - ``coding``: 0 = 7-bit GSM, 1 = 8-bit binary, 2 = UCS-2; anything else is
   ``400 Coding field misformed, rejected``. With ``charset=UTF-8`` smsbox converts our UTF-8
   text itself. Kannel cannot build the Turkish national-language shift UDH over ``sendsms``,
-  so ``gsm7_turkish`` text goes out as UCS-2.
+  so text that needs ş ğ ı İ Ğ Ş ç goes out as UCS-2: the ``sms_e`` profile says so
+  (``turkish_shift=False``), and routing counts its ``encoding``/``segments`` that way.
 - Answers (``Content-Type: text/html``): ``202 0: Accepted for delivery`` (bearerbox took it),
   ``202 3: Queued for later delivery`` (stored, no SMSC yet), ``202 Sent.`` (with
   ``immediate-sendsms-reply``, and before 1.4); ``403 Authorization failed for sendsms``;
@@ -268,6 +269,12 @@ class KannelAdapter(HttpAdapter[Credentials]):
 
 
 def _coding(request: SubmitRequest) -> str:
+    """``0`` (GSM 03.38) or ``2`` (UCS-2): there is no Turkish shift over ``sendsms``.
+
+    Routing sets ``request.encoding`` from the ``sms_e`` profile, so it is ``gsm7`` or
+    ``ucs2`` here; a ``gsm7_turkish`` from elsewhere still goes as UCS-2, never as 7-bit
+    with characters the default alphabet lacks.
+    """
     encoding = request.encoding or analyze_sms(request.text, allow_turkish_shift=False).encoding
     return "0" if encoding == "gsm7" else "2"
 
