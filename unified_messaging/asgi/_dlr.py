@@ -5,8 +5,9 @@ the façade, which answers 404 for an unknown connection and a wrong token alike
 provider posts its own format (form fields, JSON, XML, query strings on a GET); the
 connection's adapter reads it. A ``bizchat`` GET is WhatsApp's subscription handshake,
 answered with ``hub.challenge`` as plain text (a refused one, or one on a connection of
-another provider, is ``403 FORBIDDEN`` in the D13 body); its POSTs must carry a valid
-``X-Hub-Signature-256``.
+another provider, is ``403 FORBIDDEN`` in the D13 body); its POSTs in WhatsApp's format must
+carry a valid ``X-Hub-Signature-256``. On every connection, one with credentials included, a
+body in the simulator's push format is read too, and only ever touches test-mode messages.
 
 A request that was read is answered ``200 {"received", "matched", "changed"}`` even when no
 report matched a known message, so a provider does not retry reports for messages sent

@@ -196,11 +196,19 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         """Read a status webhook after checking its signature.
 
         A GET is the subscription handshake (see :meth:`challenge`) and carries no reports.
-        Raises :class:`Unauthorized` when ``X-Hub-Signature-256`` does not match the body, and
-        :class:`RequestInvalid` when a signed body is not a webhook payload.
+        Raises :class:`Unauthorized` when a body in WhatsApp's shape, or any body that carries
+        an ``X-Hub-Signature-256``, is not signed with this app's secret, and
+        :class:`RequestInvalid` when a signed body is not a webhook payload, or when an
+        unsigned body is not WhatsApp's at all (so the connection's other reader, the
+        simulator's push format for test-mode messages, may read it).
         """
         if callback.method.upper() == "GET":
             return []
+        if _signature(callback.headers) is None and not _whatsapp_shaped(callback.body):
+            # Meta signs every webhook, so an unsigned body that is not in its shape makes no
+            # claim to be one. Only this format ever reaches live messages; the simulator's
+            # (tried next by the messenger) only ever touches test-mode ones (D2, D20).
+            raise RequestInvalid("The body is not a signed WhatsApp webhook.")
         self.verify_signature(callback)
         try:
             document = decode_json_object(callback.body)
@@ -219,9 +227,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
 
     def verify_signature(self, callback: InboundCallback) -> None:
         """Raise :class:`Unauthorized` unless the body is signed with this app's secret."""
-        given = next(
-            (v for k, v in callback.headers.items() if k.lower() == SIGNATURE_HEADER.lower()), ""
-        )
+        given = _signature(callback.headers) or ""
         expected = signature_header(callback.body, self.secret(self.credentials.app_secret))
         # Meta sends lower-case hex; the comparison stays constant-time either way.
         presented = given.strip().lower().encode("utf-8")
@@ -330,6 +336,18 @@ def _json(body: bytes) -> dict[str, Any] | None:
 
 
 # --- reading webhooks ---------------------------------------------------------------------------
+
+
+def _signature(headers: Mapping[str, str]) -> str | None:
+    """The ``X-Hub-Signature-256`` header in any case, or ``None`` when there is none."""
+    wanted = SIGNATURE_HEADER.lower()
+    return next((v for k, v in headers.items() if k.lower() == wanted), None)
+
+
+def _whatsapp_shaped(body: bytes) -> bool:
+    """Does ``body`` look like a Meta webhook (a JSON object with ``object`` or ``entry``)?"""
+    document = _json(body)
+    return document is not None and ("object" in document or "entry" in document)
 
 
 def _change_values(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
