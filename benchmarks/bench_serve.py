@@ -239,6 +239,11 @@ class Child:
         url: str = self.info["url"]
         return url
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU the process has used so far (Linux /proc), all threads."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def tail(self, lines: int = 15) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -817,11 +822,15 @@ class Bench:
                     started = time.monotonic()
                     deadline = started + max(120.0, self.args.duration * 12)
                     state = (await probe.get("/count")).json()
+                    cpu_first: tuple[int, float] | None = None
                     while state["count"] < events and time.monotonic() < deadline:
                         if server.process.returncode is not None:
                             raise RuntimeError(f"serve exited:\n{server.tail()}")
                         await asyncio.sleep(0.05)
                         state = (await probe.get("/count")).json()
+                        if cpu_first is None and state["count"]:
+                            cpu_first = (int(state["count"]), server.cpu_seconds())
+                    cpu_last = (int(state["count"]), server.cpu_seconds())
                     await asyncio.sleep(0.5)  # anything more than expected?
                     state = (await probe.get("/count")).json()
         got = int(state["count"])
@@ -832,6 +841,9 @@ class Bench:
             if got > 1 and state["last"] > state["first"]:
                 spread = (got - 1) / (state["last"] - state["first"])
                 notes.append(f"first to last {spread:,.0f} events/s")
+            if cpu_first is not None and cpu_last[0] > cpu_first[0]:
+                per_event = (cpu_last[1] - cpu_first[1]) / (cpu_last[0] - cpu_first[0])
+                notes.append(f"serve CPU {per_event * 1000:.2f} ms/event")
             rate: float | None = got / seconds if seconds > 0 else None
         else:
             rate = None

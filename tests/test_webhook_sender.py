@@ -60,6 +60,9 @@ class Receiver:
     port: int = 0
     received: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    client_ports: set[int] = field(default_factory=set)
+    in_flight: int = 0
+    most_in_flight: int = 0
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -70,8 +73,17 @@ class Receiver:
     async def handle(self, request: Request) -> Response:
         path = request.url.path
         self.received.append((path, dict(request.headers), await request.body()))
-        if path == "/slow":
-            await self.release.wait()  # set at teardown: holds the answer past any time-out
+        assert request.client is not None
+        self.client_ports.add(request.client.port)
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if path == "/slow":
+                await self.release.wait()  # set at teardown: holds the answer past any time-out
+            if path == "/held":
+                await asyncio.sleep(0.05)  # long enough for every sender to be waiting
+        finally:
+            self.in_flight -= 1
         return ANSWERS.get(path, Response(status_code=404))
 
 
@@ -87,6 +99,8 @@ ANSWERS: dict[str, Response] = {
     "/broken": Response("boom\n\x00" + "x" * 100_000, status_code=500),
     "/not-found": Response(status_code=404),
     "/slow": Response(status_code=200),
+    "/held": Response(status_code=204),
+    "/long": Response("y" * 20_000, status_code=200),
 }
 
 
@@ -226,6 +240,34 @@ async def test_connection_refused_is_a_retry(sender: WebhookSender) -> None:
     assert (result.outcome, result.status_code) == ("retry", None)
     assert result.error is not None
     assert result.error.startswith("ConnectError")
+
+
+@pytest.mark.parametrize("path", ["/ok", "/no-content", "/long", "/broken", "/gone"])
+async def test_one_keep_alive_connection_serves_delivery_after_delivery(
+    sender: WebhookSender, receiver: Receiver, path: str
+) -> None:
+    # The answer's body is read to its end, so the connection is reused (an unread body
+    # would force a new TCP connection, and its handshake, for every delivery). Of an error
+    # page only the excerpt is kept, but the rest is read too, up to DRAIN_BYTES.
+    results = [await sender.deliver(receiver.url(path), BODY, HEADERS) for _ in range(5)]
+    assert len({r.outcome for r in results}) == 1
+    # Past DRAIN_BYTES (the 100 kB page) an answer is abandoned with its connection.
+    assert len(receiver.client_ports) == (5 if path == "/broken" else 1)
+
+
+async def test_an_endpoint_gets_at_most_per_endpoint_requests_at_once(receiver: Receiver) -> None:
+    async with WebhookSender(policy=LOOPBACK, per_endpoint=3) as bounded:
+        results = await asyncio.gather(
+            *(bounded.deliver(receiver.url("/held"), BODY, HEADERS) for _ in range(12))
+        )
+    assert all(r.ok for r in results)
+    assert receiver.most_in_flight == 3
+    assert len(receiver.client_ports) == 3  # and each of the three connections was reused
+
+
+def test_per_endpoint_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="per_endpoint"):
+        WebhookSender(policy=LOOPBACK, per_endpoint=0)
 
 
 async def test_deliver_signed_signs_each_attempt_under_one_webhook_id(

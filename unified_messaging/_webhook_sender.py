@@ -78,6 +78,12 @@ USER_AGENT: Final = f"unified-messaging/{__version__}"
 MAX_URL_LENGTH: Final = 2048
 #: How much of a failed answer's body is kept for the delivery log.
 EXCERPT_BYTES: Final = 200
+#: An answer's body is read to its end, up to this much, so its connection can be used again
+#: (an unread body leaves the HTTP/1.1 connection mid-message: it must be closed). A longer
+#: answer is abandoned, and its connection with it.
+DRAIN_BYTES: Final = 64 * 1024
+#: Requests in flight to one endpoint (scheme, host and port) from one sender at most.
+DEFAULT_PER_ENDPOINT: Final = 8
 _ERROR_CHARS: Final = 300
 _THROTTLE_STATUSES: Final = frozenset({429, 502, 503, 504})
 
@@ -350,7 +356,9 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     ) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else None
         context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        # Every connection may stay open: endpoints are few, and reconnecting per delivery
+        # costs more than the delivery (see DEFAULT_PER_ENDPOINT for the bound per endpoint).
+        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
         super().__init__(verify=context, trust_env=False, limits=limits)
         # httpx builds its pool without a network-backend seam; this pool is the same one,
         # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
@@ -405,22 +413,32 @@ def _short(text: str) -> str:
     return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
 
 
-async def _excerpt(response: httpx.Response) -> str:
-    """At most EXCERPT_BYTES of the body: a huge or endless answer is never read in full."""
-    if response.headers.get("content-encoding", "identity").lower() != "identity":
-        return ""
+async def _read_answer(response: httpx.Response) -> str:
+    """Read the answer's body to its end (at most DRAIN_BYTES, so a huge or endless answer is
+    never read in full) and return its first EXCERPT_BYTES as text.
+
+    Reading to the end is what lets the connection serve the next delivery (keep-alive). A
+    compressed body is still read, for that, but not excerpted: it would be unreadable."""
     collected = bytearray()
     chunks = response.aiter_raw()
     try:
         async for chunk in chunks:
-            collected += chunk
-            if len(collected) >= EXCERPT_BYTES:
+            if len(collected) < EXCERPT_BYTES:
+                collected += chunk[: EXCERPT_BYTES - len(collected)]
+            if response.num_bytes_downloaded > DRAIN_BYTES:
                 break
     finally:
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
             await aclose()
-    return collected[:EXCERPT_BYTES].decode("utf-8", "replace")
+    if response.headers.get("content-encoding", "identity").lower() != "identity":
+        return ""
+    return bytes(collected).decode("utf-8", "replace")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 class WebhookSender:
@@ -439,9 +457,16 @@ class WebhookSender:
         policy: TargetPolicy | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         clock: Clock | None = None,
+        per_endpoint: int = DEFAULT_PER_ENDPOINT,
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if per_endpoint < 1:
+            raise ValueError("per_endpoint must be at least 1")
+        self._per_endpoint = per_endpoint
+        # One bound per endpoint origin, so a slow receiver holds at most per_endpoint of the
+        # worker's slots' connections and never starves the pool for the others.
+        self._in_flight: dict[str, asyncio.Semaphore] = {}
         self._policy = policy or TargetPolicy()
         self._timeout = timeout
         self._clock = clock or SystemClock()
@@ -489,8 +514,13 @@ class WebhookSender:
             "accept-encoding": "identity",
             **headers,
         }
+        origin = _origin(url)
+        bound = self._in_flight.get(origin)
+        if bound is None:
+            bound = self._in_flight[origin] = asyncio.Semaphore(self._per_endpoint)
         try:
             async with (
+                bound,
                 asyncio.timeout(self._timeout),
                 self._client.stream(
                     "POST", url, content=body, headers=request_headers, follow_redirects=False
@@ -506,13 +536,13 @@ class WebhookSender:
 
     async def _judge(self, response: httpx.Response) -> DeliveryResult:
         code = response.status_code
+        excerpt = await _read_answer(response)
         if 200 <= code < 300:
             return DeliveryResult("success", status_code=code)
         if 300 <= code < 400:
             location = response.headers.get("location", "")
             note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
             return DeliveryResult("retry", status_code=code, error=_short(note))
-        excerpt = await _excerpt(response)
         error = _short(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
         if code == 410:
             return DeliveryResult("disable", status_code=code, error=error)

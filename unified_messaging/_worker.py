@@ -73,6 +73,7 @@ class Worker:
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{new_id('wk')}"
         self._lease = lease
         self._batch = batch
+        self._concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
         self._idle_interval = idle_interval
 
@@ -95,11 +96,13 @@ class Worker:
                     await heartbeat
         return len(items)
 
-    async def _heartbeat(self, running: set[str]) -> None:
+    async def _heartbeat(self, running: set[str], *, forever: bool = False) -> None:
         """Renew the leases of the items still running, three times per lease."""
         interval = self._lease.total_seconds() / 3
-        while running:
+        while running or forever:
             await asyncio.sleep(interval)
+            if not running:
+                continue
             try:
                 await self._store.renew_work(
                     sorted(running), self.worker_id, self._clock.now() + self._lease
@@ -119,19 +122,63 @@ class Worker:
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Work until ``stop`` is set (or the task is cancelled). A store outage is logged and
-        waited out, never fatal: the work stays in the table."""
+        waited out, never fatal: the work stays in the table.
+
+        A pipeline, not batches: up to ``concurrency`` items run at once, and more are claimed
+        as soon as half the slots are free, so one slow item (a receiver taking its 15 s) never
+        holds back the items claimed with it. Claiming at half rather than at every free slot
+        keeps the claims (each one a write) few under load."""
         stop = stop or asyncio.Event()
-        while not stop.is_set():
+        running: set[str] = set()
+        tasks: set[asyncio.Task[None]] = set()
+        heartbeat = asyncio.create_task(self._heartbeat(running, forever=True))
+        stopping = asyncio.create_task(stop.wait())
+        half = max(1, self._concurrency // 2)
+        more_due = True  # the last claim came back full: claim again as soon as there is room
+        next_look = 0.0  # otherwise not before this loop time (the idle interval)
+        loop = asyncio.get_running_loop()
+        try:
+            while not stop.is_set():
+                free = self._concurrency - len(tasks)
+                if free >= half and (more_due or not tasks or loop.time() >= next_look):
+                    asked = min(free, self._batch)
+                    try:
+                        items = await self._store.claim_due_work(
+                            now=self._clock.now(),
+                            worker_id=self.worker_id,
+                            lease=self._lease,
+                            limit=asked,
+                        )
+                    except Exception:
+                        logger.exception("the worker could not claim due work; retrying")
+                        items = []
+                    for item in items:
+                        running.add(item.id)
+                        task = asyncio.create_task(self._run_item(item, running))
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+                    more_due = len(items) == asked
+                    if not more_due:
+                        next_look = loop.time() + self._idle_interval
+                    if more_due and self._concurrency - len(tasks) >= half:
+                        await asyncio.sleep(0)  # let the new items start, then claim again
+                        continue
+                timeout = self._idle_interval if not more_due else None
+                await asyncio.wait(
+                    {*tasks, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            stopping.cancel()
             try:
-                claimed = await self.run_once()
-            except Exception:
-                logger.exception("the worker could not claim due work; retrying")
-                claimed = 0
-            if claimed:
-                await asyncio.sleep(0)  # let other tasks run between full batches
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self._idle_interval)
+                # Stopping lets the running items end: abandoned, their leases would hold
+                # them for a whole lease. Cancelling run() cancels them with it.
+                await asyncio.gather(*tasks)
+            finally:
+                for task in list(tasks):
+                    task.cancel()
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
 
     async def _run_item(self, item: WorkItem, running: set[str]) -> None:
         try:

@@ -64,3 +64,47 @@ async def test_the_simulator_forgets_a_report_once_the_lifecycle_stored_it() -> 
     await bed.settle()
     record = await bed.messenger.get_message(bed.principal, sent[-1].job_id)
     assert record.status == "delivered"  # the report still arrives, from the work item
+
+
+async def test_a_slow_item_does_not_hold_back_work_that_becomes_due_meanwhile() -> None:
+    # The worker is a pipeline: while one item waits on a slow receiver, the other slots
+    # claim and run what comes due (batches would wait for the slow one to end first).
+    store = MemoryStore()
+    clock = SystemClock()
+    now = datetime.now(UTC)
+    await store.enqueue_work(WorkItem("w_slow", "slow", "job_0", due_at=now, created_at=now))
+    started, release = asyncio.Event(), asyncio.Event()
+    done: list[str] = []
+
+    async def slow(item: WorkItem) -> datetime | None:
+        started.set()
+        await release.wait()
+        done.append(item.id)
+        return None
+
+    async def fast(item: WorkItem) -> datetime | None:
+        done.append(item.id)
+        return None
+
+    worker = Worker(store, clock, {"slow": slow, "fast": fast}, concurrency=4, idle_interval=0.01)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    await asyncio.wait_for(started.wait(), timeout=5)
+    later = datetime.now(UTC)
+    fast_ids = [f"w_fast_{n}" for n in range(10)]
+    for item_id in fast_ids:
+        await store.enqueue_work(WorkItem(item_id, "fast", "job_1", due_at=later, created_at=later))
+
+    async def fast_ones_done() -> None:
+        while len(done) < len(fast_ids):
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(fast_ones_done(), timeout=10)  # batches would wait forever here
+    assert sorted(done) == sorted(fast_ids)  # all ran, the slow one still waiting
+    release.set()
+    stop.set()
+    await asyncio.wait_for(running, timeout=5)  # stopping lets the running item end
+    assert done[-1] == "w_slow"
+    assert (
+        await store.claim_due_work(now=datetime.now(UTC), worker_id="x", lease=LEASE, limit=9) == []
+    )
