@@ -1,12 +1,21 @@
 """Which adapter a message goes through: the simulator for test keys (D2), else the
 connection's live adapter, built once per connection from its decrypted credentials and
 kept (with its pooled HTTP client) until the connection changes or the messenger closes.
+
+When a connection changes (new credentials, another base URL, ...) its adapter is replaced.
+The replaced one may still carry sends in flight, so it is closed when the last of them
+returns (at once when none is), and a caller that took it before the change and calls it
+afterwards reaches its replacement: no send fails for the change, and no pool is left open
+until shutdown.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ._clock import Clock
 from ._domain import Connection
@@ -25,6 +34,10 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, Simulator, SimulatorSettings
 
 __all__ = ["AdapterPool"]
+
+logger = logging.getLogger("unified_messaging.adapters")
+
+T = TypeVar("T")
 
 
 class _UnreachableLiveAdapter:
@@ -53,6 +66,100 @@ class _UnreachableLiveAdapter:
 
     async def aclose(self) -> None:
         return
+
+
+class _LiveAdapter:
+    """A connection's live adapter as the pool hands it out: counts the calls in flight.
+
+    Retired (its connection changed), it is closed once no call is in flight; a call that
+    starts after retirement goes to the adapter that replaced it.
+    """
+
+    __slots__ = ("_adapter", "_closed", "_connection_id", "_in_flight", "_pool", "_retired")
+
+    def __init__(self, adapter: ProviderAdapter, pool: AdapterPool, connection_id: str) -> None:
+        self._adapter = adapter
+        self._pool = pool
+        self._connection_id = connection_id
+        self._in_flight = 0
+        self._retired = False
+        self._closed = False
+
+    @property
+    def code(self) -> ProviderCode:
+        return self._adapter.code
+
+    @property
+    def max_batch(self) -> int:
+        return self._adapter.max_batch
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def submit(self, request: SubmitRequest) -> SubmitOutcome:
+        return await self._run(lambda adapter: adapter.submit(request))
+
+    async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        return await self._run(lambda adapter: adapter.submit_batch(requests))
+
+    async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
+        return await self._run(lambda adapter: adapter.poll_reports(provider_message_ids))
+
+    def parse_reports(self, callback: InboundCallback) -> list[ProviderReport]:
+        # Reading a pushed report uses no connection of the pool.
+        return self._adapter.parse_reports(callback)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._adapter.aclose()
+        except Exception as exc:  # a failed close must not fail the send that triggered it
+            logger.warning("closing a %s adapter failed: %s", self.code, type(exc).__name__)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest of an adapter's own surface (check, challenge, profile, ...); its
+        # coroutine methods are counted like the protocol's.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._adapter, name)
+        if not inspect.iscoroutinefunction(value):
+            return value
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            return await self._run(lambda adapter: getattr(adapter, name)(*args, **kwargs))
+
+        return counted
+
+    def __repr__(self) -> str:
+        return f"<live {self._adapter!r}{' retired' if self._retired else ''}>"
+
+    def retire(self) -> None:
+        """Its connection changed: close it now if idle, else when its last call returns."""
+        self._retired = True
+        if self._in_flight == 0:
+            self._pool.close_soon(self)
+
+    async def _run(self, call: Callable[[ProviderAdapter], Awaitable[T]]) -> T:
+        successor = self._successor()
+        if successor is not None:
+            return await successor._run(call)
+        self._in_flight += 1
+        try:
+            return await call(self._adapter)
+        finally:
+            self._in_flight -= 1
+            if self._retired and self._in_flight == 0:
+                await self.aclose()
+
+    def _successor(self) -> _LiveAdapter | None:
+        if not self._retired:
+            return None
+        current = self._pool.current(self._connection_id)
+        # None once the pool itself is closed: the call then fails as on any closed adapter.
+        return current if current is not self else None
 
 
 class AdapterPool:
@@ -86,8 +193,11 @@ class AdapterPool:
         self._simulator_settings = simulator_settings
         self._on_simulated = on_simulated
         self._simulators: dict[ProviderCode, ProviderAdapter] = {}
-        self._live: dict[str, tuple[Connection, ProviderAdapter]] = {}
-        self._retired: list[ProviderAdapter] = []
+        self._live: dict[str, tuple[Connection, _LiveAdapter]] = {}
+        #: Closes of retired adapters under way (a task holds no strong reference of its own).
+        self._closing: set[asyncio.Task[None]] = set()
+        #: Retired adapters nobody could close yet (no running loop when they were retired).
+        self._retired: list[_LiveAdapter] = []
 
     def for_connection(self, connection: Connection, *, livemode: bool) -> ProviderAdapter:
         """The adapter a send through ``connection`` uses in this mode.
@@ -100,11 +210,31 @@ class AdapterPool:
         cached = self._live.get(connection.id)
         if cached is not None and cached[0] == connection:
             return cached[1]
-        adapter = self._build_live(connection)
-        if cached is not None:
-            self._retired.append(cached[1])  # may still be in use by a send in flight
+        adapter = _LiveAdapter(self._build_live(connection), self, connection.id)
         self._live[connection.id] = (connection, adapter)
+        if cached is not None:
+            cached[1].retire()  # after the swap: its late callers reach the new adapter
         return adapter
+
+    def current(self, connection_id: str) -> _LiveAdapter | None:
+        """The live adapter now in use for ``connection_id``, if one was built."""
+        cached = self._live.get(connection_id)
+        return cached[1] if cached is not None else None
+
+    def close_soon(self, adapter: _LiveAdapter) -> None:
+        """Close a retired adapter that has no call in flight, without waiting for it."""
+        try:
+            task = asyncio.get_running_loop().create_task(adapter.aclose())
+        except RuntimeError:  # no running loop: closed with the pool
+            self._retired.append(adapter)
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def settle(self) -> None:
+        """Wait for the closes of retired adapters that are under way."""
+        while self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def _build_live(self, connection: Connection) -> ProviderAdapter:
         factory = self._factories.get(connection.provider)
@@ -134,9 +264,10 @@ class AdapterPool:
         return simulator
 
     async def aclose(self) -> None:
-        adapters = [adapter for _, adapter in self._live.values()]
+        adapters: list[ProviderAdapter] = [adapter for _, adapter in self._live.values()]
         adapters += [*self._simulators.values(), *self._retired]
         self._live.clear()
         self._retired.clear()
         self._simulators.clear()
         await asyncio.gather(*(a.aclose() for a in adapters), return_exceptions=True)
+        await self.settle()
