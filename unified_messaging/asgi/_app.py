@@ -11,10 +11,10 @@ import asyncio
 import importlib.util
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -31,6 +31,7 @@ from ._errors import JSON_MEDIA_TYPE, http_exception_response, internal_error_re
 from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
 from ._routes import RestApi
+from ._runtime import LazyStartMiddleware, Lifespan, Runtime
 
 if TYPE_CHECKING:
     from ._mcp import McpEndpoint
@@ -43,8 +44,6 @@ _WORKER_STOP_SECONDS: Final = 10.0
 #: D16: request bodies are capped at 1 MiB.
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 
-Lifespan: TypeAlias = Callable[[object], AbstractAsyncContextManager[None]]
-
 # The lifespan of every app create_app made, for hosts that mount one (see app_lifespan).
 _LIFESPANS: weakref.WeakKeyDictionary[Starlette, Lifespan] = weakref.WeakKeyDictionary()
 
@@ -52,9 +51,10 @@ _LIFESPANS: weakref.WeakKeyDictionary[Starlette, Lifespan] = weakref.WeakKeyDict
 def messenger_lifespan(messenger: Messenger) -> Lifespan:
     """A lifespan that opens ``messenger`` on startup and closes it on shutdown.
 
-    Enough for a host that mounts an app serving REST only (``create_app(..., mcp=False)``).
-    An app that serves ``/mcp`` also needs the MCP session manager running: give such a host
-    :func:`app_lifespan` instead, which does both.
+    Enough for a host that mounts an app that runs nothing else beside its requests
+    (``create_app(..., mcp=False, worker=False)``). An app that serves ``/mcp`` or runs the
+    worker needs them started too: give such a host :func:`app_lifespan` instead, which
+    does all of it.
     """
 
     @asynccontextmanager
@@ -71,10 +71,13 @@ def messenger_lifespan(messenger: Messenger) -> Lifespan:
 def app_lifespan(app: Starlette) -> Lifespan:
     """The lifespan of ``app`` (from :func:`create_app`), for a host that mounts it.
 
-    It opens the messenger and runs the MCP endpoint's session manager on startup, and stops
-    both on shutdown. The app runs it itself when it is the server's app; mounted inside a
-    host, its lifespan never runs (ASGI servers send lifespan events to the outermost app
-    only, and Starlette and FastAPI do not pass them on to mounts), so the host must::
+    It opens the messenger and starts the worker and the MCP endpoint's session manager on
+    startup, and stops them on shutdown. The app runs it itself when it is the server's app;
+    mounted inside a host, its lifespan never runs (ASGI servers send lifespan events to the
+    outermost app only, and Starlette and FastAPI do not pass them on to mounts). The app then
+    starts them on its first request and stops them when the event loop ends (see
+    ``_runtime``); a host with a lifespan should run this one in it instead, so that they
+    stop with the host::
 
         messaging = create_app(messenger)
         host = Starlette(
@@ -155,10 +158,13 @@ def create_app(
     ``None`` checks no ``Host``, since every MCP request needs an API key anyway.
 
     ``worker``: run the background worker (delivery reports, DLR time-outs, fallback,
-    webhooks) in the app's lifespan. Turn it off when workers run as their own processes
-    (``unified-messaging worker``); any number of each share the work through the store.
+    webhooks) beside the requests, started with the rest (see below). Turn it off when
+    workers run as their own processes (``unified-messaging worker``); any number of each
+    share the work through the store.
 
-    Mount it under any prefix of a host app; the host must then run :func:`app_lifespan`.
+    Mount it under any prefix of a host app. A host with a lifespan should run
+    :func:`app_lifespan` in it; without that, the app starts what it runs beside its requests
+    (messenger, worker, ``/mcp``) on its first request, and stops it when the event loop ends.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
@@ -208,12 +214,17 @@ def create_app(
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
-    lifespan = _lifespan(messenger, endpoint, worker=worker)
+    runtime = Runtime(_lifespan(messenger, endpoint, worker=worker))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[
+            Middleware(RequestIdMiddleware),
+            # Inside the request id, so that a store that cannot be opened is answered in
+            # the contract's body with an id.
+            Middleware(LazyStartMiddleware, runtime=runtime),
+        ],
         exception_handlers={HTTPException: http_exception_response, Exception: unhandled},
-        lifespan=lifespan,
+        lifespan=runtime.lifespan,
     )
-    _LIFESPANS[app] = lifespan
+    _LIFESPANS[app] = runtime.lifespan
     return app

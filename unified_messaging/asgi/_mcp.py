@@ -15,8 +15,9 @@ request comes out in the D13 body (``_mcp_refusals``); what it refuses about the
 message stays a JSON-RPC error, which is what an MCP client reads.
 
 The SDK's session manager needs a task group that outlives requests. It runs inside
-:meth:`McpEndpoint.running`, which the app's lifespan enters; a new manager is made for each
-run because one manager can run only once.
+:meth:`McpEndpoint.running`, which the app's runtime enters (in the app's lifespan, or from its
+first request where no lifespan ran: ``_runtime``); a new manager is made for each run because
+one manager can run only once.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Run the SDK's session manager for as long as the context lasts (the app's lifespan)."""
+        """Run the SDK's session manager for as long as the context lasts (the app's runtime)."""
         if self._manager is not None:
             raise RuntimeError("this app's MCP endpoint is already running in another lifespan")
         self._server.streamable_http_app(
@@ -118,10 +119,8 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         manager = self._manager
         if manager is None:
-            logger.error(
-                "POST /mcp, but the MCP session manager is not running: an app from "
-                "create_app() mounted in a host needs the host to run app_lifespan(app)"
-            )
+            # The runtime starts it before any request reaches a route; this is a bug.
+            logger.error("POST /mcp, but the MCP session manager is not running")
             await internal_error_response()(scope, receive, send)
             return
         outcome = await self._authorize(scope)
