@@ -3,26 +3,53 @@
 It owns one event loop in one background thread and runs every call of the async
 :class:`Messenger` there, so adapters' connection pools and the store's connections keep
 living on the loop that made them, whichever thread calls.
+
+Its methods are made from :class:`Messenger`'s own (:func:`_blocking`): the same parameters
+and defaults, returning what the coroutine returns, so the two cannot drift apart. A test
+(``tests/test_sync_twin.py``) fails when a public ``Messenger`` method has no twin here, and
+lists the few that are deliberately different, with why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import threading
-from collections.abc import Coroutine, Iterable, Mapping
-from datetime import datetime, timedelta
+from collections.abc import Callable, Coroutine
+from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
-from ._admin import CreatedApiKey, QuotaUsage
-from ._domain import DEFAULT_DLR_TIMEOUT, ApiKey, Connection, Template, Workspace
-from ._messenger import BulkInput, Messenger, Principal, SendInput
-from ._models import BulkResponse, SendResponse, StatusRecord
-from ._types import IysMode, ProviderCode
+from ._clock import Clock
+from ._domain import ApiKey
+from ._messenger import Messenger
+from ._ratelimit import RateLimitPolicy
 
 __all__ = ["SyncMessenger"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
+#: Seconds between two looks at ``run_worker``'s ``stop`` (a ``threading.Event`` cannot be
+#: awaited on the loop, so the calling thread checks it).
+_STOP_CHECK: Final = 0.1
+
+
+def _blocking(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[SyncMessenger, P], T]:
+    """The blocking twin of one ``Messenger`` coroutine method, run on the loop thread."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def twin(self: SyncMessenger, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        # Looked up on the wrapped messenger, so a subclass's override is the one that runs.
+        bound: Callable[P, Coroutine[Any, Any, T]] = getattr(self.messenger, name)
+        return self._run(bound(*args, **kwargs))
+
+    twin.__qualname__ = f"SyncMessenger.{name}"
+    twin.__module__ = __name__
+    return twin
 
 
 class SyncMessenger:
@@ -45,13 +72,17 @@ class SyncMessenger:
     def __repr__(self) -> str:
         return f"SyncMessenger({self.messenger!r})"
 
-    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         if self._closed:
             coroutine.close()
             raise RuntimeError("SyncMessenger is closed")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self._submit(coroutine).result()
 
     def close(self) -> None:
+        """Close the messenger and stop the loop thread (``Messenger.aclose``'s twin)."""
         if self._closed:
             return
         try:
@@ -73,143 +104,105 @@ class SyncMessenger:
     ) -> None:
         self.close()
 
-    # -- sending
-    def authenticate(self, api_key: str | None) -> Principal:
-        return self._run(self.messenger.authenticate(api_key))
+    # -- plain methods and properties: nothing to await, so no trip to the loop
 
-    def principal(self, workspace_id: str, *, livemode: bool) -> Principal:
-        return self._run(self.messenger.principal(workspace_id, livemode=livemode))
+    @property
+    def clock(self) -> Clock:
+        return self.messenger.clock
 
-    def send(self, auth: Principal, request: SendInput) -> SendResponse:
-        return self._run(self.messenger.send(auth, request))
+    def now(self) -> datetime:
+        return self.messenger.now()
 
-    def send_bulk(self, auth: Principal, request: BulkInput) -> BulkResponse:
-        return self._run(self.messenger.send_bulk(auth, request))
+    def rate_policy(self, key: ApiKey) -> RateLimitPolicy:
+        return self.messenger.rate_policy(key)
 
-    def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
-        return self._run(self.messenger.get_message(auth, job_id))
+    # -- sending and reading
+    authenticate = _blocking(Messenger.authenticate)
+    principal = _blocking(Messenger.principal)
+    send = _blocking(Messenger.send)
+    send_bulk = _blocking(Messenger.send_bulk)
+    current_answer = _blocking(Messenger.current_answer)
+    get_message = _blocking(Messenger.get_message)
+    list_providers = _blocking(Messenger.list_providers)
 
-    def list_providers(self, auth: Principal) -> list[Connection]:
-        return self._run(self.messenger.list_providers(auth))
+    # -- access checks (what the REST app runs for each request)
+    authorize = _blocking(Messenger.authorize)
+    check_client_ip = _blocking(Messenger.check_client_ip)
+    hit_rate_limit = _blocking(Messenger.hit_rate_limit)
 
-    # -- admin
-    def create_workspace(self, name: str, *, monthly_quota: int | None = None) -> Workspace:
-        return self._run(self.messenger.create_workspace(name, monthly_quota=monthly_quota))
+    # -- delivery reports and the worker
+    ingest_dlr = _blocking(Messenger.ingest_dlr)
+    dlr_challenge = _blocking(Messenger.dlr_challenge)
+    test_connection = _blocking(Messenger.test_connection)
 
-    def get_workspace(self, workspace_id: str) -> Workspace:
-        return self._run(self.messenger.get_workspace(workspace_id))
+    def run_worker(self, stop: threading.Event | None = None, **options: Any) -> None:
+        """Do background work until ``stop`` is set (from any thread) or the calling thread
+        is interrupted (Ctrl-C); return once the worker has stopped.
 
-    def list_workspaces(self) -> list[Workspace]:
-        return self._run(self.messenger.list_workspaces())
+        The blocking twin of :meth:`Messenger.run_worker`, with a ``threading.Event`` for
+        ``stop`` (an ``asyncio.Event`` must not be set from another thread). The worker runs
+        on the loop thread; this thread only waits. ``options`` as for ``Messenger.worker``.
+        """
+        halt = self._run(_new_event())
+        future = self._submit(self.messenger.run_worker(halt, **options))
+        try:
+            while not future.done():
+                if stop is None:
+                    future.result()  # until the worker fails or Ctrl-C
+                elif stop.wait(_STOP_CHECK):
+                    break
+        finally:
+            # Also on KeyboardInterrupt: the worker finishes what it holds before it returns.
+            self._loop.call_soon_threadsafe(halt.set)
+            future.result()
 
-    def set_monthly_quota(self, workspace_id: str, monthly_quota: int | None) -> Workspace:
-        return self._run(self.messenger.set_monthly_quota(workspace_id, monthly_quota))
+    # -- workspaces, quota and API keys
+    create_workspace = _blocking(Messenger.create_workspace)
+    get_workspace = _blocking(Messenger.get_workspace)
+    list_workspaces = _blocking(Messenger.list_workspaces)
+    set_monthly_quota = _blocking(Messenger.set_monthly_quota)
+    set_retry_unavailable = _blocking(Messenger.set_retry_unavailable)
+    quota_usage = _blocking(Messenger.quota_usage)
+    create_api_key = _blocking(Messenger.create_api_key)
+    list_api_keys = _blocking(Messenger.list_api_keys)
+    revoke_api_key = _blocking(Messenger.revoke_api_key)
 
-    def quota_usage(self, workspace_id: str) -> QuotaUsage:
-        return self._run(self.messenger.quota_usage(workspace_id))
-
-    def create_api_key(
-        self,
-        workspace_id: str,
-        *,
-        livemode: bool = False,
-        name: str | None = None,
-        expires_at: datetime | None = None,
-        rate_limit: float | None = None,
-        rate_burst: int | None = None,
-    ) -> CreatedApiKey:
-        return self._run(
-            self.messenger.create_api_key(
-                workspace_id,
-                livemode=livemode,
-                name=name,
-                expires_at=expires_at,
-                rate_limit=rate_limit,
-                rate_burst=rate_burst,
-            )
-        )
-
-    def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
-        return self._run(self.messenger.list_api_keys(workspace_id))
-
-    def revoke_api_key(self, key_id: str) -> ApiKey:
-        return self._run(self.messenger.revoke_api_key(key_id))
-
-    def add_connection(
-        self,
-        workspace_id: str,
-        provider: ProviderCode,
-        *,
-        credentials: Mapping[str, str] | None = None,
-        default_sender: str | None = None,
-        approved_senders: Iterable[str] = (),
-        iys_mode: IysMode = "informational",
-        make_default: bool = False,
-        dlr_timeout: timedelta = DEFAULT_DLR_TIMEOUT,
-        turkish_shift: bool = True,
-        base_url: str | None = None,
-    ) -> Connection:
-        return self._run(
-            self.messenger.add_connection(
-                workspace_id,
-                provider,
-                credentials=credentials,
-                default_sender=default_sender,
-                approved_senders=approved_senders,
-                iys_mode=iys_mode,
-                make_default=make_default,
-                turkish_shift=turkish_shift,
-                dlr_timeout=dlr_timeout,
-                base_url=base_url,
-            )
-        )
-
-    def list_connections(self, workspace_id: str) -> list[Connection]:
-        return self._run(self.messenger.list_connections(workspace_id))
-
-    def get_connection(self, connection_id: str) -> Connection:
-        return self._run(self.messenger.get_connection(connection_id))
+    # -- connections
+    add_connection = _blocking(Messenger.add_connection)
+    list_connections = _blocking(Messenger.list_connections)
+    get_connection = _blocking(Messenger.get_connection)
 
     def rotate_credentials(self) -> int:
         return self._run(self.messenger.rotate_credentials())
 
-    def set_default_connection(self, connection_id: str) -> Connection:
-        return self._run(self.messenger.set_default_connection(connection_id))
+    set_default_connection = _blocking(Messenger.set_default_connection)
+    remove_connection = _blocking(Messenger.remove_connection)
 
-    def remove_connection(self, connection_id: str) -> None:
-        self._run(self.messenger.remove_connection(connection_id))
+    # -- IP allowlist
+    add_allowlist_entry = _blocking(Messenger.add_allowlist_entry)
+    remove_allowlist_entry = _blocking(Messenger.remove_allowlist_entry)
+    list_allowlist = _blocking(Messenger.list_allowlist)
 
-    def set_template(
-        self,
-        workspace_id: str,
-        key: str,
-        body: str,
-        *,
-        description: str | None = None,
-        provider_template: str | None = None,
-        provider_language: str | None = None,
-    ) -> Template:
-        return self._run(
-            self.messenger.set_template(
-                workspace_id,
-                key,
-                body,
-                description=description,
-                provider_template=provider_template,
-                provider_language=provider_language,
-            )
-        )
+    # -- templates
+    set_template = _blocking(Messenger.set_template)
+    get_template = _blocking(Messenger.get_template)
+    list_templates = _blocking(Messenger.list_templates)
+    delete_template = _blocking(Messenger.delete_template)
 
-    def get_template(self, workspace_id: str, key: str) -> Template:
-        return self._run(self.messenger.get_template(workspace_id, key))
-
-    def list_templates(self, workspace_id: str) -> list[Template]:
-        return self._run(self.messenger.list_templates(workspace_id))
-
-    def delete_template(self, workspace_id: str, key: str) -> None:
-        self._run(self.messenger.delete_template(workspace_id, key))
+    # -- webhook endpoints
+    create_webhook_endpoint = _blocking(Messenger.create_webhook_endpoint)
+    list_webhook_endpoints = _blocking(Messenger.list_webhook_endpoints)
+    get_webhook_endpoint = _blocking(Messenger.get_webhook_endpoint)
+    remove_webhook_endpoint = _blocking(Messenger.remove_webhook_endpoint)
+    rotate_webhook_secret = _blocking(Messenger.rotate_webhook_secret)
+    enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
+    list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
 
 
 async def _build() -> Messenger:
     # Built on the loop thread so anything it creates binds to that loop.
     return Messenger()
+
+
+async def _new_event() -> asyncio.Event:
+    return asyncio.Event()
