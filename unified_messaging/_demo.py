@@ -10,8 +10,11 @@ back to an output callable, as readable lines or as one JSON document per step
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
+from types import MappingProxyType
+from typing import Final
 
 from ._encoding import analyze_sms
 from ._errors import ProviderUnavailable
@@ -20,9 +23,9 @@ from ._models import AttemptOut, ErrorObject, SendResponse
 from ._types import ALL_PROVIDERS
 from ._vault import Vault
 from ._version import __version__
-from .providers.simulator import SimulatedSubmission
+from .providers.simulator import SimulatedSubmission, SimulatorSettings
 
-__all__ = ["DEMO_SENDER", "DemoStep", "run_demo"]
+__all__ = ["DEMO_SENDER", "DEMO_TEMPLATES", "DemoStep", "add_demo_templates", "run_demo"]
 
 Write = Callable[[str], None]
 
@@ -34,6 +37,12 @@ _TURKISH_SMS = (
     "TR-55012; tahmini teslimat yarın 18:00. İyi günler dileriz!"
 )
 _TEMPLATE_BODY = "Merhaba {{ name }}, {{ order }} numaralı siparişiniz kargoda."
+
+#: The templates of a demo workspace (the tour's, and ``serve --demo``'s): docs/rest.md's and
+#: docs/cli.md's examples use them by these keys and variables.
+DEMO_TEMPLATES: Final[Mapping[str, str]] = MappingProxyType(
+    {"order_shipped": _TEMPLATE_BODY, "greet": "Merhaba {{ name }}!"}
+)
 _BULK_RECIPIENTS = (
     "+90 532 111 22 33",
     "0533 444 55 66",
@@ -42,6 +51,12 @@ _BULK_RECIPIENTS = (
     "+90 (542) 888 99 00",
 )
 _MAGIC = "+90 555 000 00 {:02d}"
+
+
+async def add_demo_templates(messenger: Messenger, workspace_id: str) -> None:
+    """Create (or replace) :data:`DEMO_TEMPLATES` in the workspace."""
+    for key, body in DEMO_TEMPLATES.items():
+        await messenger.set_template(workspace_id, key, body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +82,13 @@ async def run_demo(write: Write, *, as_json: bool = False) -> list[DemoStep]:
         write("Simulated providers on an in-memory store: nothing leaves this machine.\n")
     # What the simulated providers were handed; the pytest plugin's outbox is this same hook.
     handed: list[SimulatedSubmission] = []
-    # A fresh vault, so the demo never depends on (or touches) UM_MASTER_KEYS.
-    messenger = Messenger(vault=Vault.generate(), on_simulated=handed.append)
+    # A fresh vault, so the demo never depends on (or touches) UM_MASTER_KEYS. Reports due at
+    # once: the last step runs the background work and shows one arrive, without waiting.
+    messenger = Messenger(
+        vault=Vault.generate(),
+        on_simulated=handed.append,
+        simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
+    )
     steps: list[DemoStep] = []
     async with messenger:
         tour = _Tour(messenger, handed)
@@ -181,7 +201,7 @@ class _Tour:
 
     async def template(self) -> DemoStep:
         m = self._messenger
-        await m.set_template(self.auth.workspace_id, "order_shipped", _TEMPLATE_BODY)
+        await add_demo_templates(m, self.auth.workspace_id)
         variables = {"name": "Ayşe", "order": "A-1042"}
         request = {"to": "+90 532 123 45 67", "template": "order_shipped", "variables": variables}
         response = await m.send(self.auth, request)
@@ -282,18 +302,23 @@ class _Tour:
 
     async def get_message(self) -> DemoStep:
         assert self._fallback_job is not None, "fallback runs first"
+        # What a server's background worker does on its own: apply the simulated reports.
+        ran = await self._messenger.worker().run_until_idle()
         record = await self._messenger.get_message(self.auth, self._fallback_job)
         tried = " → ".join(f"{a.provider} {a.status}" for a in record.attempts)
+        dlr = record.dlr.status if record.dlr is not None else "none"
         return DemoStep(
             "get_message",
-            "8. Reading a status record",
+            "8. A delivery report, then the status record",
             record.to_dict(),
             (
+                _kv("worker", f"ran {_plural(ran, 'background item')} (the simulated delivery "
+                              f"reports; a server runs them on its own)"),
                 _kv("GET", f"{record.job_id} (the fallback message of step 5)"),
                 _kv("status", f"{record.status} via {record.provider}, sender {record.sender!r}, "
                               f"{record.encoding}, {_plural(record.segments or 0, 'segment')}"),
                 _kv("attempts", tried),
-                _kv("dlr", "none yet: a delivery report sets the final status (lifecycle coming)"),
+                _kv("dlr", f"{dlr}: the report set the final status"),
             ),
         )  # fmt: skip
 

@@ -170,7 +170,7 @@ def test_what_a_request_started_stops_when_the_host_stops(
 ) -> None:
     url, key = sqlite_workspace
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
         [sys.executable, str(HOST_SCRIPT), kind, url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -266,13 +266,17 @@ def _listening(host: str, port: int, backlog: int) -> Iterator[socket.socket]:
 
 
 async def _demo(messenger: Messenger, url: str) -> Report:
+    from .._demo import DEMO_TEMPLATES, add_demo_templates
     from ..testing import create_testbed
 
     bed = await create_testbed(messenger=messenger, sender=_DEMO_SENDER)
+    # The templates docs/rest.md's examples send with.
+    await add_demo_templates(messenger, bed.workspace.id)
     data: JsonObject = {"workspace_id": bed.workspace.id, "api_key": bed.api_key, "url": url}
     lines = (
         f"Demo workspace {bed.workspace.id}, in test mode: every send goes to the simulated",
         f"providers ({', '.join(ALL_PROVIDERS)}; {ALL_PROVIDERS[0]} is the default).",
+        f"Templates: {', '.join(DEMO_TEMPLATES)}.",
         f"Test API key (shown once): {bed.api_key}",
         "",
         "Try it:",
