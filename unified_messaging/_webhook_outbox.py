@@ -182,11 +182,12 @@ class WebhookOutbox:
         result = await self._sender.deliver_signed(
             endpoint.url, delivery.payload, secrets=secrets, msg_id=delivery.event_id
         )
-        return await self._record(delivery, endpoint.id, result)
+        return await self._record(delivery, endpoint, result)
 
     async def _record(
-        self, delivery: WebhookDelivery, endpoint_id: str, result: DeliveryResult
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, result: DeliveryResult
     ) -> datetime | None:
+        endpoint_id = endpoint.id
         now = self._clock.now()
         delivery = replace(
             delivery,
@@ -197,7 +198,8 @@ class WebhookOutbox:
         )
         if result.ok:
             await self._finish(delivery, "delivered", error=None)
-            await self._endpoint_succeeded(endpoint_id)
+            if endpoint.failing_since is not None:
+                await self._endpoint_succeeded(endpoint_id)
             return None
         logger.info(
             "webhook delivery %s to %s failed (attempt %d): %s",
@@ -236,7 +238,9 @@ class WebhookOutbox:
         )
 
     # The endpoint is read again right before each write, so an admin change made while the
-    # request was in flight (a rotation, say) is not overwritten by a stale copy.
+    # request was in flight (a rotation, say) is not overwritten by a stale copy. A success
+    # looks only when the copy it was sent with was failing: the common case reads nothing.
+    # (A failure recorded by a concurrent delivery in between is cleared by the next success.)
     async def _endpoint_succeeded(self, endpoint_id: str) -> None:
         endpoint = await self._store.get_webhook_endpoint(endpoint_id)
         if endpoint is not None and endpoint.failing_since is not None:

@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
+from ._asyncio_net import AsyncioBackend
 from ._clock import Clock, SystemClock
 from ._errors import RequestInvalid
 from ._version import __version__
@@ -278,7 +279,7 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
     ) -> None:
         self._policy = policy
         self._resolve = resolver or _system_resolve
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = inner or AsyncioBackend()
 
     async def _checked_addresses(
         self, host: str, port: int, within: float | None

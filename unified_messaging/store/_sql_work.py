@@ -42,6 +42,66 @@ _ALLOWLIST_OF = sa.select(allowlist.c.cidr).where(
 _ENDPOINTS_OF = sa.select(webhook_endpoints).where(
     webhook_endpoints.c.workspace_id == sa.bindparam("workspace_id")
 )
+# The hot paths (the worker's claims, webhook deliveries) run prebuilt statements: building
+# one per call cost SQLAlchemy more CPU (cache keys, bind coercion) than running it.
+_LEASE_FREE = sa.or_(
+    due_work.c.lease_until.is_(None), due_work.c.lease_until <= sa.bindparam("now")
+)
+_CLAIM_WORK = (
+    sa.update(due_work)
+    .where(
+        due_work.c.id.in_(
+            sa.select(due_work.c.id)
+            .where(due_work.c.due_at <= sa.bindparam("now"), _LEASE_FREE)
+            .order_by(due_work.c.due_at, due_work.c.id)
+            .limit(sa.bindparam("limit", type_=sa.Integer))
+            .with_for_update(skip_locked=True)
+        )
+    )
+    .values(
+        claimed_by=sa.bindparam("worker_id"),
+        lease_until=sa.bindparam("lease_until"),
+        attempts=due_work.c.attempts + 1,
+    )
+    .returning(*due_work.c)
+)
+_RENEW_WORK = (
+    sa.update(due_work)
+    .where(
+        due_work.c.id.in_(sa.bindparam("item_ids", expanding=True)),
+        due_work.c.claimed_by == sa.bindparam("worker_id"),
+    )
+    .values(lease_until=sa.bindparam("lease_until"))
+    .returning(due_work.c.id)
+)
+_RESCHEDULE_WORK = (
+    sa.update(due_work)
+    .where(
+        due_work.c.id == sa.bindparam("item_id"), due_work.c.claimed_by == sa.bindparam("worker_id")
+    )
+    .values(due_at=sa.bindparam("due_at"), claimed_by=None, lease_until=None)
+)
+_INSERT_WORK = sa.insert(due_work)
+_INSERT_DELIVERY = sa.insert(webhook_deliveries)
+_DELIVERY = sa.select(webhook_deliveries).where(
+    webhook_deliveries.c.id == sa.bindparam("delivery_id")
+)
+# The SET clause comes from the row's keys; ``b_id`` is the row to change.
+_UPDATE_DELIVERY = sa.update(webhook_deliveries).where(
+    webhook_deliveries.c.id == sa.bindparam("b_id")
+)
+_ENDPOINT = sa.select(webhook_endpoints).where(
+    webhook_endpoints.c.id == sa.bindparam("endpoint_id")
+)
+_ENDPOINT_HEALTH = (
+    sa.update(webhook_endpoints)
+    .where(webhook_endpoints.c.id == sa.bindparam("endpoint_id"))
+    .values(
+        enabled=sa.bindparam("enabled"),
+        disabled_at=sa.bindparam("disabled_at"),
+        failing_since=sa.bindparam("failing_since"),
+    )
+)
 # A key dropped between our failed insert and our read is re-inserted; a few rounds suffice.
 _BEGIN_ROUNDS = 5
 
@@ -52,7 +112,7 @@ class WorkMixin(SqlBase):
         row = work_row(item)
 
         def enqueue(conn: sa.Connection) -> None:
-            conn.execute(sa.insert(due_work).values(row))
+            conn.execute(_INSERT_WORK, row)
 
         await self._transact(enqueue, exists=f"Work item {item.id} already exists.")
 
@@ -69,27 +129,10 @@ class WorkMixin(SqlBase):
     ) -> list[WorkItem]:
         if limit <= 0:
             return []
-        lease_free = sa.or_(due_work.c.lease_until.is_(None), due_work.c.lease_until <= now)
-        pick = (
-            sa.select(due_work.c.id)
-            .where(due_work.c.due_at <= now, lease_free)
-            .order_by(due_work.c.due_at, due_work.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-        claim = (
-            sa.update(due_work)
-            .where(due_work.c.id.in_(pick))
-            .values(
-                claimed_by=worker_id,
-                lease_until=now + lease,
-                attempts=due_work.c.attempts + 1,
-            )
-            .returning(*due_work.c)
-        )
+        params = {"now": now, "limit": limit, "worker_id": worker_id, "lease_until": now + lease}
 
         def take(conn: sa.Connection) -> list[WorkItem]:
-            rows = (conn.execute(claim)).mappings().all()
+            rows = (conn.execute(_CLAIM_WORK, params)).mappings().all()
             return [work_from(r) for r in rows]
 
         items = await self._transact(take)
@@ -100,15 +143,10 @@ class WorkMixin(SqlBase):
     ) -> list[str]:
         if not item_ids:
             return []
-        statement = (
-            sa.update(due_work)
-            .where(due_work.c.id.in_(list(item_ids)), due_work.c.claimed_by == worker_id)
-            .values(lease_until=lease_until)
-            .returning(due_work.c.id)
-        )
+        params = {"item_ids": list(item_ids), "worker_id": worker_id, "lease_until": lease_until}
 
         def renew(conn: sa.Connection) -> list[str]:
-            return list((conn.execute(statement)).scalars().all())
+            return list((conn.execute(_RENEW_WORK, params)).scalars().all())
 
         return await self._transact(renew)
 
@@ -121,14 +159,10 @@ class WorkMixin(SqlBase):
         return await self._transact(complete)
 
     async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
-        statement = (
-            sa.update(due_work)
-            .where(due_work.c.id == item_id, due_work.c.claimed_by == worker_id)
-            .values(due_at=due_at, claimed_by=None, lease_until=None)
-        )
+        params = {"item_id": item_id, "worker_id": worker_id, "due_at": due_at}
 
         def reschedule(conn: sa.Connection) -> bool:
-            return (conn.execute(statement)).rowcount > 0
+            return (conn.execute(_RESCHEDULE_WORK, params)).rowcount > 0
 
         return await self._transact(reschedule)
 
@@ -249,10 +283,11 @@ class WorkMixin(SqlBase):
             await conn.execute(sa.insert(webhook_endpoints).values(endpoint_row(endpoint)))
 
     async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        row = await self._first(
-            sa.select(webhook_endpoints).where(webhook_endpoints.c.id == endpoint_id)
-        )
-        return None if row is None else endpoint_from(row)
+        async def load() -> WebhookEndpoint | None:
+            row = await self._first(_ENDPOINT, endpoint_id=endpoint_id)
+            return None if row is None else endpoint_from(row)
+
+        return await self._cached(("endpoint", endpoint_id), load)
 
     async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
         async def load() -> tuple[WebhookEndpoint, ...]:
@@ -280,14 +315,15 @@ class WorkMixin(SqlBase):
         disabled_at: datetime | None,
         failing_since: datetime | None,
     ) -> None:
-        statement = (
-            sa.update(webhook_endpoints)
-            .where(webhook_endpoints.c.id == endpoint_id)
-            .values(enabled=enabled, disabled_at=disabled_at, failing_since=failing_since)
-        )
+        params = {
+            "endpoint_id": endpoint_id,
+            "enabled": enabled,
+            "disabled_at": disabled_at,
+            "failing_since": failing_since,
+        }
 
         def set_health(conn: sa.Connection) -> None:
-            conn.execute(statement)
+            conn.execute(_ENDPOINT_HEALTH, params)
 
         self._forget()
         try:
@@ -311,9 +347,9 @@ class WorkMixin(SqlBase):
         work_values = None if work is None else work_row(work)
 
         def add(conn: sa.Connection) -> None:
-            conn.execute(sa.insert(webhook_deliveries).values(row))
+            conn.execute(_INSERT_DELIVERY, row)
             if work_values is not None:
-                conn.execute(sa.insert(due_work).values(work_values))
+                conn.execute(_INSERT_WORK, work_values)
 
         await self._transact(
             add,
@@ -322,20 +358,14 @@ class WorkMixin(SqlBase):
         )
 
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
-        row = await self._first(
-            sa.select(webhook_deliveries).where(webhook_deliveries.c.id == delivery_id)
-        )
+        row = await self._first(_DELIVERY, delivery_id=delivery_id)
         return None if row is None else delivery_from(row)
 
     async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None:
-        statement = (
-            sa.update(webhook_deliveries)
-            .where(webhook_deliveries.c.id == delivery.id)
-            .values(delivery_row(delivery))
-        )
+        params = {**delivery_row(delivery), "b_id": delivery.id}
 
         def update(conn: sa.Connection) -> None:
-            if (conn.execute(statement)).rowcount == 0:
+            if (conn.execute(_UPDATE_DELIVERY, params)).rowcount == 0:
                 raise ResourceNotFound(f"Webhook delivery {delivery.id} not found.")
 
         await self._transact(
