@@ -1,6 +1,6 @@
 """Fallback: backup SMS providers, tried in order until one accepts.
 
-    python examples/fallback.py
+    scripts/example fallback    (or: .venv/bin/python examples/fallback.py)
 
 Test mode's magic numbers ``+90 555 000 00 XX`` make the simulated providers misbehave on
 purpose (see the README's table), so each path can be seen without a real outage.

@@ -1,7 +1,9 @@
 """An AI agent's view: the official MCP client talks to /mcp of a real server on loopback.
 
-Needs the server and mcp extras: pip install 'unified-messaging[server,mcp]'. The server runs
-in this process under uvicorn on a free port, with a test key, so nothing is sent for real.
+    scripts/example mcp_agent_client    (or: .venv/bin/python examples/mcp_agent_client.py)
+
+Needs the server and mcp extras (``scripts/example`` installs them). The server runs in this
+process under uvicorn on a free port, with a test key, so nothing is sent for real.
 """
 
 from __future__ import annotations

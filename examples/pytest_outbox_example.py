@@ -1,6 +1,7 @@
 """Testing your own code with the unified-messaging pytest plugin.
 
-    python -m pytest examples/pytest_outbox_example.py
+    scripts/example pytest_outbox_example
+    (or: .venv/bin/python -m pytest examples/pytest_outbox_example.py)
 
 The plugin comes with the package; there is nothing to configure. Each fixture gives a
 fresh test-mode workspace with all seven providers on the simulator:

@@ -1,6 +1,6 @@
 """A bulk send in template mode: one template, each recipient with its own variables.
 
-    python examples/send_bulk_template.py
+    scripts/example send_bulk_template    (or: .venv/bin/python examples/send_bulk_template.py)
 
 A problem with one item (a bad number, a missing variable) fails that item only; the rest
 go out, and every item gets a ``job_id``.

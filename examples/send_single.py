@@ -1,6 +1,6 @@
 """Send one SMS with the async ``Messenger``, in test mode.
 
-    python examples/send_single.py
+    scripts/example send_single    (or: .venv/bin/python examples/send_single.py)
 
 A test API key (``um_test_…``) sends every message to the simulator: no provider account is
 needed and nothing is sent for real. The same code with a live key and a live adapter sends

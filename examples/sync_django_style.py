@@ -1,6 +1,6 @@
 """``SyncMessenger`` in a synchronous web app (Django, Flask, a management command).
 
-    python examples/sync_django_style.py
+    scripts/example sync_django_style    (or: .venv/bin/python examples/sync_django_style.py)
 
 ``SyncMessenger`` has the async ``Messenger``'s methods without ``await``. It runs its own
 event loop on one background thread, so make one per process (in Django, in an

@@ -1,6 +1,6 @@
 """A webhook receiver: a few lines of Starlette around ``unified_messaging.webhooks.verify``.
 
-    python examples/webhook_receiver.py
+    scripts/example webhook_receiver    (or: .venv/bin/python examples/webhook_receiver.py)
 
 The script starts the receiver on a free loopback port, posts itself one signed event (the
 headers and body unified-messaging sends), and a tampered copy, prints what the receiver made
