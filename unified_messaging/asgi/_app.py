@@ -126,6 +126,12 @@ async def _running_worker(messenger: Messenger) -> AsyncIterator[None]:
             logger.warning("the worker did not stop within %s s; cancelled", _WORKER_STOP_SECONDS)
 
 
+def _what_runs(*, worker: bool, mcp: bool) -> str:
+    """What the runtime runs beside the requests, for its log lines."""
+    parts = ["the messenger", *(["the worker"] if worker else []), *(["/mcp"] if mcp else [])]
+    return " and ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else parts[0]
+
+
 def _wants_mcp(mcp: bool | None) -> bool:
     installed = importlib.util.find_spec("mcp") is not None
     if mcp and not installed:
@@ -214,7 +220,10 @@ def create_app(
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
-    runtime = Runtime(_lifespan(messenger, endpoint, worker=worker))
+    runtime = Runtime(
+        _lifespan(messenger, endpoint, worker=worker),
+        what=_what_runs(worker=worker, mcp=endpoint is not None),
+    )
     app = Starlette(
         routes=routes,
         middleware=[

@@ -41,8 +41,9 @@ class Runtime:
     """Runs ``parts`` (the context that starts and stops everything) once at a time: inside the
     app's lifespan (:meth:`lifespan`), or from a first request (:meth:`ensure_started`)."""
 
-    def __init__(self, parts: Lifespan) -> None:
+    def __init__(self, parts: Lifespan, *, what: str) -> None:
         self._parts = parts
+        self._what = what  # for the log: "the messenger, the worker and /mcp"
         self._in_lifespan = False
         self._lazy: _LazyRun | None = None
         self._told = False
@@ -75,27 +76,28 @@ class Runtime:
             return
         lazy = self._lazy
         if lazy is None or not lazy.usable_here():
-            lazy = self._lazy = _LazyRun(self._parts, app)
+            lazy = self._lazy = _LazyRun(self._parts, app, self._what)
             self._tell()
         await lazy.started()
 
     def _tell(self) -> None:
         if self._told:
-            logger.debug("starting the messenger, worker and /mcp again on a new event loop")
+            logger.debug("starting %s again, on a new event loop", self._what)
             return
         self._told = True
         logger.warning(
             "create_app()'s app got a request without its lifespan having run (mounted in a "
-            "host?): it started the messenger, the worker and /mcp itself, and stops them when "
-            "the event loop ends. Run app_lifespan(app) in the host's lifespan to start and "
-            "stop them with the host."
+            "host?): it started %s itself, and stops them when the event loop ends. Run "
+            "app_lifespan(app) in the host's lifespan to start and stop them with the host.",
+            self._what,
         )
 
 
 class _LazyRun:
     """``parts`` entered in a task of its own on the current loop, until the task is cancelled."""
 
-    def __init__(self, parts: Lifespan, app: object) -> None:
+    def __init__(self, parts: Lifespan, app: object, what: str) -> None:
+        self._what = what
         self._loop = asyncio.get_running_loop()
         self._ready: asyncio.Future[None] = self._loop.create_future()
         # A fresh context: the task outlives the request that started it, and must not carry
@@ -115,7 +117,7 @@ class _LazyRun:
             if not self._ready.done():
                 self._ready.cancel()
             else:
-                logger.info("stopped the messenger, worker and /mcp that a request started")
+                logger.info("stopped %s, which a request had started", self._what)
             raise
         except Exception as exc:
             if not self._ready.done():
