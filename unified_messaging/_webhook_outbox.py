@@ -26,6 +26,7 @@ Decisions:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -42,6 +43,7 @@ from ._webhook_admin import open_secret
 from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable
 from ._webhook_sender import DeliveryResult, WebhookSender
 from ._webhook_signing import build_event_document, event_id
+from ._worker import Lease, current_lease
 from .store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = ["WORK_KIND", "WebhookOutbox", "subscribed", "webhook_secrets"]
@@ -107,7 +109,11 @@ class WebhookOutbox:
         store read.
         """
         return await self.emit_document(
-            record.workspace_id, event_type, status_record(record).to_dict(), event_id=event_id()
+            record.workspace_id,
+            event_type,
+            status_record(record).to_dict(),
+            event_id=event_id(),
+            attempt_now=False,
         )
 
     async def emit_document(
@@ -117,21 +123,49 @@ class WebhookOutbox:
         data: Mapping[str, object],
         *,
         event_id: str,
+        attempt_now: bool = True,
     ) -> int:
         """:meth:`emit` for a status record in its JSON form, under a given ``event_id``.
 
         Idempotent: an endpoint that already has a delivery of ``event_id`` gets no second
         one, so the lifecycle can re-run an event item after a crash (at least once, and the
         receiver sees one ``webhook-id``). Returns how many deliveries were queued now.
+
+        ``attempt_now``, inside a worker's handler (the lifecycle's event item): each new
+        delivery's first attempt is made right here. Its work item is stored already held
+        under the handler's lease (:func:`~._worker.current_lease`, renewed by the worker's
+        heartbeat), so no worker claims it meanwhile, and the attempt needs no claim and no
+        read of what was just written. If the process dies mid-attempt, the lease runs out
+        and a worker makes the attempt (at least once, under the same ``webhook-id``).
+        Outside a worker, deliveries are only queued.
         """
+        lease = current_lease() if attempt_now else None
+        queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
+        if lease is not None and queued:
+            await asyncio.gather(*(self._first_attempt(d, e, w, lease) for d, e, w in queued))
+        return len(queued)
+
+    async def _queue(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+        lease: Lease | None = None,
+    ) -> list[tuple[WebhookDelivery, WebhookEndpoint, WorkItem]]:
         endpoints = await self._store.list_webhook_endpoints(workspace_id)
         targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
         if not targets:
-            return 0
+            return []
         now = self._clock.now()
         body = build_event_document(event_type, data, now=now)
-        queued = 0
-        for endpoint in targets:
+        owner = None if lease is None else lease.worker_id
+        lease_until = None if lease is None else lease.until
+
+        async def queue(
+            endpoint: WebhookEndpoint,
+        ) -> tuple[WebhookDelivery, WebhookEndpoint, WorkItem] | None:
             delivery = WebhookDelivery(
                 id=new_id("whd"),
                 endpoint_id=endpoint.id,
@@ -145,16 +179,39 @@ class WebhookOutbox:
             )
             # One transaction: a crash can never leave a delivery nobody will make.
             work = WorkItem(
-                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
-            )
+                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now,
+                created_at=now, claimed_by=owner, lease_until=lease_until,
+            )  # fmt: skip
+            if lease is not None:
+                lease.hold(work.id)  # from before it exists, so no heartbeat misses it
             try:
                 await self._store.add_webhook_delivery(delivery, work)
-            except AlreadyExists:
-                continue  # this event reached this endpoint's log before
-            except ResourceNotFound:
-                continue  # the endpoint was removed meanwhile
-            queued += 1
-        return queued
+            except (AlreadyExists, ResourceNotFound):
+                # This event reached this endpoint's log before, or the endpoint was removed.
+                if lease is not None:
+                    lease.release(work.id)
+                return None
+            return delivery, endpoint, work  # still held: the first attempt releases it
+
+        # Side by side: the endpoints' rows share one group commit.
+        added = await asyncio.gather(*(queue(endpoint) for endpoint in targets))
+        return [entry for entry in added if entry is not None]
+
+    async def _first_attempt(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, work: WorkItem, lease: Lease
+    ) -> None:
+        try:
+            again = await self._attempt(delivery, endpoint)
+            if again is None:
+                await self._store.complete_work(work.id, lease.worker_id)
+            else:
+                await self._store.reschedule_work(work.id, lease.worker_id, again)
+        except Exception:
+            # The work item keeps its lease and is claimed by a worker when it runs out.
+            logger.exception("webhook delivery %s: first attempt failed; left to the worker",
+                             delivery.id)  # fmt: skip
+        finally:
+            lease.release(work.id)
 
     # ------------------------------------------------------------------ delivering
 
@@ -170,6 +227,13 @@ class WebhookOutbox:
         if endpoint is None:
             await self._finish(delivery, "dropped", error="the endpoint was removed")
             return None
+        return await self._attempt(delivery, endpoint)
+
+    async def _attempt(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint
+    ) -> datetime | None:
+        """One attempt of a pending, due ``delivery`` to ``endpoint``; when to try again."""
+        now = self._clock.now()
         if not endpoint.enabled:
             await self._finish(delivery, "disabled", error="the endpoint is disabled")
             return None

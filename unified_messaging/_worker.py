@@ -25,6 +25,8 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -32,7 +34,7 @@ from ._clock import Clock
 from ._ids import new_id
 from .store.base import Store, WorkItem
 
-__all__ = ["DEFAULT_LEASE", "Handler", "Worker", "error_backoff"]
+__all__ = ["DEFAULT_LEASE", "Handler", "Lease", "Worker", "current_lease", "error_backoff"]
 
 logger = logging.getLogger("unified_messaging.worker")
 
@@ -42,6 +44,36 @@ Handler = Callable[[WorkItem], Awaitable[datetime | None]]
 DEFAULT_LEASE: Final = timedelta(minutes=2)
 _UNKNOWN_KIND_DELAY: Final = timedelta(minutes=10)
 _MAX_ERROR_BACKOFF: Final = timedelta(minutes=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The lease of the work item whose handler is running (see :func:`current_lease`).
+
+    A handler that stores new work under this lease (``claimed_by=worker_id``,
+    ``lease_until=until``) and does it at once, without a claim, calls :meth:`hold` so the
+    worker's heartbeat renews that item's lease as it renews the handler's own, and
+    :meth:`release` when it is done with it. If the worker dies, every such item becomes
+    claimable when the leases run out, like the handler's own item.
+    """
+
+    worker_id: str
+    until: datetime
+    _running: set[str] = field(repr=False)
+
+    def hold(self, item_id: str) -> None:
+        self._running.add(item_id)
+
+    def release(self, item_id: str) -> None:
+        self._running.discard(item_id)
+
+
+_CURRENT_LEASE: ContextVar[Lease | None] = ContextVar("unified_messaging_lease", default=None)
+
+
+def current_lease() -> Lease | None:
+    """The lease of the work item being handled in this task, or ``None`` outside a worker."""
+    return _CURRENT_LEASE.get()
 
 
 def error_backoff(attempts: int) -> timedelta:
@@ -181,6 +213,9 @@ class Worker:
                     await heartbeat
 
     async def _run_item(self, item: WorkItem, running: set[str]) -> None:
+        # Each item runs in a task of its own, so the context variable is the item's alone.
+        until = item.lease_until or self._clock.now() + self._lease
+        _CURRENT_LEASE.set(Lease(self.worker_id, until, running))
         try:
             await self._run_one(item)
         finally:

@@ -82,8 +82,12 @@ async def test_a_slow_item_does_not_hold_back_work_that_becomes_due_meanwhile() 
         done.append(item.id)
         return None
 
+    all_fast_done = asyncio.Event()
+
     async def fast(item: WorkItem) -> datetime | None:
         done.append(item.id)
+        if len(done) == 10:
+            all_fast_done.set()
         return None
 
     worker = Worker(store, clock, {"slow": slow, "fast": fast}, concurrency=4, idle_interval=0.01)
@@ -94,12 +98,7 @@ async def test_a_slow_item_does_not_hold_back_work_that_becomes_due_meanwhile() 
     fast_ids = [f"w_fast_{n}" for n in range(10)]
     for item_id in fast_ids:
         await store.enqueue_work(WorkItem(item_id, "fast", "job_1", due_at=later, created_at=later))
-
-    async def fast_ones_done() -> None:
-        while len(done) < len(fast_ids):
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(fast_ones_done(), timeout=10)  # batches would wait forever here
+    await asyncio.wait_for(all_fast_done.wait(), timeout=10)  # batches would wait forever
     assert sorted(done) == sorted(fast_ids)  # all ran, the slow one still waiting
     release.set()
     stop.set()

@@ -21,11 +21,12 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._lifecycle import EventType
+from unified_messaging._render import status_record
 from unified_messaging._vault import Vault
 from unified_messaging._webhook_outbox import WORK_KIND, WebhookOutbox, webhook_secrets
 from unified_messaging._webhook_sender import WebhookSender
-from unified_messaging._worker import Worker
-from unified_messaging.store.base import Store, WebhookDelivery, WebhookEndpoint
+from unified_messaging._worker import DEFAULT_LEASE, Worker
+from unified_messaging.store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.webhooks import WebhookVerificationError as VerificationFailed
@@ -452,3 +453,112 @@ async def test_secrets_never_appear_in_reprs_or_logs(
     for token in (endpoint.secret_ciphertext, endpoint.previous_secret_ciphertext):
         assert token is not None
         assert token not in " ".join(ours + reprs)
+
+
+# --------------------------------------------------------------------------- first attempt inline
+
+
+async def pending_work(bed: Bed) -> list[str]:
+    """Ids of every work item, whatever its due time or lease (claimed far in the future)."""
+    later = bed.clock.now() + timedelta(days=30)
+    items = await bed.store.claim_due_work(now=later, worker_id="probe", lease=SECONDS, limit=99)
+    return [item.id for item in items]
+
+
+async def emit_now(bed: Bed, outbox: WebhookOutbox) -> int:
+    """What the lifecycle's event item does, run by a worker: queue and attempt at once."""
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+    queued: list[int] = []
+
+    async def event(item: WorkItem) -> None:
+        queued.append(
+            await outbox.emit_document(
+                bed.workspace_id, "message.sent", document, event_id="evt_job_1_2_sent"
+            )
+        )
+
+    now = bed.clock.now()
+    await bed.store.enqueue_work(WorkItem("evt_1", "event", "job_1", due_at=now, created_at=now))
+    # The event handler alone: a webhook work item can only be run inside it, inline.
+    assert await Worker(bed.store, bed.clock, {"event": event}).run_once() == 1
+    return queued[0]
+
+
+async def test_outside_a_worker_emit_document_only_queues(bed: Bed) -> None:
+    await bed.add()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+    outbox = bed.outbox()
+    assert await outbox.emit_document(bed.workspace_id, "message.sent", document, event_id="e") == 1
+    assert bed.receiver.received == []
+    await bed.worker(outbox).run_until_idle()
+    assert len(bed.receiver.received) == 1
+
+
+async def test_an_event_handled_by_the_worker_is_delivered_within_the_handler(bed: Bed) -> None:
+    first, _ = await bed.add()
+    second, _ = await bed.add()
+
+    assert await emit_now(bed, bed.outbox()) == 2
+
+    assert len(bed.receiver.received) == 2  # no worker ran: both attempts were inline
+    assert {r.headers["webhook-id"] for r in bed.receiver.received} == {"evt_job_1_2_sent"}
+    for endpoint_id in (first, second):
+        [delivery] = await bed.deliveries(endpoint_id)
+        assert (delivery.status, delivery.attempts) == ("delivered", 1)
+    assert await pending_work(bed) == []  # nothing left for a worker
+
+
+async def test_a_failed_inline_attempt_is_retried_by_the_worker_on_schedule(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(503))
+    outbox = bed.outbox()
+
+    await emit_now(bed, outbox)
+
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    await bed.worker(outbox).run_until_idle()
+    assert len(bed.receiver.received) == 1  # not due before the schedule's first step
+    await advance_and_run(bed, outbox, 5 * SECONDS)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+    assert await pending_work(bed) == []
+
+
+class FailingUpdates:
+    """A store whose next ``update_webhook_delivery`` fails, as a crash after the receiver
+    answered but before the outcome was written would."""
+
+    def __init__(self, inner: Store) -> None:
+        self._inner = inner
+        self.failures = 1
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("the database went away")
+        await self._inner.update_webhook_delivery(delivery)
+
+
+async def test_an_inline_attempt_cut_off_is_made_again_once_its_lease_runs_out(
+    bed: Bed, caplog: pytest.LogCaptureFixture
+) -> None:
+    endpoint_id, _ = await bed.add()
+    flaky = FailingUpdates(bed.store)
+    outbox = bed.outbox(store=flaky)  # type: ignore[arg-type]
+
+    await emit_now(bed, outbox)
+
+    assert len(bed.receiver.received) == 1
+    assert "left to the worker" in caplog.text
+    await bed.worker(outbox).run_until_idle()
+    assert len(bed.receiver.received) == 1  # leased: no worker takes it yet
+    await advance_and_run(bed, outbox, DEFAULT_LEASE)
+    assert len(bed.receiver.received) == 2  # at least once, under the same webhook-id
+    assert len({r.headers["webhook-id"] for r in bed.receiver.received}) == 1
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert delivery.status == "delivered"
+    assert await pending_work(bed) == []
