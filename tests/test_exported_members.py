@@ -15,7 +15,10 @@ PUBLIC_SUBPACKAGES = {"asgi", "cli", "providers", "store", "testing", "webhooks"
 
 def namespace() -> dict[str, object]:
     """The package's attributes, without the ``@py_…`` names pytest's assertion rewriting adds
-    (it rewrites us: the pytest plugin lives in this package)."""
+    (it rewrites us: the pytest plugin lives in this package). The public names are imported
+    on first use (PEP 562), so each is looked up first: the namespace a user ends up with."""
+    for name in unified_messaging.__all__:
+        getattr(unified_messaging, name)
     return {k: v for k, v in vars(unified_messaging).items() if k.isidentifier()}
 
 

@@ -1,79 +1,88 @@
 """unified-messaging: five Turkish SMS providers, Telegram and WhatsApp Cloud behind one API.
 
 The public surface is exactly ``__all__``; everything in ``_modules`` is private.
+
+The names are imported on first use (PEP 562): ``import unified_messaging`` alone costs
+nothing, so the command line's ``--help`` and admin commands do not load pydantic, httpx and
+SQLAlchemy they never touch. ``from unified_messaging import Messenger`` works as before.
 """
 
-from ._access import RateLimitRefused
-from ._admin import CreatedApiKey, QuotaUsage
-from ._clock import Clock, ManualClock, SystemClock
-from ._delivery import IngestResult
-from ._domain import (
-    ApiKey,
-    Attempt,
-    Connection,
-    DeliveryReport,
-    ErrorInfo,
-    MessageRecord,
-    Template,
-    Workspace,
-)
-from ._encoding import SmsEncoding, analyze_sms, split_sms
-from ._errors import (
-    AlreadyExists,
-    BodyTooLong,
-    ChatUnreachable,
-    Conflict,
-    DecryptionFailed,
-    ErrorDetail,
-    FallbackNotAllowed,
-    IdempotencyConflict,
-    IdempotencyInProgress,
-    InvalidCredentials,
-    InvalidRecipient,
-    IpNotAllowed,
-    MessageNotFound,
-    MessagingError,
-    NotFound,
-    PayloadTooLarge,
-    ProviderNotConnected,
-    ProviderUnavailable,
-    QuotaExceeded,
-    RateLimited,
-    RequestInvalid,
-    ResourceNotFound,
-    SenderNotApproved,
-    SenderRequired,
-    StorageUnavailable,
-    TemplateNotFound,
-    TemplateVariableMissing,
-    TooManyRequests,
-    Unauthorized,
-    Unprocessable,
-    VaultError,
-)
-from ._messenger import Messenger, Principal
-from ._models import (
-    AttemptOut,
-    BulkItem,
-    BulkRequest,
-    BulkResponse,
-    BulkResult,
-    DlrOut,
-    ErrorObject,
-    SendRequest,
-    SendResponse,
-    StatusRecord,
-)
-from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
-from ._recipients import normalize_recipient
-from ._sync import SyncMessenger
-from ._templates import render as render_template
-from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
-from ._vault import Vault, generate_key_spec
+import importlib as _importlib
+from typing import TYPE_CHECKING
+
 from ._version import __version__
-from ._webhook_admin import CreatedWebhookEndpoint
-from ._webhook_sender import TargetPolicy
-from ._worker import Worker
+
+if TYPE_CHECKING:
+    from ._access import RateLimitRefused
+    from ._admin import CreatedApiKey, QuotaUsage
+    from ._clock import Clock, ManualClock, SystemClock
+    from ._delivery import IngestResult
+    from ._domain import (
+        ApiKey,
+        Attempt,
+        Connection,
+        DeliveryReport,
+        ErrorInfo,
+        MessageRecord,
+        Template,
+        Workspace,
+    )
+    from ._encoding import SmsEncoding, analyze_sms, split_sms
+    from ._errors import (
+        AlreadyExists,
+        BodyTooLong,
+        ChatUnreachable,
+        Conflict,
+        DecryptionFailed,
+        ErrorDetail,
+        FallbackNotAllowed,
+        IdempotencyConflict,
+        IdempotencyInProgress,
+        InvalidCredentials,
+        InvalidRecipient,
+        IpNotAllowed,
+        MessageNotFound,
+        MessagingError,
+        NotFound,
+        PayloadTooLarge,
+        ProviderNotConnected,
+        ProviderUnavailable,
+        QuotaExceeded,
+        RateLimited,
+        RequestInvalid,
+        ResourceNotFound,
+        SenderNotApproved,
+        SenderRequired,
+        StorageUnavailable,
+        TemplateNotFound,
+        TemplateVariableMissing,
+        TooManyRequests,
+        Unauthorized,
+        Unprocessable,
+        VaultError,
+    )
+    from ._messenger import Messenger, Principal
+    from ._models import (
+        AttemptOut,
+        BulkItem,
+        BulkRequest,
+        BulkResponse,
+        BulkResult,
+        DlrOut,
+        ErrorObject,
+        SendRequest,
+        SendResponse,
+        StatusRecord,
+    )
+    from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
+    from ._recipients import normalize_recipient
+    from ._sync import SyncMessenger
+    from ._templates import render as render_template
+    from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
+    from ._vault import Vault, generate_key_spec
+    from ._webhook_admin import CreatedWebhookEndpoint
+    from ._webhook_sender import TargetPolicy
+    from ._worker import Worker
 
 __all__ = [
     "ALL_PROVIDERS",
@@ -156,3 +165,98 @@ __all__ = [
     "render_template",
     "split_sms",
 ]
+
+#: Where each public name lives: ``{module: names}``, the same imports as above.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "_access": ("RateLimitRefused",),
+    "_admin": ("CreatedApiKey", "QuotaUsage"),
+    "_clock": ("Clock", "ManualClock", "SystemClock"),
+    "_delivery": ("IngestResult",),
+    "_domain": (
+        "ApiKey",
+        "Attempt",
+        "Connection",
+        "DeliveryReport",
+        "ErrorInfo",
+        "MessageRecord",
+        "Template",
+        "Workspace",
+    ),
+    "_encoding": ("SmsEncoding", "analyze_sms", "split_sms"),
+    "_errors": (
+        "AlreadyExists",
+        "BodyTooLong",
+        "ChatUnreachable",
+        "Conflict",
+        "DecryptionFailed",
+        "ErrorDetail",
+        "FallbackNotAllowed",
+        "IdempotencyConflict",
+        "IdempotencyInProgress",
+        "InvalidCredentials",
+        "InvalidRecipient",
+        "IpNotAllowed",
+        "MessageNotFound",
+        "MessagingError",
+        "NotFound",
+        "PayloadTooLarge",
+        "ProviderNotConnected",
+        "ProviderUnavailable",
+        "QuotaExceeded",
+        "RateLimited",
+        "RequestInvalid",
+        "ResourceNotFound",
+        "SenderNotApproved",
+        "SenderRequired",
+        "StorageUnavailable",
+        "TemplateNotFound",
+        "TemplateVariableMissing",
+        "TooManyRequests",
+        "Unauthorized",
+        "Unprocessable",
+        "VaultError",
+    ),
+    "_messenger": ("Messenger", "Principal"),
+    "_models": (
+        "AttemptOut",
+        "BulkItem",
+        "BulkRequest",
+        "BulkResponse",
+        "BulkResult",
+        "DlrOut",
+        "ErrorObject",
+        "SendRequest",
+        "SendResponse",
+        "StatusRecord",
+    ),
+    "_ratelimit": ("MemoryRateLimiter", "RateLimitDecision", "RateLimiter", "RateLimitPolicy"),
+    "_recipients": ("normalize_recipient",),
+    "_sync": ("SyncMessenger",),
+    "_templates": ("render_template",),
+    "_types": ("ALL_PROVIDERS", "SMS_PROVIDERS", "Channel", "MessageStatus", "ProviderCode"),
+    "_vault": ("Vault", "generate_key_spec"),
+    "_webhook_admin": ("CreatedWebhookEndpoint",),
+    "_webhook_sender": ("TargetPolicy",),
+    "_worker": ("Worker",),
+}
+#: Public names that differ from their name in the module.
+_RENAMED = {"render_template": "render"}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(
+        _importlib.import_module(f".{module}", __name__), _RENAMED.get(name, name)
+    )
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+del TYPE_CHECKING

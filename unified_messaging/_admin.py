@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from ._access import normalize_allowlist_entry
 from ._clock import Clock
@@ -19,6 +20,7 @@ from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, Templ
 from ._ids import new_id
 from ._keys import generate_api_key, hash_api_key, key_display_prefix
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
+from ._templates import brace_problem
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
 from .providers._http import CredentialsModel, validate_credentials
@@ -119,6 +121,9 @@ class AdminMixin:
         await self.get_workspace(workspace_id)
         if expires_at is not None and expires_at.tzinfo is None:
             raise RequestInvalid.for_field("expires_at", "must carry a timezone")
+        if expires_at is not None and expires_at <= self._clock.now():
+            # It could never authenticate: almost always a typo in the year or the zone.
+            raise RequestInvalid.for_field("expires_at", "must be in the future")
         if rate_limit is not None and rate_limit <= 0:
             raise RequestInvalid.for_field("rate_limit", "must be positive")
         if rate_burst is not None and rate_burst < 1:
@@ -175,6 +180,8 @@ class AdminMixin:
             raise RequestInvalid.for_field("iys_mode", "unknown IYS mode")
         if dlr_timeout <= timedelta(0):
             raise RequestInvalid.for_field("dlr_timeout", "must be positive")
+        if base_url is not None:
+            _check_base_url(base_url)
         senders = tuple(dict.fromkeys(approved_senders))
         for sender in (*senders, *((default_sender,) if default_sender else ())):
             if not 1 <= len(sender) <= MAX_SENDER_LENGTH:
@@ -254,13 +261,13 @@ class AdminMixin:
         closes it to everything else.
         """
         await self.get_workspace(workspace_id)
-        entry = normalize_allowlist_entry(cidr)
+        entry = _allowlist_entry(cidr)
         await self._store.add_allowlist_entry(workspace_id, entry)
         return entry
 
     async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
         await self.get_workspace(workspace_id)
-        entry = normalize_allowlist_entry(cidr)
+        entry = _allowlist_entry(cidr)
         if not await self._store.remove_allowlist_entry(workspace_id, entry):
             raise ResourceNotFound(f"{entry} is not on the allowlist.")
 
@@ -288,6 +295,9 @@ class AdminMixin:
             raise RequestInvalid.for_field("body", f"must be 1-{MAX_BODY_LENGTH} characters")
         if has_control_chars(body):
             raise RequestInvalid.for_field("body", "must not contain control characters")
+        problem = brace_problem(body)
+        if problem is not None:
+            raise RequestInvalid.for_field("body", problem)
         now = self._clock.now()
         existing = await self._store.get_template(workspace_id, key)
         template = Template(
@@ -315,6 +325,43 @@ class AdminMixin:
     async def delete_template(self, workspace_id: str, key: str) -> None:
         if not await self._store.delete_template(workspace_id, key):
             raise TemplateNotFound(f"No template with the key {key!r}.")
+
+
+def _check_base_url(base_url: str) -> None:
+    """A provider address is an absolute http(s) URL that paths are appended to.
+
+    Checked when the connection is added: otherwise ``notaurl`` is stored and every send
+    through the connection fails (or, for the providers that fall back to their default
+    address on an empty value, goes somewhere the operator did not mean).
+    """
+    if any(char.isspace() or not char.isprintable() for char in base_url):
+        raise RequestInvalid.for_field("base_url", "must not contain spaces or control characters")
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise RequestInvalid.for_field("base_url", "is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RequestInvalid.for_field(
+            "base_url", "must be an absolute http:// or https:// URL, e.g. https://api.example.com"
+        )
+    if "@" in parts.netloc:
+        # It is shown by every listing of the connection; credentials belong in the vault.
+        raise RequestInvalid.for_field(
+            "base_url", "must not contain credentials: give them as the connection's credentials"
+        )
+    if parts.query or parts.fragment or base_url.endswith(("?", "#")):
+        raise RequestInvalid.for_field(
+            "base_url", "must not have a query or fragment: the provider's paths are appended to it"
+        )
+
+
+def _allowlist_entry(cidr: str) -> str:
+    # Spaces around an entry are refused, not trimmed: the entry stored is then exactly the
+    # one the operator reads back, and a pasted line with a stray tab is noticed.
+    if isinstance(cidr, str) and cidr != cidr.strip():
+        raise RequestInvalid.for_field("cidr", "must not have spaces around it")
+    return normalize_allowlist_entry(cidr)
 
 
 def _check_quota(monthly_quota: int | None) -> None:

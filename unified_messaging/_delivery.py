@@ -29,7 +29,14 @@ from typing import Final, Protocol
 
 from ._adapters import AdapterPool
 from ._clock import Clock
-from ._domain import Attempt, Connection, ErrorInfo, MessageRecord, quota_period
+from ._domain import (
+    DEFAULT_SUBMIT_TIMEOUT,
+    Attempt,
+    Connection,
+    ErrorInfo,
+    MessageRecord,
+    quota_period,
+)
 from ._errors import MessagingError, StorageUnavailable
 from ._lifecycle import (
     EVENT_TYPES,
@@ -52,6 +59,7 @@ from .store.base import JsonValue, ProviderRef, Store, WorkItem
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
+    "DEFAULT_SUBMIT_TIMEOUT",
     "WORK_EVENT",
     "WORK_FALLBACK",
     "WORK_POLL",
@@ -73,10 +81,6 @@ WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
-
-#: How long a send may take before its write-ahead rows are settled as interrupted: longer
-#: than a whole fallback chain of provider calls normally takes, as short as a worker lease.
-DEFAULT_SUBMIT_TIMEOUT: Final = timedelta(minutes=2)
 
 #: D7: how long a queued message is retried before it ends ``failed``.
 RETRY_TTL: Final = timedelta(minutes=10)

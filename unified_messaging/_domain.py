@@ -24,6 +24,7 @@ from ._types import (
 
 __all__ = [
     "DEFAULT_DLR_TIMEOUT",
+    "DEFAULT_SUBMIT_TIMEOUT",
     "ApiKey",
     "Attempt",
     "Connection",
@@ -39,6 +40,11 @@ __all__ = [
 DEFAULT_DLR_TIMEOUT = timedelta(hours=24)
 #: How long a ``queued`` message is retried when every provider is unavailable (D7).
 DEFAULT_QUEUE_TTL = timedelta(minutes=10)
+#: How long a send may take before its write-ahead rows are settled as interrupted: longer
+#: than a whole fallback chain of provider calls normally takes, as short as a worker lease.
+#: Here rather than in ``_delivery`` so that ``serve --help`` can show it without loading
+#: the providers.
+DEFAULT_SUBMIT_TIMEOUT = timedelta(minutes=2)
 
 
 def quota_period(moment: datetime) -> str:

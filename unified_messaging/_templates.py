@@ -8,9 +8,40 @@ from collections.abc import Mapping
 from ._errors import BodyTooLong, TemplateVariableMissing
 from ._models import MAX_BODY_LENGTH
 
-__all__ = ["PLACEHOLDER", "placeholders", "render", "render_value"]
+__all__ = ["PLACEHOLDER", "brace_problem", "placeholders", "render", "render_value"]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_BRACES = re.compile(r"\{\{|\}\}")
+_SHOWN = 24  # characters of the body quoted around a stray brace pair
+
+
+def brace_problem(body: str) -> str | None:
+    """What is wrong with the ``{{``/``}}`` of a template body about to be stored, or None.
+
+    Rendering leaves text that is not a placeholder as it is, so ``{{ name`` or
+    ``{{ first-name }}`` would reach every recipient verbatim. When a template is set, a
+    ``{{`` or ``}}`` that is not part of a placeholder is therefore refused: it is nearly
+    always a mistyped placeholder, and there is no escape for a literal one (D9).
+    """
+    # Placeholders blanked out, keeping positions, so what is left is a stray pair.
+    masked = PLACEHOLDER.sub(lambda match: "\0" * len(match.group()), body)
+    stray = _BRACES.search(masked)
+    if stray is None:
+        return None
+    at = stray.start()
+    if stray.group() == "{{":
+        shown = _clip(body[at : at + _SHOWN], end=True)
+        what = f"{shown!r} (character {at + 1}) opens no placeholder"
+    else:
+        shown = _clip(body[max(0, at + 2 - _SHOWN) : at + 2], end=False)
+        what = f"{shown!r} (character {at + 1}) closes no placeholder"
+    return f"{what}; a placeholder is {{{{ name }}}}, its name letters, digits and _"
+
+
+def _clip(text: str, *, end: bool) -> str:
+    if len(text) < _SHOWN:
+        return text
+    return text[:-1] + "…" if end else "…" + text[1:]
 
 
 def placeholders(body: str) -> tuple[str, ...]:

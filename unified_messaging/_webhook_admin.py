@@ -23,22 +23,28 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ._clock import Clock
 from ._errors import RequestInvalid, ResourceNotFound
 from ._ids import new_id
 from ._lifecycle import EVENT_TYPES
-from ._vault import Vault
-from ._webhook_sender import TargetPolicy, url_problem
-from ._webhook_signing import generate_secret
-from .store.base import Store, WebhookDelivery, WebhookEndpoint
+from .store.base import WebhookEndpoint
+
+if TYPE_CHECKING:
+    # The sender (httpx), the signer (pydantic) and the vault (cryptography) are imported
+    # where they are used: the command line reads this module's settings to build its
+    # ``--help``, which needs none of them.
+    from ._clock import Clock
+    from ._vault import Vault
+    from ._webhook_sender import TargetPolicy
+    from .store.base import Store, WebhookDelivery
 
 __all__ = [
     "ALLOW_PRIVATE_ENV",
     "DEFAULT_ROTATION_OVERLAP",
     "CreatedWebhookEndpoint",
     "WebhookAdminMixin",
+    "endpoint_url_problem",
     "open_secret",
     "seal_secret",
     "webhook_policy_from_env",
@@ -60,6 +66,8 @@ def webhook_policy_from_env(environ: Mapping[str, str] | None = None) -> TargetP
     One switch for both ends: the process that adds endpoints and the one that delivers to
     them must agree, or an endpoint would be accepted and then refused on every attempt.
     """
+    from ._webhook_sender import TargetPolicy
+
     value = (os.environ if environ is None else environ).get(ALLOW_PRIVATE_ENV, "")
     return TargetPolicy(allow_private=value.strip().lower() in _TRUE)
 
@@ -104,6 +112,17 @@ def _check_events(events: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def endpoint_url_problem(url: str, policy: TargetPolicy) -> str | None:
+    """What is wrong with ``url`` as a new endpoint's address under ``policy``, or None."""
+    from ._webhook_sender import url_problem
+
+    # httpx would percent-encode a space in the path: one URL stored, another read back by
+    # the operator. A space is nearly always a pasting mistake, so it is refused.
+    if isinstance(url, str) and any(char.isspace() for char in url):
+        return "must not contain spaces (percent-encode one as %20)"
+    return url_problem(url, policy)
+
+
 class WebhookAdminMixin:
     _store: Store
     _clock: Clock
@@ -115,9 +134,11 @@ class WebhookAdminMixin:
         self, workspace_id: str, url: str, *, events: Sequence[str] | None = None
     ) -> CreatedWebhookEndpoint:
         """Add a receiver for the workspace's message events; the secret is in the result."""
+        from ._webhook_signing import generate_secret
+
         if await self._store.get_workspace(workspace_id) is None:
             raise ResourceNotFound(f"Workspace {workspace_id} not found.")
-        problem = url_problem(url, self._webhook_policy)
+        problem = endpoint_url_problem(url, self._webhook_policy)
         if problem is not None:
             raise RequestInvalid.for_field("url", problem)
         chosen = _check_events(events)
@@ -160,6 +181,8 @@ class WebhookAdminMixin:
         ``overlap=timedelta(0)`` retires the old secret at once. Rotating again during an
         overlap retires the oldest secret: only the last two ever sign.
         """
+        from ._webhook_signing import generate_secret
+
         if overlap < timedelta(0):
             raise RequestInvalid.for_field("overlap", "must not be negative")
         endpoint = await self.get_webhook_endpoint(endpoint_id)

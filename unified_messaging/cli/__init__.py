@@ -8,24 +8,30 @@ keys, templates, allowlist), ``_connection_commands``, ``_ops_commands`` (migrat
 ``_serve``; ``_context`` builds their Messenger and ``_output`` prints what they return.
 
 Exit status: 0 done, 1 the library refused (``error: CODE: message`` on stderr), 2 a usage
-error (argparse's message, naming the argument), 130 interrupted.
+error (argparse's message, naming the argument), 130 interrupted, 141 the reader of stdout
+left before the output was written (``| head``; what the command did stands).
+
+Building the parser imports no more than argparse needs: each command imports the
+Messenger, the stores and the web stack inside its ``run``, so ``--help`` and a simple admin
+command do not pay for what they never use (``tests/cli/test_cli_imports.py`` holds that).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from .._errors import MessagingError
 from .._version import __version__
 from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
-from ._args import CommandFailed, Run, Subparsers, UsageError
+from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
 from ._connection_commands import add_connections
 from ._ops_commands import add_migrate, add_vault
+from ._output import OutputClosed, flush_stdout, write_line
 from ._serve import add_serve
 from ._webhook_commands import add_webhooks
 from ._worker_command import add_worker
@@ -39,8 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Five Turkish SMS providers, Telegram and WhatsApp Cloud behind one API.",
         epilog=(
             "Environment: UM_DATABASE_URL (the store), UM_MASTER_KEYS (credential keys), "
-            "UM_REDIS_URL (shared rate limits for serve)."
+            "UM_REDIS_URL (shared rate limits for serve). --json and --database-url may "
+            "come before the command or after it."
         ),
+        parents=[global_options()],
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
@@ -49,13 +57,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The exit status of a writer whose reader left: what a shell reports for a program killed
+#: by SIGPIPE (128 + 13), which is how ``cat`` or ``git log`` end under ``| head``.
+EXIT_READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m unified_messaging``."""
-    args = build_parser().parse_args(argv)
+    try:
+        return _main(argv)
+    except OutputClosed:
+        return _reader_gone()
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:
+        flush_stdout()  # --help and --version reach a closed pipe here, not at exit
+        raise
     _log_to_stderr()
     run: Run = args.run
     try:
-        return run(args)
+        status = run(args)
+        flush_stdout()
+        return status
     except UsageError as exc:
         parser: argparse.ArgumentParser = args.parser
         parser.error(f"argument {exc.argument}: {exc.message}")  # exits 2
@@ -66,6 +92,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 1
+
+
+def _reader_gone() -> int:
+    # Quietly, like any well-behaved filter: no traceback and no error line, since the
+    # command's own work is done (a stored change stays stored). What is still buffered for
+    # stdout goes to /dev/null, or the interpreter's last flush would fail again (Python's
+    # documented recipe, "Note on SIGPIPE").
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # stdout is not a file (an embedding host's): nothing to flush at exit
+    return EXIT_READER_GONE
 
 
 def _log_to_stderr() -> None:
@@ -103,16 +143,19 @@ def _add_demo(commands: Subparsers) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
+        default=argparse.SUPPRESS,  # not given here: the global --json decides
         help='print one JSON document per step ({"step": ..., "result": ...})',
     )
     parser.set_defaults(run=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    import asyncio
+
     from .._demo import run_demo
 
     _tolerant_stdout()
-    asyncio.run(run_demo(print, as_json=args.json))
+    asyncio.run(run_demo(write_line, as_json=args.json))
     return 0
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from .._access import normalize_allowlist_entry
-from .._messenger import Messenger
 from ._args import Subparsers, add_command, add_group, aware_datetime, finite_number
 from ._args import workspace_option as _workspace
 from ._context import admin_command
@@ -18,6 +17,9 @@ from ._records import (
     template_json,
     workspace_json,
 )
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
 
@@ -214,6 +216,8 @@ async def _allowlist_add(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _allowlist_remove(m: Messenger, args: argparse.Namespace) -> Report:
+    from .._access import normalize_allowlist_entry
+
     await m.remove_allowlist_entry(args.workspace, args.cidr)
     entry = normalize_allowlist_entry(args.cidr)  # as stored, e.g. 10.0.0.1/32 -> 10.0.0.1
     left = await m.list_allowlist(args.workspace)

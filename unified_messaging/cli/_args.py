@@ -24,6 +24,7 @@ __all__ = [
     "aware_datetime",
     "credential_pair",
     "finite_number",
+    "global_options",
     "port_number",
     "positive_seconds",
     "workspace_option",
@@ -47,27 +48,40 @@ class CommandFailed(Exception):
     missing optional extra, a busy port): ``error: message``, exit 1."""
 
 
-def _common_options() -> argparse.ArgumentParser:
+def _common_options(*, top: bool) -> argparse.ArgumentParser:
+    """``--json`` and ``--database-url``, accepted before the command and after it.
+
+    The top-level parser holds the defaults. Below it the defaults are suppressed: argparse
+    copies every attribute a subcommand's parser sets onto the result, so a default there
+    would undo ``--json`` given before the command.
+    """
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--json",
         action="store_true",
+        default=False if top else argparse.SUPPRESS,
         help="print one JSON document (lists as a JSON array) instead of text",
     )
     common.add_argument(
         "--database-url",
         metavar="URL",
+        default=None if top else argparse.SUPPRESS,
         help="the store (default: $UM_DATABASE_URL, else sqlite+aiosqlite:///./unified_messaging.db)",
     )
     return common
 
 
-_COMMON = _common_options()
+_COMMON = _common_options(top=False)
+
+
+def global_options() -> argparse.ArgumentParser:
+    """The common options as the top-level parser's parent, with their defaults."""
+    return _common_options(top=True)
 
 
 def add_group(commands: Subparsers, name: str, *, help: str) -> Subparsers:
     """A command that only holds subcommands (``workspaces``, ``keys`` …)."""
-    parser = commands.add_parser(name, help=help, description=help)
+    parser = commands.add_parser(name, help=help, description=help, parents=[_COMMON])
     return parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
 

@@ -11,9 +11,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .._domain import DEFAULT_DLR_TIMEOUT
-from .._messenger import Messenger
 from .._types import ALL_PROVIDERS, IysMode
 from ._args import (
     Subparsers,
@@ -27,6 +26,9 @@ from ._args import (
 from ._context import admin_command
 from ._output import JsonObject, Report, fields_report, table_report
 from ._records import CONNECTION_COLUMNS, connection_json
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
 
 __all__ = ["add_connections"]
 
@@ -96,6 +98,8 @@ _LABELS = {"id": "id", "workspace_id": "workspace", "provider": "provider",
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:
+    from .._domain import DEFAULT_DLR_TIMEOUT
+
     credentials = _credentials(args)
     connection = await m.add_connection(
         args.workspace,

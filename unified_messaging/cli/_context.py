@@ -12,23 +12,23 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from .._messenger import Messenger
-from .._ratelimit import RateLimiter
-from .._vault import Vault
-from .._webhook_admin import webhook_policy_from_env
-from .._webhook_sender import TargetPolicy
-from ..store.base import Store
-from ..store.memory import MemoryStore
-from ..store.sql import DEFAULT_DATABASE_URL, store_from_url
 from ._args import Run, UsageError
 from ._output import Report, emit
+
+if TYPE_CHECKING:
+    # Imported where they are used: building the parser (``--help``) needs none of them,
+    # and the Messenger alone brings pydantic, httpx and the providers.
+    from .._messenger import Messenger
+    from .._ratelimit import RateLimiter
+    from .._vault import Vault
+    from .._webhook_sender import TargetPolicy
+    from ..store.base import Store
 
 __all__ = [
     "DATABASE_URL_ENV",
@@ -50,11 +50,13 @@ REDIS_URL_ENV: Final = "UM_REDIS_URL"
 #: The development master key file, relative to the working directory (D21).
 DEV_KEY_FILE: Final = Path(".um_master_key")
 
-AdminCall = Callable[[Messenger, argparse.Namespace], Awaitable[Report]]
-PlainCall = Callable[[argparse.Namespace], Coroutine[Any, Any, Report]]
+AdminCall: TypeAlias = "Callable[[Messenger, argparse.Namespace], Awaitable[Report]]"
+PlainCall: TypeAlias = Callable[[argparse.Namespace], Coroutine[Any, Any, Report]]
 
 
 def database_url(args: argparse.Namespace) -> str:
+    from ..store.sql import DEFAULT_DATABASE_URL
+
     flag: str | None = getattr(args, "database_url", None)
     return flag or os.environ.get(DATABASE_URL_ENV, "").strip() or DEFAULT_DATABASE_URL
 
@@ -68,6 +70,8 @@ SERVER_CACHE_TTL = 1.0
 def open_store(args: argparse.Namespace, *, cache_ttl: float = 0.0) -> Store:
     """The store the settings name; it connects (and migrates) when opened. Long-running
     commands pass ``cache_ttl=SERVER_CACHE_TTL``; one-shot admin commands cache nothing."""
+    from ..store.sql import store_from_url
+
     url = database_url(args)
     try:
         return store_from_url(url, cache_ttl=cache_ttl)
@@ -79,6 +83,8 @@ def open_store(args: argparse.Namespace, *, cache_ttl: float = 0.0) -> Store:
 
 def shown_url(store: Store) -> str:
     """The store's URL with any password masked, for output."""
+    from ..store.memory import MemoryStore
+
     if isinstance(store, MemoryStore):
         return "memory"
     masked: str = getattr(store, "url", "?")
@@ -88,10 +94,14 @@ def shown_url(store: Store) -> str:
 def webhook_policy() -> TargetPolicy:
     """Which webhook targets are allowed: global addresses only, unless
     ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
+    from .._webhook_admin import webhook_policy_from_env
+
     return webhook_policy_from_env()
 
 
 def load_vault() -> Vault:
+    from .._vault import Vault
+
     vault = Vault.from_env()
     if vault is not None:
         return vault
@@ -118,6 +128,8 @@ async def messenger_session(
     args: argparse.Namespace, *, vault: Vault | None = None
 ) -> AsyncIterator[Messenger]:
     """An open Messenger on the configured store and vault, closed on the way out."""
+    from .._messenger import Messenger
+
     # The vault first: a bad key spec should fail before the database is touched.
     vault = vault or load_vault()
     policy = webhook_policy()
@@ -139,6 +151,8 @@ def plain_command(call: PlainCall) -> Run:
     """A command that needs no Messenger (``migrate``, ``vault generate-key``)."""
 
     def run(args: argparse.Namespace) -> int:
+        import asyncio
+
         report = asyncio.run(call(args))
         emit(report, as_json=args.json)
         return 0

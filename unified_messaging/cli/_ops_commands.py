@@ -7,9 +7,6 @@ import sys
 from datetime import UTC, datetime
 
 from .._errors import VaultError
-from .._vault import generate_key_spec
-from ..store.memory import MemoryStore
-from ..store.sql import migrate
 from ._args import Subparsers, UsageError, add_command, add_group
 from ._context import database_url, load_vault, messenger_session, open_store, plain_command
 from ._output import JsonObject, Report
@@ -31,6 +28,9 @@ def add_migrate(commands: Subparsers) -> None:
 
 
 async def _migrate(args: argparse.Namespace) -> Report:
+    from ..store.memory import MemoryStore
+    from ..store.sql import migrate
+
     store = open_store(args)
     if isinstance(store, MemoryStore):
         data: JsonObject = {"database_url": "memory", "migrated": False}
@@ -77,6 +77,8 @@ async def _rotate(args: argparse.Namespace) -> Report:
 async def _generate_key(args: argparse.Namespace) -> Report:
     # A time-based id, not a fixed "k1": the new key is prepended to the old one, and two
     # keys under one id would be refused.
+    from .._vault import generate_key_spec
+
     kid = args.kid or datetime.now(UTC).strftime("k%Y%m%d%H%M%S")
     try:
         spec = generate_key_spec(kid)

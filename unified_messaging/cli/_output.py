@@ -18,12 +18,15 @@ __all__ = [
     "Column",
     "JsonObject",
     "JsonValue",
+    "OutputClosed",
     "Report",
     "emit",
     "fields_report",
+    "flush_stdout",
     "iso",
     "seconds",
     "table_report",
+    "write_line",
 ]
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
@@ -48,13 +51,35 @@ class Column:
     show: Cell | None = None
 
 
+class OutputClosed(Exception):
+    """Nobody reads stdout any more (``| head`` has what it wanted): the CLI exits quietly.
+
+    Raised only for stdout, so a broken pipe elsewhere (a socket) stays an error."""
+
+
 def emit(report: Report, *, as_json: bool) -> None:
     if as_json:
         # ASCII escapes keep the document valid JSON on any console encoding.
-        print(json.dumps(report.data, ensure_ascii=True), flush=True)
+        write_line(json.dumps(report.data, ensure_ascii=True))
         return
     _tolerant_stdout()
-    print(report.text, flush=True)
+    write_line(report.text)
+
+
+def write_line(text: str) -> None:
+    """Print ``text`` and a newline to stdout, now (:class:`OutputClosed` if it is closed)."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise OutputClosed from None
+    flush_stdout()
+
+
+def flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise OutputClosed from None
 
 
 def fields_report(data: JsonObject, *, labels: Mapping[str, str], note: str = "") -> Report:

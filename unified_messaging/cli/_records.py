@@ -6,10 +6,14 @@ connection never carries its credentials or its delivery-report token.
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from .._domain import ApiKey, Connection, Template, Workspace
 from ._output import Column, JsonObject, JsonValue, cell, iso, seconds
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from .._domain import ApiKey, Connection, Template, Workspace
 
 __all__ = [
     "API_KEY_COLUMNS",

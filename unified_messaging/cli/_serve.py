@@ -14,7 +14,6 @@ handler of the log config made here.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import json
 import logging
@@ -24,11 +23,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._delivery import DEFAULT_SUBMIT_TIMEOUT
+from .._domain import DEFAULT_SUBMIT_TIMEOUT
 from .._logsafe import SafeLogFilter
-from .._messenger import Messenger
 from .._types import ALL_PROVIDERS
 from ._args import (
     CommandFailed,
@@ -48,6 +46,9 @@ from ._serve_limits import (
     ServeLimits,
     default_max_connections,
 )
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
 
 __all__ = ["add_serve"]
 
@@ -173,13 +174,18 @@ def _run(args: argparse.Namespace) -> int:
         from ..asgi import create_app  # noqa: F401
     except ImportError:
         raise CommandFailed(_SERVER_EXTRA) from None
+    import asyncio
+
     asyncio.run(_serve(args))
     return 0
 
 
 async def _serve(args: argparse.Namespace) -> None:
+    import asyncio
+
     import uvicorn
 
+    from .._messenger import Messenger
     from ..asgi import create_app
     from ._serve_http import accept_errors_reported, guarded_protocol
 

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
+from .._errors import RequestInvalid
 from .._lifecycle import EVENT_TYPES
-from .._messenger import Messenger
-from .._webhook_admin import (
-    ALLOW_PRIVATE_ENV,
-    DEFAULT_ROTATION_OVERLAP,
-    CreatedWebhookEndpoint,
-)
-from ..store.base import WebhookDelivery, WebhookEndpoint
+from .._webhook_admin import ALLOW_PRIVATE_ENV, DEFAULT_ROTATION_OVERLAP
 from ._args import Subparsers, add_command, add_group, finite_number
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import Column, JsonObject, JsonValue, Report, cell, fields_report, iso, table_report
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
+    from .._webhook_admin import CreatedWebhookEndpoint
+    from ..store.base import WebhookDelivery, WebhookEndpoint
 
 __all__ = ["add_webhooks"]
 
@@ -193,8 +194,28 @@ def _with_secret(created: CreatedWebhookEndpoint) -> Report:
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:
-    created = await m.create_webhook_endpoint(args.workspace, args.url, events=args.events)
+    try:
+        created = await m.create_webhook_endpoint(args.workspace, args.url, events=args.events)
+    except RequestInvalid as exc:
+        raise _with_private_hint(exc, args.url) from None
     return _with_secret(created)
+
+
+def _with_private_hint(exc: RequestInvalid, url: str) -> RequestInvalid:
+    """The refusal, plus how to allow the target when only the private-address rule refused
+    it: the operator's switch is an environment variable they would otherwise have to find."""
+    from .._webhook_admin import endpoint_url_problem
+    from .._webhook_sender import TargetPolicy
+
+    if [detail.field for detail in exc.details] != ["url"]:
+        return exc
+    if endpoint_url_problem(url, TargetPolicy(allow_private=True)) is not None:
+        return exc  # wrong for another reason: the switch would not help
+    hint = (
+        f"set {ALLOW_PRIVATE_ENV}=1 to allow loopback and private targets "
+        "(for this command and for serve and worker alike)"
+    )
+    return RequestInvalid.for_field("url", f"{exc.details[0].message}; {hint}")
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:

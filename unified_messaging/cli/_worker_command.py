@@ -10,12 +10,9 @@ hand are finished; an item cut off by a hard kill is picked up again when its le
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import signal
 from datetime import timedelta
 
-from .._messenger import Messenger
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import SERVER_CACHE_TTL, load_vault, open_store, webhook_policy
@@ -69,11 +66,18 @@ def _schedule(text: str) -> tuple[timedelta, ...]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
     asyncio.run(_work(args))
     return 0
 
 
 async def _work(args: argparse.Namespace) -> None:
+    import asyncio
+    import signal
+
+    from .._messenger import Messenger
+
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=load_vault(),

@@ -1,0 +1,225 @@
+"""The admin façade refuses values that would be stored and then fail, or be stored changed:
+a provider address that is not one, a key that expired before it was made, a template with a
+stray ``{{``, a webhook URL with a space, an allowlist entry with spaces around it.
+
+Each is a 400 ``VALIDATION_ERROR`` naming the field (D13/D14), raised before anything is
+stored, the same for the Python API and the command line (``tests/cli/test_cli_input_refused``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+from unified_messaging import ManualClock, Messenger, RequestInvalid, Workspace
+
+SECRET_PASSWORD = "hunter2-s3cret"  # a value that must never be echoed
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+async def messenger(clock: ManualClock) -> AsyncIterator[Messenger]:
+    async with Messenger(clock=clock) as instance:
+        yield instance
+
+
+@pytest.fixture
+async def workspace(messenger: Messenger) -> Workspace:
+    return await messenger.create_workspace("Acme")
+
+
+def field_of(error: RequestInvalid) -> str:
+    [detail] = error.details
+    assert error.message.startswith(f"{detail.field}: ")
+    assert (error.code, error.http_status) == ("VALIDATION_ERROR", 400)
+    return detail.field
+
+
+# ------------------------------------------------------------------------------ base_url
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "notaurl",
+        "",
+        "api.netgsm.com.tr",
+        "ftp://api.example.com",
+        "https://",
+        "https:///path",
+        "https://api.example.com:port/",
+        "https://api example.com",
+        "https://api.example.com/a b",
+        "https://api.example.com/\x00",
+        "https://api.example.com/?",
+        "https://api.example.com/?key=1",
+        "https://api.example.com/#top",
+        f"https://user:{SECRET_PASSWORD}@api.example.com",
+        "http://[::1/",
+    ],
+)
+async def test_a_base_url_that_is_not_an_http_address_is_refused(
+    messenger: Messenger, workspace: Workspace, base_url: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_connection(workspace.id, "sms_a", base_url=base_url)
+
+    assert field_of(info.value) == "base_url"
+    assert SECRET_PASSWORD not in info.value.message
+    assert await messenger.list_connections(workspace.id) == []
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.netgsm.com.tr",
+        "https://api.netgsm.com.tr/",
+        "http://127.0.0.1:8080/fake/netgsm",
+        "http://[::1]:9000",
+        "HTTPS://API.EXAMPLE.COM",
+    ],
+)
+async def test_a_base_url_is_stored_as_given(
+    messenger: Messenger, workspace: Workspace, base_url: str
+) -> None:
+    connection = await messenger.add_connection(workspace.id, "sms_a", base_url=base_url)
+
+    assert connection.base_url == base_url
+
+
+# ------------------------------------------------------------------------------ expires_at
+
+
+@pytest.mark.parametrize("offset", [timedelta(0), -timedelta(microseconds=1), -timedelta(days=400)])
+async def test_a_key_that_would_never_work_is_refused(
+    messenger: Messenger, workspace: Workspace, clock: ManualClock, offset: timedelta
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.create_api_key(workspace.id, expires_at=clock.now() + offset)
+
+    assert field_of(info.value) == "expires_at"
+    assert "future" in info.value.message
+    assert await messenger.list_api_keys(workspace.id) == []
+
+
+async def test_a_key_expiring_a_moment_from_now_is_made(
+    messenger: Messenger, workspace: Workspace, clock: ManualClock
+) -> None:
+    expires_at = clock.now() + timedelta(microseconds=1)
+
+    created = await messenger.create_api_key(workspace.id, expires_at=expires_at)
+
+    assert created.record.expires_at == expires_at
+
+
+# ------------------------------------------------------------------------------ templates
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("Merhaba {{ name", "'{{ name' (character 9) opens no placeholder"),
+        ("Merhaba {{ name }", "'{{ name }' (character 9) opens no placeholder"),
+        ("Merhaba {{ first-name }}", "'{{ first-name }}' (character 9) opens no placeholder"),
+        ("Kod: {{ 1code }}", "opens no placeholder"),
+        ("Kod: {{}}", "opens no placeholder"),
+        ("Merhaba name }}", "'Merhaba name }}' (character 14) closes no placeholder"),
+        ("{{ a }} and {{ b", "(character 13) opens no placeholder"),
+        ("{{ a }}}} ", "(character 8) closes no placeholder"),
+        ("x" * 40 + "{{ long placeholder name that goes on", "'{{ long placeholder nam…'"),
+    ],
+)
+async def test_a_template_with_a_stray_brace_pair_is_refused(
+    messenger: Messenger, workspace: Workspace, body: str, said: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.set_template(workspace.id, "greeting", body)
+
+    assert field_of(info.value) == "body"
+    assert said in info.value.message
+    assert "{{ name }}" in info.value.message  # how to write one
+    assert await messenger.list_templates(workspace.id) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Merhaba {{ name }}",
+        "Merhaba {{name}}, {{ order_id }} kargoda.",
+        "{{ a }}{{ b }}",
+        "Set {a} and {b}: single braces are text",
+        "{{{ name }}}",
+    ],
+)
+async def test_a_template_of_placeholders_and_text_is_stored(
+    messenger: Messenger, workspace: Workspace, body: str
+) -> None:
+    template = await messenger.set_template(workspace.id, "greeting", body)
+
+    assert template.body == body
+
+
+# ------------------------------------------------------------------------------ webhooks
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hooks.example.com/order shipped",
+        "https://hooks.example.com/a\tb",
+        " https://hooks.example.com/um",
+        "https://hooks.example.com/um\n",
+        "https://hooks.example.com/um\u00a0",
+    ],
+)
+async def test_a_webhook_url_with_a_space_is_refused(
+    messenger: Messenger, workspace: Workspace, url: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.create_webhook_endpoint(workspace.id, url)
+
+    assert field_of(info.value) == "url"
+    assert "spaces" in info.value.message
+    assert await messenger.list_webhook_endpoints(workspace.id) == []
+
+
+async def test_a_percent_encoded_space_is_kept_as_given(
+    messenger: Messenger, workspace: Workspace
+) -> None:
+    url = "https://hooks.example.com/order%20shipped"
+
+    created = await messenger.create_webhook_endpoint(workspace.id, url)
+
+    assert created.endpoint.url == url
+
+
+# ------------------------------------------------------------------------------ allowlist
+
+
+@pytest.mark.parametrize("entry", ["10.0.0.0/8 ", " 10.0.0.0/8", "10.0.0.0/8\n", "\t203.0.113.7"])
+async def test_an_allowlist_entry_with_spaces_around_it_is_refused(
+    messenger: Messenger, workspace: Workspace, entry: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_allowlist_entry(workspace.id, entry)
+
+    assert field_of(info.value) == "cidr"
+    assert await messenger.list_allowlist(workspace.id) == []
+
+
+async def test_removing_an_entry_with_spaces_around_it_is_refused_the_same_way(
+    messenger: Messenger, workspace: Workspace
+) -> None:
+    await messenger.add_allowlist_entry(workspace.id, "10.0.0.0/8")
+
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.remove_allowlist_entry(workspace.id, " 10.0.0.0/8")
+
+    assert field_of(info.value) == "cidr"
+    assert await messenger.list_allowlist(workspace.id) == ["10.0.0.0/8"]
