@@ -334,9 +334,14 @@ async def test_private_targets_are_refused_before_any_io(url: str) -> None:
     async with refusing_client() as client, WebhookSender(client) as webhook_sender:
         result = await webhook_sender.deliver(url, BODY, HEADERS)
 
-    assert result.outcome == "disable"
     assert result.error is not None
     assert result.error.startswith("refused: URL points to")
+    if url in ("http://0.0.0.0/hook", "http://224.0.0.1/hook"):
+        assert result.outcome == "disable"  # no process may send there: the URL is wrong
+    else:
+        # Private: another process, with private targets allowed, may send there.
+        assert result.outcome == "refused"
+        assert "UM_WEBHOOK_ALLOW_PRIVATE=1" in result.error
 
 
 async def test_a_loopback_receiver_that_would_answer_is_refused_by_default(
@@ -345,7 +350,11 @@ async def test_a_loopback_receiver_that_would_answer_is_refused_by_default(
     async with WebhookSender() as webhook_sender:
         result = await webhook_sender.deliver(receiver.url("/ok"), BODY, HEADERS)
 
-    assert result == DeliveryResult("disable", error="refused: URL points to a loopback address")
+    assert result == DeliveryResult(
+        "refused",
+        error="refused: URL points to a loopback address (this process does not allow"
+        " private targets: UM_WEBHOOK_ALLOW_PRIVATE=1)",
+    )
     assert receiver.received == []
 
 
@@ -448,7 +457,9 @@ async def test_a_name_resolving_to_loopback_is_refused_at_connect_time(
         )
 
     assert result == DeliveryResult(
-        "retry", error="refused: hooks.example.test resolves to 127.0.0.1, a loopback address"
+        "refused",
+        error="refused: hooks.example.test resolves to 127.0.0.1, a loopback address"
+        " (this process does not allow private targets: UM_WEBHOOK_ALLOW_PRIVATE=1)",
     )
     assert spy.dialled == []
     assert receiver.received == []

@@ -265,6 +265,14 @@ class WebhookOutbox:
             if endpoint.failing_since is not None:
                 await self._endpoint_succeeded(endpoint_id)
             return None
+        if result.outcome == "refused":
+            # This process may not send there; another one may. The endpoint is not at
+            # fault, so its health is left alone and it is never disabled for it.
+            logger.warning(
+                "webhook delivery %s to %s not sent (attempt %d): %s",
+                delivery.id, endpoint_id, delivery.attempts, result.error,
+            )  # fmt: skip
+            return await self._again(delivery, now, result)
         logger.info(
             "webhook delivery %s to %s failed (attempt %d): %s",
             delivery.id,
@@ -281,6 +289,12 @@ class WebhookOutbox:
             await self._disable(endpoint_id, now, why=f"failing since {failing_since}")
             await self._finish(delivery, "failed", error=result.error)
             return None
+        return await self._again(delivery, now, result)
+
+    async def _again(
+        self, delivery: WebhookDelivery, now: datetime, result: DeliveryResult
+    ) -> datetime | None:
+        """The next attempt on the schedule, or ``failed`` when the schedule has run out."""
         due = next_attempt_at(
             delivery.attempts, now=now, schedule=self._schedule, retry_after=result.retry_after
         )

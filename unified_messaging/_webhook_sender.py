@@ -10,8 +10,16 @@ asks ``_webhook_schedule`` when to try again.
     429, 502, 503, 504              retry, honouring Retry-After (see ``_webhook_schedule``)
     any other status                retry
     time-out, connection failure    retry
-    target refused at connect time  retry (DNS may change; five days of it disables)
+    target refused by this process's
+    policy (private address), at
+    connect time or in the URL      refused: retried on the schedule, but the endpoint's
+                                    health is untouched (see below)
     URL refused before any I/O      disable (it cannot succeed until the URL is edited)
+
+A refusal that depends on this process's policy (``UM_WEBHOOK_ALLOW_PRIVATE``, the allowed
+networks) says nothing about the endpoint: another process, started with private targets
+allowed, created it and may deliver to it. So it never disables the endpoint; this process
+just does not send.
 
 The SSRF guard. Endpoint URLs come from customers, and the worker runs inside the operator's
 network, so a URL naming ``169.254.169.254`` or ``10.0.0.5`` (or a name that resolves there)
@@ -71,7 +79,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: ``(host, port) -> addresses``; the default asks the system resolver (``getaddrinfo``).
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
-DeliveryOutcome = Literal["success", "retry", "disable"]
+DeliveryOutcome = Literal["success", "retry", "disable", "refused"]
 
 #: The whole attempt (resolve, connect, send, answer) must finish within this many seconds.
 DEFAULT_TIMEOUT: Final = 15.0
@@ -437,6 +445,11 @@ async def _read_answer(response: httpx.Response) -> str:
     return bytes(collected).decode("utf-8", "replace")
 
 
+#: The most any process may allow: a URL it refuses is wrong whoever delivers it.
+_PERMISSIVE: Final = TargetPolicy(allow_private=True)
+_HOW: Final = " (this process does not allow private targets: UM_WEBHOOK_ALLOW_PRIVATE=1)"
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
@@ -507,6 +520,8 @@ class WebhookSender:
         """Make one attempt; never raises for what the network or the receiver did."""
         problem = url_problem(url, self._policy)
         if problem is not None:
+            if url_problem(url, _PERMISSIVE) is None:
+                return DeliveryResult("refused", error=_short(f"refused: URL {problem}{_HOW}"))
             return DeliveryResult("disable", error=f"refused: URL {problem}")
         request_headers = {
             "content-type": "application/json",
@@ -529,7 +544,7 @@ class WebhookSender:
             ):
                 return await self._judge(response)
         except TargetRefused as exc:
-            return DeliveryResult("retry", error=_short(f"refused: {exc}"))
+            return DeliveryResult("refused", error=_short(f"refused: {exc}{_HOW}"))
         except (TimeoutError, httpx.TimeoutException):
             return DeliveryResult("retry", error=f"timed out after {self._timeout:g} s")
         except httpx.HTTPError as exc:

@@ -562,3 +562,30 @@ async def test_an_inline_attempt_cut_off_is_made_again_once_its_lease_runs_out(
     [delivery] = await bed.deliveries(endpoint_id)
     assert delivery.status == "delivered"
     assert await pending_work(bed) == []
+
+
+async def test_a_process_not_allowed_private_targets_never_disables_their_endpoint(
+    bed: Bed, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The endpoint was created by a process with UM_WEBHOOK_ALLOW_PRIVATE=1 (bed's messenger);
+    # this worker's sender runs with the default policy, which refuses loopback.
+    endpoint_id, _ = await bed.add()
+    async with WebhookSender() as strict:
+        outbox = WebhookOutbox(
+            bed.store, bed.vault, bed.clock, sender=strict,
+            schedule=(5 * SECONDS, 300 * SECONDS), disable_after=timedelta(seconds=1),
+        )  # fmt: skip
+        await emit_and_run(bed, outbox)
+        for step in (5 * SECONDS, 300 * SECONDS, timedelta(days=6)):
+            await advance_and_run(bed, outbox, step)
+
+    assert bed.receiver.received == []  # refusing to deliver is fine...
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("failed", 3)
+    assert delivery.last_error is not None and "UM_WEBHOOK_ALLOW_PRIVATE=1" in delivery.last_error
+    endpoint = await bed.get(endpoint_id)
+    assert endpoint.enabled and endpoint.failing_since is None  # ...disabling it is not
+    assert "UM_WEBHOOK_ALLOW_PRIVATE" in caplog.text
+    # A process allowed to, delivers the next event to the same endpoint.
+    assert await emit_and_run(bed, bed.outbox()) == 1
+    assert len(bed.receiver.received) == 1
