@@ -15,16 +15,26 @@ the same database is left alone.
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 
 from .._sql_engine import Engines, storage_errors
 
-__all__ = ["HEAD", "VERSION_TABLE", "alembic_config", "current_revision", "upgrade"]
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+__all__ = [
+    "HEAD",
+    "VERSION_TABLE",
+    "alembic_config",
+    "current_revision",
+    "latest_revision",
+    "upgrade",
+]
 
 VERSION_TABLE = "um_alembic_version"
 HEAD = "head"
@@ -35,6 +45,8 @@ _SQLITE_LOCK_RETRIES = 3
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).parent))
     return config
@@ -59,7 +71,43 @@ async def current_revision(engines: Engines, *, password: str | None = None) -> 
             return await connection.run_sync(_current)
 
 
+@cache
+def latest_revision() -> str | None:
+    """The head revision, read from the revision files' text (no Alembic import): the one
+    no other revision names as its ``down_revision``; ``None`` if that is not exactly one."""
+    found: dict[str, str | None] = {}
+    for script in (Path(__file__).parent / "versions").glob("*.py"):
+        text = script.read_text(encoding="utf-8")
+        revision = re.search(r"^revision[^=]*=\s*[\"'](\w+)[\"']", text, re.MULTILINE)
+        down = re.search(r"^down_revision[^=]*=\s*[\"'](\w+)[\"']", text, re.MULTILINE)
+        if revision is not None:
+            found[revision.group(1)] = None if down is None else down.group(1)
+    heads = set(found) - {d for d in found.values() if d is not None}
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _at_revision(connection: sa.Connection, revision: str) -> bool:
+    try:
+        versions = (
+            connection.execute(
+                sa.text(f"SELECT version_num FROM {VERSION_TABLE}")  # noqa: S608 - a constant
+            )
+            .scalars()
+            .all()
+        )
+    except sa.exc.DBAPIError:
+        return False  # no version table yet: a new database
+    return list(versions) == [revision]
+
+
 async def _upgrade_once(engines: Engines, revision: str) -> None:
+    # Every command and every server start opens the store; a database already at head
+    # needs one query, not Alembic (whose import and script scan cost a CLI call ~0.3 s).
+    latest = latest_revision() if revision == HEAD else None
+    if latest is not None:
+        async with engines.read.connect() as connection:
+            if await connection.run_sync(_at_revision, latest):
+                return
     async with engines.write.begin() as connection:
         if engines.dialect == "postgresql":
             await connection.execute(
@@ -69,12 +117,16 @@ async def _upgrade_once(engines: Engines, revision: str) -> None:
 
 
 def _run_upgrade(connection: sa.Connection, revision: str) -> None:
+    from alembic import command
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
 
 
 def _current(connection: sa.Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
     return context.get_current_revision()
 
