@@ -49,7 +49,7 @@ from ._lifecycle import (
     event_for,
 )
 from ._render import status_record
-from ._routing import Hop, Job, dispatch
+from ._routing import Hop, Job, dispatch, hop_for
 from ._text import storable_report
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
@@ -518,11 +518,13 @@ class Lifecycle:
                 gone.append(Attempt(code, "rejected", now, None, _NOT_CONNECTED))
                 continue
             try:
-                adapter = self._adapters.for_connection(connection, livemode=livemode)
+                # D3 again, from what the request asked for: this hop's own header.
+                hop = hop_for(connection, self._adapters, record.requested_sender,
+                              livemode=livemode)  # fmt: skip
             except MessagingError as exc:
                 gone.append(Attempt(code, "rejected", now, None, ErrorInfo(exc.code, exc.message)))
                 continue
-            hops.append(Hop(connection, adapter, _sender_for(record.sender, connection)))
+            hops.append(hop)
         if not hops:
             await self._end_failed(record, gone)
             return
@@ -673,14 +675,3 @@ def _where(item: WorkItem) -> tuple[str, bool, int]:
         bool(payload["livemode"]),
         attempt if isinstance(attempt, int) else 0,
     )
-
-
-def _sender_for(sender: str | None, connection: Connection) -> str | None:
-    """The header a fallback connection sends with: the message's own where it is allowed."""
-    if connection.channel != "sms":
-        return None
-    if sender is not None and (
-        not connection.approved_senders or sender in connection.approved_senders
-    ):
-        return sender
-    return connection.default_sender or sender

@@ -187,3 +187,7 @@ class MessageRecord:
     #: Bumped by every lifecycle change, so concurrent report handlers never overwrite each
     #: other (``Store.replace_message`` compares it).
     version: int = 0
+    #: The sender the request asked for (``None``: it named none). ``sender`` is the header
+    #: the current provider got; a re-dispatch resolves D3 again from this one, so each
+    #: fallback connection sends with its own default, never the previous one's.
+    requested_sender: str | None = None

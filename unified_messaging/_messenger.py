@@ -41,8 +41,6 @@ from ._errors import (
     QuotaExceeded,
     RequestInvalid,
     ResourceNotFound,
-    SenderNotApproved,
-    SenderRequired,
     StorageUnavailable,
     TemplateNotFound,
     Unauthorized,
@@ -61,7 +59,7 @@ from ._models import (
 from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
-from ._routing import Hop, Job, dispatch
+from ._routing import Hop, Job, dispatch, hop_for
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
@@ -111,6 +109,8 @@ class _Plan:
     hops: tuple[Hop, ...]
     template: Template | None
     fallback_requested: bool
+    #: The request's ``sender`` (``None``: each hop's default), kept for re-dispatch (D3).
+    requested_sender: str | None = None
 
     @property
     def primary(self) -> Connection:
@@ -382,15 +382,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         chain = [primary, *(connections[code] for code in fallback)]
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
-        hops = tuple(
-            Hop(
-                c,
-                self._adapters.for_connection(c, livemode=auth.livemode),
-                _resolve_sender(sender, c),
-            )
-            for c in chain
-        )
-        return _Plan(hops, template, fallback_requested=bool(fallback))
+        hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
+        return _Plan(hops, template, fallback_requested=bool(fallback), requested_sender=sender)
 
     @staticmethod
     def _primary(
@@ -510,6 +503,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             encoding=encoding,
             fallback_requested=plan.fallback_requested,
             template_params=job.template.parameters if job.template else (),
+            requested_sender=plan.requested_sender,
         )
 
     def _rejected_item(
@@ -533,6 +527,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             template_key=plan.template.key if plan.template else None,
             error=ErrorInfo(exc.code, exc.message),
             fallback_requested=plan.fallback_requested,
+            requested_sender=plan.requested_sender,
         )
 
     def _finish(
@@ -719,20 +714,3 @@ def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> 
 def _keeps_unit(job: Job, queue: bool) -> bool:
     """Whether a message keeps its quota unit after submit: accepted, or queued for retries."""
     return job.accepted or (queue and job.all_unavailable)
-
-
-def _resolve_sender(sender: str | None, connection: Connection) -> str | None:
-    """D3: the header a connection sends with, or the 422 that explains why there is none."""
-    if connection.channel != "sms":
-        return None
-    if sender is None:
-        if connection.default_sender is None:
-            raise SenderRequired(
-                f"No sender given and the {connection.provider} connection has no default."
-            )
-        return connection.default_sender
-    if connection.approved_senders and sender not in connection.approved_senders:
-        raise SenderNotApproved(
-            f"The sender is not approved for the {connection.provider} connection."
-        )
-    return sender

@@ -1,4 +1,8 @@
-"""Routing at submit (D4, D6, D7): hand jobs to an ordered chain of providers.
+"""Routing (D3, D4, D6, D7): hand jobs to an ordered chain of providers.
+
+A chain is built hop by hop by :func:`hop_for`, at submit and at every re-dispatch (a
+fallback after a report or a time-out, a D7 retry) alike, so a hop always sends with the
+header D3 gives *its* connection.
 
 Each job is tried on the first hop; the jobs a hop rejects or cannot reach move to the next
 hop, all together, so a batch-capable provider still gets one request per batch at every
@@ -13,10 +17,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from ._clock import Clock
 from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
+from ._errors import SenderNotApproved, SenderRequired
 from ._types import Encoding
 from .providers.base import (
     OutcomeKind,
@@ -27,7 +33,7 @@ from .providers.base import (
     uses_turkish_shift,
 )
 
-__all__ = ["Hop", "Job", "dispatch"]
+__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "resolve_sender"]
 
 logger = logging.getLogger("unified_messaging.routing")
 
@@ -39,6 +45,48 @@ class Hop:
     connection: Connection
     adapter: ProviderAdapter
     sender: str | None
+
+
+class AdapterSource(Protocol):
+    """Protocol: where a hop's adapter comes from (the messenger's adapter pool)."""
+
+    def for_connection(self, connection: Connection, *, livemode: bool) -> ProviderAdapter: ...
+
+
+def resolve_sender(sender: str | None, connection: Connection) -> str | None:
+    """D3: the header ``connection`` sends with when the request asked for ``sender``
+    (``None``: it named none), or the 422 that explains why there is none.
+
+    The one place of the rule: a send resolves it for every hop of its chain, and a
+    re-dispatch resolves it again, from the *requested* sender, for the hop it goes to.
+    """
+    if connection.channel != "sms":
+        return None
+    if sender is None:
+        if connection.default_sender is None:
+            raise SenderRequired(
+                f"No sender given and the {connection.provider} connection has no default."
+            )
+        return connection.default_sender
+    if connection.approved_senders and sender not in connection.approved_senders:
+        raise SenderNotApproved(
+            f"The sender is not approved for the {connection.provider} connection."
+        )
+    return sender
+
+
+def hop_for(
+    connection: Connection,
+    adapters: AdapterSource,
+    requested_sender: str | None,
+    *,
+    livemode: bool,
+) -> Hop:
+    """One hop of a chain: ``connection``, its adapter (D2: the simulator in test mode) and
+    its D3 header for ``requested_sender``. Raises the :class:`MessagingError` that keeps
+    the connection out of the chain (a 422 at submit, a refused attempt at re-dispatch)."""
+    adapter = adapters.for_connection(connection, livemode=livemode)
+    return Hop(connection, adapter, resolve_sender(requested_sender, connection))
 
 
 @dataclass(slots=True)

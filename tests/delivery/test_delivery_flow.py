@@ -29,12 +29,25 @@ def magic(suffix: int) -> str:
     return f"+9055500000{suffix:02d}"
 
 
+def own_sender(provider: str) -> str:
+    """Each connection's own default header ("SMSA" for sms_a …): a fallback hop that sent
+    another connection's header would show in the outbox (D3)."""
+    return provider.replace("_", "").upper()
+
+
+SHARED = "ORTAK"  # a header every connection of the bed takes (none has an approved list)
+
+
 @pytest.fixture
 async def bed() -> TestBed:
     bed = await create_testbed()
     store = bed.messenger.store
     for connection in await store.list_connections(bed.workspace.id):
-        await store.update_connection(replace(connection, dlr_timeout=MINUTE))
+        # No approved list: the provider decides, so a wrong header would go out as it is.
+        own = own_sender(connection.provider)
+        await store.update_connection(
+            replace(connection, dlr_timeout=MINUTE, default_sender=own, approved_senders=())
+        )
     return bed
 
 
@@ -137,6 +150,9 @@ async def test_a_failed_report_falls_back_under_the_same_job(
     assert [s.provider for s in list(bed.outbox)] == [p for p, _ in expected]
     # Every try was a new attempt number: the simulator saw 0, 1, 2 …
     assert [s.attempt for s in bed.outbox] == list(range(len(expected)))
+    # D3 for every hop: each connection sent its own default header.
+    assert [s.sender for s in bed.outbox] == [own_sender(p) for p, _ in expected]
+    assert doc["sender"] == own_sender(expected[-1][0])
 
 
 @pytest.mark.parametrize(
@@ -160,7 +176,42 @@ async def test_a_dlr_timeout_falls_back_then_ends_unknown(
 
     doc = await record(bed, job_id)
     assert (doc["status"], trail(doc)) == ("unknown", expected)
+    assert [s.sender for s in bed.outbox] == [own_sender(p) for p, _ in expected]
     assert await bed.settle(timedelta(days=3)) == 0  # nothing left behind
+
+
+# -- the sender of a re-dispatch (D3) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("to", [magic(6), magic(8)], ids=["by report", "by time-out"])
+async def test_a_fallback_hop_sends_the_requested_sender_where_it_is_approved(
+    bed: TestBed, to: str
+) -> None:
+    job_id = await send(bed, to, fallback=["sms_b"], sender=SHARED)
+
+    await bed.settle(MINUTE)
+
+    assert [(s.provider, s.sender) for s in bed.outbox] == [("sms_a", SHARED), ("sms_b", SHARED)]
+    assert (await record(bed, job_id))["sender"] == SHARED
+
+
+async def test_a_fallback_hop_whose_connection_no_longer_approves_the_sender_is_refused(
+    bed: TestBed,
+) -> None:
+    job_id = await send(bed, magic(6), fallback=["sms_b", "sms_c"], sender=SHARED)
+    store = bed.messenger.store
+    for connection in await store.list_connections(bed.workspace.id):
+        if connection.provider == "sms_b":  # its approved list changed after the send
+            await store.update_connection(replace(connection, approved_senders=("SMSB",)))
+
+    await bed.settle()
+
+    doc = await record(bed, job_id)
+    assert trail(doc)[:3] == [("sms_a", "failed"), ("sms_b", "rejected"), ("sms_c", "failed")]
+    refused = doc["attempts"][1]  # type: ignore[index]
+    assert refused["error"]["code"] == "SENDER_NOT_APPROVED"
+    # sms_b was never called with a header it does not approve, nor with another one.
+    assert [(s.provider, s.sender) for s in bed.outbox] == [("sms_a", SHARED), ("sms_c", SHARED)]
 
 
 async def test_a_live_fallback_after_a_report_counts_one_quota_unit() -> None:

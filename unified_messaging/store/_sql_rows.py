@@ -258,6 +258,7 @@ def message_row(message: MessageRecord) -> Values:
         "fallback_requested": message.fallback_requested,
         "template_params": list(message.template_params),
         "version": message.version,
+        "requested_sender": message.requested_sender,
     }
 
 
@@ -287,6 +288,7 @@ def message_from(row: RowMap) -> MessageRecord:
         fallback_requested=row["fallback_requested"],
         template_params=tuple(row["template_params"]),
         version=row["version"],
+        requested_sender=row["requested_sender"],
     )
 
 

@@ -188,6 +188,8 @@ messages = sa.Table(
     sa.Column("fallback_requested", sa.Boolean, nullable=False),
     sa.Column("template_params", _Json, nullable=False),
     sa.Column("version", sa.Integer, nullable=False, server_default="0"),
+    # The sender the request named (NULL: none), resolved again for every fallback hop (D3).
+    sa.Column("requested_sender", _Text, nullable=True),
 )
 
 provider_refs = sa.Table(
