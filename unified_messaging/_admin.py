@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ._access import normalize_allowlist_entry
 from ._clock import Clock
-from ._domain import DEFAULT_DLR_TIMEOUT, ApiKey, Connection, Template, Workspace
+from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
 from ._ids import new_id
 from ._keys import generate_api_key, hash_api_key, key_display_prefix
@@ -29,6 +29,8 @@ from .store.base import Store
 __all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
 
 _TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
+#: A queue TTL beyond this is almost surely a unit mistake (milliseconds given as seconds).
+MAX_QUEUE_TTL = timedelta(days=7)
 _IYS_MODES: frozenset[str] = frozenset(
     ("informational", "commercial_individual", "commercial_merchant")
 )
@@ -63,16 +65,19 @@ class AdminMixin:
         name: str,
         *,
         monthly_quota: int | None = None,
+        queue_ttl: timedelta = DEFAULT_QUEUE_TTL,
     ) -> Workspace:
         name = name.strip()
         if not 1 <= len(name) <= 200:
             raise RequestInvalid.for_field("name", "must be 1-200 characters")
         _check_quota(monthly_quota)
+        _check_queue_ttl(queue_ttl)
         workspace = Workspace(
             id=new_id("ws"),
             name=name,
             created_at=self._clock.now(),
             monthly_quota=monthly_quota,
+            queue_ttl=queue_ttl,
         )
         await self._store.create_workspace(workspace)
         return workspace
@@ -94,8 +99,17 @@ class AdminMixin:
 
     async def set_retry_unavailable(self, workspace_id: str, enabled: bool) -> Workspace:
         """D7's opt-in: when no provider can be reached, answer ``201 queued`` and let the
-        worker hand the message over with backoff for up to 10 minutes, instead of 502."""
+        worker hand the message over with backoff for up to the workspace's ``queue_ttl``
+        (10 minutes unless :meth:`set_queue_ttl` changed it), instead of 502."""
         workspace = replace(await self.get_workspace(workspace_id), retry_unavailable=enabled)
+        await self._store.update_workspace(workspace)
+        return workspace
+
+    async def set_queue_ttl(self, workspace_id: str, queue_ttl: timedelta) -> Workspace:
+        """How long D7 keeps retrying this workspace's queued messages before they end
+        ``failed`` (default 10 minutes); messages queued already keep the TTL they got."""
+        _check_queue_ttl(queue_ttl)
+        workspace = replace(await self.get_workspace(workspace_id), queue_ttl=queue_ttl)
         await self._store.update_workspace(workspace)
         return workspace
 
@@ -362,6 +376,11 @@ def _allowlist_entry(cidr: str) -> str:
     if isinstance(cidr, str) and cidr != cidr.strip():
         raise RequestInvalid.for_field("cidr", "must not have spaces around it")
     return normalize_allowlist_entry(cidr)
+
+
+def _check_queue_ttl(queue_ttl: timedelta) -> None:
+    if not timedelta(0) < queue_ttl <= MAX_QUEUE_TTL:
+        raise RequestInvalid.for_field("queue_ttl", "must be more than 0 and at most 7 days")
 
 
 def _check_quota(monthly_quota: int | None) -> None:

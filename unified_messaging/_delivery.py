@@ -30,6 +30,7 @@ from typing import Final, Protocol
 from ._adapters import AdapterPool
 from ._clock import Clock
 from ._domain import (
+    DEFAULT_QUEUE_TTL,
     DEFAULT_SUBMIT_TIMEOUT,
     Attempt,
     Connection,
@@ -81,9 +82,6 @@ WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
-
-#: D7: how long a queued message is retried before it ends ``failed``.
-RETRY_TTL: Final = timedelta(minutes=10)
 
 DEFAULT_POLL_INTERVAL: Final = timedelta(minutes=1)
 #: Open refs asked about per poll round (providers take ~100 ids per report query).
@@ -145,7 +143,6 @@ class Lifecycle:
         *,
         events: EventSink | None = None,
         poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
-        retry_ttl: timedelta = RETRY_TTL,
         poll_batch: int = _POLL_BATCH,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
@@ -154,7 +151,6 @@ class Lifecycle:
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
         self._poll_interval = poll_interval
-        self._retry_ttl = retry_ttl
         self._poll_cursor: dict[str, str] = {}
         self._poll_batch = poll_batch
         self._submit_timeout = submit_timeout
@@ -223,18 +219,23 @@ class Lifecycle:
     # ------------------------------------------------------------------ after a submit
 
     async def follow_ups(
-        self, records: Sequence[MessageRecord], connections: Mapping[ProviderCode, Connection]
+        self,
+        records: Sequence[MessageRecord],
+        connections: Mapping[ProviderCode, Connection],
+        *,
+        queue_ttl: timedelta = DEFAULT_QUEUE_TTL,
     ) -> tuple[list[WorkItem], list[ProviderRef]]:
         """What a send's results start, to be stored with them in one transaction
         (``Store.update_messages(..., work=, refs=)``): the refs and work that watch each
-        accepted attempt, the D7 retries of queued messages, and an event per message."""
+        accepted attempt, the D7 retries of queued messages (until ``queue_ttl``, the
+        workspace's, after the send), and an event per message."""
         refs: list[ProviderRef] = []
         items: list[WorkItem] = []
         for record in records:
             if record.status == "sent" and record.attempts:
                 self._follow(record, connections, refs, items)
             elif record.status == "queued" and record.attempts:
-                items.append(self._retry_item(record, record.created_at + self._retry_ttl))
+                items.append(self._retry_item(record, record.created_at + queue_ttl))
         announced = await self._with_endpoints({r.workspace_id for r in records})
         for record in records:
             event = event_for(record.status)

@@ -24,6 +24,7 @@ from ._types import (
 
 __all__ = [
     "DEFAULT_DLR_TIMEOUT",
+    "DEFAULT_QUEUE_TTL",
     "DEFAULT_SUBMIT_TIMEOUT",
     "ApiKey",
     "Attempt",
@@ -67,9 +68,9 @@ class Workspace:
     created_at: datetime
     #: Logical messages per calendar month (UTC); ``None`` is unlimited (D17).
     monthly_quota: int | None = None
-    #: D7 opt-in: when every provider is unavailable, answer ``queued`` and retry. Stored now;
-    #: it takes effect with the delivery worker (not yet settable through the admin API).
+    #: D7 opt-in: when every provider is unavailable, answer ``queued`` and retry.
     retry_unavailable: bool = False
+    #: D7: how long after the send a queued message is retried before it ends ``failed``.
     queue_ttl: timedelta = DEFAULT_QUEUE_TTL
 
 

@@ -447,7 +447,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         done = [check.id] if check is not None else []
         try:
             # Inside: working out the follow-ups reads the store too (webhook endpoints).
-            work, refs = await self._lifecycle.follow_ups(records, plan.connections)
+            work, refs = await self._lifecycle.follow_ups(
+                records, plan.connections, queue_ttl=auth.workspace.queue_ttl
+            )
             moved = await self._store.finish_messages(
                 records, work=work, refs=refs, done=done, release=release
             )

@@ -180,7 +180,7 @@ async def test_a_dlr_timeout_falls_back_then_ends_unknown(
     assert await bed.settle(timedelta(days=3)) == 0  # nothing left behind
 
 
-# -- the sender of a re-dispatch (D3) ---------------------------------------------------------------
+# -- the sender of a re-dispatch (D3) -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("to", [magic(6), magic(8)], ids=["by report", "by time-out"])

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from unified_messaging import ManualClock, Messenger, ProviderUnavailable
+from unified_messaging import ManualClock, Messenger, ProviderUnavailable, RequestInvalid
 from unified_messaging._domain import Connection
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
@@ -119,3 +119,35 @@ async def test_a_live_message_given_up_gives_its_quota_unit_back() -> None:
 
     assert (await messenger.get_message(auth, sent.job_id)).status == "failed"
     assert await messenger.store.quota_used(workspace.id, clock.now().strftime("%Y-%m")) == 0
+
+
+@pytest.mark.parametrize("ttl", [timedelta(minutes=2), timedelta(minutes=25)])
+async def test_a_queued_message_is_retried_for_its_workspaces_queue_ttl(ttl: timedelta) -> None:
+    bed: TestBed = await create_testbed()
+    await bed.messenger.set_retry_unavailable(bed.workspace.id, True)
+    await bed.messenger.set_queue_ttl(bed.workspace.id, ttl)
+    principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
+    sent = await bed.messenger.send(principal, {"to": UNREACHABLE, "body": "x"})
+
+    await bed.settle(ttl - timedelta(seconds=1))
+    await bed.settle()
+    assert (await bed.messenger.get_message(principal, sent.job_id)).status == "queued"
+    await bed.settle(timedelta(seconds=1))
+    await bed.settle()  # the last round, due at the TTL itself
+
+    record = await bed.messenger.get_message(principal, sent.job_id)
+    assert record.status == "failed"
+    assert record.final_at is not None and record.final_at - record.created_at == ttl
+
+
+@pytest.mark.parametrize("ttl", [timedelta(0), timedelta(seconds=-1), timedelta(days=8)])
+async def test_a_queue_ttl_out_of_range_is_refused_and_changes_nothing(
+    um_testbed: TestBed, ttl: timedelta
+) -> None:
+    with pytest.raises(RequestInvalid) as refused:
+        await um_testbed.messenger.set_queue_ttl(um_testbed.workspace.id, ttl)
+    assert refused.value.details[0].field == "queue_ttl"
+    with pytest.raises(RequestInvalid):
+        await um_testbed.messenger.create_workspace("Acme", queue_ttl=ttl)
+    stored = await um_testbed.messenger.get_workspace(um_testbed.workspace.id)
+    assert stored.queue_ttl == timedelta(minutes=10)

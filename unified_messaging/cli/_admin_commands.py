@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ._args import Subparsers, add_command, add_group, aware_datetime, finite_number
+from ._args import (
+    Subparsers,
+    add_command,
+    add_group,
+    aware_datetime,
+    finite_number,
+    positive_seconds,
+)
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import JsonObject, JsonValue, Report, fields_report, table_report
@@ -44,17 +51,56 @@ def add_workspaces(commands: Subparsers) -> None:
         help="when no provider can be reached, answer queued and retry for 10 minutes (D7) "
         "instead of 502",
     )
+    _queue_ttl(create)
+    update = add_command(
+        group, "update", help="change a workspace's D7 settings", run=admin_command(_update)
+    )
+    update.add_argument("workspace_id", metavar="WORKSPACE_ID")
+    retry = update.add_mutually_exclusive_group()
+    retry.add_argument(
+        "--retry-unavailable",
+        dest="retry_unavailable",
+        action="store_true",
+        default=None,
+        help="answer queued and retry when no provider is reachable",
+    )
+    retry.add_argument(
+        "--no-retry-unavailable",
+        dest="retry_unavailable",
+        action="store_false",
+        help="answer 502 when no provider is reachable",
+    )
+    _queue_ttl(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
+def _queue_ttl(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--queue-ttl", type=positive_seconds, metavar="SECONDS",
+                        help="how long queued messages are retried (D7; default 600)")  # fmt: skip
+
+
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
-                     "retry_unavailable": "retry unavailable", "created_at": "created"}  # fmt: skip
+                     "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
+                     "created_at": "created"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
-    workspace = await m.create_workspace(args.name, monthly_quota=args.monthly_quota)
+    from .._domain import DEFAULT_QUEUE_TTL
+
+    workspace = await m.create_workspace(
+        args.name, monthly_quota=args.monthly_quota, queue_ttl=args.queue_ttl or DEFAULT_QUEUE_TTL
+    )
     if args.retry_unavailable:
         workspace = await m.set_retry_unavailable(workspace.id, True)
+    return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
+
+
+async def _update(m: Messenger, args: argparse.Namespace) -> Report:
+    workspace = await m.get_workspace(args.workspace_id)
+    if args.queue_ttl is not None:  # checked first: a refused TTL changes nothing
+        workspace = await m.set_queue_ttl(workspace.id, args.queue_ttl)
+    if args.retry_unavailable is not None:
+        workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
 
 

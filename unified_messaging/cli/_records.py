@@ -33,6 +33,7 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "name": workspace.name,
         "monthly_quota": workspace.monthly_quota,
         "retry_unavailable": workspace.retry_unavailable,
+        "queue_ttl": workspace.queue_ttl.total_seconds(),
         "created_at": iso(workspace.created_at),
     }
 
