@@ -54,12 +54,11 @@ from ._routing import Hop, Job, dispatch, hop_for
 from ._text import storable_report
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
-from .providers.base import PROFILES, ProviderReport
+from .providers.base import PROFILES, PacedPolling, PollPolicy, ProviderReport, ReportCalls
 from .providers.simulator import Simulator, simulated_report
 from .store.base import JsonValue, ProviderRef, Store, WorkItem
 
 __all__ = [
-    "DEFAULT_POLL_INTERVAL",
     "DEFAULT_SUBMIT_TIMEOUT",
     "WORK_EVENT",
     "WORK_FALLBACK",
@@ -83,9 +82,10 @@ WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
 
-DEFAULT_POLL_INTERVAL: Final = timedelta(minutes=1)
-#: Open refs asked about per poll round (providers take ~100 ids per report query).
+#: Open refs a poll round reads from the store at most.
 _POLL_BATCH: Final = 500
+#: Ids per ``poll_reports`` call within a round (a provider takes ~100 ids per report query).
+_POLL_CHUNK: Final = 100
 _CAS_TRIES: Final = 16
 #: Reports of one request applied at once (see Lifecycle.ingest).
 _INGEST_CONCURRENCY: Final = 32
@@ -142,7 +142,7 @@ class Lifecycle:
         adapters: AdapterPool,
         *,
         events: EventSink | None = None,
-        poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+        poll_interval: timedelta | None = None,
         poll_batch: int = _POLL_BATCH,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
@@ -150,6 +150,7 @@ class Lifecycle:
         self._clock = clock
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
+        #: A floor under every provider's own poll interval (``None``: theirs as declared).
         self._poll_interval = poll_interval
         self._poll_cursor: dict[str, str] = {}
         self._poll_batch = poll_batch
@@ -299,14 +300,16 @@ class Lifecycle:
                 )  # fmt: skip
             return
         items.append(timeout)
-        if PROFILES[connection.provider].pushes_reports is False:
-            # One poll item per connection asks about all its open refs in batches.
+        policy = PROFILES[connection.provider].poll
+        if policy is not None:
+            # One poll item per connection, by its stable id (a second is never stored: the
+            # insert keeps the one there), asks about all its open refs, round after round.
             items.append(
                 WorkItem(
                     id=f"poll_{connection.id}",
                     kind=WORK_POLL,
                     ref=connection.id,
-                    due_at=now + self._poll_interval,
+                    due_at=now + self._poll_every(policy),
                     created_at=now,
                 )
             )
@@ -389,21 +392,65 @@ class Lifecycle:
         return None
 
     async def handle_poll(self, item: WorkItem) -> datetime | None:
+        """One poll round of a connection; the item comes back after the provider's
+        interval, counted from the end of this round (:class:`~.providers.base.PollPolicy`).
+
+        The item is the connection's only one and is leased to one worker at a time, so
+        rounds never overlap and are an interval apart in whichever processes run them:
+        with a round's calls capped at the provider's per-minute budget, no minute sees
+        more report calls than the provider allows.
+        """
         connection = await self._store.get_connection(item.ref)
-        if connection is None:
+        policy = None if connection is None else PROFILES[connection.provider].poll
+        if connection is None or policy is None:
             return None  # removed: nothing left to ask about
-        # Round robin over the open refs, so a backlog of messages that never get a report
-        # cannot keep the newer ones from being asked about (the cursor is per process).
+        try:
+            await self._poll_round(connection, policy)
+        except Exception:
+            # Its calls were made all the same: the next round waits the whole interval too,
+            # never the worker's 5 s retry (another process would call again at once).
+            logger.warning(
+                "report poll of connection %s failed; the next round asks again",
+                connection.id,
+                exc_info=True,
+            )
+        return self._clock.now() + self._poll_every(policy)
+
+    def _poll_every(self, policy: PollPolicy) -> timedelta:
+        floor = self._poll_interval
+        return policy.interval if floor is None else max(policy.interval, floor)
+
+    async def _poll_round(self, connection: Connection, policy: PollPolicy) -> None:
+        """Ask about the connection's open refs, in chunks, until the round's report calls
+        (``policy.calls_per_minute``) are spent.
+
+        Round robin over the open refs, so a backlog of messages that never get a report
+        cannot keep the newer ones from being asked about: the next round starts after the
+        last ref this one asked about in full (the cursor is per process)."""
         after = self._poll_cursor.pop(connection.id, None)
         page = await self._store.open_provider_refs(connection.id, self._poll_batch, after=after)
+        refs = [r for r in page if r.livemode]
+        if not refs:
+            return
+        adapter = self._adapters.for_connection(connection, livemode=True)
+        calls = ReportCalls(policy.calls_per_minute)
+        for start in range(0, len(refs), _POLL_CHUNK):
+            chunk = refs[start : start + _POLL_CHUNK]
+            ids = [r.provider_message_id for r in chunk]
+            if isinstance(adapter, PacedPolling):
+                reports = await adapter.poll_reports_within(ids, calls)
+            else:
+                reports = await adapter.poll_reports(ids)
+            if reports:
+                await self.ingest(connection, reports, livemode=True)
+            if calls.cut_short:
+                # The rest of this chunk is asked first next round; a round that could not
+                # finish its first chunk moves on anyway, so the cursor always advances.
+                done = refs[start - 1] if start else chunk[-1]
+                self._poll_cursor[connection.id] = done.job_id
+                return
         if len(page) == self._poll_batch:
             self._poll_cursor[connection.id] = page[-1].job_id
-        refs = [r for r in page if r.livemode]
-        if refs:
-            adapter = self._adapters.for_connection(connection, livemode=True)
-            reports = await adapter.poll_reports([r.provider_message_id for r in refs])
-            await self.ingest(connection, reports, livemode=True)
-        return self._clock.now() + self._poll_interval
 
     async def handle_event(self, item: WorkItem) -> datetime | None:
         payload = item.payload

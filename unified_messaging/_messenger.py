@@ -20,7 +20,7 @@ from ._access import AccessMixin
 from ._adapters import AdapterPool
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
-from ._delivery import DEFAULT_POLL_INTERVAL, DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
+from ._delivery import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._domain import (
     ApiKey,
     Connection,
@@ -136,6 +136,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ``submit_timeout``: how long after a send's write-ahead its rows are settled ``unknown``
     (``SUBMIT_INTERRUPTED``) by the worker if the send's outcome was never stored (its
     process died mid-call); keep it above the longest fallback chain of provider calls.
+    ``poll_interval``: a floor under the poll interval each polled provider declares (NetGSM
+    1 minute, Mutlucell 15): polling can be slowed down, never sped past a provider's rule.
     """
 
     def __init__(
@@ -153,7 +155,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         webhook_policy: TargetPolicy | None = None,
         webhook_schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
         webhook_disable_after: timedelta = DISABLE_AFTER,
-        poll_interval: timedelta = DEFAULT_POLL_INTERVAL,
+        poll_interval: timedelta | None = None,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
         if max_concurrency < 1:

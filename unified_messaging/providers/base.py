@@ -17,7 +17,11 @@ format and the provider's answer into a :class:`SubmitOutcome` of one of four ki
     Transport error, time-out, 5xx: nothing is known to have been delivered; routing moves on.
 
 Adapters also read the provider's delivery reports, pushed (:meth:`parse_reports`) or polled
-(:meth:`poll_reports`), into :class:`ProviderReport` values.
+(:meth:`poll_reports`), into :class:`ProviderReport` values. A provider that must be polled
+says how often, and how many report calls a minute it takes, in its profile's
+:class:`PollPolicy`; the worker keeps to it across every process (one durable poll item per
+connection), and hands each round's :class:`ReportCalls` to adapters that can count their
+calls (:class:`PacedPolling`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
@@ -38,10 +42,13 @@ __all__ = [
     "AdapterFactory",
     "InboundCallback",
     "OutcomeKind",
+    "PacedPolling",
+    "PollPolicy",
     "ProviderAdapter",
     "ProviderProfile",
     "ProviderReport",
     "ProviderTemplate",
+    "ReportCalls",
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
@@ -180,6 +187,70 @@ AdapterFactory = Callable[[Connection, Mapping[str, str]], ProviderAdapter]
 
 
 @dataclass(frozen=True, slots=True)
+class PollPolicy:
+    """How a provider without pushed reports wants to be asked for them (D20).
+
+    The worker starts a round for a connection at most once per ``interval`` (counted from
+    the end of the previous round, in whichever process ran it), and a round makes at most
+    ``calls_per_minute`` report calls. Since rounds are a minute apart or more, no minute
+    ever sees more calls than that, however many workers share the connection.
+    """
+
+    interval: timedelta
+    #: The provider's cap on report calls in any minute; ``None``: it documents none.
+    calls_per_minute: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.interval < timedelta(minutes=1):
+            raise ValueError("a poll interval is a minute or more (the call budget's window)")
+        if self.calls_per_minute is not None and self.calls_per_minute < 1:
+            raise ValueError("calls_per_minute must be at least 1")
+
+
+class ReportCalls:
+    """The report calls one poll round may still make. An adapter takes one before each
+    call to the provider and stops when it is refused; the round then knows it was cut
+    short (:attr:`cut_short`) and asks about the rest next time."""
+
+    __slots__ = ("_left", "cut_short", "made")
+
+    def __init__(self, limit: int | None) -> None:
+        self._left = limit
+        self.made = 0
+        self.cut_short = False
+
+    def take(self) -> bool:
+        if self._left is not None and self._left <= 0:
+            self.cut_short = True
+            return False
+        if self._left is not None:
+            self._left -= 1
+        self.made += 1
+        return True
+
+    def stop(self) -> None:
+        """No more calls this round: the provider says it is over its limit (shared with
+        another user of the account), or the adapter's own budget is spent."""
+        self._left = 0
+        self.cut_short = True
+
+    def __repr__(self) -> str:
+        return f"ReportCalls(made={self.made}, left={self._left}, cut_short={self.cut_short})"
+
+
+@runtime_checkable
+class PacedPolling(Protocol):
+    """Protocol: a polled adapter that counts its report calls against a round's budget."""
+
+    async def poll_reports_within(
+        self, provider_message_ids: Sequence[str], calls: ReportCalls
+    ) -> list[ProviderReport]:
+        """:meth:`ProviderAdapter.poll_reports`, taking one of ``calls`` before each call
+        to the provider and returning what it has when one is refused."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderProfile:
     """The facts about a provider that both its live adapter and its simulator obey."""
 
@@ -194,6 +265,9 @@ class ProviderProfile:
     sender_pattern: re.Pattern[str] | None
     #: Does the provider push reports (else they are polled)? ``None``: no reports at all.
     pushes_reports: bool | None
+    #: How the worker polls the provider for reports: set exactly where ``pushes_reports``
+    #: is ``False``.
+    poll: PollPolicy | None = field(default=None, kw_only=True)
     #: Can this provider's wire format send the Turkish national-language single-shift table
     #: (3GPP TS 23.038 A.2.1)? Where it cannot, text that would need it goes out as UCS-2
     #: whatever the connection's ``turkish_shift`` says, and is counted so (D24).
@@ -234,14 +308,18 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     # NetGSM (encoding "TR"), Verimor (datacoding 1) and Mutlucell (charset "turkish") send
     # the single-shift table; İletimerkezi picks the coding from the text itself. Kannel's
     # sendsms cannot build the shift-table UDH: its Turkish text is UCS-2 (coding 2).
+    # NetGSM: "10 report calls a minute" (code 80 past it); reports are asked every minute.
     "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False,
-                             turkish_shift=True),
+                             turkish_shift=True,
+                             poll=PollPolicy(timedelta(minutes=1), calls_per_minute=10)),
     "sms_b": ProviderProfile("sms_b", "İletimerkezi", "İletimerkezi JSON v1", 100, 1600,
                              _SMS_HEADER, True, turkish_shift=True),
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
                              turkish_shift=True),
+    # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
+    # one call per pack, and no per-minute cap documented.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
-                             False, turkish_shift=True),
+                             False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15))),
     "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
     "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None),

@@ -17,7 +17,8 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   answers one ``<number> <status>`` line per recipient (statuses in :data:`_REPORT_STATUS`),
   or 20/23/30. Mutlucell asks for the first poll no sooner than a minute after sending and,
   while messages are pending, no more than once every 15 minutes: it blocks accounts that
-  poll faster. Pacing the polls is the worker's job; one call here is one request per pack.
+  poll faster. Pacing the polls is the worker's job (the profile's ``PollPolicy``: a round
+  every 15 minutes); one call here is one request per pack.
 * ``POST {base}/smsgw-ws/gtcrdtex`` with ``<smskredi ka pwd/>`` answers ``$<credit>``.
 
 IYS. Mutlucell's public pages do not document IYS attributes of ``smspack``. Informational
@@ -52,7 +53,14 @@ from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import msisdn, numbers_by_id, send_in_groups
-from .base import OutcomeKind, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+from .base import (
+    OutcomeKind,
+    ProviderReport,
+    ReportCalls,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+)
 
 __all__ = ["SPEC", "Credentials", "MutlucellAdapter"]
 
@@ -212,11 +220,23 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
     async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
         """One ``gtblkrprtex`` request per pack; a pack that cannot be read is skipped (and
         logged) so the others still report, and the next poll asks again.
+
+        Mutlucell's pace (a round at most every 15 minutes) is its profile's
+        :class:`~.base.PollPolicy`, kept by the worker; this call itself never waits.
         """
+        return await self.poll_reports_within(provider_message_ids, ReportCalls(None))
+
+    async def poll_reports_within(
+        self, provider_message_ids: Sequence[str], calls: ReportCalls
+    ) -> list[ProviderReport]:
+        """:meth:`poll_reports`, one of the round's ``calls`` per pack."""
         reports: list[ProviderReport] = []
         for pack, numbers in numbers_by_id(provider_message_ids).items():
-            if pack.isdigit():
-                reports += await self._poll_pack(pack, numbers)
+            if not pack.isdigit():
+                continue
+            if not calls.take():
+                break
+            reports += await self._poll_pack(pack, numbers)
         return reports
 
     async def _poll_pack(self, pack: str, numbers: set[str]) -> list[ProviderReport]:

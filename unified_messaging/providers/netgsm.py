@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Protocol
 
 import httpx
 from pydantic import Field, SecretStr
@@ -48,7 +48,14 @@ from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import IysMode, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import json_answer, national, numbers_by_id, send_in_groups
-from .base import ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+from .base import (
+    PROFILES,
+    ProviderReport,
+    ReportCalls,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+)
 
 __all__ = ["SPEC", "Credentials", "NetgsmAdapter"]
 
@@ -58,7 +65,16 @@ logger = logging.getLogger("unified_messaging.providers.netgsm")
 MAX_ANSWER_BYTES: Final = 256 * 1024
 #: Turkey has kept UTC+3 all year since 2016; NetGSM's dates are local.
 TURKEY: Final = timezone(timedelta(hours=3), "TRT")
-REPORT_CALLS_PER_MINUTE: Final = 10
+
+
+def _calls_per_minute() -> int:
+    poll = PROFILES["sms_a"].poll
+    assert poll is not None and poll.calls_per_minute is not None  # the profile declares it
+    return poll.calls_per_minute
+
+
+#: NetGSM's cap on report calls, as its profile declares it (10 a minute).
+REPORT_CALLS_PER_MINUTE: Final = _calls_per_minute()
 REPORT_PAGE_SIZE: Final = 100
 #: Job ids per report call: our cap (NetGSM documents none), so one call stays small.
 REPORT_JOBIDS_PER_CALL: Final = 100
@@ -108,8 +124,18 @@ class Credentials(CredentialsModel):
     appname: str | None = None
 
 
+class _Budget(Protocol):
+    """What a poll spends its report calls from: a worker round's :class:`ReportCalls`, or
+    the adapter's own minute for direct :meth:`NetgsmAdapter.poll_reports` calls."""
+
+    def take(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
 class _ReportBudget:
-    """At most ``limit`` report calls in any minute, shared by every poll of this adapter."""
+    """At most ``limit`` report calls in any minute, shared by every direct poll of this
+    adapter (on its clock); the worker's rounds are paced by the worker instead."""
 
     def __init__(self, clock: Clock, limit: int = REPORT_CALLS_PER_MINUTE) -> None:
         self._clock, self._limit = clock, limit
@@ -124,7 +150,7 @@ class _ReportBudget:
         self._calls.append(now)
         return True
 
-    def exhaust(self) -> None:
+    def stop(self) -> None:
         # NetGSM says we are over (another process shares the account): wait a full minute.
         self._calls = deque([self._clock.now()] * self._limit)
 
@@ -238,24 +264,40 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         When the minute's budget is spent the rest waits for the next poll: this returns
         what it has, never sleeps, and never provokes NetGSM's code 80.
         """
+        return await self._poll(provider_message_ids, self.report_budget)
+
+    async def poll_reports_within(
+        self, provider_message_ids: Sequence[str], calls: ReportCalls
+    ) -> list[ProviderReport]:
+        """:meth:`poll_reports` within a worker's round: each call takes one of ``calls``,
+        the round's 10 (rounds are a minute apart in whichever process runs them)."""
+        return await self._poll(provider_message_ids, calls)
+
+    async def _poll(
+        self, provider_message_ids: Sequence[str], calls: _Budget
+    ) -> list[ProviderReport]:
         wanted = numbers_by_id(provider_message_ids)
         reports: list[ProviderReport] = []
         jobids = list(wanted)
         step = REPORT_JOBIDS_PER_CALL
         for start in range(0, len(jobids), step):
-            if not await self._poll_jobs(jobids[start : start + step], wanted, reports):
+            if not await self._poll_jobs(jobids[start : start + step], wanted, reports, calls):
                 break
         return reports
 
     async def _poll_jobs(
-        self, jobids: list[str], wanted: Mapping[str, set[str]], out: list[ProviderReport]
+        self,
+        jobids: list[str],
+        wanted: Mapping[str, set[str]],
+        out: list[ProviderReport],
+        calls: _Budget,
     ) -> bool:
         """Page through one call's jobs; ``False`` when the budget or NetGSM stopped us."""
         page = 0
         while True:
-            if not self.report_budget.take():
+            if not calls.take():
                 return False
-            rows = await self._report_page(jobids, page)
+            rows = await self._report_page(jobids, page, calls)
             if rows is None:
                 return False
             for row in rows:
@@ -266,7 +308,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 return True
             page += 1
 
-    async def _report_page(self, jobids: list[str], page: int) -> list[Mapping[str, object]] | None:
+    async def _report_page(
+        self, jobids: list[str], page: int, calls: _Budget
+    ) -> list[Mapping[str, object]] | None:
         stop = self.clock.now().astimezone(TURKEY)
         # Reports older than the DLR time-out are not waited for any more.
         start = stop - self.connection.dlr_timeout - timedelta(days=1)
@@ -290,7 +334,7 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         if code == "60":
             return []
         if code == "80":
-            self.report_budget.exhaust()
+            calls.stop()
         if code != "00":
             logger.warning("NetGSM report poll refused: code %s", code)
             return None

@@ -1,0 +1,214 @@
+"""Issue 13.4: polled providers are asked at their own pace, however many workers there are.
+
+Each polled provider's profile declares a :class:`PollPolicy`: Mutlucell blocks accounts that
+poll more than once every 15 minutes, NetGSM takes 10 report calls a minute. Two messengers
+on one SQLite file stand in for two worker processes (each has its own adapters, so nothing
+in memory is shared); the providers are local fakes over real HTTP, and every report call
+they receive is stamped with the ManualClock's time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from fakes._server import serve
+from fakes.mutlucell import FakeMutlucell
+from fakes.netgsm import NetgsmFake
+
+from unified_messaging import (
+    ManualClock,
+    Messenger,
+    StorageUnavailable,
+    Vault,
+    generate_key_spec,
+)
+from unified_messaging._delivery import WORK_POLL
+from unified_messaging.providers.base import PROFILES, PollPolicy
+from unified_messaging.store.base import ProviderRef, Store
+from unified_messaging.store.sql import SqlStore
+
+MINUTE = timedelta(minutes=1)
+
+
+class FindRefFailsOnce:
+    """The real store, except that the next ``find_provider_ref`` fails (a store blip)."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.armed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def find_provider_ref(
+        self, connection_id: str, provider_message_id: str
+    ) -> ProviderRef | None:
+        if self.armed:
+            self.armed = False
+            raise StorageUnavailable("blip (test)")
+        return await self.inner.find_provider_ref(connection_id, provider_message_id)
+
+
+@dataclass
+class Workers:
+    """Two "processes" sharing one database, and the provider fake's report calls by time."""
+
+    clock: ManualClock
+    messengers: tuple[Messenger, Messenger]
+    calls_at: list[datetime]
+
+    async def run(self, *, first: int = 0) -> None:
+        """Both workers run what is due, ``first`` one first."""
+        order = (first, 1 - first)
+        for index in order:
+            await self.messengers[index].worker().run_until_idle()
+
+    def most_calls_in_a_minute(self) -> int:
+        return max(
+            (
+                sum(1 for t in self.calls_at if start <= t < start + MINUTE)
+                for start in self.calls_at
+            ),
+            default=0,
+        )
+
+
+@pytest.fixture
+async def databases(tmp_path: Path) -> AsyncIterator[tuple[SqlStore, SqlStore]]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    first, second = SqlStore(url), SqlStore(url)
+    await first.open()
+    await second.open()
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
+
+
+def _messengers(clock: ManualClock, stores: Sequence[Store]) -> tuple[Messenger, Messenger]:
+    vault_spec = generate_key_spec()  # one master key: both read the sealed credentials
+    first, second = (Messenger(store, clock=clock, vault=Vault.from_spec(vault_spec))
+                     for store in stores)  # fmt: skip
+    return first, second
+
+
+def test_the_polled_providers_declare_their_pace() -> None:
+    assert PROFILES["sms_a"].poll == PollPolicy(MINUTE, calls_per_minute=10)
+    assert PROFILES["sms_d"].poll == PollPolicy(timedelta(minutes=15))
+    pushed = [code for code, profile in PROFILES.items() if profile.pushes_reports is not False]
+    assert all(PROFILES[code].poll is None for code in pushed)
+    with pytest.raises(ValueError, match="a minute or more"):
+        PollPolicy(timedelta(seconds=30), calls_per_minute=10)
+
+
+async def test_mutlucell_is_polled_once_every_15_minutes_even_with_two_workers(
+    databases: tuple[SqlStore, SqlStore],
+) -> None:
+    clock = ManualClock()
+    fake = FakeMutlucell(default_status="2")  # handed to the operator: no receipt yet, ever
+    first, second = _messengers(clock, databases)
+    workers = Workers(clock, (first, second), [])
+    async with serve(fake.app) as base:
+        workspace = await first.create_workspace("Acme")
+        await first.add_connection(
+            workspace.id, "sms_d", credentials={"username": fake.username,
+                                                "password": fake.password},
+            default_sender="UMTEST", base_url=base,
+        )  # fmt: skip
+        key = await first.create_api_key(workspace.id, livemode=True)
+        auth = await first.authenticate(key.secret)
+        for number in ("+905321111111", "+905322222222", "+905323333333"):  # three packs
+            await first.send(auth, {"to": number, "body": "Merhaba"})
+            clock.advance(timedelta(seconds=20))
+
+        for minute in range(62):
+            clock.advance(MINUTE)
+            before = len(fake.received)
+            await workers.run(first=minute % 2)
+            polls = [r for r in fake.received[before:] if r.path == "/smsgw-ws/gtblkrprtex"]
+            workers.calls_at += [clock.now()] * len(polls)
+        await first.aclose()
+        await second.aclose()
+
+    rounds = sorted(Counter(workers.calls_at).items())
+    assert len(rounds) == 4  # an hour: four rounds, not sixty
+    gaps = [later - earlier for (earlier, _), (later, _) in zip(rounds, rounds[1:], strict=False)]
+    assert all(gap >= timedelta(minutes=15) for gap in gaps), gaps
+    assert all(count == 3 for _, count in rounds)  # each round asks every pack once
+
+
+async def test_netgsm_gets_at_most_10_report_calls_a_minute_even_after_a_failed_round(
+    databases: tuple[SqlStore, SqlStore],
+) -> None:
+    clock = ManualClock()
+    fake = NetgsmFake(monotonic=lambda: clock.now().timestamp())
+    blip = FindRefFailsOnce(databases[0])
+    first, second = _messengers(clock, [cast(Store, blip), databases[1]])
+    workers = Workers(clock, (first, second), [])
+    async with serve(fake.app) as base:
+        workspace = await first.create_workspace("Acme")
+        await first.add_connection(
+            workspace.id, "sms_a", credentials={"usercode": fake.usercode,
+                                                "password": fake.password},
+            default_sender="ACME", base_url=base,
+        )  # fmt: skip
+        key = await first.create_api_key(workspace.id, livemode=True)
+        auth = await first.authenticate(key.secret)
+        numbers = [f"+90532{n:07d}" for n in range(100)]
+        for _ in range(6):  # six NetGSM jobs of 100 rows: two report calls each (two pages)
+            await first.send_bulk(auth, {"items": [{"to": n, "body": "x"} for n in numbers]})
+        for row in fake.rows:
+            row.status = 1  # delivered: a round that gets through ends them
+
+        blip.armed = True  # the first round's reports cannot be stored
+        for step in range(60):
+            clock.advance(timedelta(seconds=5))
+            before = len(fake.report_calls)
+            # The first round runs in the first process; the one after it, in the other
+            # (whose own adapter has made no call yet), then they take turns.
+            await workers.run(first=0 if step < 12 else (step + 1) % 2)
+            workers.calls_at += [clock.now()] * (len(fake.report_calls) - before)
+        await first.aclose()
+        await second.aclose()
+
+    assert not blip.armed  # the blip happened
+    assert workers.calls_at  # and polling went on
+    assert workers.most_calls_in_a_minute() <= 10, Counter(workers.calls_at)
+    assert all(row.status == 1 for row in fake.rows)
+    stored = await databases[1].open_provider_refs(
+        (await databases[1].list_connections(workspace.id))[0].id, 1000
+    )
+    assert stored == [], Counter(workers.calls_at)  # every report was applied in the end
+
+
+async def test_there_is_one_poll_item_per_connection(databases: tuple[SqlStore, SqlStore]) -> None:
+    clock = ManualClock()
+    fake = FakeMutlucell(default_status="2")
+    first, _ = _messengers(clock, databases)
+    async with serve(fake.app) as base:
+        workspace = await first.create_workspace("Acme")
+        await first.add_connection(
+            workspace.id, "sms_d", credentials={"username": fake.username,
+                                                "password": fake.password},
+            default_sender="UMTEST", base_url=base,
+        )  # fmt: skip
+        key = await first.create_api_key(workspace.id, livemode=True)
+        auth = await first.authenticate(key.secret)
+        for minute in range(20):
+            await first.send(auth, {"to": "+905321111111", "body": f"#{minute}"})
+            clock.advance(MINUTE)
+            await first.worker().run_until_idle()
+        due = await databases[1].claim_due_work(
+            now=clock.now() + timedelta(days=2), worker_id="census", lease=MINUTE, limit=1000
+        )
+        await first.aclose()
+
+    [connection] = await databases[1].list_connections(workspace.id)
+    assert [item.ref for item in due if item.kind == WORK_POLL] == [connection.id]
