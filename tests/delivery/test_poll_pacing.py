@@ -9,6 +9,7 @@ they receive is stamped with the ManualClock's time.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -139,7 +140,7 @@ async def test_mutlucell_is_polled_once_every_15_minutes_even_with_two_workers(
 
     rounds = sorted(Counter(workers.calls_at).items())
     assert len(rounds) == 4  # an hour: four rounds, not sixty
-    gaps = [later - earlier for (earlier, _), (later, _) in zip(rounds, rounds[1:], strict=False)]
+    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(rounds)]
     assert all(gap >= timedelta(minutes=15) for gap in gaps), gaps
     assert all(count == 3 for _, count in rounds)  # each round asks every pack once
 
