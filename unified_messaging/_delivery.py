@@ -7,6 +7,9 @@ the store, the adapters and the webhook outbox:
   belongs to and queues the follow-up work: the DLR time-out of the attempt, the simulated
   report of a test send, and polling for providers that only answer report queries.
 - :meth:`Lifecycle.ingest` applies reports (pushed to ``/v1/dlr/…``, polled, or simulated).
+  A report for a provider message id we do not know yet is kept as a work item of its own
+  (an *orphan*) and applied once the send that got that id has stored it: a provider may
+  report before our own transaction storing its answer has committed.
 - A ``failed``/``rejected`` report or a time-out with fallback left queues a re-dispatch,
   run by the worker: the next providers are tried under the same ``job_id``.
 - Every status change is announced to the workspace's webhook endpoints.
@@ -21,6 +24,8 @@ after calling the provider leaves the placeholder, and the next run ends the mes
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -54,14 +59,23 @@ from ._routing import Hop, Job, dispatch, hop_for
 from ._text import storable_report
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
-from .providers.base import PROFILES, PacedPolling, PollPolicy, ProviderReport, ReportCalls
+from .providers.base import (
+    PROFILES,
+    PacedPolling,
+    PollPolicy,
+    ProviderReport,
+    ReportCalls,
+    ReportStatus,
+)
 from .providers.simulator import Simulator, simulated_report
 from .store.base import JsonValue, ProviderRef, Store, WorkItem
 
 __all__ = [
     "DEFAULT_SUBMIT_TIMEOUT",
+    "ORPHAN_TTL",
     "WORK_EVENT",
     "WORK_FALLBACK",
+    "WORK_ORPHAN",
     "WORK_POLL",
     "WORK_RETRY",
     "WORK_SIMULATED",
@@ -81,6 +95,13 @@ WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
+WORK_ORPHAN: Final = "dlr_orphan"
+
+#: How long a report for an unknown provider message id waits for its message (at least:
+#: longer when the submit time-out is, since a late submit stores its ids that late).
+ORPHAN_TTL: Final = timedelta(minutes=10)
+#: The longest wait between two looks of an orphan report for its message.
+_ORPHAN_MAX_WAIT: Final = timedelta(minutes=1)
 
 #: Open refs a poll round reads from the store at most.
 _POLL_BATCH: Final = 500
@@ -155,6 +176,7 @@ class Lifecycle:
         self._poll_cursor: dict[str, str] = {}
         self._poll_batch = poll_batch
         self._submit_timeout = submit_timeout
+        self._orphan_ttl = max(ORPHAN_TTL, submit_timeout + _ORPHAN_MAX_WAIT)
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -165,6 +187,7 @@ class Lifecycle:
             WORK_RETRY: self.handle_retry,
             WORK_EVENT: self.handle_event,
             WORK_SUBMIT_CHECK: self.handle_submit_check,
+            WORK_ORPHAN: self.handle_orphan,
         }
 
     # ------------------------------------------------------------------ around a submit
@@ -347,8 +370,13 @@ class Lifecycle:
         at once), so their changes share the store's group commits: a provider's push of
         100 reports costs a few transactions, not 100. Order does not matter: reports are
         idempotent and safe out of order (D10), and changes to one message are
-        compare-and-set."""
+        compare-and-set.
+
+        A report whose provider message id is not known (yet) is kept, durably before this
+        returns, for :data:`ORPHAN_TTL`: the provider may have reported before the send that
+        got the id stored it (see :meth:`handle_orphan`). It counts as not ``matched``."""
         limit = asyncio.Semaphore(_INGEST_CONCURRENCY)
+        orphans: list[WorkItem] = []
 
         async def apply(received: ProviderReport) -> tuple[bool, bool]:
             report = storable_report(received)  # from a provider: any text at all
@@ -356,15 +384,76 @@ class Lifecycle:
                 return False, False
             async with limit:
                 ref = await self._store.find_provider_ref(connection.id, report.provider_message_id)
-                if ref is None or ref.livemode != livemode:
+                if ref is None:
+                    if report.status != "pending":  # a pending report would change nothing
+                        orphans.append(self._orphan_item(connection, report, livemode))
                     return False, False
-                step = _report_step(report)
-                return True, await self._change(ref.workspace_id, ref.livemode, ref.job_id, step)
+                return await self._apply(ref, report, livemode)
 
         outcomes = await asyncio.gather(*(apply(report) for report in reports))
+        if orphans:
+            await self._store.enqueue_work_many(orphans)
         matched = sum(1 for found, _ in outcomes if found)
         changed = sum(1 for _, did in outcomes if did)
         return IngestResult(len(reports), matched, changed)
+
+    async def _apply(
+        self, ref: ProviderRef, report: ProviderReport, livemode: bool
+    ) -> tuple[bool, bool]:
+        """(matched, changed) of one report for the message ``ref`` names."""
+        if ref.livemode != livemode:
+            return False, False  # a simulated report never touches a live message, nor back
+        step = _report_step(report)
+        return True, await self._change(ref.workspace_id, ref.livemode, ref.job_id, step)
+
+    # ------------------------------------------------------------------ early reports
+
+    def _orphan_item(
+        self, connection: Connection, report: ProviderReport, livemode: bool
+    ) -> WorkItem:
+        """An early report, kept as work that looks for its message. The id is the report's
+        own, so a provider repeating it (until it gets its 200) keeps one item."""
+        now = self._clock.now()
+        key = json.dumps([connection.id, livemode, report.provider_message_id, report.status])
+        error = report.error
+        return WorkItem(
+            id=f"orph_{hashlib.sha256(key.encode()).hexdigest()[:32]}",
+            kind=WORK_ORPHAN,
+            ref=connection.id,
+            due_at=now + _orphan_wait(1),
+            created_at=now,
+            payload={
+                "connection_id": connection.id,
+                "livemode": livemode,
+                "provider_message_id": report.provider_message_id,
+                "status": report.status,
+                "provider_status": report.provider_status,
+                "occurred_at": _iso(report.occurred_at),
+                "error": None if error is None else {"code": error.code, "message": error.message},
+                "to": report.to,
+                "until": (now + self._orphan_ttl).isoformat(),
+            },
+        )
+
+    async def handle_orphan(self, item: WorkItem) -> datetime | None:
+        """Apply a report that came before its message's provider id was stored, once it is;
+        look again after 1 s, 2 s, 4 s … (at most a minute apart) until its time is up,
+        then drop it: it was for a message this library never sent (another tool on the
+        same provider account), or for one whose send never stored its outcome."""
+        payload = item.payload
+        report = _orphan_report(payload)
+        livemode = bool(payload["livemode"])
+        ref = await self._store.find_provider_ref(
+            str(payload["connection_id"]), report.provider_message_id
+        )
+        if ref is not None:
+            await self._apply(ref, report, livemode)
+            return None
+        now = self._clock.now()
+        until = datetime.fromisoformat(str(payload["until"]))
+        if now >= until:
+            return None
+        return min(now + _orphan_wait(item.attempts + 1), until)
 
     # ------------------------------------------------------------------ worker handlers
 
@@ -713,6 +802,46 @@ def _report_step(report: ProviderReport) -> Step:
         return apply_report(record, report, now=now)
 
     return step
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _error_of(doc: JsonValue) -> ErrorInfo | None:
+    return ErrorInfo(str(doc["code"]), str(doc["message"])) if isinstance(doc, dict) else None
+
+
+def _orphan_wait(look: int) -> timedelta:
+    """The wait before an orphan report's ``look``-th look for its message: 1 s, 2 s, 4 s …"""
+    return min(timedelta(seconds=2 ** min(max(look - 1, 0), 16)), _ORPHAN_MAX_WAIT)
+
+
+def _orphan_report(payload: Mapping[str, JsonValue]) -> ProviderReport:
+    error = payload.get("error")
+    occurred = payload.get("occurred_at")
+    to = payload.get("to")
+    return ProviderReport(
+        provider_message_id=str(payload["provider_message_id"]),
+        status=_report_status(str(payload["status"])),
+        provider_status=str(payload["provider_status"]),
+        occurred_at=datetime.fromisoformat(occurred) if isinstance(occurred, str) else None,
+        error=_error_of(error),
+        to=to if isinstance(to, str) else None,
+    )
+
+
+_KEPT_STATUSES: Final[tuple[ReportStatus, ...]] = (
+    "delivered", "expired", "rejected", "failed", "unknown",
+)  # fmt: skip
+
+
+def _report_status(name: str) -> ReportStatus:
+    """The status of a kept report (never ``pending``: one of those is not kept)."""
+    for status in _KEPT_STATUSES:
+        if status == name:
+            return status
+    raise ValueError(f"unknown report status {name!r}")
 
 
 def _where(item: WorkItem) -> tuple[str, bool, int]:
