@@ -24,8 +24,6 @@ after calling the provider leaves the placeholder, and the next run ends the mes
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -43,6 +41,7 @@ from ._domain import (
     MessageRecord,
     quota_period,
 )
+from ._early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
 from ._errors import MessagingError, StorageUnavailable
 from ._lifecycle import (
     EVENT_TYPES,
@@ -54,25 +53,18 @@ from ._lifecycle import (
     apply_timeout,
     event_for,
 )
+from ._polling import POLL_BATCH, Poller
 from ._render import status_record
 from ._routing import Hop, Job, dispatch, hop_for
 from ._text import storable_report
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
-from .providers.base import (
-    PROFILES,
-    PacedPolling,
-    PollPolicy,
-    ProviderReport,
-    ReportCalls,
-    ReportStatus,
-)
+from .providers.base import PROFILES, ProviderReport
 from .providers.simulator import Simulator, simulated_report
 from .store.base import JsonValue, ProviderRef, Store, WorkItem
 
 __all__ = [
     "DEFAULT_SUBMIT_TIMEOUT",
-    "ORPHAN_TTL",
     "WORK_EVENT",
     "WORK_FALLBACK",
     "WORK_ORPHAN",
@@ -95,18 +87,8 @@ WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
-WORK_ORPHAN: Final = "dlr_orphan"
+WORK_ORPHAN: Final = WORK_EARLY_REPORT
 
-#: How long a report for an unknown provider message id waits for its message (at least:
-#: longer when the submit time-out is, since a late submit stores its ids that late).
-ORPHAN_TTL: Final = timedelta(minutes=10)
-#: The longest wait between two looks of an orphan report for its message.
-_ORPHAN_MAX_WAIT: Final = timedelta(minutes=1)
-
-#: Open refs a poll round reads from the store at most.
-_POLL_BATCH: Final = 500
-#: Ids per ``poll_reports`` call within a round (a provider takes ~100 ids per report query).
-_POLL_CHUNK: Final = 100
 _CAS_TRIES: Final = 16
 #: Reports of one request applied at once (see Lifecycle.ingest).
 _INGEST_CONCURRENCY: Final = 32
@@ -164,19 +146,19 @@ class Lifecycle:
         *,
         events: EventSink | None = None,
         poll_interval: timedelta | None = None,
-        poll_batch: int = _POLL_BATCH,
+        poll_batch: int = POLL_BATCH,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
     ) -> None:
         self._store = store
         self._clock = clock
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
-        #: A floor under every provider's own poll interval (``None``: theirs as declared).
-        self._poll_interval = poll_interval
-        self._poll_cursor: dict[str, str] = {}
-        self._poll_batch = poll_batch
+        self._poller = Poller(
+            store, adapters, self._ingest_live, interval_floor=poll_interval, batch=poll_batch
+        )
         self._submit_timeout = submit_timeout
-        self._orphan_ttl = max(ORPHAN_TTL, submit_timeout + _ORPHAN_MAX_WAIT)
+        #: How long an early report waits for its message: past a late submit's outcome.
+        self._keep_for = max(KEEP_FOR, submit_timeout + MAX_WAIT)
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -332,7 +314,7 @@ class Lifecycle:
                     id=f"poll_{connection.id}",
                     kind=WORK_POLL,
                     ref=connection.id,
-                    due_at=now + self._poll_every(policy),
+                    due_at=now + self._poller.every(policy),
                     created_at=now,
                 )
             )
@@ -386,7 +368,7 @@ class Lifecycle:
                 ref = await self._store.find_provider_ref(connection.id, report.provider_message_id)
                 if ref is None:
                     if report.status != "pending":  # a pending report would change nothing
-                        orphans.append(self._orphan_item(connection, report, livemode))
+                        orphans.append(self._keep(connection, report, livemode))
                     return False, False
                 return await self._apply(ref, report, livemode)
 
@@ -408,52 +390,26 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ early reports
 
-    def _orphan_item(
-        self, connection: Connection, report: ProviderReport, livemode: bool
-    ) -> WorkItem:
-        """An early report, kept as work that looks for its message. The id is the report's
-        own, so a provider repeating it (until it gets its 200) keeps one item."""
+    def _keep(self, connection: Connection, report: ProviderReport, livemode: bool) -> WorkItem:
         now = self._clock.now()
-        key = json.dumps([connection.id, livemode, report.provider_message_id, report.status])
-        error = report.error
-        return WorkItem(
-            id=f"orph_{hashlib.sha256(key.encode()).hexdigest()[:32]}",
-            kind=WORK_ORPHAN,
-            ref=connection.id,
-            due_at=now + _orphan_wait(1),
-            created_at=now,
-            payload={
-                "connection_id": connection.id,
-                "livemode": livemode,
-                "provider_message_id": report.provider_message_id,
-                "status": report.status,
-                "provider_status": report.provider_status,
-                "occurred_at": _iso(report.occurred_at),
-                "error": None if error is None else {"code": error.code, "message": error.message},
-                "to": report.to,
-                "until": (now + self._orphan_ttl).isoformat(),
-            },
-        )
+        until = now + self._keep_for
+        return keep(connection.id, report, livemode=livemode, now=now, until=until)
+
+    async def _ingest_live(self, connection: Connection, reports: Sequence[ProviderReport]) -> None:
+        await self.ingest(connection, reports, livemode=True)
 
     async def handle_orphan(self, item: WorkItem) -> datetime | None:
-        """Apply a report that came before its message's provider id was stored, once it is;
-        look again after 1 s, 2 s, 4 s … (at most a minute apart) until its time is up,
-        then drop it: it was for a message this library never sent (another tool on the
-        same provider account), or for one whose send never stored its outcome."""
-        payload = item.payload
-        report = _orphan_report(payload)
-        livemode = bool(payload["livemode"])
-        ref = await self._store.find_provider_ref(
-            str(payload["connection_id"]), report.provider_message_id
-        )
+        """Apply a report that came before its message's provider id was stored, once it is
+        (see :mod:`._early_reports`); when its time is up, drop it: it was for a message
+        this library never sent (another tool on the same provider account), or for one
+        whose send never stored its outcome."""
+        held = kept(item.payload)
+        report = held.report
+        ref = await self._store.find_provider_ref(held.connection_id, report.provider_message_id)
         if ref is not None:
-            await self._apply(ref, report, livemode)
+            await self._apply(ref, report, held.livemode)
             return None
-        now = self._clock.now()
-        until = datetime.fromisoformat(str(payload["until"]))
-        if now >= until:
-            return None
-        return min(now + _orphan_wait(item.attempts + 1), until)
+        return next_look(item.attempts, self._clock.now(), held.until)
 
     # ------------------------------------------------------------------ worker handlers
 
@@ -481,20 +437,14 @@ class Lifecycle:
         return None
 
     async def handle_poll(self, item: WorkItem) -> datetime | None:
-        """One poll round of a connection; the item comes back after the provider's
-        interval, counted from the end of this round (:class:`~.providers.base.PollPolicy`).
-
-        The item is the connection's only one and is leased to one worker at a time, so
-        rounds never overlap and are an interval apart in whichever processes run them:
-        with a round's calls capped at the provider's per-minute budget, no minute sees
-        more report calls than the provider allows.
-        """
+        """One poll round of a connection (see :mod:`._polling`); the item is due again
+        the provider's interval after the end of this round."""
         connection = await self._store.get_connection(item.ref)
         policy = None if connection is None else PROFILES[connection.provider].poll
         if connection is None or policy is None:
             return None  # removed: nothing left to ask about
         try:
-            await self._poll_round(connection, policy)
+            await self._poller.round(connection, policy)
         except Exception:
             # Its calls were made all the same: the next round waits the whole interval too,
             # never the worker's 5 s retry (another process would call again at once).
@@ -503,43 +453,7 @@ class Lifecycle:
                 connection.id,
                 exc_info=True,
             )
-        return self._clock.now() + self._poll_every(policy)
-
-    def _poll_every(self, policy: PollPolicy) -> timedelta:
-        floor = self._poll_interval
-        return policy.interval if floor is None else max(policy.interval, floor)
-
-    async def _poll_round(self, connection: Connection, policy: PollPolicy) -> None:
-        """Ask about the connection's open refs, in chunks, until the round's report calls
-        (``policy.calls_per_minute``) are spent.
-
-        Round robin over the open refs, so a backlog of messages that never get a report
-        cannot keep the newer ones from being asked about: the next round starts after the
-        last ref this one asked about in full (the cursor is per process)."""
-        after = self._poll_cursor.pop(connection.id, None)
-        page = await self._store.open_provider_refs(connection.id, self._poll_batch, after=after)
-        refs = [r for r in page if r.livemode]
-        if not refs:
-            return
-        adapter = self._adapters.for_connection(connection, livemode=True)
-        calls = ReportCalls(policy.calls_per_minute)
-        for start in range(0, len(refs), _POLL_CHUNK):
-            chunk = refs[start : start + _POLL_CHUNK]
-            ids = [r.provider_message_id for r in chunk]
-            if isinstance(adapter, PacedPolling):
-                reports = await adapter.poll_reports_within(ids, calls)
-            else:
-                reports = await adapter.poll_reports(ids)
-            if reports:
-                await self.ingest(connection, reports, livemode=True)
-            if calls.cut_short:
-                # The rest of this chunk is asked first next round; a round that could not
-                # finish its first chunk moves on anyway, so the cursor always advances.
-                done = refs[start - 1] if start else chunk[-1]
-                self._poll_cursor[connection.id] = done.job_id
-                return
-        if len(page) == self._poll_batch:
-            self._poll_cursor[connection.id] = page[-1].job_id
+        return self._clock.now() + self._poller.every(policy)
 
     async def handle_event(self, item: WorkItem) -> datetime | None:
         payload = item.payload
@@ -802,46 +716,6 @@ def _report_step(report: ProviderReport) -> Step:
         return apply_report(record, report, now=now)
 
     return step
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
-def _error_of(doc: JsonValue) -> ErrorInfo | None:
-    return ErrorInfo(str(doc["code"]), str(doc["message"])) if isinstance(doc, dict) else None
-
-
-def _orphan_wait(look: int) -> timedelta:
-    """The wait before an orphan report's ``look``-th look for its message: 1 s, 2 s, 4 s …"""
-    return min(timedelta(seconds=2 ** min(max(look - 1, 0), 16)), _ORPHAN_MAX_WAIT)
-
-
-def _orphan_report(payload: Mapping[str, JsonValue]) -> ProviderReport:
-    error = payload.get("error")
-    occurred = payload.get("occurred_at")
-    to = payload.get("to")
-    return ProviderReport(
-        provider_message_id=str(payload["provider_message_id"]),
-        status=_report_status(str(payload["status"])),
-        provider_status=str(payload["provider_status"]),
-        occurred_at=datetime.fromisoformat(occurred) if isinstance(occurred, str) else None,
-        error=_error_of(error),
-        to=to if isinstance(to, str) else None,
-    )
-
-
-_KEPT_STATUSES: Final[tuple[ReportStatus, ...]] = (
-    "delivered", "expired", "rejected", "failed", "unknown",
-)  # fmt: skip
-
-
-def _report_status(name: str) -> ReportStatus:
-    """The status of a kept report (never ``pending``: one of those is not kept)."""
-    for status in _KEPT_STATUSES:
-        if status == name:
-            return status
-    raise ValueError(f"unknown report status {name!r}")
 
 
 def _where(item: WorkItem) -> tuple[str, bool, int]:
