@@ -612,10 +612,16 @@ class Bench:
         auth = f"Bearer {workspace.test_key}"
         url = server.url + "/v1/messages"
         await wrk(url, connections=16, duration=1, method="POST", body=body, auth=auth)  # warm-up
+        cpu = server.cpu_seconds()
         load = await wrk(
             url, connections=16, duration=self.args.duration, method="POST", body=body, auth=auth
         )
-        self.rows.append(load.row("post", backend, "POST /v1/messages, 16 conns"))
+        cpu = server.cpu_seconds() - cpu
+        row = load.row("post", backend, "POST /v1/messages, 16 conns")
+        sent = sum(load.codes.values())
+        if sent:  # a load-independent figure: the server's CPU per send (worker included)
+            row.notes.append(f"serve CPU {cpu / sent * 1000:.2f} ms/request")
+        self.rows.append(row)
         log(f"{backend} POST: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
 
     async def get_row(self, backend: str, server: Child, workspace: Workspace) -> None:

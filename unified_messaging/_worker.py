@@ -156,24 +156,26 @@ class Worker:
         """Work until ``stop`` is set (or the task is cancelled). A store outage is logged and
         waited out, never fatal: the work stays in the table.
 
-        A pipeline, not batches: up to ``concurrency`` items run at once, and more are claimed
-        as soon as half the slots are free, so one slow item (a receiver taking its 15 s) never
-        holds back the items claimed with it. Claiming at half rather than at every free slot
-        keeps the claims (each one a write) few under load."""
+        A pipeline, not batches: the worker holds up to ``batch`` claimed items, runs up to
+        ``concurrency`` of them at once, and claims more as soon as it holds half a batch or
+        less, so one slow item (a receiver taking its 15 s) never holds back the items claimed
+        with it. Claiming half a batch at a time rather than an item per free slot keeps the
+        claims (each one a write, sharing SQLite's one writer with the sends) few under load.
+        """
         stop = stop or asyncio.Event()
         running: set[str] = set()
         tasks: set[asyncio.Task[None]] = set()
         heartbeat = asyncio.create_task(self._heartbeat(running, forever=True))
         stopping = asyncio.create_task(stop.wait())
-        half = max(1, self._concurrency // 2)
+        half = max(1, self._batch // 2)
         more_due = True  # the last claim came back full: claim again as soon as there is room
         next_look = 0.0  # otherwise not before this loop time (the idle interval)
         loop = asyncio.get_running_loop()
         try:
             while not stop.is_set():
-                free = self._concurrency - len(tasks)
+                free = self._batch - len(tasks)
                 if free >= half and (more_due or not tasks or loop.time() >= next_look):
-                    asked = min(free, self._batch)
+                    asked = free
                     try:
                         items = await self._store.claim_due_work(
                             now=self._clock.now(),
@@ -192,7 +194,7 @@ class Worker:
                     more_due = len(items) == asked
                     if not more_due:
                         next_look = loop.time() + self._idle_interval
-                    if more_due and self._concurrency - len(tasks) >= half:
+                    if more_due and self._batch - len(tasks) >= half:
                         await asyncio.sleep(0)  # let the new items start, then claim again
                         continue
                 timeout = self._idle_interval if not more_due else None
