@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ._sql_core import CoreMixin
+from ._sql_search import SearchMixin
 from ._sql_work import WorkMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(CoreMixin, WorkMixin):
+class SqlStore(CoreMixin, WorkMixin, SearchMixin):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.
 

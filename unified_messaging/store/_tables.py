@@ -190,6 +190,21 @@ messages = sa.Table(
     sa.Column("version", sa.Integer, nullable=False, server_default="0"),
     # The sender the request named (NULL: none), resolved again for every fallback hop (D3).
     sa.Column("requested_sender", _Text, nullable=True),
+    # Listing (D29): one index per filter, each ending in the list's order, so a page of
+    # any filter reads only its own rows, at any depth (migration 0006).
+    sa.Index("ix_um_messages_list", "workspace_id", "livemode", "created_at", "job_id"),
+    sa.Index("ix_um_messages_list_to", "workspace_id", "livemode", "to", "created_at", "job_id"),
+    sa.Index(
+        "ix_um_messages_list_status", "workspace_id", "livemode", "status", "created_at", "job_id"
+    ),
+    sa.Index(
+        "ix_um_messages_list_provider",
+        "workspace_id",
+        "livemode",
+        "provider",
+        "created_at",
+        "job_id",
+    ),
 )
 
 provider_refs = sa.Table(

@@ -30,11 +30,14 @@ from datetime import datetime, timedelta
 from typing import Protocol, TypeAlias, runtime_checkable
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
+from .._types import MessageStatus, ProviderCode
 
 __all__ = [
+    "ConnectionStats",
     "IdempotencyClaim",
     "IdempotencyRecord",
     "JsonValue",
+    "MessageQuery",
     "ProviderRef",
     "QuotaCharge",
     "Store",
@@ -160,6 +163,61 @@ class WebhookDelivery:
     next_attempt_at: datetime | None = None
     last_status_code: int | None = None
     last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageQuery:
+    """Which messages of one workspace and mode to list, newest first (D29).
+
+    Every filter given must hold. ``to`` matches any of its values (a number as typed and in
+    E.164). ``created_after`` is inclusive and ``created_before`` exclusive, so consecutive
+    windows neither overlap nor leave a gap. ``older_than`` is the keyset cursor: only
+    messages that sort after it in the list's order (``created_at`` descending, then
+    ``job_id`` descending).
+    """
+
+    workspace_id: str
+    livemode: bool
+    to: tuple[str, ...] = ()
+    status: MessageStatus | None = None
+    provider: ProviderCode | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    #: ``(created_at, job_id)`` of the last message of the previous page.
+    older_than: tuple[datetime, str] | None = None
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStats:
+    """How one provider connection fared for a workspace's messages created since a moment.
+
+    Counted per attempt, so a message that fell back from ``sms_a`` to ``sms_b`` counts for
+    both: ``sent`` attempts the provider took (it answered with its message id);
+    ``delivered``, ``expired``, ``failed`` (refused at submit, or reported failed or
+    rejected), ``unknown`` (no report in time, or the hand-over's outcome was lost) and
+    ``pending`` (still waiting for its report) by the attempt's state; ``fallbacks``
+    attempts after which the message went on to another connection. ``p50_ms`` and
+    ``p95_ms``: the median and 95th percentile (nearest rank) of ``final_at - sent_at`` of
+    the messages delivered through this connection, in milliseconds; ``None`` without any.
+    """
+
+    provider: ProviderCode
+    sent: int = 0
+    delivered: int = 0
+    failed: int = 0
+    expired: int = 0
+    unknown: int = 0
+    pending: int = 0
+    fallbacks: int = 0
+    p50_ms: int | None = None
+    p95_ms: int | None = None
+
+    @property
+    def delivery_rate(self) -> float | None:
+        """Delivered out of the attempts whose outcome is known; ``None`` before any is."""
+        settled = self.delivered + self.failed + self.expired + self.unknown
+        return None if settled == 0 else self.delivered / settled
 
 
 @runtime_checkable
@@ -304,6 +362,19 @@ class Store(Protocol):
         ``False`` (and nothing stored) if another writer changed the message first or it is
         gone: re-read it and decide again.
         """
+        ...
+
+    async def list_messages(self, query: MessageQuery) -> list[MessageRecord]:
+        """Up to ``query.limit`` messages of the query's workspace and mode that match it,
+        newest first: ``created_at`` descending, ties by ``job_id`` descending (D29)."""
+        ...
+
+    async def connection_stats(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> list[ConnectionStats]:
+        """Per provider, how the attempts of the workspace's messages of this mode created
+        at or after ``since`` fared (see :class:`ConnectionStats`); sorted by provider code,
+        only providers with at least one attempt."""
         ...
 
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:

@@ -15,10 +15,13 @@ from typing import TypeVar
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
+from ._memory_search import list_order, matches, scorecard
 from .base import (
+    ConnectionStats,
     IdempotencyClaim,
     IdempotencyRecord,
     JsonValue,
+    MessageQuery,
     ProviderRef,
     QuotaCharge,
     WebhookDelivery,
@@ -244,6 +247,17 @@ class MemoryStore:
         if message is None or message.workspace_id != workspace_id:
             return None
         return message if message.livemode == livemode else None
+
+    async def list_messages(self, query: MessageQuery) -> list[MessageRecord]:
+        found = [m for m in list(self._messages.values()) if matches(m, query)]
+        found.sort(key=list_order, reverse=True)
+        return found[: query.limit]
+
+    async def connection_stats(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> list[ConnectionStats]:
+        query = MessageQuery(workspace_id, livemode, created_after=since)
+        return scorecard(m for m in list(self._messages.values()) if matches(m, query))
 
     async def replace_message(
         self,
