@@ -60,6 +60,7 @@ from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimi
 from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch, hop_for
+from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
@@ -78,7 +79,7 @@ from .providers.base import (
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
-from .store.base import IdempotencyClaim, QuotaCharge, Store, WorkItem
+from .store.base import ConnectionStats, IdempotencyClaim, QuotaCharge, Store, WorkItem
 from .store.memory import MemoryStore
 
 logger = logging.getLogger("unified_messaging.messenger")
@@ -352,6 +353,30 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         if record is None:
             raise MessageNotFound
         return status_record(record)
+
+    # -- listing messages and the provider scorecard (D29)
+
+    async def list_messages(
+        self, auth: Principal, search: SearchInput | None = None
+    ) -> MessagePage:
+        """A page of the caller's messages, newest first (``GET /v1/messages``, D29).
+
+        ``search`` filters and pages (``to``, ``status``, ``provider``, ``created_after``,
+        ``created_before``, ``limit``, ``starting_after``); a bad value is
+        :class:`RequestInvalid`, a ``starting_after`` this key cannot read
+        :class:`MessageNotFound`. Only the caller's workspace and mode are listed (D2).
+        """
+        return await search_messages(self._store, auth.workspace_id, auth.livemode, search)
+
+    async def connection_stats(
+        self, workspace_id: str, *, since: datetime, livemode: bool = True
+    ) -> list[ConnectionStats]:
+        """How each provider connection fared for the workspace's messages of one mode
+        created at or after ``since`` (see :class:`~.store.base.ConnectionStats`)."""
+        if since.utcoffset() is None:
+            raise RequestInvalid.for_field("since", "needs a time zone")
+        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
+        return await self._store.connection_stats(workspace_id, livemode, since)
 
     async def list_providers(self, auth: Principal) -> list[Connection]:
         """The caller's workspace's connections (never their credentials: they stay sealed)."""

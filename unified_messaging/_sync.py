@@ -124,6 +124,8 @@ class SyncMessenger:
     current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
     list_providers = _blocking(Messenger.list_providers)
+    list_messages = _blocking(Messenger.list_messages)
+    connection_stats = _blocking(Messenger.connection_stats)
 
     # -- access checks (what the REST app runs for each request)
     authorize = _blocking(Messenger.authorize)

@@ -205,7 +205,7 @@ def create_app(
         return internal_error_response()
 
     routes = [
-        Route("/v1/messages", api.send, methods=["POST"]),
+        Route("/v1/messages", api.messages, methods=["GET", "POST"]),
         Route("/v1/messages/bulk", api.send_bulk, methods=["POST"]),
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
         Route("/v1/health", api.health, methods=["GET"]),

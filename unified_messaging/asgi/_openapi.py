@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from .._idempotency import IDEMPOTENCY_KEY_PATTERN
+from .._search import MessageSearch
 from .._version import __version__
-from ._schemas import REF, JsonObject, model_schemas
+from ._schemas import REF, JsonObject, model_schemas, query_parameters
 
 __all__ = ["openapi_document"]
 
@@ -195,6 +196,8 @@ _GET_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     429: ["RATE_LIMITED"],
     **_SERVER_ERRORS,
 }
+# D29: a bad filter, limit or unknown parameter is 400; a cursor the key cannot read, 404.
+_LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {400: ["VALIDATION_ERROR"], **_GET_ERRORS}
 
 
 def _responses(
@@ -289,7 +292,21 @@ def _paths() -> JsonObject:
                     _link("Its delivery status.", "$response.body#/job_id"),
                 ),
                 "operationId": "sendMessage",
-            }
+            },
+            "get": {
+                "summary": "List messages, newest first",
+                "description": (
+                    "The caller's messages (its workspace and mode), filtered, newest first, "
+                    "a page at a time: pass the last `job_id` of a page as `starting_after` "
+                    "for the next one while `has_more` is true."
+                ),
+                "operationId": "listMessages",
+                "parameters": [*query_parameters(MessageSearch), _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("A page of status records.", "MessagePage", status_headers={})},
+                    _LIST_ERRORS,
+                ),
+            },
         },
         "/v1/messages/bulk": {
             "post": {

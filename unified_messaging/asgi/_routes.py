@@ -1,4 +1,4 @@
-"""The five REST endpoints: what each reads from HTTP, which façade method it calls.
+"""The REST endpoints: what each reads from HTTP, which façade method it calls.
 
 Every authenticated endpoint runs the same frame: authorize (the core's 401 → 403 → 429),
 then the operation, whose own errors come out in the core's order (400 → 404 → 422 →
@@ -32,6 +32,7 @@ from .._idempotency import (
 )
 from .._messenger import Messenger, Principal
 from .._models import BulkRequest, SendRequest, parse_model
+from .._search import parse_query_string
 from .._version import __version__
 from ..store.base import IdempotencyClaim
 from ._auth import bearer_token
@@ -100,6 +101,12 @@ class RestApi:
     async def get_message(self, request: Request) -> Response:
         return await self._authorized(request, self._get_message)
 
+    async def messages(self, request: Request) -> Response:
+        """``/v1/messages``: POST sends one message, GET lists them (D29)."""
+        if request.method == "POST":
+            return await self.send(request)
+        return await self._authorized(request, self._list_messages)
+
     # ------------------------------------------------------------------ the frame
 
     async def _authorized(self, request: Request, handler: Handler) -> Response:
@@ -123,6 +130,11 @@ class RestApi:
     async def _get_message(self, request: Request, principal: Principal) -> Response:
         record = await self._messenger.get_message(principal, request.path_params["job_id"])
         return _json(json_bytes(record.to_dict()), 200)
+
+    async def _list_messages(self, request: Request, principal: Principal) -> Response:
+        search = parse_query_string(request.query_params.multi_items())
+        page = await self._messenger.list_messages(principal, search)
+        return _json(json_bytes(page.to_dict()), 200)
 
     def _post(
         self,

@@ -33,9 +33,10 @@ from .._models import (
     _no_control_chars,
     _scalar_variable,
 )
+from .._search import MessagePage
 from .._types import ALL_PROVIDERS
 
-__all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas"]
+__all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
 
 REF: Final = "#/components/schemas/{model}"
 #: What ``_no_control_chars`` lets through: no C0 control but TAB, LF and CR; no DEL.
@@ -117,6 +118,7 @@ def model_schemas() -> JsonObject:
         (SendResponse, "serialization"),
         (BulkResponse, "serialization"),
         (StatusRecord, "serialization"),
+        (MessagePage, "serialization"),
         (ErrorResponse, "serialization"),
         (Health, "serialization"),
     ]
@@ -125,6 +127,31 @@ def model_schemas() -> JsonObject:
     _refine_send_request(schemas["SendRequest"])
     _refine_bulk_request(schemas["BulkRequest"], schemas["BulkItem"])
     return schemas
+
+
+def query_parameters(model: type[BaseModel]) -> list[JsonObject]:
+    """A request model's fields as OpenAPI query parameters (``GET /v1/messages``).
+
+    A query value is a string or absent, never null: the ``null`` branch of an optional
+    field goes, and what is left is the field's own schema (constraints, enum, format).
+    """
+    schema = model.model_json_schema(ref_template=REF, schema_generator=_ContractSchema)
+    parameters: list[JsonObject] = []
+    for name, prop in schema["properties"].items():
+        [value] = [branch for branch in prop.get("anyOf", [prop]) if branch.get("type") != "null"]
+        value = {key: item for key, item in value.items() if key not in ("title", "description")}
+        if prop.get("default") is not None:
+            value["default"] = prop["default"]
+        parameters.append(
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "description": prop.get("description", ""),
+                "schema": value,
+            }
+        )
+    return parameters
 
 
 # --------------------------------------------------------------------------- request refinements
