@@ -30,6 +30,7 @@ from .._version import __version__
 from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
 from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
 from ._connection_commands import add_connections
+from ._message_commands import add_messages, add_stats
 from ._ops_commands import add_migrate, add_vault
 from ._output import OutputClosed, flush_stdout, write_line
 from ._serve import add_serve
@@ -176,6 +177,8 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_templates,
     add_allowlist,
     add_webhooks,
+    add_messages,
+    add_stats,
     add_vault,
     _add_demo,
 )
