@@ -3,9 +3,9 @@
 ``GET /v1/messages`` filters a workspace's messages of one mode by ``to``, ``status`` or
 ``provider`` (or none), newest first, and pages with a ``(created_at, job_id)`` cursor; each
 index leads with what the filter pins and ends with ``created_at, job_id``, so a page reads
-about ``limit`` entries. On a large table, creating them takes a while (seconds per million
-rows on SQLite) and holds the write lock meanwhile: run ``unified-messaging migrate`` in a
-quiet moment rather than letting a server start do it.
+about ``limit`` entries. On a large table, creating them takes a while (about 11 s per
+million rows on SQLite) and holds the write lock meanwhile: run ``unified-messaging
+migrate`` at a quiet moment rather than letting a server's start do it.
 
 Revision ID: 0006
 Revises: 0005
