@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         ProviderUnavailable,
         QuotaExceeded,
         RateLimited,
+        RecipientRateLimited,
         RequestInvalid,
         ResourceNotFound,
         SenderNotApproved,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         Unprocessable,
         VaultError,
     )
+    from ._flood_guard import RecipientLimit
     from ._messenger import Messenger, Principal
     from ._models import (
         AttemptOut,
@@ -136,6 +138,8 @@ __all__ = [
     "RateLimitRefused",
     "RateLimited",
     "RateLimiter",
+    "RecipientLimit",
+    "RecipientRateLimited",
     "RequestInvalid",
     "ResourceNotFound",
     "SendRequest",
@@ -204,6 +208,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "ProviderUnavailable",
         "QuotaExceeded",
         "RateLimited",
+        "RecipientRateLimited",
         "RequestInvalid",
         "ResourceNotFound",
         "SenderNotApproved",
@@ -216,6 +221,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "Unprocessable",
         "VaultError",
     ),
+    "_flood_guard": ("RecipientLimit",),
     "_messenger": ("Messenger", "Principal"),
     "_models": (
         "AttemptOut",

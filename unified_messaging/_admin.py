@@ -17,6 +17,7 @@ from ._access import normalize_allowlist_entry
 from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
+from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
 from ._ids import new_id
 from ._keys import generate_api_key, hash_api_key, key_display_prefix
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
@@ -66,7 +67,10 @@ class AdminMixin:
         *,
         monthly_quota: int | None = None,
         queue_ttl: timedelta = DEFAULT_QUEUE_TTL,
+        recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
     ) -> Workspace:
+        """A new workspace. ``recipient_limit``: D28's flood guard, 10 messages per
+        recipient per hour unless given (``None`` turns it off)."""
         name = name.strip()
         if not 1 <= len(name) <= 200:
             raise RequestInvalid.for_field("name", "must be 1-200 characters")
@@ -78,6 +82,7 @@ class AdminMixin:
             created_at=self._clock.now(),
             monthly_quota=monthly_quota,
             queue_ttl=queue_ttl,
+            recipient_limit=_check_recipient_limit(recipient_limit),
         )
         await self._store.create_workspace(workspace)
         return workspace
@@ -110,6 +115,18 @@ class AdminMixin:
         ``failed`` (default 10 minutes); messages queued already keep the TTL they got."""
         _check_queue_ttl(queue_ttl)
         workspace = replace(await self.get_workspace(workspace_id), queue_ttl=queue_ttl)
+        await self._store.update_workspace(workspace)
+        return workspace
+
+    async def set_recipient_limit(
+        self, workspace_id: str, recipient_limit: RecipientLimit | str | None
+    ) -> Workspace:
+        """D28's flood guard: at most ``recipient_limit`` messages to one recipient per
+        window (a :class:`RecipientLimit`, or its text form such as ``"10/1h"``); ``None``
+        (or ``"off"``) turns it off. Past it a send is 429 ``RECIPIENT_RATE_LIMITED``. The
+        new limit applies at once, to the messages already sent in the window too."""
+        limit = _check_recipient_limit(recipient_limit)
+        workspace = replace(await self.get_workspace(workspace_id), recipient_limit=limit)
         await self._store.update_workspace(workspace)
         return workspace
 
@@ -376,6 +393,16 @@ def _allowlist_entry(cidr: str) -> str:
     if isinstance(cidr, str) and cidr != cidr.strip():
         raise RequestInvalid.for_field("cidr", "must not have spaces around it")
     return normalize_allowlist_entry(cidr)
+
+
+def _check_recipient_limit(limit: RecipientLimit | str | None) -> RecipientLimit | None:
+    if isinstance(limit, str):
+        return parse_recipient_limit(limit)
+    if limit is not None and not isinstance(limit, RecipientLimit):
+        raise RequestInvalid.for_field(
+            "recipient_limit", "must be a RecipientLimit, N/WINDOW text (e.g. 10/1h) or None"
+        )
+    return limit
 
 
 def _check_queue_ttl(queue_ttl: timedelta) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from ._types import (
     CHANNEL_OF,
     AttemptStatus,
@@ -72,6 +73,8 @@ class Workspace:
     retry_unavailable: bool = False
     #: D7: how long after the send a queued message is retried before it ends ``failed``.
     queue_ttl: timedelta = DEFAULT_QUEUE_TTL
+    #: D28: at most this many messages to one recipient per window; ``None`` turns it off.
+    recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
-    │   └── QuotaExceeded                   QUOTA_EXCEEDED
+    │   ├── QuotaExceeded                   QUOTA_EXCEEDED
+    │   └── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     └── VaultError                      500 INTERNAL_ERROR
@@ -43,7 +44,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from ._flood_guard import RecipientRefusal
 
 __all__ = [
     "AlreadyExists",
@@ -66,6 +70,7 @@ __all__ = [
     "ProviderUnavailable",
     "QuotaExceeded",
     "RateLimited",
+    "RecipientRateLimited",
     "RequestInvalid",
     "ResourceNotFound",
     "SenderNotApproved",
@@ -257,6 +262,29 @@ class RateLimited(TooManyRequests):
 class QuotaExceeded(TooManyRequests):
     code = "QUOTA_EXCEEDED"
     default_message = "The workspace's monthly message quota is used up."
+
+
+class RecipientRateLimited(TooManyRequests):
+    """D28: the recipient has had the workspace's limit of messages in its window (the
+    per-recipient flood guard). Nothing was stored or sent for it.
+
+    ``retry_after``: seconds until the window lets one more message through. ``refusals``
+    (from the store) name each recipient over its limit and how many more it may get now,
+    so a bulk refuses only the items past the limit.
+    """
+
+    code = "RECIPIENT_RATE_LIMITED"
+    default_message = "This recipient has had too many messages; try again later."
+
+    def __init__(
+        self,
+        message: str | None = None,
+        retry_after: float = 1.0,
+        refusals: Sequence[RecipientRefusal] = (),
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.refusals: tuple[RecipientRefusal, ...] = tuple(refusals)
 
 
 class ProviderUnavailable(MessagingError, ConnectionError):

@@ -39,12 +39,14 @@ from ._errors import (
     ProviderNotConnected,
     ProviderUnavailable,
     QuotaExceeded,
+    RecipientRateLimited,
     RequestInvalid,
     ResourceNotFound,
     StorageUnavailable,
     TemplateNotFound,
     Unauthorized,
 )
+from ._flood_guard import items_over_limit
 from ._ids import new_id
 from ._keys import hash_api_key, parse_api_key
 from ._lifecycle import is_write_ahead
@@ -312,7 +314,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             job = Job(job_id, to, text, auth.workspace_id, provider_template)
             jobs.append((index, job))
             records.append(self._new_record(auth, plan, job))
-        check = await self._accept(auth, records, len(jobs), idempotency)
+        check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         queue = auth.workspace.retry_unavailable
         await dispatch(
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency
@@ -456,9 +458,36 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         check = self._lifecycle.submit_check(records)
         charge = self._quota_charge(auth, records, units, limit=auth.workspace.monthly_quota)
         work = [check] if check is not None else []
-        if not await self._store.accept_messages(records, work=work, quota=charge, claim=claim):
+        limit = auth.workspace.recipient_limit  # D28, checked in the same transaction
+        if not await self._store.accept_messages(
+            records, work=work, quota=charge, claim=claim, recipient_limit=limit
+        ):
             raise QuotaExceeded
         return check
+
+    async def _accept_bulk(
+        self,
+        auth: Principal,
+        plan: _Plan,
+        records: list[MessageRecord],
+        jobs: list[tuple[int, Job]],
+        claim: IdempotencyClaim | None,
+    ) -> tuple[WorkItem | None, list[tuple[int, Job]]]:
+        """:meth:`_accept` for a bulk, where an item past its recipient's flood-guard limit
+        (D28) fails alone: it is stored ``failed`` with ``RECIPIENT_RATE_LIMITED`` (in
+        ``records``) and left out of the jobs returned, and the rest are written ahead."""
+        while True:
+            try:
+                return await self._accept(auth, records, len(jobs), claim), jobs
+            except RecipientRateLimited as error:
+                # Each round refuses at least one more item, so this ends.
+                over = items_over_limit(error, [(index, job.to) for index, job in jobs])
+                if not over:
+                    raise
+                jobs = [(index, job) for index, job in jobs if index not in over]
+                for index, refusal in over.items():
+                    job_id, to = records[index].job_id, records[index].to
+                    records[index] = self._rejected_item(auth, plan, job_id, to, refusal.error())
 
     async def _store_outcome(
         self,

@@ -165,6 +165,7 @@ class SyncMessenger:
     set_monthly_quota = _blocking(Messenger.set_monthly_quota)
     set_retry_unavailable = _blocking(Messenger.set_retry_unavailable)
     set_queue_ttl = _blocking(Messenger.set_queue_ttl)
+    set_recipient_limit = _blocking(Messenger.set_recipient_limit)
     quota_usage = _blocking(Messenger.quota_usage)
     create_api_key = _blocking(Messenger.create_api_key)
     list_api_keys = _blocking(Messenger.list_api_keys)

@@ -12,15 +12,15 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from unified_messaging._domain import MessageRecord, Workspace
-from unified_messaging.store._sql_rows import message_row
-from unified_messaging.store._tables import messages, metadata
+from unified_messaging.store._sql_rows import message_row, workspace_row
+from unified_messaging.store._tables import messages, metadata, workspaces
 from unified_messaging.store.migrations import VERSION_TABLE
 from unified_messaging.store.sql import migrate
 
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0006"
+HEAD = "0007"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -70,11 +70,7 @@ async def test_a_database_at_the_first_revision_keeps_its_rows(sql_database: Dat
     assert revision == FIRST
     assert not WEBHOOK_TABLES & tables
     workspace = Workspace("ws_old", "Before the upgrade", datetime(2025, 12, 1, tzinfo=UTC))
-    old = sql_database.store(migrate=False)
-    try:
-        await old.create_workspace(workspace)
-    finally:
-        await old.close()
+    await _insert_old_workspace(sql_database, workspace)
 
     upgraded = sql_database.store()
     try:
@@ -107,11 +103,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
 ) -> None:
     await _migrate(sql_database, SECOND)
     created = datetime(2026, 1, 5, tzinfo=UTC)
-    old = sql_database.store(migrate=False)
-    try:
-        await old.create_workspace(Workspace("ws_old", "Before", created))
-    finally:
-        await old.close()
+    await _insert_old_workspace(sql_database, Workspace("ws_old", "Before", created))
     record = MessageRecord(
         job_id="msg_old", workspace_id="ws_old", livemode=True, status="sent",
         to="+905551234567", channel="sms", provider="sms_a", created_at=created,
@@ -137,3 +129,16 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
         await upgraded.close()
     revision, _, differences = await _inspect(sql_database)
     assert (revision, differences) == (HEAD, [])
+
+
+async def _insert_old_workspace(sql_database: Database, workspace: Workspace) -> None:
+    """A workspace row as an old revision holds it: without the columns added later
+    (the flood guard's, revision 0007), which the upgrade fills with the default."""
+    row = workspace_row(workspace)
+    del row["recipient_limit"], row["recipient_window_ms"]
+    engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(sa.insert(workspaces).values(row))
+    finally:
+        await engine.dispose()

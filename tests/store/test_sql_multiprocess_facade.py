@@ -27,7 +27,11 @@ async def test_four_processes_send_with_an_exact_shared_quota(sql_database: Data
     store = sql_database.store()
     admin = Messenger(store, vault=Vault.from_spec(spec))  # system clock, as the senders
     async with admin:
-        workspace = await admin.create_workspace("multi-process", monthly_quota=QUOTA)
+        workspace = await admin.create_workspace(
+            "multi-process",
+            monthly_quota=QUOTA,
+            recipient_limit=None,  # one number, many sends
+        )
         await admin.add_connection(
             workspace.id,
             "sms_a",

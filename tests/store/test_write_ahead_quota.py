@@ -16,6 +16,7 @@ import pytest
 
 from unified_messaging import AlreadyExists, ManualClock, Messenger, Vault, generate_key_spec
 from unified_messaging._domain import Connection, MessageRecord
+from unified_messaging._flood_guard import RecipientLimit
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import IdempotencyClaim, QuotaCharge, Store, WorkItem
 from unified_messaging.testing import Outbox
@@ -38,9 +39,12 @@ class InsertFails:
         work: Sequence[WorkItem] = (),
         quota: QuotaCharge | None = None,
         claim: IdempotencyClaim | None = None,
+        recipient_limit: RecipientLimit | None = None,
     ) -> bool:
         rows = [*messages, messages[0]] if self.armed else list(messages)
-        return await self.inner.accept_messages(rows, work=work, quota=quota, claim=claim)
+        return await self.inner.accept_messages(
+            rows, work=work, quota=quota, claim=claim, recipient_limit=recipient_limit
+        )
 
 
 async def test_a_failed_write_ahead_leaves_the_quota_as_it_was(store: Store) -> None:

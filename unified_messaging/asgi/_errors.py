@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Final
@@ -20,7 +21,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._errors import MessagingError, ProviderUnavailable, RequestInvalid, Unauthorized
+from .._errors import (
+    MessagingError,
+    ProviderUnavailable,
+    RecipientRateLimited,
+    RequestInvalid,
+    Unauthorized,
+)
 
 __all__ = [
     "JSON_MEDIA_TYPE",
@@ -74,6 +81,9 @@ def error_response(error: MessagingError, headers: Mapping[str, str] | None = No
     all_headers = dict(headers or {})
     if isinstance(error, Unauthorized):
         all_headers.update(_CHALLENGE)
+    if isinstance(error, RecipientRateLimited):
+        # D28: whole seconds, rounded up, so a client that waits them is never early.
+        all_headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
     return Response(
         json_bytes(error_body(error)),
         status_code=error.http_status,

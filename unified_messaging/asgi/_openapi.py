@@ -161,7 +161,7 @@ _POST_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     **_ACCESS_ERRORS,
     409: ["IDEMPOTENCY_CONFLICT", "IDEMPOTENCY_IN_PROGRESS"],
     413: ["PAYLOAD_TOO_LARGE"],
-    429: ["RATE_LIMITED", "QUOTA_EXCEEDED"],
+    429: ["RATE_LIMITED", "QUOTA_EXCEEDED", "RECIPIENT_RATE_LIMITED"],
     **_SERVER_ERRORS,
 }
 _SEND_ERRORS: Final[Mapping[int, Sequence[str]]] = {

@@ -26,6 +26,7 @@ from ._records import (
 )
 
 if TYPE_CHECKING:
+    from .._flood_guard import RecipientLimit
     from .._messenger import Messenger
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
@@ -52,8 +53,12 @@ def add_workspaces(commands: Subparsers) -> None:
         "instead of 502",
     )
     _queue_ttl(create)
+    _recipient_limit(create)
     update = add_command(
-        group, "update", help="change a workspace's D7 settings", run=admin_command(_update)
+        group,
+        "update",
+        help="change a workspace's D7 settings and flood guard",
+        run=admin_command(_update),
     )
     update.add_argument("workspace_id", metavar="WORKSPACE_ID")
     retry = update.add_mutually_exclusive_group()
@@ -71,6 +76,7 @@ def add_workspaces(commands: Subparsers) -> None:
         help="answer 502 when no provider is reachable",
     )
     _queue_ttl(update)
+    _recipient_limit(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
@@ -79,16 +85,32 @@ def _queue_ttl(parser: argparse.ArgumentParser) -> None:
                         help="how long queued messages are retried (D7; default 600)")  # fmt: skip
 
 
+def _recipient_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--recipient-limit",
+        metavar="N/WINDOW",
+        help="flood guard (D28): at most N messages to one recipient per WINDOW, e.g. 10/1h "
+        "(the default), 5/10m, 3/90s; off turns it off",
+    )
+
+
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
-                     "created_at": "created"}  # fmt: skip
+                     "recipient_limit": "recipient limit", "created_at": "created"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
     from .._domain import DEFAULT_QUEUE_TTL
+    from .._flood_guard import DEFAULT_RECIPIENT_LIMIT, parse_recipient_limit
 
+    limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
+    if args.recipient_limit is not None:
+        limit = parse_recipient_limit(args.recipient_limit)
     workspace = await m.create_workspace(
-        args.name, monthly_quota=args.monthly_quota, queue_ttl=args.queue_ttl or DEFAULT_QUEUE_TTL
+        args.name,
+        monthly_quota=args.monthly_quota,
+        queue_ttl=args.queue_ttl or DEFAULT_QUEUE_TTL,
+        recipient_limit=limit,
     )
     if args.retry_unavailable:
         workspace = await m.set_retry_unavailable(workspace.id, True)
@@ -96,9 +118,16 @@ async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _update(m: Messenger, args: argparse.Namespace) -> Report:
+    from .._flood_guard import parse_recipient_limit
+
     workspace = await m.get_workspace(args.workspace_id)
-    if args.queue_ttl is not None:  # checked first: a refused TTL changes nothing
+    # Every value is read before anything changes: a refused one changes nothing.
+    new_limit = args.recipient_limit
+    limit = parse_recipient_limit(new_limit) if new_limit is not None else None
+    if args.queue_ttl is not None:
         workspace = await m.set_queue_ttl(workspace.id, args.queue_ttl)
+    if new_limit is not None:
+        workspace = await m.set_recipient_limit(workspace.id, limit)
     if args.retry_unavailable is not None:
         workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)

@@ -34,6 +34,8 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "monthly_quota": workspace.monthly_quota,
         "retry_unavailable": workspace.retry_unavailable,
         "queue_ttl": workspace.queue_ttl.total_seconds(),
+        # D28, in the form --recipient-limit takes: "10/1h", or "off".
+        "recipient_limit": str(workspace.recipient_limit or "off"),
         "created_at": iso(workspace.created_at),
     }
 

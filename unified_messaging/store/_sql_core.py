@@ -14,8 +14,10 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
-from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
+from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited, ResourceNotFound
+from .._flood_guard import RecipientLimit
 from ._sql_base import SqlBase
+from ._sql_guard import recipients_over
 from ._sql_rows import (
     api_key_from,
     api_key_row,
@@ -280,12 +282,16 @@ class CoreMixin(SqlBase):
         work: Sequence[WorkItem] = (),
         quota: QuotaCharge | None = None,
         claim: IdempotencyClaim | None = None,
+        recipient_limit: RecipientLimit | None = None,
     ) -> bool:
         rows = [message_row(m) for m in messages]
         job_ids = [m.job_id for m in messages]
         owners = sorted({m.workspace_id for m in messages})
 
-        def accept(conn: sa.Connection) -> bool:
+        def accept(conn: sa.Connection) -> bool | RecipientRateLimited:
+            over = recipients_over(conn, self._dialect, messages, recipient_limit)  # D28
+            if over is not None:
+                return over
             if quota is not None and not self._take_quota(conn, quota):
                 return False
             if claim is not None:
@@ -295,11 +301,14 @@ class CoreMixin(SqlBase):
             self._follow_ups(conn, work, ())
             return True
 
-        return await self._transact(
+        accepted = await self._transact(
             accept,
             exists="A message with this job id already exists.",
             missing=f"Workspace {', '.join(owners)} not found.",
         )
+        if isinstance(accepted, RecipientRateLimited):
+            raise accepted
+        return accepted
 
     async def finish_messages(
         self,

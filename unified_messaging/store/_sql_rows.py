@@ -23,6 +23,7 @@ from .._domain import (
     Template,
     Workspace,
 )
+from .._flood_guard import RecipientLimit
 from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = [
@@ -82,6 +83,7 @@ def workspace_row(workspace: Workspace) -> Values:
         "monthly_quota": workspace.monthly_quota,
         "retry_unavailable": workspace.retry_unavailable,
         "queue_ttl_ms": _ms(workspace.queue_ttl),
+        **_recipient_limit_row(workspace.recipient_limit),
     }
 
 
@@ -93,7 +95,20 @@ def workspace_from(row: RowMap) -> Workspace:
         monthly_quota=row["monthly_quota"],
         retry_unavailable=row["retry_unavailable"],
         queue_ttl=_delta(row["queue_ttl_ms"]),
+        recipient_limit=_recipient_limit_from(row),
     )
+
+
+def _recipient_limit_row(limit: RecipientLimit | None) -> Values:
+    if limit is None:
+        return {"recipient_limit": None, "recipient_window_ms": None}
+    return {"recipient_limit": limit.limit, "recipient_window_ms": _ms(limit.window)}
+
+
+def _recipient_limit_from(row: RowMap) -> RecipientLimit | None:
+    if row["recipient_limit"] is None or row["recipient_window_ms"] is None:
+        return None
+    return RecipientLimit(row["recipient_limit"], _delta(row["recipient_window_ms"]))
 
 
 _API_KEY_COLS = (

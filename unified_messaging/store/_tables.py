@@ -94,6 +94,10 @@ workspaces = sa.Table(
     sa.Column("monthly_quota", sa.BigInteger, nullable=True),
     sa.Column("retry_unavailable", sa.Boolean, nullable=False),
     sa.Column("queue_ttl_ms", sa.BigInteger, nullable=False),
+    # D28's flood guard: at most recipient_limit messages per recipient per window; both
+    # NULL when the workspace turned it off.
+    sa.Column("recipient_limit", sa.Integer, nullable=True),
+    sa.Column("recipient_window_ms", sa.BigInteger, nullable=True),
 )
 
 api_keys = sa.Table(

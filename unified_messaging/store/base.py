@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, TypeAlias, runtime_checkable
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
+from .._flood_guard import RecipientLimit
 from .._types import MessageStatus, ProviderCode
 
 __all__ = [
@@ -300,6 +301,7 @@ class Store(Protocol):
         work: Sequence[WorkItem] = (),
         quota: QuotaCharge | None = None,
         claim: IdempotencyClaim | None = None,
+        recipient_limit: RecipientLimit | None = None,
     ) -> bool:
         """The write-ahead transaction of a send, before any provider is called: insert the
         new records, queue ``work`` (the check that settles them if their outcome never
@@ -308,6 +310,11 @@ class Store(Protocol):
         ``False`` (nothing stored) if the quota has too few units left.
         :class:`IdempotencyInProgress` (nothing stored) if the claim's key is no longer
         held by ``claim.owner`` (another request took it over).
+        :class:`RecipientRateLimited` (nothing stored, checked first) if, with
+        ``recipient_limit``, the records would take a recipient past it (D28): counted from
+        the stored messages of the same workspace, mode and ``to`` created within the
+        window before each record's ``created_at`` (``_flood_guard.recipient_refusals``),
+        serialized per recipient across every process sharing the store.
         """
         ...
 

@@ -15,6 +15,8 @@ from typing import TypeVar
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
+from .._flood_guard import RecipientLimit
+from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from .base import (
     ConnectionStats,
@@ -50,6 +52,7 @@ class MemoryStore:
         self._endpoints: dict[str, WebhookEndpoint] = {}
         self._deliveries: dict[str, WebhookDelivery] = {}
         self._refs: dict[tuple[str, str], ProviderRef] = {}
+        self._recipients = RecipientIndex()
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -179,6 +182,7 @@ class MemoryStore:
         work: Sequence[WorkItem] = (),
         quota: QuotaCharge | None = None,
         claim: IdempotencyClaim | None = None,
+        recipient_limit: RecipientLimit | None = None,
     ) -> bool:
         with self._lock:
             # Every check before any change: all or nothing.
@@ -187,6 +191,7 @@ class MemoryStore:
                 raise AlreadyExists("A message with this job id already exists.")
             for workspace_id in {m.workspace_id for m in messages}:
                 self._require(self._workspaces, workspace_id, "Workspace")
+            self._recipients.check(messages, recipient_limit)  # D28
             if quota is not None and not self._quota_fits(quota):
                 return False
             if claim is not None:
@@ -199,6 +204,7 @@ class MemoryStore:
                 self._add_quota(quota)
             for message in messages:
                 self._messages[message.job_id] = message
+            self._recipients.add(messages)
             self._follow_ups(work, ())
             return True
 

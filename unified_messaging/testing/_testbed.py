@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from .._clock import Clock, ManualClock
 from .._domain import Workspace
+from .._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._messenger import Messenger, Principal
 from .._types import ALL_PROVIDERS
 from ..providers.simulator import SimulatorSettings
@@ -56,8 +57,14 @@ async def create_testbed(
     sender: str = DEFAULT_TEST_SENDER,
     report_delay: timedelta = timedelta(0),
     messenger: Messenger | None = None,
+    recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
 ) -> TestBed:
-    """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one."""
+    """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one.
+
+    ``recipient_limit``: the workspace's flood guard (D28), on with the default as in
+    production, so a host application can test its handling of ``RECIPIENT_RATE_LIMITED``;
+    ``None`` turns it off for tests that send many messages to one number.
+    """
     outbox = outbox if outbox is not None else Outbox()
     if messenger is None:
         clock = clock or ManualClock()
@@ -67,7 +74,7 @@ async def create_testbed(
             on_simulated=outbox.record,
         )
     await messenger.open()
-    workspace = await messenger.create_workspace("test workspace")
+    workspace = await messenger.create_workspace("test workspace", recipient_limit=recipient_limit)
     for code in ALL_PROVIDERS:
         await messenger.add_connection(
             workspace.id, code, default_sender=sender, approved_senders=(sender,)
@@ -83,12 +90,19 @@ def build_testbed(
     outbox: Outbox | None = None,
     sender: str = DEFAULT_TEST_SENDER,
     report_delay: timedelta = timedelta(0),
+    recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
 ) -> TestBed:
     """:func:`create_testbed` for synchronous code (fixtures, Django/Flask test setup).
 
     The set-up runs on a private thread with its own loop, so it works whether or not the
     caller's thread already has an event loop running.
     """
-    coroutine = create_testbed(clock=clock, outbox=outbox, sender=sender, report_delay=report_delay)
+    coroutine = create_testbed(
+        clock=clock,
+        outbox=outbox,
+        sender=sender,
+        report_delay=report_delay,
+        recipient_limit=recipient_limit,
+    )
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
