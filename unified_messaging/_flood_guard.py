@@ -66,7 +66,7 @@ MAX_WINDOW: Final = timedelta(days=7)
 
 _FIELD: Final = "recipient_limit"
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_TEXT: Final = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*([smhd]?)\s*", re.IGNORECASE)
+_TEXT: Final = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*([smhd]?)\s*", re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
