@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from unified_messaging import Messenger
+from unified_messaging import Messenger, Vault
 from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
@@ -66,10 +66,11 @@ async def new_bed(url: str | None) -> TestBed:
     # Reports are pushed by the benchmark, not simulated: keep the simulated ones far away.
     messenger = Messenger(
         store_from_url(url),
+        vault=Vault.generate(),
         simulator_settings=SimulatorSettings(report_delay=timedelta(days=1)),
         webhook_policy=TargetPolicy(allow_private=True),
     )
-    return await create_testbed(messenger=messenger)
+    return await create_testbed(messenger=messenger, recipient_limit=None)  # no D28 guard
 
 
 async def sent_message_ids(bed: TestBed, count: int) -> list[str]:
