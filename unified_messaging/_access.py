@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from ._clock import Clock
 from ._domain import ApiKey
 from ._errors import IpNotAllowed, RateLimited, RequestInvalid
+from ._log_context import bind_log_context
 from ._ratelimit import RateLimitDecision, RateLimiter, RateLimitPolicy
 from .store.base import Store
 
@@ -145,6 +146,7 @@ class AccessMixin:
         :class:`~unified_messaging.IpNotAllowed` or :class:`RateLimitRefused`.
         """
         principal = await self.authenticate(api_key)
+        bind_log_context(workspace_id=principal.workspace_id)  # for this request's log lines
         await self.check_client_ip(principal.workspace_id, client_ip)
         assert principal.key is not None  # authenticate always names the key it resolved
         decision = await self.hit_rate_limit(principal.key)

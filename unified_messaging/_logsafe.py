@@ -7,6 +7,9 @@ errors). Two things must never follow it into a log:
   Unicode line separators and unpaired surrogates are written as ``\\n``, ``\\x1b``,
   ``\\ud800``…, so one record is one line, whatever the client sent (a traceback keeps its
   line breaks, indented, so none of its lines can pass for a record);
+* **phone numbers**: 10-15 digits (with ``+`` or ``%2B`` or neither) keep their last four,
+  ``+90*******4567``, enough to tell recipients apart and not to reach one; ``serve
+  --log-full-numbers`` (``SafeLogFilter(full_numbers=True)``) keeps them for debugging;
 * **secrets**: the token segment of ``/v1/dlr/{connection_id}/{token}``, query parameters
   whose name says they carry a credential (``api_key``, ``token``, ``hub.verify_token``,
   ``signature``, ``password``…), our own API keys (``um_live_…``, ``um_test_…``), webhook
@@ -24,7 +27,14 @@ import textwrap
 from typing import Final
 from urllib.parse import unquote_plus
 
-__all__ = ["MASK", "SafeLogFilter", "escape_controls", "mask_secrets", "safe_log_text"]
+__all__ = [
+    "MASK",
+    "SafeLogFilter",
+    "escape_controls",
+    "mask_numbers",
+    "mask_secrets",
+    "safe_log_text",
+]
 
 MASK: Final = "***"
 
@@ -37,6 +47,8 @@ _QUERY_PARAM = re.compile(r"([?&;])([^=&?#;\s\"']+)=([^&#;\s\"']*)")
 _API_KEY = re.compile(r"\bum_(live|test)_[A-Za-z0-9]+")
 _WEBHOOK_SECRET = re.compile(r"\bwhsec_[A-Za-z0-9+/=_-]+")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+# Not inside a longer word or number: ids such as msg_01J... are left alone.
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_])(\+|%2[Bb])?([0-9]{6,11})([0-9]{4})(?![0-9A-Za-z_])")
 # A parameter is secret when its (decoded, lower-cased) name ends with one of these: that
 # covers api_key, apikey, x-api-key, key, token, access_token, hub.verify_token, secret,
 # client_secret, password, signature, sig, auth, authorization… and over-masks a little.
@@ -75,10 +87,16 @@ def mask_secrets(text: str) -> str:
     return _BEARER.sub(rf"\g<1>{MASK}", text)
 
 
-def safe_log_text(text: str, *, keep_newlines: bool = False) -> str:
+def mask_numbers(text: str) -> str:
+    """``text`` with every phone-number-like run of 10-15 digits cut to its last four."""
+    return _NUMBER.sub(_mask_number, text)
+
+
+def safe_log_text(text: str, *, keep_newlines: bool = False, full_numbers: bool = False) -> str:
     """``text`` as it may be logged: escaped first, so a mask also covers what a control
     character was hiding behind."""
-    return mask_secrets(escape_controls(text, keep_newlines=keep_newlines))
+    text = mask_secrets(escape_controls(text, keep_newlines=keep_newlines))
+    return text if full_numbers else mask_numbers(text)
 
 
 class SafeLogFilter(logging.Filter):
@@ -91,43 +109,53 @@ class SafeLogFilter(logging.Filter):
 
     _DONE: Final = "_unified_messaging_safe"
 
+    def __init__(self, name: str = "", *, full_numbers: bool = False) -> None:
+        super().__init__(name)
+        self.full_numbers = full_numbers
+
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, self._DONE, False):
             return True
         setattr(record, self._DONE, True)
         if record.name == "uvicorn.access" and isinstance(record.args, tuple):
-            record.args = tuple(_safe_arg(arg) for arg in record.args)
+            record.args = tuple(_safe_arg(arg, self.full_numbers) for arg in record.args)
         else:
-            _render_safely(record)
+            _render_safely(record, self.full_numbers)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = _safe_block(record.exc_text)
+            record.exc_text = _safe_block(record.exc_text, self.full_numbers)
         if record.stack_info:
-            record.stack_info = _safe_block(record.stack_info)
+            record.stack_info = _safe_block(record.stack_info, self.full_numbers)
         return True
 
 
-def _safe_block(text: str) -> str:
+def _safe_block(text: str, full_numbers: bool) -> str:
     # A traceback keeps its line breaks, but an exception's message may carry client text
     # with its own: indented, no line of the block can pass for a record of its own.
-    return textwrap.indent(safe_log_text(text, keep_newlines=True), "  ")
+    safe = safe_log_text(text, keep_newlines=True, full_numbers=full_numbers)
+    return textwrap.indent(safe, "  ")
 
 
-def _render_safely(record: logging.LogRecord) -> None:
+def _render_safely(record: logging.LogRecord, full_numbers: bool) -> None:
     try:
         message = record.getMessage()
     except (TypeError, ValueError):
         # A broken format: leave it for the handler, which reports it the usual way.
         return
-    record.msg = safe_log_text(message)
+    record.msg = safe_log_text(message, full_numbers=full_numbers)
     record.args = None
     # uvicorn's coloured variant would re-format the raw arguments dropped above.
     record.__dict__.pop("color_message", None)
 
 
-def _safe_arg(arg: object) -> object:
-    return safe_log_text(arg) if isinstance(arg, str) else arg
+def _safe_arg(arg: object, full_numbers: bool) -> object:
+    return safe_log_text(arg, full_numbers=full_numbers) if isinstance(arg, str) else arg
+
+
+def _mask_number(match: re.Match[str]) -> str:
+    plus, hidden, last = match.groups()
+    return f"{plus or ''}{'*' * len(hidden)}{last}"
 
 
 def _escape(match: re.Match[str]) -> str:

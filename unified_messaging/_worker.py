@@ -32,6 +32,7 @@ from typing import Final
 
 from ._clock import Clock
 from ._ids import new_id
+from ._log_context import bind_log_context
 from .store.base import Store, WorkItem
 
 __all__ = ["DEFAULT_LEASE", "Handler", "Lease", "Worker", "current_lease", "error_backoff"]
@@ -218,6 +219,7 @@ class Worker:
         # Each item runs in a task of its own, so the context variable is the item's alone.
         until = item.lease_until or self._clock.now() + self._lease
         _CURRENT_LEASE.set(Lease(self.worker_id, until, running))
+        _bind_item_log_context(item)
         try:
             await self._run_one(item)
         finally:
@@ -243,3 +245,16 @@ class Worker:
             except Exception:
                 # The lease runs out and the item is claimed again: at least once.
                 logger.exception("could not record the end of work item %s", item.id)
+
+
+def _bind_item_log_context(item: WorkItem) -> None:
+    """What the item's log lines are about: its message, workspace and provider, where the
+    item names them (a webhook delivery's ``ref`` is the delivery, not a message)."""
+    payload = item.payload
+
+    def text(name: str) -> str | None:
+        value = payload.get(name)
+        return value if isinstance(value, str) else None
+
+    job_id = item.ref if item.ref.startswith("msg_") else text("job_id")
+    bind_log_context(job_id=job_id, workspace_id=text("workspace_id"), provider=text("provider"))

@@ -16,6 +16,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._ids import new_id
+from .._log_context import bind_log_context
 from .._logsafe import safe_log_text
 from ._errors import internal_error_response
 
@@ -53,6 +54,7 @@ class RequestIdMiddleware:
             return
         rid = _incoming(scope) or new_id("req")
         scope[_SCOPE_KEY] = rid
+        bind_log_context(request_id=rid)  # this request's task only
         started = False
 
         async def send_with_id(message: Message) -> None:

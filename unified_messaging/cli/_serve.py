@@ -14,7 +14,6 @@ handler of the log config made here.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import logging
 import signal
@@ -23,10 +22,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._domain import DEFAULT_SUBMIT_TIMEOUT
-from .._logsafe import SafeLogFilter
 from .._types import ALL_PROVIDERS
 from ._args import (
     CommandFailed,
@@ -38,6 +36,7 @@ from ._args import (
 )
 from ._context import SERVER_CACHE_TTL, load_vault, open_store, rate_limiter, webhook_policy
 from ._heap import settle_heap
+from ._logging import add_log_options, log_config
 from ._output import JsonObject, Report, emit
 from ._serve_limits import (
     DEFAULT_BODY_TIMEOUT,
@@ -98,6 +97,7 @@ def add_serve(commands: Subparsers) -> None:
         default="info",
         help="uvicorn's log level (default info)",
     )
+    add_log_options(parser)
     parser.add_argument(
         "--submit-timeout",
         type=positive_seconds,
@@ -207,7 +207,7 @@ async def _serve(args: argparse.Namespace) -> None:
             port=args.port,
             lifespan="on",
             log_level=args.log_level,
-            log_config=_log_config(),
+            log_config=log_config(args.log_format, full_numbers=args.log_full_numbers),
             # The app decides whom to believe about X-Forwarded-For (D18, --trusted-proxy);
             # uvicorn's own proxy handling would rewrite the client address before it looks.
             proxy_headers=False,
@@ -307,24 +307,6 @@ def _base_url(host: str, port: int, *, local: bool = True) -> str:
     if ":" in shown:
         shown = f"[{shown}]"
     return f"http://{shown}:{port}"
-
-
-def _log_config() -> dict[str, Any]:
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = copy.deepcopy(LOGGING_CONFIG)
-    # Access lines go to stderr with the rest of the logs: stdout is the command's output.
-    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    # Every line, ours and uvicorn's, has client text escaped and secrets masked.
-    config["filters"] = {"safe": {"()": SafeLogFilter}}
-    for handler in config["handlers"].values():
-        handler["filters"] = ["safe"]
-    # Our own loggers (and asyncio's) through the same handler, instead of logging's
-    # last-resort one, which no filter reaches.
-    config["loggers"]["unified_messaging"] = {"handlers": ["default"], "level": "INFO"}
-    config["loggers"]["unified_messaging"]["propagate"] = False
-    config["root"] = {"handlers": ["default"], "level": "WARNING"}
-    return config
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import SERVER_CACHE_TTL, load_vault, open_store, webhook_policy
 from ._heap import settle_heap
+from ._logging import add_log_options, log_config
 from ._output import Report, emit
 
 __all__ = ["add_worker"]
@@ -56,6 +57,7 @@ def add_worker(commands: Subparsers) -> None:
         metavar="SECONDS",
         help="how long an item is held before another worker may take it (default 120)",
     )
+    add_log_options(parser)
 
 
 def _schedule(text: str) -> tuple[timedelta, ...]:
@@ -67,7 +69,9 @@ def _schedule(text: str) -> tuple[timedelta, ...]:
 
 def _run(args: argparse.Namespace) -> int:
     import asyncio
+    import logging.config
 
+    logging.config.dictConfig(log_config(args.log_format, full_numbers=args.log_full_numbers))
     asyncio.run(_work(args))
     return 0
 
