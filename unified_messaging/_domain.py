@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from ._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from ._types import (
     CHANNEL_OF,
@@ -122,6 +123,8 @@ class Connection:
     base_url: str | None = None
     #: Secret path token of this connection's delivery-report URL (D20).
     dlr_token: str = field(default="", repr=False)
+    #: D26: when this connection's circuit breaker opens and how long it stays open.
+    breaker: BreakerPolicy = DEFAULT_BREAKER_POLICY
 
     @property
     def channel(self) -> Channel:

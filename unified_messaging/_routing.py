@@ -8,6 +8,12 @@ Each job is tried on the first hop; the jobs a hop rejects or cannot reach move 
 hop, all together, so a batch-capable provider still gets one request per batch at every
 hop. Trying stops at the first ``accepted`` and at a ``recipient_failed`` (another provider
 would refuse the recipient too). Every try is an :class:`Attempt`, in order.
+
+With ``breakers`` (D26, live sends), each hop asks its connection's circuit breaker first:
+an open (or paused) connection is skipped with no network call, every job getting an
+``unavailable`` attempt with ``PROVIDER_CIRCUIT_OPEN``, and the jobs move on at once. A
+half-open connection takes one job as its probe; the others move on. What the calls said is
+handed back to the breaker.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from ._breaker import CIRCUIT_OPEN, Admission, Breakers
 from ._clock import Clock
 from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
@@ -147,22 +154,35 @@ async def dispatch(
     clock: Clock,
     concurrency: int,
     first_attempt: int = 0,
+    breakers: Breakers | None = None,
 ) -> None:
     """Route every job through ``hops``; results are left on each job.
 
     ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
     continues the count of the message's attempts (providers and the simulator see it).
+    ``breakers``: the circuit breakers to consult per hop (D26); ``None`` calls every hop.
     """
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
     for index, hop in enumerate(hops):
         if not pending:
             return
-        requests = [job.request_for(hop, first_attempt + index) for job in pending]
-        outcomes = await _submit_all(hop.adapter, requests, limiter)
+        calling, skipped = pending, []
+        admission: Admission | None = None
+        if breakers is not None:
+            admission = await breakers.allow(hop.connection)
+            if not admission.allowed:
+                calling, skipped = [], pending
+            elif admission.probe:
+                calling, skipped = pending[:1], pending[1:]
+        requests = [job.request_for(hop, first_attempt + index) for job in calling]
+        outcomes = await _submit_all(hop.adapter, requests, limiter) if requests else []
+        if breakers is not None and admission is not None and outcomes:
+            await breakers.record(hop.connection, outcomes, admission)
         now = clock.now()
+        skip = _skipped(admission)
         moving_on: list[Job] = []
-        for job, outcome in zip(pending, outcomes, strict=True):
+        for job, outcome in [*zip(calling, outcomes, strict=True), *((j, skip) for j in skipped)]:
             job.attempts.append(_attempt(hop, outcome, now))
             job.last_outcome = outcome
             job.outcome_kinds.append(outcome.kind)
@@ -170,6 +190,16 @@ async def dispatch(
             if outcome.kind in ("rejected", "unavailable"):
                 moving_on.append(job)
         pending = moving_on
+
+
+def _skipped(admission: Admission | None) -> SubmitOutcome:
+    """The outcome of a job the breaker kept from the hop: ``unavailable`` (D7 applies)."""
+    refusal = admission.refusal if admission is not None else None
+    if refusal is None:  # a half-open hop's other jobs: its one probe is out
+        return SubmitOutcome.unavailable(
+            "Not called: the circuit is half-open and its one probe is out.", code=CIRCUIT_OPEN
+        )
+    return SubmitOutcome.unavailable(refusal.message, code=refusal.code)
 
 
 def _attempt(hop: Hop, outcome: SubmitOutcome, now: datetime) -> Attempt:

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
+from .._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from .._domain import (
     ApiKey,
     Attempt,
@@ -152,6 +153,9 @@ def connection_row(connection: Connection) -> Values:
         "turkish_shift": connection.turkish_shift,
         "base_url": connection.base_url,
         "dlr_token": connection.dlr_token,
+        "breaker_policy": (
+            None if connection.breaker == DEFAULT_BREAKER_POLICY else connection.breaker.to_json()
+        ),
     }
 
 
@@ -170,7 +174,14 @@ def connection_from(row: RowMap) -> Connection:
         turkish_shift=row["turkish_shift"],
         base_url=row["base_url"],
         dlr_token=row["dlr_token"],
+        breaker=_breaker_policy(row["breaker_policy"]),
     )
+
+
+def _breaker_policy(value: object) -> BreakerPolicy:
+    if not isinstance(value, dict):
+        return DEFAULT_BREAKER_POLICY
+    return BreakerPolicy.from_json(value)
 
 
 _TEMPLATE_COLS = (

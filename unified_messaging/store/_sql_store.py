@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._sql_breaker import BreakerMixin
 from ._sql_core import CoreMixin
 from ._sql_search import SearchMixin
 from ._sql_work import WorkMixin
@@ -9,7 +10,7 @@ from ._sql_work import WorkMixin
 __all__ = ["SqlStore"]
 
 
-class SqlStore(CoreMixin, WorkMixin, SearchMixin):
+class SqlStore(CoreMixin, WorkMixin, SearchMixin, BreakerMixin):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.
 

@@ -24,6 +24,7 @@ __all__ = [
     "UtcDateTime",
     "allowlist",
     "api_keys",
+    "breakers",
     "connections",
     "due_work",
     "idempotency",
@@ -132,6 +133,8 @@ connections = sa.Table(
     sa.Column("turkish_shift", sa.Boolean, nullable=False),
     sa.Column("base_url", _Text, nullable=True),
     sa.Column("dlr_token", _Text, nullable=False),
+    # D26: the breaker's thresholds, NULL for the defaults.
+    sa.Column("breaker_policy", _Json, nullable=True),
     # Leads with workspace_id, so it is also the index for a workspace's connections.
     sa.UniqueConstraint("workspace_id", "provider"),
     # At most one default per workspace, enforced by the database itself.
@@ -299,6 +302,16 @@ webhook_deliveries = sa.Table(
     sa.Column("updated_at", UtcDateTime, nullable=False),
     # One delivery per event per endpoint; leads with endpoint_id, so it also serves listing.
     sa.UniqueConstraint("endpoint_id", "event_id"),
+)
+
+# D26: each connection's circuit breaker, shared by every process (a JSON document and its
+# compare-and-set version); a plain keyed row, like the quota counters.
+breakers = sa.Table(
+    "um_breakers",
+    metadata,
+    sa.Column("connection_id", _Text, primary_key=True),
+    sa.Column("version", sa.BigInteger, nullable=False),
+    sa.Column("data", _Text, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol, TypeAlias, runtime_checkable
 
+from .._breaker_state import StoredBreaker
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._flood_guard import RecipientLimit
 from .._types import MessageStatus, ProviderCode
@@ -544,4 +545,14 @@ class Store(Protocol):
 
     async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
         """Oldest first."""
+        ...
+
+    # -- circuit breakers (D26): plain keyed rows, like the quota counters
+    async def get_breaker(self, connection_id: str) -> StoredBreaker | None:
+        """The connection's breaker state as stored, ``None`` if it has none."""
+        ...
+
+    async def put_breaker(self, connection_id: str, data: str, *, version: int) -> bool:
+        """Compare-and-set: store ``data`` as version ``version + 1`` if the stored version is
+        ``version`` (``0``: none stored yet); ``False``, changing nothing, if it is not."""
         ...

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from .._breaker_state import StoredBreaker
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._flood_guard import RecipientLimit
@@ -53,6 +54,7 @@ class MemoryStore:
         self._deliveries: dict[str, WebhookDelivery] = {}
         self._refs: dict[tuple[str, str], ProviderRef] = {}
         self._recipients = RecipientIndex()
+        self._breakers: dict[str, StoredBreaker] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -554,6 +556,18 @@ class MemoryStore:
     async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
         found = [d for d in self._deliveries.values() if d.endpoint_id == endpoint_id]
         return sorted(found, key=lambda d: (d.created_at, d.id))
+
+    # -- circuit breakers (D26)
+    async def get_breaker(self, connection_id: str) -> StoredBreaker | None:
+        return self._breakers.get(connection_id)
+
+    async def put_breaker(self, connection_id: str, data: str, *, version: int) -> bool:
+        with self._lock:
+            stored = self._breakers.get(connection_id)
+            if (stored.version if stored is not None else 0) != version:
+                return False
+            self._breakers[connection_id] = StoredBreaker(data, version + 1)
+            return True
 
     # -- helpers (called with the lock held where they feed a write)
     def _connections_of(self, workspace_id: str) -> list[Connection]:
