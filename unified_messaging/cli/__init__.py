@@ -29,6 +29,7 @@ from .._errors import MessagingError
 from .._version import __version__
 from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
 from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
+from ._campaign_commands import add_campaign, add_send
 from ._connection_commands import add_connections
 from ._message_commands import add_messages, add_stats
 from ._ops_commands import add_migrate, add_vault
@@ -177,6 +178,8 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_templates,
     add_allowlist,
     add_webhooks,
+    add_send,
+    add_campaign,
     add_messages,
     add_stats,
     add_vault,
