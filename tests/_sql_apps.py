@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from starlette.applications import Starlette
 
-from unified_messaging import ManualClock, Messenger
+from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import TestBed, create_testbed
 
@@ -67,7 +67,7 @@ async def _store(backend: str, directory: Path) -> AsyncIterator[SqlStore]:
 async def sql_testbed(backend: str, directory: Path) -> AsyncIterator[TestBed]:
     """A testbed whose messenger keeps everything in a fresh ``backend`` database."""
     async with _store(backend, directory) as store:
-        messenger = Messenger(store, clock=ManualClock())
+        messenger = Messenger(store, clock=ManualClock(), vault=Vault.generate())
         bed = await create_testbed(messenger=messenger)
         try:
             yield bed

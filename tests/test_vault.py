@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unified_messaging._errors import DecryptionFailed, VaultError
+from unified_messaging._errors import (
+    ConfigurationError,
+    DecryptionFailed,
+    MasterKeyError,
+    UnknownKeyId,
+    VaultError,
+)
 from unified_messaging._vault import Vault, generate_key_spec
 
 KEY1 = bytes(range(32))
@@ -207,6 +213,41 @@ def test_unknown_kid() -> None:
     assert "not configured" in str(error)
 
 
+def test_an_unknown_kid_is_a_configuration_error_naming_the_variable_and_the_kid() -> None:
+    """Issue 13.12: a token under a key the operator dropped is theirs to fix, not a bug."""
+    token = Vault([("k9", KEY2)]).encrypt(SECRET.encode(), **ids())
+    configured = Vault.from_env({"UM_MASTER_KEYS": SPEC1})
+    assert configured is not None
+
+    with pytest.raises(UnknownKeyId) as info:
+        configured.decrypt(token, **ids())
+
+    error = info.value
+    # Still a DecryptionFailed (what the webhook outbox and the adapters catch), and now
+    # also a ConfigurationError (what the CLI turns into exit 78).
+    assert isinstance(error, DecryptionFailed)
+    assert isinstance(error, ConfigurationError)
+    assert isinstance(error, MasterKeyError)
+    assert (error.key_id, error.setting) == ("k9", "UM_MASTER_KEYS")
+    assert "'k9'" in error.message
+    assert "keys from UM_MASTER_KEYS: k1" in error.message
+    assert error.http_status == 500
+    assert error.code == "INTERNAL_ERROR"
+    assert_clean(str(error))
+    assert_clean(repr(error))
+    assert token.split(".")[3] not in str(error)
+
+
+def test_an_unknown_kid_names_the_development_key_file_when_keys_come_from_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "dev.key"
+    vault = Vault.load_or_create_key_file(path)
+    token = Vault([("k9", KEY2)]).encrypt(b"x", **ids())
+    with pytest.raises(UnknownKeyId, match=r"development key file .*dev\.key \(UM_MASTER_KEYS"):
+        vault.decrypt(token, **ids())
+
+
 @pytest.mark.parametrize(
     "token",
     [
@@ -345,7 +386,7 @@ def test_standard_base64_keys_accepted() -> None:
         (f":{KEY1_B64}", "invalid key id"),
         (f"{KEY1_B64}:k1", "invalid key id"),  # swapped order: the key is not echoed
         (KEY1_B64, "no ':'"),
-        ("k1:", "not valid base64"),
+        ("k1:", "has no key after ':'"),
         (f"{SPEC1},k2:{KEY1_B64}", "hold the same key"),
     ],
 )
@@ -353,11 +394,56 @@ def test_spec_errors(spec: str, match: str) -> None:
     with pytest.raises(VaultError, match=match) as info:
         Vault.from_env({"UM_MASTER_KEYS": spec})
     assert not isinstance(info.value, DecryptionFailed)
+    assert isinstance(info.value, MasterKeyError)
+    assert info.value.setting == "UM_MASTER_KEYS"
     assert info.value.__cause__ is None
     assert "UM_MASTER_KEYS" in str(info.value)
     assert_clean(str(info.value))
     assert_clean(repr(info.value))
     assert b64e(KEY1[:16]) not in str(info.value)
+
+
+# Issue 13.12's list of malformed values, each a configuration error raised when the vault is
+# built, naming UM_MASTER_KEYS and never echoing what was given.
+MALFORMED = {
+    "only commas": (",", "entry 1 is empty"),
+    "a trailing comma": (f"{SPEC1},", "entry 2 is empty"),
+    "kid and colon only": ("k1:", "has no key after ':'"),
+    "not base64": ("k1:notbase64", "not valid base64"),
+    "16 bytes": (f"k1:{b64e(KEY2[:16])}", "must decode to 32 bytes"),
+    "duplicate kid": (f"{SPEC1},k1:{KEY2_B64}", "duplicate key id 'k1'"),
+    "space inside the key": (f"k1:{KEY2_B64[:20]} {KEY2_B64[20:]}", "not valid base64"),
+    "newline between entries": (f"{SPEC1}\nk2:{KEY2_B64}", "not valid base64"),
+    "unicode kid": (f"kı:{KEY2_B64}", "invalid key id"),
+    "full-width digit kid": (f"k１:{KEY2_B64}", "invalid key id"),
+    "unicode in the key": (f"k1:{KEY2_B64[:-1]}é", "not valid base64"),
+    "no colon": (KEY2_B64, "no ':'"),
+}
+
+
+@pytest.mark.parametrize(("spec", "match"), MALFORMED.values(), ids=MALFORMED)
+def test_malformed_um_master_keys_is_a_configuration_error(spec: str, match: str) -> None:
+    with pytest.raises(ConfigurationError, match=match) as info:
+        Vault.from_env({"UM_MASTER_KEYS": spec})
+    error = info.value
+    assert isinstance(error, MasterKeyError)
+    assert isinstance(error, VaultError)  # what callers caught before
+    assert error.setting == "UM_MASTER_KEYS"
+    assert error.message.startswith("UM_MASTER_KEYS: entry ")
+    assert "\n" not in error.message
+    for shown in (str(error), repr(error)):
+        assert_clean(shown)
+        for fragment in (KEY2_B64[:20], KEY2_B64[20:], b64e(KEY2[:16]), "notbase64", "kı", "k１"):
+            assert fragment not in shown
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+def test_blank_um_master_keys_means_unset(blank: str) -> None:
+    # As a shell's `UM_MASTER_KEYS= cmd` means: the caller decides what no keys means (the
+    # CLI's development key file, the library's refusal for a durable store).
+    assert Vault.from_env({"UM_MASTER_KEYS": blank}) is None
+    with pytest.raises(MasterKeyError, match="no master keys given"):
+        Vault.from_spec(blank, source="UM_MASTER_KEYS")
 
 
 def test_constructor_validation() -> None:

@@ -15,6 +15,8 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._access import RateLimitRefused
     from ._admin import CreatedApiKey, QuotaUsage
+    from ._breaker import BreakerHealth
+    from ._breaker_policy import BreakerPolicy
     from ._clock import Clock, ManualClock, SystemClock
     from ._delivery import IngestResult
     from ._domain import (
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         AlreadyExists,
         BodyTooLong,
         ChatUnreachable,
+        ConfigurationError,
         Conflict,
         DecryptionFailed,
         ErrorDetail,
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
         InvalidCredentials,
         InvalidRecipient,
         IpNotAllowed,
+        MasterKeyError,
         MessageNotFound,
         MessagingError,
         NotFound,
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
         TemplateVariableMissing,
         TooManyRequests,
         Unauthorized,
+        UnknownKeyId,
         Unprocessable,
         VaultError,
     )
@@ -78,10 +83,12 @@ if TYPE_CHECKING:
     )
     from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
     from ._recipients import normalize_recipient
+    from ._redis_breaker import RedisBreakerStore
     from ._sync import SyncMessenger
     from ._templates import render as render_template
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
     from ._vault import Vault, generate_key_spec
+    from ._vault_rotation import VaultRotation
     from ._webhook_admin import CreatedWebhookEndpoint
     from ._webhook_sender import TargetPolicy
     from ._worker import Worker
@@ -94,6 +101,8 @@ __all__ = [
     "Attempt",
     "AttemptOut",
     "BodyTooLong",
+    "BreakerHealth",
+    "BreakerPolicy",
     "BulkItem",
     "BulkRequest",
     "BulkResponse",
@@ -101,6 +110,7 @@ __all__ = [
     "Channel",
     "ChatUnreachable",
     "Clock",
+    "ConfigurationError",
     "Conflict",
     "Connection",
     "CreatedApiKey",
@@ -119,6 +129,7 @@ __all__ = [
     "InvalidRecipient",
     "IpNotAllowed",
     "ManualClock",
+    "MasterKeyError",
     "MemoryRateLimiter",
     "MessageNotFound",
     "MessageRecord",
@@ -140,6 +151,7 @@ __all__ = [
     "RateLimiter",
     "RecipientLimit",
     "RecipientRateLimited",
+    "RedisBreakerStore",
     "RequestInvalid",
     "ResourceNotFound",
     "SendRequest",
@@ -157,9 +169,11 @@ __all__ = [
     "TemplateVariableMissing",
     "TooManyRequests",
     "Unauthorized",
+    "UnknownKeyId",
     "Unprocessable",
     "Vault",
     "VaultError",
+    "VaultRotation",
     "Worker",
     "Workspace",
     "__version__",
@@ -191,6 +205,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "AlreadyExists",
         "BodyTooLong",
         "ChatUnreachable",
+        "ConfigurationError",
         "Conflict",
         "DecryptionFailed",
         "ErrorDetail",
@@ -200,6 +215,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "InvalidCredentials",
         "InvalidRecipient",
         "IpNotAllowed",
+        "MasterKeyError",
         "MessageNotFound",
         "MessagingError",
         "NotFound",
@@ -218,9 +234,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "TemplateVariableMissing",
         "TooManyRequests",
         "Unauthorized",
+        "UnknownKeyId",
         "Unprocessable",
         "VaultError",
     ),
+    "_breaker": ("BreakerHealth",),
+    "_breaker_policy": ("BreakerPolicy",),
     "_flood_guard": ("RecipientLimit",),
     "_messenger": ("Messenger", "Principal"),
     "_models": (
@@ -237,10 +256,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "_ratelimit": ("MemoryRateLimiter", "RateLimitDecision", "RateLimiter", "RateLimitPolicy"),
     "_recipients": ("normalize_recipient",),
+    "_redis_breaker": ("RedisBreakerStore",),
     "_sync": ("SyncMessenger",),
     "_templates": ("render_template",),
     "_types": ("ALL_PROVIDERS", "SMS_PROVIDERS", "Channel", "MessageStatus", "ProviderCode"),
     "_vault": ("Vault", "generate_key_spec"),
+    "_vault_rotation": ("VaultRotation",),
     "_webhook_admin": ("CreatedWebhookEndpoint",),
     "_webhook_sender": ("TargetPolicy",),
     "_worker": ("Worker",),

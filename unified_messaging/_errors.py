@@ -33,6 +33,10 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   └── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
+    ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
+    │   └── MasterKeyError                  UM_MASTER_KEYS malformed or missing (also a VaultError)
+    │       └── UnknownKeyId                    sealed under a key id not configured (+ key_id;
+    │                                           also a DecryptionFailed)
     └── VaultError                      500 INTERNAL_ERROR
         └── DecryptionFailed                (wrong key, tampered or mis-bound ciphertext)
 
@@ -53,6 +57,7 @@ __all__ = [
     "AlreadyExists",
     "BodyTooLong",
     "ChatUnreachable",
+    "ConfigurationError",
     "Conflict",
     "DecryptionFailed",
     "ErrorDetail",
@@ -62,6 +67,7 @@ __all__ = [
     "InvalidCredentials",
     "InvalidRecipient",
     "IpNotAllowed",
+    "MasterKeyError",
     "MessageNotFound",
     "MessagingError",
     "NotFound",
@@ -80,6 +86,7 @@ __all__ = [
     "TemplateVariableMissing",
     "TooManyRequests",
     "Unauthorized",
+    "UnknownKeyId",
     "Unprocessable",
     "VaultError",
 ]
@@ -311,3 +318,41 @@ class VaultError(MessagingError):
 
 class DecryptionFailed(VaultError):
     default_message = "Stored credentials could not be decrypted."
+
+
+class ConfigurationError(MessagingError):
+    """The operator's configuration is wrong or incomplete: not a bug, and nothing the
+    caller of an API can fix. ``setting`` names what to change (an environment variable).
+
+    The REST edge still answers 500 ``INTERNAL_ERROR`` (D14: the caller learns nothing of
+    the server's set-up) and logs the message; the CLI prints it on one line and exits 78
+    (``EX_CONFIG``). Messages name settings and key ids, never a value or key material.
+    """
+
+    default_message = "The server is not configured correctly."
+
+    def __init__(self, message: str | None = None, *, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class MasterKeyError(ConfigurationError, VaultError):
+    """``UM_MASTER_KEYS`` (or a key file) is malformed, or missing where a durable store
+    needs it. Raised when the vault is built, so a bad value stops a process at start-up."""
+
+    default_message = "The master keys (UM_MASTER_KEYS) are not configured correctly."
+
+    def __init__(self, message: str | None = None, *, setting: str = "UM_MASTER_KEYS") -> None:
+        super().__init__(message, setting=setting)
+
+
+class UnknownKeyId(MasterKeyError, DecryptionFailed):
+    """Data was sealed under a key id that the configured master keys do not hold (an old
+    key dropped before ``vault rotate`` ran, or another deployment's key). Raised when the
+    data is opened; ``key_id`` names the missing key, which is safe to show."""
+
+    default_message = "Sealed data uses a master key id that is not configured."
+
+    def __init__(self, message: str | None = None, *, key_id: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id

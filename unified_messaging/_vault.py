@@ -17,6 +17,11 @@ ones after it, re-encrypt with :meth:`Vault.rotate` every token for which
 Without ``UM_MASTER_KEYS`` a development server may use :meth:`Vault.load_or_create_key_file`,
 which keeps a key in a file that only its owner can read, and warns that it does.
 
+A wrong configuration is the operator's to fix, and says so: a malformed value raises
+:class:`~unified_messaging.MasterKeyError` when the vault is built, and a token sealed under
+a key id the vault does not hold raises :class:`~unified_messaging.UnknownKeyId` (also a
+``DecryptionFailed``) when it is opened. Both name ``UM_MASTER_KEYS`` and the key id.
+
 No message, ``repr`` or log line ever contains key material or plaintext.
 """
 
@@ -37,9 +42,9 @@ from typing import Final, NoReturn
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ._errors import DecryptionFailed, VaultError
+from ._errors import DecryptionFailed, MasterKeyError, UnknownKeyId, VaultError
 
-__all__ = ["Vault", "generate_key_spec"]
+__all__ = ["Vault", "default_vault", "generate_key_spec"]
 
 ENV_VAR: Final = "UM_MASTER_KEYS"
 KEY_BYTES: Final = 32
@@ -117,33 +122,39 @@ def _parse_spec(spec: str, source: str) -> list[tuple[str, bytes]]:
     echo an invalid kid or a key: a kid that fails validation may well be a key pasted in the
     wrong place.
     """
+
+    def bad(message: str) -> NoReturn:
+        raise MasterKeyError(message, setting=source)
+
     if not isinstance(spec, str) or not spec.strip():
-        raise VaultError(f"{source}: no master keys given (expected 'kid:base64key,…').")
+        bad(f"{source}: no master keys given (expected 'kid:base64key,…').")
     keys: list[tuple[str, bytes]] = []
     kid_of: dict[bytes, str] = {}
     for index, entry in enumerate(spec.split(","), start=1):
         entry = entry.strip()
         where = f"{source}: entry {index}"
         if not entry:
-            raise VaultError(f"{where} is empty (expected 'kid:base64key').")
+            bad(f"{where} is empty (expected 'kid:base64key').")
         kid, sep, encoded = entry.partition(":")
         kid, encoded = kid.strip(), encoded.strip()
         if not sep:
-            raise VaultError(f"{where} has no ':' (expected 'kid:base64key').")
+            bad(f"{where} has no ':' (expected 'kid:base64key').")
         if not _KID_RE.fullmatch(kid):
-            raise VaultError(f"{where}: invalid key id; {_KID_RULE}.")
+            bad(f"{where}: invalid key id; {_KID_RULE}.")
+        if not encoded:
+            bad(f"{where} (kid {kid!r}) has no key after ':'.")
         key = _decode_key(encoded)
         if key is None:
-            raise VaultError(f"{where} (kid {kid!r}): the key is not valid base64.")
+            bad(f"{where} (kid {kid!r}): the key is not valid base64.")
         if len(key) != KEY_BYTES:
-            raise VaultError(
+            bad(
                 f"{where} (kid {kid!r}): the key must decode to {KEY_BYTES} bytes "
                 f"(AES-256), got {len(key)}."
             )
         if any(kid == known for known, _ in keys):
-            raise VaultError(f"{where}: duplicate key id {kid!r}.")
+            bad(f"{where}: duplicate key id {kid!r}.")
         if key in kid_of:
-            raise VaultError(f"{where}: key ids {kid_of[key]!r} and {kid!r} hold the same key.")
+            bad(f"{where}: key ids {kid_of[key]!r} and {kid!r} hold the same key.")
         kid_of[key] = kid
         keys.append((kid, key))
     return keys
@@ -159,6 +170,27 @@ def generate_key_spec(kid: str = "k1") -> str:
     return f"{kid}:{_b64e(AESGCM.generate_key(bit_length=256))}"
 
 
+def default_vault(*, durable: bool, store_name: str = "the store") -> Vault:
+    """The vault of a ``Messenger`` given none: ``UM_MASTER_KEYS``, else a fresh key that
+    dies with the process, which only a store that dies with it (``durable=False``) may use.
+
+    A durable store without keys is refused (:class:`~unified_messaging.MasterKeyError`):
+    everything sealed under a throwaway key would be unreadable after a restart, a failure
+    that would only show, silently, in the next process.
+    """
+    configured = Vault.from_env()
+    if configured is not None:
+        return configured
+    if not durable:
+        return Vault.generate("ephemeral")
+    raise MasterKeyError(
+        f"{ENV_VAR} is not set, and {store_name} keeps credentials and webhook secrets "
+        "beyond this process: sealed under a throwaway key they would be unreadable after a "
+        f"restart. Set {ENV_VAR} (make a key with 'unified-messaging vault generate-key'), "
+        "or pass vault= (Vault.load_or_create_key_file(path) for development)."
+    )
+
+
 class Vault:
     """Encrypts and decrypts credential blobs under a set of master keys; the first is active.
 
@@ -166,13 +198,15 @@ class Vault:
     retained, and ``repr`` shows key ids only.
     """
 
-    __slots__ = ("_active_kid", "_ciphers")
+    __slots__ = ("_active_kid", "_ciphers", "_source")
 
     _active_kid: str
     _ciphers: dict[str, AESGCM]
+    _source: str
 
-    def __init__(self, keys: Iterable[tuple[str, bytes]]) -> None:
-        """``keys``: (kid, 32-byte key) pairs; the first pair is the active key."""
+    def __init__(self, keys: Iterable[tuple[str, bytes]], *, source: str = "Vault(keys)") -> None:
+        """``keys``: (kid, 32-byte key) pairs; the first pair is the active key. ``source``
+        says where they came from, for errors (``UM_MASTER_KEYS``, a key file)."""
         ciphers: dict[str, AESGCM] = {}
         seen: dict[bytes, str] = {}
         for kid, key in keys:
@@ -192,13 +226,15 @@ class Vault:
             raise VaultError("A vault needs at least one master key.")
         self._ciphers = ciphers
         self._active_kid = next(iter(ciphers))
+        self._source = source
 
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
     def from_spec(cls, spec: str, *, source: str = "master key spec") -> Vault:
-        """Parse ``kid:base64key,kid2:base64key2,…`` (the ``UM_MASTER_KEYS`` format)."""
-        return cls(_parse_spec(spec, source))
+        """Parse ``kid:base64key,kid2:base64key2,…`` (the ``UM_MASTER_KEYS`` format);
+        :class:`~unified_messaging.MasterKeyError` naming ``source`` if it is malformed."""
+        return cls(_parse_spec(spec, source), source=source)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Vault | None:
@@ -212,24 +248,31 @@ class Vault:
     @classmethod
     def generate(cls, kid: str = "k1") -> Vault:
         """A vault with one fresh random key (tests, throwaway setups)."""
-        return cls.from_spec(generate_key_spec(kid))
+        return cls.from_spec(generate_key_spec(kid), source="a key generated by this process")
 
     @classmethod
-    def from_key_file(cls, path: str | os.PathLike[str]) -> Vault:
+    def from_key_file(cls, path: str | os.PathLike[str], *, source: str | None = None) -> Vault:
         """Load a key file (``UM_MASTER_KEYS`` format). Refuses a file that anyone but its
         owner may read or write, as ssh does for private keys."""
         file = Path(path)
+        setting = f"key file {file}"
+
+        def bad(message: str) -> NoReturn:
+            raise MasterKeyError(message, setting=setting)
+
         try:
             fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
-            raise VaultError(f"Cannot open key file {file}: {exc.strerror}.") from None
+            raise MasterKeyError(
+                f"Cannot open key file {file}: {exc.strerror}.", setting=setting
+            ) from None
         try:
             # fstat the descriptor we read from, not the path, so the checked file is the read one.
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise VaultError(f"Key file {file} is not a regular file.")
+                bad(f"Key file {file} is not a regular file.")
             if os.name == "posix" and st.st_mode & 0o077:
-                raise VaultError(
+                bad(
                     f"Key file {file} is accessible by group or others "
                     f"(mode {stat.S_IMODE(st.st_mode):04o}); run 'chmod 600 {file}'."
                 )
@@ -242,8 +285,10 @@ class Vault:
         try:
             spec = data.decode("ascii")
         except UnicodeDecodeError:
-            raise VaultError(f"Key file {file} is not an ASCII key spec.") from None
-        return cls.from_spec(spec, source=f"key file {file}")
+            raise MasterKeyError(
+                f"Key file {file} is not an ASCII key spec.", setting=setting
+            ) from None
+        return cls(_parse_spec(spec, setting), source=source or setting)
 
     @classmethod
     def load_or_create_key_file(cls, path: str | os.PathLike[str], *, kid: str = "dev") -> Vault:
@@ -260,7 +305,7 @@ class Vault:
             file,
             ENV_VAR,
         )
-        return cls.from_key_file(file)
+        return cls.from_key_file(file, source=f"the development key file {file} ({ENV_VAR} unset)")
 
     @staticmethod
     def _create_key_file(file: Path, kid: str) -> bool:
@@ -275,7 +320,11 @@ class Vault:
         try:
             file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
-            raise VaultError(f"Cannot create key file directory {file.parent}: {exc}.") from None
+            raise MasterKeyError(
+                f"Cannot create key file directory {file.parent}: {exc.strerror}; "
+                f"set {ENV_VAR} instead.",
+                setting=f"key file {file}",
+            ) from None
         tmp = file.with_name(f".{file.name}.{secrets.token_hex(8)}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -292,7 +341,10 @@ class Vault:
             except FileExistsError:
                 return False
         except OSError as exc:
-            raise VaultError(f"Cannot create key file {file}: {exc.strerror}.") from None
+            raise MasterKeyError(
+                f"Cannot create key file {file}: {exc.strerror}; set {ENV_VAR} instead.",
+                setting=f"key file {file}",
+            ) from None
         finally:
             tmp.unlink(missing_ok=True)
         return True
@@ -345,9 +397,13 @@ class Vault:
         kid, nonce, sealed = self._parse(token)
         cipher = self._ciphers.get(kid)
         if cipher is None:
-            raise DecryptionFailed(
-                f"Stored credentials use key id {kid!r}, which is not configured "
-                f"(known: {', '.join(self._ciphers)})."
+            # An operator's problem (a key dropped before `vault rotate` ran, or another
+            # deployment's data), so it says which key is missing and where keys come from.
+            raise UnknownKeyId(
+                f"Sealed data uses master key id {kid!r}, which is not configured (keys from "
+                f"{self._source}: {', '.join(self._ciphers)}). Add key {kid!r} back to "
+                f"{ENV_VAR} after the active key, and run 'vault rotate' before dropping it.",
+                key_id=kid,
             )
         if not isinstance(workspace_id, str) or not isinstance(connection_id, str):
             raise DecryptionFailed("workspace_id and connection_id must be strings.")

@@ -34,7 +34,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from unified_messaging import ManualClock, Messenger
+from unified_messaging import ManualClock, Messenger, Vault, generate_key_spec
 from unified_messaging.asgi import app_lifespan, create_app
 from unified_messaging.store.sql import store_from_url
 from unified_messaging.testing import create_testbed
@@ -44,6 +44,10 @@ HOSTS: Final = ["starlette", "fastapi"]
 HOST_SCRIPT: Final = Path(__file__).with_name("_mounted_host.py")
 #: Bounds for waiting on the worker and on a subprocess; never a pass/fail timing.
 PATIENCE: Final = 30.0
+#: One master key for every messenger on the test's file, the host process's too: a durable
+#: store needs one (D21), and what one messenger seals the next must open.
+MASTER_KEYS: Final = generate_key_spec("k1")
+VAULT: Final = Vault.from_spec(MASTER_KEYS)
 
 
 def mounted(kind: str, messaging: Starlette, *, with_lifespan: bool = False) -> Any:
@@ -93,7 +97,7 @@ async def sqlite_workspace(tmp_path: Path) -> tuple[str, str]:
     Made by a messenger of its own, closed again: the host's messenger starts unopened.
     """
     url = f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"
-    bed = await create_testbed(messenger=Messenger(store_from_url(url)))
+    bed = await create_testbed(messenger=Messenger(store_from_url(url), vault=VAULT))
     await bed.messenger.aclose()
     return url, bed.api_key
 
@@ -120,7 +124,7 @@ async def test_mounted_without_its_lifespan_the_worker_and_mcp_run(
 ) -> None:
     url, key = sqlite_workspace
     clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-    messenger = Messenger(store_from_url(url), clock=clock)  # not opened: the app does it
+    messenger = Messenger(store_from_url(url), clock=clock, vault=VAULT)  # the app opens it
     host = mounted(kind, create_app(messenger))
     with caplog.at_level(logging.WARNING, logger="unified_messaging.asgi"):
         async with serving(host) as base_url:
@@ -155,7 +159,7 @@ async def test_a_host_that_runs_app_lifespan_gets_no_warning(
     kind: str, sqlite_workspace: tuple[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     url, key = sqlite_workspace
-    messaging = create_app(Messenger(store_from_url(url)))
+    messaging = create_app(Messenger(store_from_url(url), vault=VAULT))
     with caplog.at_level(logging.WARNING, logger="unified_messaging.asgi"):
         async with serving(mounted(kind, messaging, with_lifespan=True)) as base_url:
             names, sent = await call_tools(base_url, key)
@@ -169,7 +173,7 @@ def test_what_a_request_started_stops_when_the_host_stops(
     kind: str, sqlite_workspace: tuple[str, str]
 ) -> None:
     url, key = sqlite_workspace
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "UM_MASTER_KEYS": MASTER_KEYS}
     process = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
         [sys.executable, str(HOST_SCRIPT), kind, url],
         stdout=subprocess.PIPE,

@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 from _crash_support import Crash, CrashingStore
 
-from unified_messaging import ManualClock, Messenger
+from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._errors import StorageUnavailable
 from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.providers.simulator import SimulatorSettings
@@ -37,6 +37,7 @@ async def bed(store: CrashingStore) -> TestBed:
     messenger = Messenger(
         store,  # type: ignore[arg-type]
         clock=ManualClock(),
+        vault=Vault.generate(),  # a wrapped store is taken for a durable one (D21)
         webhook_policy=TargetPolicy(allow_private=True),
         simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
     )

@@ -28,7 +28,7 @@ from fakes import whatsapp
 from fakes._server import serve
 from fakes.whatsapp import WhatsAppFake
 
-from unified_messaging import Connection, ManualClock, MessageRecord, Messenger
+from unified_messaging import Connection, ManualClock, MessageRecord, Messenger, Vault
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.providers.whatsapp import signature_header
@@ -90,6 +90,7 @@ async def world(store: Store) -> AsyncIterator[World]:
     messenger = Messenger(
         store,
         clock=ManualClock(),
+        vault=Vault.generate(),
         simulator_settings=SimulatorSettings(report_delay=timedelta(hours=1)),
     )
     try:

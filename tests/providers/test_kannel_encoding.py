@@ -31,7 +31,7 @@ from fakes.verimor import FakeVerimor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from unified_messaging import ManualClock, Messenger
+from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._domain import Connection
 from unified_messaging._encoding import gsm7_units
 from unified_messaging._routing import Hop, Job
@@ -122,7 +122,9 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     kannel, verimor = KannelFake(), FakeVerimor()
     messenger = Messenger(
-        SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"), clock=ManualClock()
+        SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"),
+        clock=ManualClock(),
+        vault=Vault.generate(),
     )
     async with messenger, serve(kannel.app) as kannel_url, serve(verimor.app) as verimor_url:
         workspace = await messenger.create_workspace("encoding")

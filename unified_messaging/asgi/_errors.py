@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._errors import (
+    ConfigurationError,
     MessagingError,
     ProviderUnavailable,
     RecipientRateLimited,
@@ -126,8 +127,11 @@ async def http_exception_response(request: Request, exc: Exception) -> Response:
 
 def _log(error: MessagingError) -> None:
     # The error's own message is safe to log (the core never puts a secret in one); the
-    # traceback is only worth having for the unexpected kind.
-    if error.http_status == 500:
+    # traceback is only worth having for the unexpected kind. A configuration error is the
+    # operator's to fix, not a bug: its message (naming the setting) is all there is to say.
+    if isinstance(error, ConfigurationError):
+        logger.error("configuration error: %s", error.message)
+    elif error.http_status == 500:
         logger.error("internal error: %r", error, exc_info=error)
     else:
         logger.warning("%s: %s", error.code, error.message)
