@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from ._access import normalize_allowlist_entry
+from ._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
@@ -202,8 +203,10 @@ class AdminMixin:
         dlr_timeout: timedelta = DEFAULT_DLR_TIMEOUT,
         turkish_shift: bool = True,
         base_url: str | None = None,
+        breaker: BreakerPolicy | None = None,
     ) -> Connection:
-        """Connect a provider account. Credentials are sealed in the vault at once (D21)."""
+        """Connect a provider account. Credentials are sealed in the vault at once (D21).
+        ``breaker``: its circuit breaker's thresholds (D26; default: the defaults)."""
         await self.get_workspace(workspace_id)
         if provider not in ALL_PROVIDERS:
             raise RequestInvalid.for_field("provider", f"unknown provider code {provider!r}")
@@ -243,6 +246,7 @@ class AdminMixin:
             turkish_shift=turkish_shift,
             base_url=base_url,
             dlr_token=secrets.token_urlsafe(24),
+            breaker=breaker or DEFAULT_BREAKER_POLICY,
         )
         await self._store.add_connection(connection)
         stored = await self._store.get_connection(connection_id)
@@ -261,6 +265,21 @@ class AdminMixin:
     async def set_default_connection(self, connection_id: str) -> Connection:
         connection = await self.get_connection(connection_id)
         await self._store.set_default_connection(connection.workspace_id, connection_id)
+        return await self.get_connection(connection_id)
+
+    async def set_breaker_policy(
+        self, /, connection_id: str, policy: BreakerPolicy | None = None, **changes: object
+    ) -> Connection:
+        """Set a connection's circuit-breaker thresholds (D26): ``policy`` as a whole, or
+        ``changes`` by name to its current ones (``window`` and ``cooldown`` in seconds,
+        ``min_calls``, ``failure_ratio``, ``consecutive``); neither: back to the defaults.
+        A bad value is :class:`RequestInvalid` naming it (``breaker_window`` ...). Every
+        process uses the new thresholds within its cache time (``serve``: 1 s)."""
+        connection = await self.get_connection(connection_id)
+        if changes:
+            policy = BreakerPolicy.build(policy or connection.breaker, **changes)
+        updated = replace(connection, breaker=policy or DEFAULT_BREAKER_POLICY)
+        await self._store.update_connection(updated)
         return await self.get_connection(connection_id)
 
     async def remove_connection(self, connection_id: str) -> None:

@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import Final, Protocol
 
 from ._adapters import AdapterPool
+from ._breaker import Breakers
 from ._clock import Clock
 from ._domain import (
     DEFAULT_QUEUE_TTL,
@@ -148,8 +149,11 @@ class Lifecycle:
         poll_interval: timedelta | None = None,
         poll_batch: int = POLL_BATCH,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
+        breakers: Breakers | None = None,
     ) -> None:
         self._store = store
+        #: D26: live re-dispatches consult the connections' circuit breakers too.
+        self._breakers = breakers
         self._clock = clock
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
@@ -588,8 +592,9 @@ class Lifecycle:
             raise _Contended(job_id)  # the worker retries the item
         job = Job(job_id, record.to, record.text, workspace_id)
         await dispatch(
-            [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts)
-        )
+            [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
+            breakers=self._breakers if livemode else None,
+        )  # fmt: skip
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
 
     async def _store_redispatch(

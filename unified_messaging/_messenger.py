@@ -19,6 +19,7 @@ from typing import Any, Self
 from ._access import AccessMixin
 from ._adapters import AdapterPool
 from ._admin import AdminMixin
+from ._breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._clock import Clock, SystemClock
 from ._delivery import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._domain import (
@@ -141,6 +142,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     process died mid-call); keep it above the longest fallback chain of provider calls.
     ``poll_interval``: a floor under the poll interval each polled provider declares (NetGSM
     1 minute, Mutlucell 15): polling can be slowed down, never sped past a provider's rule.
+    ``breaker_store``: where the connections' circuit breakers (D26) are shared (default: the
+    store; :class:`~unified_messaging._redis_breaker.RedisBreakerStore` for Redis). A
+    half-open probe whose process died is given up after ``submit_timeout``.
     """
 
     def __init__(
@@ -160,6 +164,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         webhook_disable_after: timedelta = DISABLE_AFTER,
         poll_interval: timedelta | None = None,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
+        breaker_store: BreakerStore | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -190,6 +195,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             schedule=webhook_schedule,
             disable_after=webhook_disable_after,
         )
+        self._breakers = SharedBreakers(
+            breaker_store if breaker_store is not None else self._store,
+            self._clock,
+            probe_lease=submit_timeout,
+        )
         self._lifecycle = Lifecycle(
             self._store,
             self._clock,
@@ -197,6 +207,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             events=self._webhooks,
             poll_interval=poll_interval,
             submit_timeout=submit_timeout,
+            breakers=self._breakers,
         )
 
     def __repr__(self) -> str:
@@ -277,7 +288,10 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         record = self._new_record(auth, plan, job)
         check = await self._accept(auth, [record], 1, idempotency)
         queue = auth.workspace.retry_unavailable
-        await dispatch([job], plan.hops, clock=self._clock, concurrency=self._concurrency)
+        await dispatch(
+            [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
+            breakers=self._breakers_for(auth),
+        )  # fmt: skip
         record = self._finish(record, plan, job, queue=queue)
         unused = 0 if _keeps_unit(job, queue) else 1
         await self._store_outcome(auth, [record], plan, check, unused)
@@ -317,8 +331,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         queue = auth.workspace.retry_unavailable
         await dispatch(
-            [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency
-        )
+            [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
+            breakers=self._breakers_for(auth),
+        )  # fmt: skip
         finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
         for index, record in finished:
             records[index] = record
@@ -379,6 +394,18 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             raise RequestInvalid.for_field("since", "needs a time zone")
         await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
         return await self._store.connection_stats(workspace_id, livemode, since)
+
+    async def connection_health(self, workspace_id: str) -> list[BreakerHealth]:
+        """Each of the workspace's connections' circuit breaker (D26), as shared by every
+        process now: ``closed``, ``open``, ``half_open`` or ``paused``, until when, and what
+        its window counted. Live sends only: test keys never pass through breakers."""
+        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
+        connections = await self._store.list_connections(workspace_id)
+        return [await self._breakers.health(c) for c in connections]
+
+    def _breakers_for(self, auth: Principal) -> SharedBreakers | None:
+        # Test keys reach the simulator: its scripted failures must not open a live circuit.
+        return self._breakers if auth.livemode else None
 
     async def list_providers(self, auth: Principal) -> list[Connection]:
         """The caller's workspace's connections (never their credentials: they stay sealed)."""

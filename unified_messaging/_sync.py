@@ -126,6 +126,7 @@ class SyncMessenger:
     list_providers = _blocking(Messenger.list_providers)
     list_messages = _blocking(Messenger.list_messages)
     connection_stats = _blocking(Messenger.connection_stats)
+    connection_health = _blocking(Messenger.connection_health)
 
     # -- access checks (what the REST app runs for each request)
     authorize = _blocking(Messenger.authorize)
@@ -180,6 +181,7 @@ class SyncMessenger:
         return self._run(self.messenger.rotate_credentials())
 
     set_default_connection = _blocking(Messenger.set_default_connection)
+    set_breaker_policy = _blocking(Messenger.set_breaker_policy)
     remove_connection = _blocking(Messenger.remove_connection)
 
     # -- IP allowlist
