@@ -309,7 +309,16 @@ class Campaign:
     ) -> tuple[list[dict[str, Any]], bool]:
         """The chunk's per-item answers and whether they are an earlier run's (replayed)."""
         key = f"{self._prefix}:{index}"
-        claim = await self._claim(principal, key, fingerprint, what=f"chunk {index + 1}")
+        claim = await self._claim(
+            principal,
+            key,
+            fingerprint,
+            what=f"chunk {index + 1}",
+            conflict=(
+                f"chunk {index + 1} was sent by an earlier run with other rows; it is not "
+                "sent again. Send changed rows as a new campaign (--campaign NAME)."
+            ),
+        )
         if isinstance(claim, StoredAnswer):
             return json.loads(claim.body)["results"], True
         if isinstance(claim, BoundJobs):
@@ -335,18 +344,14 @@ class Campaign:
             return body["results"], False
 
     async def _claim(
-        self, principal: Principal, key: str, fingerprint: str, *, what: str
+        self, principal: Principal, key: str, fingerprint: str, *, what: str, conflict: str
     ) -> IdempotencyClaim | StoredAnswer | BoundJobs:
         deadline = self._m.now() + 2 * IN_FLIGHT_TIMEOUT
         while True:
             try:
                 return await self._keys.begin(principal, key, fingerprint)
             except IdempotencyConflict:
-                raise IdempotencyConflict(
-                    f"Campaign {self.settings.name!r}: {what} was sent by an earlier run with "
-                    "other rows or settings; it is not sent again. Send changed rows as a new "
-                    "campaign (--campaign NAME)."
-                ) from None
+                raise IdempotencyConflict(f"Campaign {self.settings.name!r}: {conflict}") from None
             except IdempotencyInProgress:
                 # Another run holds it, or a run that died before its write-ahead did: that
                 # key is free again after IN_FLIGHT_TIMEOUT.
@@ -369,7 +374,16 @@ class Campaign:
 
     async def _open_manifest(self, principal: Principal) -> dict[str, Any]:
         s = self.settings
-        claim = await self._claim(principal, self._prefix, s.fingerprint(), what="its settings")
+        claim = await self._claim(
+            principal,
+            self._prefix,
+            s.fingerprint(),
+            what="it",
+            conflict=(
+                "it was started with other settings (text, template, columns, chunk size, "
+                "routing); run it with the same ones, or give this one another --campaign name."
+            ),
+        )
         if isinstance(claim, StoredAnswer):
             manifest: dict[str, Any] = json.loads(claim.body)
             manifest.update(file=self._path.name, rows=self.total, finished_at=None)
@@ -393,7 +407,7 @@ class Campaign:
         await self._keys.finish(principal, self._prefix, 200, _json_bytes(manifest))
 
     def _now(self) -> str:
-        return self._m.now().isoformat()
+        return self._m.now().isoformat().replace("+00:00", "Z")
 
 
 def campaign_key(name: str, livemode: bool) -> str:
