@@ -29,7 +29,7 @@ from ._sql_rows import (
     work_row,
 )
 from ._tables import allowlist, due_work, idempotency, webhook_deliveries, webhook_endpoints
-from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem
+from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem, WorkStats
 
 __all__ = ["WorkMixin"]
 
@@ -102,6 +102,15 @@ _ENDPOINT_HEALTH = (
         failing_since=sa.bindparam("failing_since"),
     )
 )
+# D30's gauges: one pass over the work table, grouped by kind (a scrape every few seconds).
+_WORK_STATS = sa.select(
+    due_work.c.kind,
+    sa.func.count().label("items"),
+    sa.func.coalesce(
+        sa.func.sum(sa.case((due_work.c.due_at <= sa.bindparam("now"), 1), else_=0)), 0
+    ).label("due"),
+    sa.func.min(due_work.c.due_at).label("earliest"),
+).group_by(due_work.c.kind)
 # A key dropped between our failed insert and our read is re-inserted; a few rounds suffice.
 _BEGIN_ROUNDS = 5
 
@@ -165,6 +174,15 @@ class WorkMixin(SqlBase):
             return (conn.execute(_RESCHEDULE_WORK, params)).rowcount > 0
 
         return await self._transact(reschedule)
+
+    async def work_stats(self, now: datetime) -> list[WorkStats]:
+        rows = await self._all(_WORK_STATS, now=now)
+        stats = []
+        for row in sorted(rows, key=lambda r: str(r["kind"])):
+            earliest = row["earliest"]
+            oldest = earliest if earliest is not None and earliest <= now else None
+            stats.append(WorkStats(str(row["kind"]), int(row["items"]), int(row["due"]), oldest))
+        return stats
 
     # -- IP allowlist
     async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "WorkItem",
+    "WorkStats",
 ]
 
 #: What a work item's payload may hold: what JSON can carry, nothing more.
@@ -70,6 +71,18 @@ class WorkItem:
     claimed_by: str | None = None
     lease_until: datetime | None = None
     attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkStats:
+    """The stored work of one ``kind`` at a moment (``Store.work_stats``, for D30's gauges):
+    ``items`` in all, ``due`` of them due by then (held by a worker or not), and the
+    earliest ``due_at`` among those due (``None`` when none is)."""
+
+    kind: str
+    items: int
+    due: int
+    oldest_due_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +468,11 @@ class Store(Protocol):
 
     async def reschedule_work(self, item_id: str, worker_id: str, due_at: datetime) -> bool:
         """Move an item this worker holds to ``due_at`` and release the lease."""
+        ...
+
+    async def work_stats(self, now: datetime) -> list[WorkStats]:
+        """The stored work by kind as of ``now`` (kinds with no item are left out), in one
+        cheap read: a metrics scrape asks for it every few seconds."""
         ...
 
     # -- IP allowlist (D18): strings as given, the caller validates them

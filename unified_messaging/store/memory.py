@@ -30,6 +30,7 @@ from .base import (
     WebhookDelivery,
     WebhookEndpoint,
     WorkItem,
+    WorkStats,
 )
 
 __all__ = ["MemoryStore"]
@@ -388,6 +389,17 @@ class MemoryStore:
                 self._work[item.id] = held
                 claimed.append(replace(held, payload=_json_copy(held.payload)))
             return claimed
+
+    async def work_stats(self, now: datetime) -> list[WorkStats]:
+        with self._lock:
+            items = list(self._work.values())
+        kinds = sorted({item.kind for item in items})
+        stats = []
+        for kind in kinds:
+            mine = [item.due_at for item in items if item.kind == kind]
+            due = [at for at in mine if at <= now]
+            stats.append(WorkStats(kind, len(mine), len(due), min(due) if due else None))
+        return stats
 
     async def renew_work(
         self, item_ids: Sequence[str], worker_id: str, lease_until: datetime
