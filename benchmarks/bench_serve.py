@@ -292,6 +292,31 @@ async def running(
         await stop(child)
 
 
+@contextlib.asynccontextmanager
+async def worker_processes(
+    count: int, env: dict[str, str], cwd: Path
+) -> AsyncIterator[list[asyncio.subprocess.Process]]:
+    """``count`` ``unified-messaging worker`` processes beside ``serve`` (its documented
+    scale-out: they claim from the same queue), stopped with SIGTERM at the end."""
+    processes = []
+    try:
+        for n in range(count):
+            with (cwd / f"worker-{n}.log").open("ab") as stderr:
+                processes.append(
+                    await asyncio.create_subprocess_exec(
+                        *um_command(), "worker", env=env, cwd=cwd,
+                        stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+                    )
+                )  # fmt: skip
+        yield processes
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.terminate()
+        for process in processes:
+            await process.wait()
+
+
 def this_script(child: str, *extra: str) -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "--child", child, *extra]
 
@@ -823,9 +848,13 @@ class Bench:
                 httpx.AsyncClient(base_url=server.url, timeout=120) as client,
             ):
                 await self.send_bulks(client, workspace.test_key, events)
+            extra_workers = self.args.webhook_workers
             async with httpx.AsyncClient(base_url=receiver.url, timeout=10) as probe:
                 await probe.get("/reset")
-                async with self.serve(env, f"serve-{backend}-hooks") as server:
+                async with (
+                    self.serve(env, f"serve-{backend}-hooks") as server,
+                    worker_processes(extra_workers, env, self.tmp) as workers,
+                ):
                     started = time.monotonic()
                     deadline = started + max(120.0, self.args.duration * 12)
                     state = (await probe.get("/count")).json()
@@ -833,6 +862,8 @@ class Bench:
                     while state["count"] < events and time.monotonic() < deadline:
                         if server.process.returncode is not None:
                             raise RuntimeError(f"serve exited:\n{server.tail()}")
+                        if any(w.returncode is not None for w in workers):
+                            raise RuntimeError("a worker process exited")
                         await asyncio.sleep(0.05)
                         state = (await probe.get("/count")).json()
                         if cpu_first is None and state["count"]:
@@ -858,6 +889,8 @@ class Bench:
         if got < events:
             notes.append("TIMED OUT")
         measure = "queued message.sent events → loopback receiver (worker in serve)"
+        if extra_workers:
+            measure += f" + {extra_workers} `worker` process{'es' if extra_workers > 1 else ''}"
         self.rows.append(Row("webhooks", backend, measure, rate, "events/s", notes=notes))
         log(f"{backend} webhooks: {notes}, {rate or 0:,.0f} events/s")
 
@@ -1037,6 +1070,13 @@ def cli() -> None:
     )
     parser.add_argument("--reports", type=int, default=5_000, help="dlr: reports (jobs) made")
     parser.add_argument("--events", type=int, default=2_000, help="webhooks: events queued")
+    parser.add_argument(
+        "--webhook-workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="webhooks: also run N `unified-messaging worker` processes beside serve",
+    )
     parser.add_argument("--sends", type=int, default=2_000, help="two: sends in all")
     parser.add_argument("--bulk-runs", type=int, default=5, help="bulk: measured rounds")
     parser.add_argument("--delay", type=float, default=0.05, help="bulk: the fake's latency")
