@@ -1,8 +1,12 @@
-"""``connections``: add, list, remove and choose the default provider connection.
+"""``connections``: add, list, update, remove and choose the default provider connection.
 
 Credentials come from ``--credentials-file`` (a JSON object, ``-`` for stdin) and
 ``--credential NAME=VALUE`` flags, the flags winning. The façade seals them in the vault at
 once; no output and no error of this module ever contains a credential value.
+
+Each connection's circuit breaker (D26) is set with ``--breaker-*`` on ``add`` and
+``update`` (the façade checks the values: a bad one is ``VALIDATION_ERROR`` naming it), and
+``list`` shows its state as every process shares it.
 """
 
 from __future__ import annotations
@@ -20,14 +24,26 @@ from ._args import (
     add_command,
     add_group,
     credential_pair,
+    finite_number,
     positive_seconds,
     workspace_option,
 )
 from ._context import admin_command
-from ._output import JsonObject, Report, fields_report, table_report
+from ._output import (
+    Column,
+    JsonObject,
+    JsonValue,
+    Report,
+    cell,
+    fields_report,
+    iso,
+    table_report,
+)
 from ._records import CONNECTION_COLUMNS, connection_json
 
 if TYPE_CHECKING:
+    from .._breaker_policy import BreakerPolicy
+    from .._domain import Connection
     from .._messenger import Messenger
 
 __all__ = ["add_connections"]
@@ -66,10 +82,29 @@ def add_connections(commands: Subparsers) -> None:
                      help="how long to wait for a delivery report (default 86400)")  # fmt: skip
     add.add_argument("--no-turkish-shift", action="store_true",
                      help="no Turkish single-shift table: such text goes as UCS-2")  # fmt: skip
+    _breaker_options(add)
 
     listing = add_command(group, "list", help="list a workspace's connections",
                           run=admin_command(_list))  # fmt: skip
     workspace_option(listing)
+    update = add_command(
+        group,
+        "update",
+        help="change a connection's circuit-breaker thresholds",
+        description=(
+            "Change the thresholds of a connection's circuit breaker: the flags given change, "
+            "the others stay; --breaker-defaults goes back to the defaults first. Every "
+            "serve and worker process uses them within a second."
+        ),
+        run=admin_command(_update),
+    )
+    update.add_argument("connection_id", metavar="ID")
+    _breaker_options(update)
+    update.add_argument(
+        "--breaker-defaults",
+        action="store_true",
+        help="back to the default thresholds (then apply the flags given)",
+    )
     remove = add_command(group, "remove", help="remove a connection", run=admin_command(_remove))
     remove.add_argument("connection_id", metavar="ID")
     default = add_command(group, "set-default", help="make a connection the workspace default",
@@ -94,7 +129,17 @@ _LABELS = {"id": "id", "workspace_id": "workspace", "provider": "provider",
            "channel": "channel", "is_default": "default", "default_sender": "default sender",
            "approved_senders": "approved senders", "iys_mode": "IYS mode",
            "dlr_timeout": "DLR timeout (s)", "turkish_shift": "Turkish shift",
-           "base_url": "base URL", "dlr_path": "report URL path"}  # fmt: skip
+           "base_url": "base URL", "dlr_path": "report URL path",
+           "breaker": "circuit breaker"}  # fmt: skip
+#: ``--breaker-<name>``: (metavar, what it sets); values go to the façade as numbers.
+_BREAKER_FLAGS = {
+    "window": ("SECONDS", "the window the breaker counts calls in (default 30)"),
+    "min_calls": ("N", "calls in the window before the ratio counts (default 5)"),
+    "failure_ratio": ("R", "open when this share of the window's calls was unavailable, "
+                      "0-1 (default 0.5)"),
+    "consecutive": ("N", "open after this many unavailable calls in a row (default 5)"),
+    "cooldown": ("SECONDS", "stay open this long, then let one probe through (default 30)"),
+}  # fmt: skip
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:
@@ -112,15 +157,33 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
         dlr_timeout=args.dlr_timeout or DEFAULT_DLR_TIMEOUT,
         turkish_shift=not args.no_turkish_shift,
         base_url=args.base_url,
+        breaker=_breaker_policy(args, None),
     )
     note = _stored(len(credentials))
-    return fields_report(connection_json(connection), labels=_LABELS, note=note)
+    return fields_report(_shown(connection), labels=_LABELS, note=note)
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.get_workspace(args.workspace)  # an unknown workspace is an error, not "none"
-    rows = [connection_json(c) for c in await m.list_connections(args.workspace)]
-    return table_report(rows, CONNECTION_COLUMNS, empty="No connections.")
+    health = {h.connection_id: h for h in await m.connection_health(args.workspace)}
+    rows = []
+    for connection in await m.list_connections(args.workspace):
+        row = _shown(connection)
+        found = health.get(connection.id)
+        if found is not None:
+            row["breaker_state"] = found.state
+            row["breaker_until"] = iso(found.until)
+            row["breaker_reason"] = found.reason
+        rows.append(row)
+    return table_report(rows, _LIST_COLUMNS, empty="No connections.")
+
+
+async def _update(m: Messenger, args: argparse.Namespace) -> Report:
+    from .._breaker_policy import DEFAULT_BREAKER_POLICY
+
+    connection = await m.get_connection(args.connection_id)
+    base = DEFAULT_BREAKER_POLICY if args.breaker_defaults else connection.breaker
+    connection = await m.set_breaker_policy(connection.id, _breaker_policy(args, base) or base)
+    return fields_report(_shown(connection), labels=_LABELS)
 
 
 async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
@@ -131,7 +194,7 @@ async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
 
 async def _set_default(m: Messenger, args: argparse.Namespace) -> Report:
     connection = await m.set_default_connection(args.connection_id)
-    return fields_report(connection_json(connection), labels=_LABELS)
+    return fields_report(_shown(connection), labels=_LABELS)
 
 
 async def _test(m: Messenger, args: argparse.Namespace) -> Report:
@@ -141,6 +204,51 @@ async def _test(m: Messenger, args: argparse.Namespace) -> Report:
     return Report(
         data, f"The {connection.provider} provider accepted the credentials of {connection.id}."
     )
+
+
+# ----------------------------------------------------------------------------- breakers
+
+
+def _breaker_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("circuit breaker (D26)")
+    for name, (metavar, text) in _BREAKER_FLAGS.items():
+        flag = "--breaker-" + name.replace("_", "-")
+        group.add_argument(flag, dest=f"breaker_{name}", type=_number, metavar=metavar, help=text)
+
+
+def _number(text: str) -> int | float:
+    """A number as typed; its range is the façade's to check (and to name in the error)."""
+    value = finite_number(text)
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+def _breaker_policy(args: argparse.Namespace, base: BreakerPolicy | None) -> BreakerPolicy | None:
+    """The thresholds the flags give on top of ``base``; ``None`` when no flag is given."""
+    from .._breaker_policy import BreakerPolicy
+
+    given = {name: getattr(args, f"breaker_{name}") for name in _BREAKER_FLAGS}
+    given = {name: value for name, value in given.items() if value is not None}
+    if not given:
+        return None
+    return BreakerPolicy.build(base, **given)
+
+
+def _shown(connection: Connection) -> JsonObject:
+    row = connection_json(connection)
+    policy = connection.breaker.to_json()
+    row["breaker"] = {name: policy[name] for name in _BREAKER_FLAGS}
+    return row
+
+
+def _breaker_cell(state: JsonValue) -> str:
+    return cell(state) if state is not None else "-"
+
+
+_LIST_COLUMNS = (
+    *CONNECTION_COLUMNS,
+    Column("BREAKER", "breaker_state", _breaker_cell),
+    Column("UNTIL", "breaker_until", lambda v: cell(v)[11:19] if v else "-"),
+)
 
 
 # ----------------------------------------------------------------------------- credentials

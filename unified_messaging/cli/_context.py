@@ -7,6 +7,8 @@
   credentials one command stores, the next one can still decrypt.
 - The rate limiter (``serve`` only): Redis at ``--redis-url`` / ``UM_REDIS_URL``, else
   buckets in the server process.
+- The circuit breakers' shared state (``serve`` and ``worker``, D26): the same Redis when
+  one is configured, else the store.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     # and the Messenger alone brings pydantic, httpx and the providers.
     from .._messenger import Messenger
     from .._ratelimit import RateLimiter
+    from .._redis_breaker import RedisBreakerStore
     from .._vault import Vault
     from .._webhook_sender import TargetPolicy
     from ..store.base import Store
@@ -35,6 +38,7 @@ __all__ = [
     "DEV_KEY_FILE",
     "REDIS_URL_ENV",
     "admin_command",
+    "breaker_store",
     "database_url",
     "load_vault",
     "messenger_session",
@@ -123,6 +127,18 @@ def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
     return RedisRateLimiter(url)
 
 
+def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
+    """The circuit breakers' state in Redis when one is configured (``--redis-url`` /
+    ``UM_REDIS_URL``); ``None`` keeps it in the store. The caller closes it."""
+    flag: str | None = getattr(args, "redis_url", None)
+    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
+    if not url:
+        return None
+    from .._redis_breaker import RedisBreakerStore
+
+    return RedisBreakerStore(url)
+
+
 @asynccontextmanager
 async def messenger_session(
     args: argparse.Namespace, *, vault: Vault | None = None
@@ -133,8 +149,16 @@ async def messenger_session(
     # The vault first: a bad key spec should fail before the database is touched.
     vault = vault or load_vault()
     policy = webhook_policy()
-    async with Messenger(open_store(args), vault=vault, webhook_policy=policy) as messenger:
-        yield messenger
+    # What `connections list` shows of the breakers is where serve keeps them (D26).
+    breakers = breaker_store(args)
+    try:
+        async with Messenger(
+            open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers
+        ) as messenger:
+            yield messenger
+    finally:
+        if breakers is not None:
+            await breakers.aclose()
 
 
 def admin_command(call: AdminCall) -> Run:

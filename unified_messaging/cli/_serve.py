@@ -34,7 +34,14 @@ from ._args import (
     port_number,
     positive_seconds,
 )
-from ._context import SERVER_CACHE_TTL, load_vault, open_store, rate_limiter, webhook_policy
+from ._context import (
+    SERVER_CACHE_TTL,
+    breaker_store,
+    load_vault,
+    open_store,
+    rate_limiter,
+    webhook_policy,
+)
 from ._heap import settle_heap
 from ._logging import add_log_options, log_config
 from ._output import JsonObject, Report, emit
@@ -77,7 +84,9 @@ def add_serve(commands: Subparsers) -> None:
         "--demo", action="store_true", help="create a demo workspace with a test key first"
     )
     parser.add_argument(
-        "--redis-url", metavar="URL", help="shared rate limits in Redis (default $UM_REDIS_URL)"
+        "--redis-url",
+        metavar="URL",
+        help="shared rate limits and circuit breakers in Redis (default $UM_REDIS_URL)",
     )
     parser.add_argument(
         "--trusted-proxy",
@@ -191,12 +200,14 @@ async def _serve(args: argparse.Namespace) -> None:
 
     vault = load_vault()
     limiter = rate_limiter(args)
+    breakers = breaker_store(args)
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=vault,
         rate_limiter=limiter,
         webhook_policy=webhook_policy(),
         submit_timeout=args.submit_timeout,
+        breaker_store=breakers,
     )
     limits = _limits(args)
     try:
@@ -241,6 +252,8 @@ async def _serve(args: argparse.Namespace) -> None:
         await messenger.aclose()
         if limiter is not None:
             await limiter.aclose()
+        if breakers is not None:
+            await breakers.aclose()
 
 
 @contextmanager

@@ -12,13 +12,17 @@ from __future__ import annotations
 import argparse
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
-from ._context import SERVER_CACHE_TTL, load_vault, open_store, webhook_policy
+from ._context import SERVER_CACHE_TTL, breaker_store, load_vault, open_store, webhook_policy
 from ._heap import settle_heap
 from ._logging import add_log_options, log_config
 from ._output import Report, emit
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
 
 __all__ = ["add_worker"]
 
@@ -77,17 +81,28 @@ def _run(args: argparse.Namespace) -> int:
 
 
 async def _work(args: argparse.Namespace) -> None:
-    import asyncio
-    import signal
-
     from .._messenger import Messenger
 
+    # D26: the breakers serve shares through Redis (UM_REDIS_URL), or else the store.
+    breakers = breaker_store(args)
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=load_vault(),
         webhook_policy=webhook_policy(),
         webhook_schedule=args.webhook_schedule,
+        breaker_store=breakers,
     )
+    try:
+        await _do_work(messenger, args)
+    finally:
+        if breakers is not None:
+            await breakers.aclose()
+
+
+async def _do_work(messenger: Messenger, args: argparse.Namespace) -> None:
+    import asyncio
+    import signal
+
     async with messenger:
         worker = messenger.worker(lease=args.lease)
         if args.once:
