@@ -190,7 +190,7 @@ async def test_what_netgsm_would_refuse_is_refused_without_a_call(
         ("51", "rejected", "IYS_NOT_CONFIGURED"),
         ("70", "rejected", "PROVIDER_REJECTED"),
         ("80", "unavailable", "PROVIDER_UNAVAILABLE"),
-        ("85", "unavailable", "PROVIDER_UNAVAILABLE"),
+        ("85", "unavailable", "PROVIDER_RECIPIENT_THROTTLED"),
         ("100", "unavailable", "PROVIDER_UNAVAILABLE"),
         ("101", "unavailable", "PROVIDER_UNAVAILABLE"),
         ("99", "rejected", "PROVIDER_REJECTED"),
@@ -242,6 +242,24 @@ async def test_a_5xx_is_unavailable(adapter: NetgsmAdapter, fake: NetgsmFake, st
 
     assert outcome.kind == "unavailable"
     assert outcome.error is not None and outcome.error.code == "PROVIDER_UNAVAILABLE"
+
+
+@pytest.mark.parametrize(
+    ("code", "headers", "retry_after"),
+    [("80", {}, 60.0), ("80", {"Retry-After": "15"}, 15.0), ("85", {}, None), ("100", {}, None)],
+)
+async def test_code_80_pauses_the_connection_a_minute_unless_told_otherwise(
+    adapter: NetgsmAdapter,
+    fake: NetgsmFake,
+    code: str,
+    headers: dict[str, str],
+    retry_after: float | None,
+) -> None:
+    fake.script(Canned(code=code, headers=headers))
+
+    outcome = await adapter.submit(message())
+
+    assert (outcome.kind, outcome.retry_after) == ("unavailable", retry_after)
 
 
 async def test_a_429_is_unavailable_with_its_retry_after(

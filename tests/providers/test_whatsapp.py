@@ -283,7 +283,11 @@ NOT_HEALTHY = "This message was not delivered to maintain healthy ecosystem enga
         (graph_error(400, 132015, "Template is Paused"), "rejected", "TEMPLATE_REJECTED"),
         (graph_error(400, 130429, "Rate limit hit"), "unavailable", BUSY),
         (graph_error(400, 131048, "Spam rate limit hit"), "unavailable", BUSY),
-        (graph_error(400, 131056, "Pair rate limit hit"), "unavailable", BUSY),
+        (
+            graph_error(400, 131056, "Pair rate limit hit"),
+            "unavailable",
+            "PROVIDER_RECIPIENT_THROTTLED",
+        ),
         (graph_error(400, 80007, "Rate limit issues"), "unavailable", BUSY),
         (graph_error(400, 4, "Too many API calls"), "unavailable", BUSY),
         (graph_error(500, 131000, "Something went wrong"), "unavailable", BUSY),
@@ -308,6 +312,19 @@ async def test_graph_error_codes_map_to_outcomes(
     assert outcome.error is not None
     assert outcome.error.code == code
     assert json.loads(canned.body)["error"]["message"] in outcome.error.message
+
+
+@pytest.mark.parametrize(
+    ("code", "retry_after"), [(130429, 60.0), (80007, 60.0), (4, 60.0), (131056, None), (2, None)]
+)
+async def test_account_throttling_pauses_a_minute_without_a_retry_after(
+    adapter: WhatsAppAdapter, fake: WhatsAppFake, code: int, retry_after: float | None
+) -> None:
+    fake.script(graph_error(400, code, "Rate limit hit"))
+
+    outcome = await adapter.submit(message())
+
+    assert (outcome.kind, outcome.retry_after) == ("unavailable", retry_after)
 
 
 async def test_rate_limits_keep_a_retry_after(adapter: WhatsAppAdapter, fake: WhatsAppFake) -> None:

@@ -76,6 +76,9 @@ def _calls_per_minute() -> int:
 #: NetGSM's cap on report calls, as its profile declares it (10 a minute).
 REPORT_CALLS_PER_MINUTE: Final = _calls_per_minute()
 REPORT_PAGE_SIZE: Final = 100
+#: How long code 80 (sending rate exceeded) pauses the connection (D26): NetGSM sends no
+#: Retry-After, and its rate limits are counted per minute.
+THROTTLE_PAUSE: Final = 60.0
 #: Job ids per report call: our cap (NetGSM documents none), so one call stays small.
 REPORT_JOBIDS_PER_CALL: Final = 100
 _IYS_FILTER: Final[Mapping[IysMode, str]] = {
@@ -83,7 +86,9 @@ _IYS_FILTER: Final[Mapping[IysMode, str]] = {
     "commercial_individual": "11",
     "commercial_merchant": "12",
 }
-# code -> (outcome kind, our code, what it means); 80/85 are throttling, so "unavailable".
+# code -> (outcome kind, our code, what it means); 80/85 are throttling, so "unavailable":
+# 80 is the account's sending rate (the connection pauses, D26), 85 one number's (20 jobs a
+# minute), which says nothing about the connection, so the breaker leaves it out.
 _SEND_CODES: Final[Mapping[str, tuple[str, str, str]]] = {
     "20": ("rejected", "BODY_REJECTED", "the text has a problem or is over the maximum length"),
     "30": ("rejected", "PROVIDER_AUTH_FAILED",
@@ -93,7 +98,7 @@ _SEND_CODES: Final[Mapping[str, tuple[str, str, str]]] = {
     "51": ("rejected", "IYS_NOT_CONFIGURED", "no IYS brand is registered for the account"),
     "70": ("rejected", "PROVIDER_REJECTED", "a parameter is wrong or missing"),
     "80": ("unavailable", "PROVIDER_UNAVAILABLE", "the sending rate limit is exceeded"),
-    "85": ("unavailable", "PROVIDER_UNAVAILABLE",
+    "85": ("unavailable", "PROVIDER_RECIPIENT_THROTTLED",
            "more than 20 jobs for one number within a minute"),
     "100": ("unavailable", "PROVIDER_UNAVAILABLE", "system error"),
     "101": ("unavailable", "PROVIDER_UNAVAILABLE", "system error"),
@@ -393,7 +398,10 @@ def _send_result(answer: Answer) -> str | SubmitOutcome:
     kind, our_code, meaning = known
     message = f"NetGSM code {code}: {meaning}."
     if kind == "unavailable":
-        return SubmitOutcome.unavailable(message, retry_after=answer.retry_after)
+        wait = answer.retry_after
+        if wait is None and code == "80":
+            wait = THROTTLE_PAUSE  # D26: NetGSM names no wait; its limits count per minute
+        return SubmitOutcome.unavailable(message, code=our_code, retry_after=wait)
     return SubmitOutcome.rejected(our_code, message)
 
 

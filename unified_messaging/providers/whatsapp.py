@@ -67,14 +67,21 @@ _AUTH: Final = ("rejected", "PROVIDER_AUTH_FAILED")
 _REJECTED: Final = ("rejected", "PROVIDER_REJECTED")
 _TEMPLATE: Final = ("rejected", "TEMPLATE_REJECTED")
 _BUSY: Final = ("unavailable", "PROVIDER_UNAVAILABLE")
+#: Throttling of the account or app: the connection pauses (D26), a minute unless a
+#: Retry-After says otherwise (Meta's rate-limit errors carry none; its windows are minutes
+#: to an hour, and the breaker's probe guards the rest).
+_THROTTLING: Final = frozenset({4, 80007, 130429, 131048})
+_THROTTLE_PAUSE: Final = 60.0
 _UNREACHABLE: Final = ("recipient_failed", "RECIPIENT_UNREACHABLE")
 #: Graph API error code → (outcome kind, our code). Codes not here fall back on HTTP status.
 _CODES: Final[Mapping[int, tuple[OutcomeKind, str]]] = {
     # Authorization: token expired/invalid, permission missing or revoked.
     0: _AUTH, 3: _AUTH, 10: _AUTH, 190: _AUTH,
     **dict.fromkeys(range(200, 300), _AUTH),
-    # Throttling: app call limit, account rate limit, throughput, spam limit, pair rate.
-    4: _BUSY, 80007: _BUSY, 130429: _BUSY, 131048: _BUSY, 131056: _BUSY,
+    # Throttling: app call limit, account rate limit, throughput, spam limit; the pair rate
+    # (one recipient) is no sign of the connection's health, so the breaker leaves it out.
+    **dict.fromkeys(_THROTTLING, _BUSY),
+    131056: ("unavailable", "PROVIDER_RECIPIENT_THROTTLED"),
     # Meta's side: unknown/temporary, something went wrong, service unavailable, maintenance.
     1: _BUSY, 2: _BUSY, 131000: _BUSY, 131016: _BUSY, 131057: _BUSY,
     # The recipient: outside the customer service window, undeliverable, per-user marketing
@@ -169,8 +176,11 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         if mapped is None or status >= 500:
             return _by_status(answer, said)
         kind, our_code = mapped
+        if code in _THROTTLING:
+            wait = answer.retry_after if answer.retry_after is not None else _THROTTLE_PAUSE
+            return SubmitOutcome.unavailable(said, retry_after=wait)
         if kind == "unavailable":
-            return SubmitOutcome.unavailable(said, retry_after=answer.retry_after)
+            return SubmitOutcome.unavailable(said, code=our_code, retry_after=answer.retry_after)
         return SubmitOutcome(kind, error=ErrorInfo(our_code, said))
 
     def _quote(self, text: str) -> str:
