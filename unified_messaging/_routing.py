@@ -30,6 +30,7 @@ from ._clock import Clock
 from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
 from ._errors import SenderNotApproved, SenderRequired
+from ._tracing import provider_call_span
 from ._types import Encoding
 from .providers.base import (
     OutcomeKind,
@@ -231,22 +232,27 @@ async def _submit_all(
 
 
 async def _guarded_submit(adapter: ProviderAdapter, request: SubmitRequest) -> SubmitOutcome:
-    try:
-        return await adapter.submit(request)
-    except Exception as exc:
-        # An adapter is supposed to map every failure to an outcome; one that raises anyway
-        # must not lose the job: the message may or may not have left, so it is "unavailable".
-        return _crashed(adapter, exc)
+    with provider_call_span(adapter.code, [request]) as traced:
+        try:
+            outcome = await adapter.submit(request)
+        except Exception as exc:
+            # An adapter is supposed to map every failure to an outcome; one that raises
+            # anyway must not lose the job: it may or may not have left, so "unavailable".
+            outcome = _crashed(adapter, exc)
+        traced.outcomes([outcome])
+        return outcome
 
 
 async def _guarded_batch(
     adapter: ProviderAdapter, requests: list[SubmitRequest], limiter: asyncio.Semaphore
 ) -> list[SubmitOutcome]:
     async with limiter:
-        try:
-            outcomes = await adapter.submit_batch(requests)
-        except Exception as exc:
-            return [_crashed(adapter, exc)] * len(requests)
+        with provider_call_span(adapter.code, requests) as traced:
+            try:
+                outcomes = await adapter.submit_batch(requests)
+            except Exception as exc:
+                outcomes = [_crashed(adapter, exc)] * len(requests)
+            traced.outcomes(outcomes)
     if len(outcomes) != len(requests):
         logger.error(
             "%s returned %d outcomes for %d requests", adapter.code, len(outcomes), len(requests)

@@ -52,6 +52,7 @@ import httpx
 from ._asyncio_net import AsyncioBackend
 from ._clock import Clock, SystemClock
 from ._errors import RequestInvalid
+from ._tracing import webhook_span
 from ._version import __version__
 from ._webhook_signing import signature_headers
 from .providers._http import parse_retry_after
@@ -518,6 +519,12 @@ class WebhookSender:
 
     async def deliver(self, url: str, body: bytes, headers: Mapping[str, str]) -> DeliveryResult:
         """Make one attempt; never raises for what the network or the receiver did."""
+        with webhook_span(url) as traced:
+            result = await self._deliver(url, body, headers)
+            traced.result(result.outcome, result.status_code)
+            return result
+
+    async def _deliver(self, url: str, body: bytes, headers: Mapping[str, str]) -> DeliveryResult:
         problem = url_problem(url, self._policy)
         if problem is not None:
             if url_problem(url, _PERMISSIVE) is None:

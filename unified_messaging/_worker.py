@@ -33,6 +33,7 @@ from typing import Final
 from ._clock import Clock
 from ._ids import new_id
 from ._log_context import bind_log_context
+from ._tracing import TRACE_KEY, span
 from .store.base import Store, WorkItem
 
 __all__ = ["DEFAULT_LEASE", "Handler", "Lease", "Worker", "current_lease", "error_backoff"]
@@ -220,8 +221,18 @@ class Worker:
         until = item.lease_until or self._clock.now() + self._lease
         _CURRENT_LEASE.set(Lease(self.worker_id, until, running))
         _bind_item_log_context(item)
+        carrier = item.payload.get(TRACE_KEY)
         try:
-            await self._run_one(item)
+            with span(
+                f"work {item.kind}",
+                kind="consumer",
+                attributes={
+                    "messaging.operation.type": "process",
+                    "unified_messaging.work.kind": item.kind,
+                },
+                parent=carrier if isinstance(carrier, dict) else None,
+            ):
+                await self._run_one(item)
         finally:
             running.discard(item.id)
 

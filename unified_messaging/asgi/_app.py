@@ -32,6 +32,7 @@ from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
 from ._routes import RestApi
 from ._runtime import LazyStartMiddleware, Lifespan, Runtime
+from ._tracing import TracingMiddleware
 
 if TYPE_CHECKING:
     from ._mcp import McpEndpoint
@@ -228,6 +229,8 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(RequestIdMiddleware),
+            # Inside the request id: a failure it answers is still on the server span.
+            Middleware(TracingMiddleware),
             # Inside the request id, so that a store that cannot be opened is answered in
             # the contract's body with an id.
             Middleware(LazyStartMiddleware, runtime=runtime),

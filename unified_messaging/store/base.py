@@ -32,6 +32,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from .._breaker_state import StoredBreaker
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._flood_guard import RecipientLimit
+from .._tracing import TRACE_KEY, carrier_of_current
 from .._types import MessageStatus, ProviderCode
 
 __all__ = [
@@ -71,6 +72,14 @@ class WorkItem:
     claimed_by: str | None = None
     lease_until: datetime | None = None
     attempts: int = 0
+
+    def __post_init__(self) -> None:
+        # Made while a span records (a send, a report, a webhook event): the item carries
+        # that trace, and the worker that runs it, in any process, continues it.
+        if TRACE_KEY not in self.payload:
+            carrier = carrier_of_current()
+            if carrier is not None:
+                object.__setattr__(self, "payload", {**self.payload, TRACE_KEY: carrier})
 
 
 @dataclass(frozen=True, slots=True)
