@@ -67,7 +67,7 @@ from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
-from ._vault import Vault
+from ._vault import Vault, default_vault
 from ._webhook_admin import WebhookAdminMixin
 from ._webhook_outbox import WORK_KIND as WORK_WEBHOOK
 from ._webhook_outbox import WebhookOutbox
@@ -129,8 +129,10 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
-    to ``UM_MASTER_KEYS`` or, without it, a key that lives as long as the process (fine for
-    memory stores and tests; a durable store needs a durable key). ``live_adapters`` maps a
+    to ``UM_MASTER_KEYS``. Without it an in-memory store gets a key that lives as long as
+    the process; any other store is refused with :class:`MasterKeyError` (what it seals
+    would be unreadable after a restart), so pass ``vault=`` or set ``UM_MASTER_KEYS``
+    (:meth:`Vault.load_or_create_key_file` for development). ``live_adapters`` maps a
     provider code to the factory of its live adapter (default: the seven shipped adapters,
     ``providers.registry``); test keys always use the simulator.
     ``on_simulated`` is called with every simulated submission (the pytest ``outbox``).
@@ -170,7 +172,14 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             raise ValueError("max_concurrency must be at least 1")
         self._store: Store = store if store is not None else MemoryStore()
         self._clock: Clock = clock or SystemClock()
-        self._vault: Vault = vault or Vault.from_env() or Vault.generate()
+        self._vault: Vault = (
+            vault
+            if vault is not None
+            else default_vault(
+                durable=not isinstance(self._store, MemoryStore),
+                store_name=type(self._store).__name__,
+            )
+        )
         self._adapters = AdapterPool(
             vault=self._vault,
             clock=self._clock,
