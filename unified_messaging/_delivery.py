@@ -58,6 +58,7 @@ from ._polling import POLL_BATCH, Poller
 from ._render import status_record
 from ._routing import Hop, Job, dispatch, hop_for
 from ._text import storable_report
+from ._tracing import ingest_span
 from ._types import ProviderCode
 from ._worker import Handler, error_backoff
 from .providers.base import PROFILES, ProviderReport
@@ -345,6 +346,7 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ reports in
 
+    @ingest_span
     async def ingest(
         self, connection: Connection, reports: Sequence[ProviderReport], *, livemode: bool
     ) -> IngestResult:

@@ -66,6 +66,7 @@ from ._routing import Hop, Job, dispatch, hop_for
 from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
+from ._tracing import send_span
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault, default_vault
 from ._webhook_admin import WebhookAdminMixin
@@ -276,6 +277,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     # ------------------------------------------------------------------ sending
 
+    @send_span
     async def send(
         self,
         auth: Principal,
@@ -307,6 +309,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         self._raise_for_single(record, job)
         return send_response(record)
 
+    @send_span
     async def send_bulk(
         self,
         auth: Principal,
