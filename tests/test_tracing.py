@@ -86,6 +86,16 @@ async def test_one_trace_from_the_request_through_fallback_and_webhooks(
     assert server.attributes is not None
     assert server.attributes["http.route"] == "/v1/messages"
     assert server.attributes["http.response.status_code"] == 201
+    [send] = [s for s in spans if s.name == "send" and s.kind is SpanKind.PRODUCER]
+    assert send.parent is not None and server.context is not None
+    assert send.parent.span_id == server.context.span_id
+    assert send.attributes is not None
+    assert send.attributes["messaging.message.id"] == sent.json()["job_id"]
+    assert send.attributes["unified_messaging.status"] == "sent"
+    # The simulated report, applied by the worker, in the same trace.
+    reports = [s for s in spans if s.name == "process sms_a" and s.kind is SpanKind.CONSUMER]
+    assert reports and reports[0].attributes is not None
+    assert reports[0].attributes["unified_messaging.reports.changed"] == 1
     # The first provider call, under the request; the fallback's, under a work item.
     first = [s for s in spans if s.name == "send sms_a"]
     fallback = [s for s in spans if s.name == "send sms_b"]

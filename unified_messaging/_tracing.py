@@ -32,8 +32,9 @@ No span carries a phone number, a message body, a credential or a secret.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+import functools
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ._version import __version__
@@ -55,7 +56,9 @@ __all__ = [
     "SpanKind",
     "carrier_of_current",
     "current_trace_id",
+    "ingest_span",
     "provider_call_span",
+    "send_span",
     "span",
     "tracing_enabled",
     "use_tracer_provider",
@@ -70,6 +73,9 @@ SpanKind = Literal["internal", "server", "client", "producer", "consumer"]
 AttributeValue = str | bool | int | float
 
 _provider: TracerProvider | None = None
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class _Handle:
@@ -198,6 +204,67 @@ def webhook_span(url: str) -> Iterator[_WebhookCall]:
     }
     with span("POST", kind="client", attributes=attributes) as handle:
         yield _WebhookCall(handle)
+
+
+def send_span(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``send`` (producer) around ``Messenger.send``/``send_bulk``: the answer's job id,
+    status and provider, or the batch's size; an error raised is recorded on the span."""
+    if _trace is None:
+        return method
+
+    @functools.wraps(method)
+    async def traced(*args: P.args, **kwargs: P.kwargs) -> R:
+        attributes: dict[str, AttributeValue | None] = {
+            "messaging.system": SCOPE_NAME,
+            "messaging.operation.type": "send",
+            "messaging.operation.name": method.__name__,
+        }
+        with span("send", kind="producer", attributes=attributes) as handle:
+            result = await method(*args, **kwargs)
+            for attribute, field in _SEND_FIELDS:
+                value = getattr(result, field, None)
+                if isinstance(value, str | int) and not isinstance(value, bool):
+                    handle.set(attribute, value)
+            return result
+
+    return traced
+
+
+_SEND_FIELDS: Final = (
+    ("messaging.message.id", "job_id"),
+    ("messaging.destination.name", "provider"),
+    ("unified_messaging.status", "status"),
+    ("messaging.batch.message_count", "total"),
+)
+
+
+def ingest_span(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``process {provider}`` (consumer) around applying a batch of delivery reports
+    (``Lifecycle.ingest(connection, reports, ...)``): how many came, matched and changed."""
+    if _trace is None:
+        return method
+
+    @functools.wraps(method)
+    async def traced(*args: P.args, **kwargs: P.kwargs) -> R:
+        connection = args[1] if len(args) > 1 else kwargs.get("connection")
+        reports = args[2] if len(args) > 2 else kwargs.get("reports")
+        provider = str(getattr(connection, "provider", "unknown"))
+        attributes: dict[str, AttributeValue | None] = {
+            "messaging.system": SCOPE_NAME,
+            "messaging.operation.type": "process",
+            "messaging.operation.name": "report",
+            "messaging.destination.name": provider,
+            "messaging.batch.message_count": len(reports)
+            if isinstance(reports, Sequence)
+            else None,
+        }
+        with span(f"process {provider}", kind="consumer", attributes=attributes) as handle:
+            result = await method(*args, **kwargs)
+            handle.set("unified_messaging.reports.matched", getattr(result, "matched", None))
+            handle.set("unified_messaging.reports.changed", getattr(result, "changed", None))
+            return result
+
+    return traced
 
 
 def tracing_enabled() -> bool:
