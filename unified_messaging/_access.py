@@ -27,6 +27,7 @@ from .store.base import Store
 
 if TYPE_CHECKING:
     from ._messenger import Principal
+    from ._metrics import Metrics
 
 __all__ = [
     "AccessMixin",
@@ -130,6 +131,7 @@ class AccessMixin:
     _clock: Clock
     _rate_limiter: RateLimiter
     _default_rate_policy: RateLimitPolicy
+    _metrics: Metrics
 
     if TYPE_CHECKING:
 
@@ -169,6 +171,7 @@ class AccessMixin:
         """Take one token from the key's bucket (a bulk request is one request, D16)."""
         decision = await self._rate_limiter.hit(f"key:{key.id}", self.rate_policy(key))
         if not decision.allowed:
+            self._metrics.rate_limited(code=RateLimitRefused.code)  # D30
             raise RateLimitRefused(decision)
         return decision
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from ._clock import Clock
 from ._domain import Connection
 from ._errors import InvalidCredentials
+from ._metrics import NO_METRICS, Metrics, timed_batch, timed_submit
 from ._types import ProviderCode
 from ._vault import Vault
 from .providers._http import CredentialsModel
@@ -97,11 +98,14 @@ class _LiveAdapter:
     def closed(self) -> bool:
         return self._closed
 
+    # D30 times these calls: only live sends reach a provider (test keys go to the simulator).
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
-        return await self._run(lambda adapter: adapter.submit(request))
+        call = self._run(lambda adapter: adapter.submit(request))
+        return await timed_submit(self._pool.metrics, self.code, call)
 
     async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
-        return await self._run(lambda adapter: adapter.submit_batch(requests))
+        call = self._run(lambda adapter: adapter.submit_batch(requests))
+        return await timed_batch(self._pool.metrics, self.code, call)
 
     async def poll_reports(self, provider_message_ids: Sequence[str]) -> list[ProviderReport]:
         return await self._run(lambda adapter: adapter.poll_reports(provider_message_ids))
@@ -163,7 +167,8 @@ class _LiveAdapter:
 
 
 class AdapterPool:
-    """The adapters of one messenger. ``live_adapters=None`` means the seven shipped ones."""
+    """The adapters of one messenger. ``live_adapters=None`` means the seven shipped ones;
+    ``metrics`` times their live provider calls."""
 
     def __init__(
         self,
@@ -173,11 +178,13 @@ class AdapterPool:
         live_adapters: Mapping[ProviderCode, AdapterFactory] | None,
         simulator_settings: SimulatorSettings,
         on_simulated: Callable[[SimulatedSubmission], None] | None,
+        metrics: Metrics = NO_METRICS,
     ) -> None:
         from .providers.registry import LIVE_ADAPTERS  # the adapters import httpx & co.
 
         self._vault = vault
         self._clock = clock
+        self.metrics = metrics
         self._factories: dict[ProviderCode, AdapterFactory] = (
             dict(live_adapters)
             if live_adapters is not None

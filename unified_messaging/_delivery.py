@@ -54,6 +54,13 @@ from ._lifecycle import (
     apply_timeout,
     event_for,
 )
+from ._metrics import (
+    NO_METRICS,
+    Metrics,
+    record_redispatch,
+    record_reports,
+    record_settled,
+)
 from ._polling import POLL_BATCH, Poller
 from ._render import status_record
 from ._routing import Hop, Job, dispatch, hop_for
@@ -151,8 +158,10 @@ class Lifecycle:
         poll_batch: int = POLL_BATCH,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
         breakers: Breakers | None = None,
+        metrics: Metrics = NO_METRICS,
     ) -> None:
         self._store = store
+        self.metrics = metrics  # D30: reports, fallbacks, time to the final state
         #: D26: live re-dispatches consult the connections' circuit breakers too.
         self._breakers = breakers
         self._clock = clock
@@ -378,6 +387,7 @@ class Lifecycle:
                     return False, False
                 return await self._apply(ref, report, livemode)
 
+        record_reports(self.metrics, connection.provider, reports, livemode=livemode)
         outcomes = await asyncio.gather(*(apply(report) for report in reports))
         if orphans:
             await self._store.enqueue_work_many(orphans)
@@ -500,6 +510,7 @@ class Lifecycle:
                 work.append(self._fallback_item(updated))
             closed = await self._answered(record, updated)
             if await self._store.replace_message(updated, work=work, closed=closed):
+                record_settled(self.metrics, record, updated)
                 return True
         logger.warning("message %s kept changing under us; the change is retried later", job_id)
         raise _Contended(job_id)
@@ -597,6 +608,7 @@ class Lifecycle:
             [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
             breakers=self._breakers if livemode else None,
         )  # fmt: skip
+        record_redispatch(self.metrics, record, job, retry=retry_until is not None)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
 
     async def _store_redispatch(
@@ -654,6 +666,7 @@ class Lifecycle:
                 items.append(self._retry_item(result, retry_until))
             if not await self._store.replace_message(result, work=items, refs=refs):
                 continue
+            record_settled(self.metrics, fresh, result)
             if result.status == "failed" and retry_until is not None:
                 await self._release_unit(result)  # queued, then given up: no provider took it
             return

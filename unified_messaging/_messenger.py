@@ -51,6 +51,7 @@ from ._flood_guard import items_over_limit
 from ._ids import new_id
 from ._keys import hash_api_key, parse_api_key
 from ._lifecycle import is_write_ahead
+from ._metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._models import (
     BulkRequest,
     BulkResponse,
@@ -148,6 +149,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ``breaker_store``: where the connections' circuit breakers (D26) are shared (default: the
     store; :class:`~unified_messaging._redis_breaker.RedisBreakerStore` for Redis). A
     half-open probe whose process died is given up after ``submit_timeout``.
+    ``metrics``: where counters and timings go (D30), e.g. :class:`PrometheusMetrics`;
+    default: none are kept.
     """
 
     def __init__(
@@ -168,11 +171,13 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         poll_interval: timedelta | None = None,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
         breaker_store: BreakerStore | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._store: Store = store if store is not None else MemoryStore()
         self._clock: Clock = clock or SystemClock()
+        self._metrics: Metrics = metrics if metrics is not None else NO_METRICS
         self._vault: Vault = (
             vault
             if vault is not None
@@ -187,6 +192,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             live_adapters=live_adapters,
             simulator_settings=simulator_settings or SimulatorSettings(),
             on_simulated=on_simulated,
+            metrics=self._metrics,
         )
         self._credential_schemas = self._adapters.credential_schemas
         self._concurrency = max_concurrency
@@ -204,6 +210,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             sender=self._webhook_sender,
             schedule=webhook_schedule,
             disable_after=webhook_disable_after,
+            metrics=self._metrics,
         )
         self._breakers = SharedBreakers(
             breaker_store if breaker_store is not None else self._store,
@@ -218,6 +225,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             poll_interval=poll_interval,
             submit_timeout=submit_timeout,
             breakers=self._breakers,
+            metrics=self._metrics,
         )
 
     def __repr__(self) -> str:
@@ -230,6 +238,10 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @property
+    def metrics(self) -> Metrics:
+        return self._metrics
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -297,7 +309,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         text, provider_template = self._text(plan.template, req.body, req.variables)
         job = Job(new_id("msg"), to, text, auth.workspace_id, provider_template)
         record = self._new_record(auth, plan, job)
-        check = await self._accept(auth, [record], 1, idempotency)
+        with counting_refusals(self._metrics):
+            check = await self._accept(auth, [record], 1, idempotency)
         queue = auth.workspace.retry_unavailable
         await dispatch(
             [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
@@ -306,6 +319,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         record = self._finish(record, plan, job, queue=queue)
         unused = 0 if _keeps_unit(job, queue) else 1
         await self._store_outcome(auth, [record], plan, check, unused)
+        record_sends(self._metrics, [record], [job])
         self._raise_for_single(record, job)
         return send_response(record)
 
@@ -340,7 +354,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             job = Job(job_id, to, text, auth.workspace_id, provider_template)
             jobs.append((index, job))
             records.append(self._new_record(auth, plan, job))
-        check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
+        with counting_refusals(self._metrics):
+            check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         queue = auth.workspace.retry_unavailable
         await dispatch(
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
@@ -351,6 +366,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             records[index] = record
         unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
         await self._store_outcome(auth, [r for _, r in finished], plan, check, unused)
+        record_sends(self._metrics, records, [job for _, job in jobs])
         return _bulk_response(records, plan.primary.provider)
 
     async def current_answer(

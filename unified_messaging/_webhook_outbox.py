@@ -37,6 +37,7 @@ from ._domain import MessageRecord
 from ._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
 from ._ids import new_id
 from ._lifecycle import EventType
+from ._metrics import NO_METRICS, Metrics, record_webhook
 from ._render import status_record
 from ._vault import Vault
 from ._webhook_admin import open_secret
@@ -73,7 +74,8 @@ class WebhookOutbox:
     """Queues message events for webhook endpoints and delivers them (see the module doc).
 
     ``schedule`` is the wait after each failed attempt and ``disable_after`` how long an
-    endpoint may fail without a single success; tests compress both.
+    endpoint may fail without a single success; tests compress both. ``metrics`` counts
+    the attempts by result (D30).
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class WebhookOutbox:
         sender: WebhookSender,
         schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
         disable_after: timedelta = DISABLE_AFTER,
+        metrics: Metrics = NO_METRICS,
     ) -> None:
         if any(step <= timedelta(0) for step in schedule):
             raise ValueError("every step of the schedule must be positive")
@@ -96,6 +99,7 @@ class WebhookOutbox:
         self._sender = sender
         self._schedule = tuple(schedule)
         self._disable_after = disable_after
+        self._metrics = metrics
 
     def __repr__(self) -> str:
         return f"WebhookOutbox(store={self._store!r}, sender={self._sender!r})"
@@ -246,6 +250,7 @@ class WebhookOutbox:
         result = await self._sender.deliver_signed(
             endpoint.url, delivery.payload, secrets=secrets, msg_id=delivery.event_id
         )
+        record_webhook(self._metrics, result)
         return await self._record(delivery, endpoint, result)
 
     async def _record(
