@@ -6,7 +6,9 @@ the CSV, then runs the real command line in a subprocess, three times:
 
 1. a small campaign (``--small`` rows, 1,000 by default): the baseline peak RSS;
 2. the full campaign (``--rows``, 100,000 by default): wall time, rows/s, peak RSS;
-3. the same command again: every chunk is replayed from its idempotency key, nothing sent.
+3. the same command again: every chunk is replayed from its idempotency key, nothing sent;
+
+and then ``campaign status`` on the big campaign.
 
 If the file were loaded whole, the second run's peak RSS would grow with it; streaming keeps
 it at the small run's. In this process the CSV reader's own peak allocation over the big file
@@ -126,6 +128,8 @@ def main() -> None:
         small_wall, small_rss, _ = run_cli(campaign(small, "small"), env, work)
         wall, rss, summary = run_cli(campaign(big, "big"), env, work)
         again_wall, again_rss, again = run_cli(campaign(big, "big"), env, work)
+        status = ["campaign", "status", "--workspace", workspace, "--campaign", "big", "--test"]
+        status_wall, _, report = run_cli(status, env, work)
         peak = reader_peak(big)
 
     print(f"campaign send, SQLite, test mode (simulator), chunk {options.chunk}")
@@ -141,6 +145,10 @@ def main() -> None:
     print(
         f"  {options.small:,}-row run: {small_wall:6.1f} s wall, peak RSS {small_rss} MiB "
         f"(the baseline: RSS does not grow with the file)"
+    )
+    print(
+        f"  campaign status: {status_wall:6.1f} s wall ({report['messages']:,} messages "
+        f"counted by status: {report['by_status']})"
     )
     print(f"  CSV reader over the big file: peak {peak / 1024:.0f} KiB allocated (tracemalloc)")
 
