@@ -187,6 +187,7 @@ class StoreSnapshot:
     circuits: Sequence[CircuitReading] | None = None
 
 
+@runtime_checkable
 class MetricsExposition(Protocol):
     """Protocol: metrics that ``GET /metrics`` can render (``PrometheusMetrics``)."""
 

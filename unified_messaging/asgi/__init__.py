@@ -15,12 +15,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from ._app import DEFAULT_MAX_BODY_BYTES, app_lifespan, create_app, messenger_lifespan
+from ._metrics import create_metrics_app
 from ._openapi import openapi_document
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "app_lifespan",
     "create_app",
+    "create_metrics_app",
     "messenger_lifespan",
     "openapi_document",
 ]

@@ -152,6 +152,7 @@ def create_app(
     mcp_allowed_hosts: Iterable[str] | None = None,
     mcp_allowed_origins: Iterable[str] = (),
     worker: bool = True,
+    metrics_token: str | None = None,
 ) -> Starlette:
     """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
@@ -168,6 +169,11 @@ def create_app(
     webhooks) beside the requests, started with the rest (see below). Turn it off when
     workers run as their own processes (``unified-messaging worker``); any number of each
     share the work through the store.
+
+    ``metrics_token``: serve ``GET /metrics`` (D30, the Prometheus scrape of the messenger's
+    :class:`~unified_messaging.PrometheusMetrics`) to requests bearing this token; without
+    one there is no ``/metrics`` here (see :func:`create_metrics_app` for a listener of its
+    own). ``ValueError`` if the messenger keeps no Prometheus metrics or the token is short.
 
     Mount it under any prefix of a host app. A host with a lifespan should run
     :func:`app_lifespan` in it; without that, the app starts what it runs beside its requests
@@ -217,6 +223,11 @@ def create_app(
             methods=["GET", "POST"],
         ),
     ]
+    if metrics_token is not None:
+        from ._metrics import METRICS_PATH, MetricsEndpoint
+
+        scrape = MetricsEndpoint(messenger, token=metrics_token)
+        routes.append(Route(METRICS_PATH, scrape.handle, methods=["GET"]))
     if endpoint is not None:
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
