@@ -91,8 +91,10 @@ async def guarded_bed(limit: RecipientLimit | None) -> TestBed:
 
 async def test_every_workspace_gets_the_default_guard() -> None:
     bed = await create_testbed()
-    assert bed.workspace.recipient_limit == DEFAULT_RECIPIENT_LIMIT == RecipientLimit(
-        10, timedelta(hours=1)
+    assert (
+        bed.workspace.recipient_limit
+        == DEFAULT_RECIPIENT_LIMIT
+        == RecipientLimit(10, timedelta(hours=1))
     )
     for _ in range(10):
         await bed.messenger.send(bed.principal, {"to": TO, "body": "kod"})
