@@ -25,6 +25,7 @@ from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, h
 from ._templates import brace_problem
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
+from ._vault_rotation import VaultRotation, rotate_sealed
 from .providers._http import CredentialsModel, validate_credentials
 from .store.base import Store
 
@@ -286,21 +287,20 @@ class AdminMixin:
         if not await self._store.remove_connection(connection_id):
             raise ResourceNotFound(f"Connection {connection_id} not found.")
 
+    async def rotate_vault(self) -> VaultRotation:
+        """Re-seal everything the vault seals under its active key (D21): every connection's
+        credentials and every webhook endpoint's secret, the previous one too while it still
+        signs (an expired one is removed). Returns what it did per kind.
+
+        Nothing is written unless every token opens: a token under a key that is no longer
+        configured raises :class:`~unified_messaging.UnknownKeyId` naming it. Safe to repeat.
+        """
+        return await rotate_sealed(self._store, self._vault, now=self._clock.now())
+
     async def rotate_credentials(self) -> int:
-        """Re-encrypt every connection's credentials under the vault's active key."""
-        rotated = 0
-        for workspace in await self._store.list_workspaces():
-            for connection in await self._store.list_connections(workspace.id):
-                if not self._vault.needs_rotation(connection.credentials):
-                    continue
-                sealed = self._vault.rotate(
-                    connection.credentials,
-                    workspace_id=connection.workspace_id,
-                    connection_id=connection.id,
-                )
-                await self._store.update_connection(replace(connection, credentials=sealed))
-                rotated += 1
-        return rotated
+        """:meth:`rotate_vault` under its older name: re-seals everything the vault seals
+        (webhook secrets too) and returns how many tokens it re-sealed."""
+        return (await self.rotate_vault()).total
 
     # ------------------------------------------------------------------ IP allowlist
 

@@ -177,9 +177,8 @@ class SyncMessenger:
     list_connections = _blocking(Messenger.list_connections)
     get_connection = _blocking(Messenger.get_connection)
 
-    def rotate_credentials(self) -> int:
-        return self._run(self.messenger.rotate_credentials())
-
+    rotate_vault = _blocking(Messenger.rotate_vault)
+    rotate_credentials = _blocking(Messenger.rotate_credentials)
     set_default_connection = _blocking(Messenger.set_default_connection)
     set_breaker_policy = _blocking(Messenger.set_breaker_policy)
     remove_connection = _blocking(Messenger.remove_connection)

@@ -45,8 +45,14 @@ async def test_vault_rotate_reencrypts_every_connection_under_a_prepended_key(
     again = cli("vault", "rotate", **rotating).ok()
     after = await _stored_credentials(database_url, Vault.from_spec(new_key))
 
-    assert rotated == {"rotated": 2, "active_key_id": "k2"}
-    assert "Re-encrypted 0 connections under key k2." in again.stdout
+    assert rotated == {
+        "rotated": 2,
+        "connections": 2,
+        "webhook_secrets": 0,
+        "expired_secrets_removed": 0,
+        "active_key_id": "k2",
+    }
+    assert "Re-encrypted under key k2: connections: 0, webhook secrets: 0." in again.stdout
     assert before == after
     assert after == {
         "sms_a": {"usercode": "acme", "password": SECRET},

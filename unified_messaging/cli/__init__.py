@@ -8,8 +8,10 @@ keys, templates, allowlist), ``_connection_commands``, ``_ops_commands`` (migrat
 ``_serve``; ``_context`` builds their Messenger and ``_output`` prints what they return.
 
 Exit status: 0 done, 1 the library refused (``error: CODE: message`` on stderr), 2 a usage
-error (argparse's message, naming the argument), 130 interrupted, 141 the reader of stdout
-left before the output was written (``| head``; what the command did stands).
+error (argparse's message, naming the argument), 78 the configuration is wrong
+(``error: configuration: …`` naming the setting, e.g. ``UM_MASTER_KEYS``; sysexits'
+``EX_CONFIG``), 130 interrupted, 141 the reader of stdout left before the output was written
+(``| head``; what the command did stands).
 
 Building the parser imports no more than argparse needs: each command imports the
 Messenger, the stores and the web stack inside its ``run``, so ``--help`` and a simple admin
@@ -25,7 +27,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .._errors import MessagingError
+from .._errors import ConfigurationError, MessagingError
 from .._version import __version__
 from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
 from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
@@ -62,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
 #: The exit status of a writer whose reader left: what a shell reports for a program killed
 #: by SIGPIPE (128 + 13), which is how ``cat`` or ``git log`` end under ``| head``.
 EXIT_READER_GONE = 141
+#: The exit status of a command stopped by the operator's configuration (a malformed
+#: ``UM_MASTER_KEYS``, a key id it lacks): sysexits.h's ``EX_CONFIG``, so a script can tell
+#: it from a refusal (1) and from a mistyped command line (2).
+EXIT_CONFIGURATION = 78
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,6 +93,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         parser: argparse.ArgumentParser = args.parser
         parser.error(f"argument {exc.argument}: {exc.message}")  # exits 2
+    except ConfigurationError as exc:
+        # Not a bug and not the request: one line naming the setting, and no traceback.
+        print(f"error: configuration: {' '.join(exc.message.split())}", file=sys.stderr)
+        return EXIT_CONFIGURATION
     except MessagingError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
     except CommandFailed as exc:

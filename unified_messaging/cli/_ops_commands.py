@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from .._errors import VaultError
 from ._args import Subparsers, UsageError, add_command, add_group
-from ._context import database_url, load_vault, messenger_session, open_store, plain_command
+from ._context import database_url, messenger_session, open_store, plain_command
 from ._output import JsonObject, Report
 
 __all__ = ["add_migrate", "add_vault"]
@@ -46,10 +46,12 @@ def add_vault(commands: Subparsers) -> None:
     add_command(
         group,
         "rotate",
-        help="re-encrypt every connection's credentials under the active key",
+        help="re-encrypt everything the vault seals under the active key",
         description=(
-            "Re-encrypt every stored credential under the first key of UM_MASTER_KEYS. "
-            "Rotate by prepending a new key (new,old), running this, then dropping the old key."
+            "Re-encrypt every connection's credentials and every webhook endpoint's secret "
+            "(the previous one too while it still signs) under the first key of "
+            "UM_MASTER_KEYS, and say how many of each. Rotate by prepending a new key "
+            "(new,old), running this, then dropping the old key."
         ),
         run=plain_command(_rotate),
     )
@@ -66,12 +68,22 @@ def add_vault(commands: Subparsers) -> None:
 
 
 async def _rotate(args: argparse.Namespace) -> Report:
-    vault = load_vault()
-    async with messenger_session(args, vault=vault) as messenger:
-        rotated = await messenger.rotate_credentials()
-    data: JsonObject = {"rotated": rotated, "active_key_id": vault.active_kid}
-    noun = "connection" if rotated == 1 else "connections"
-    return Report(data, f"Re-encrypted {rotated} {noun} under key {vault.active_kid}.")
+    async with messenger_session(args) as messenger:
+        report = await messenger.rotate_vault()
+    data: JsonObject = {
+        "rotated": report.total,
+        "connections": report.connections,
+        "webhook_secrets": report.webhook_secrets,
+        "expired_secrets_removed": report.expired_secrets_removed,
+        "active_key_id": report.active_key_id,
+    }
+    text = (
+        f"Re-encrypted under key {report.active_key_id}: connections: {report.connections}, "
+        f"webhook secrets: {report.webhook_secrets}."
+    )
+    if report.expired_secrets_removed:
+        text += f" Removed expired previous webhook secrets: {report.expired_secrets_removed}."
+    return Report(data, text)
 
 
 async def _generate_key(args: argparse.Namespace) -> Report:
