@@ -44,6 +44,7 @@ from ._context import (
 )
 from ._heap import settle_heap
 from ._logging import add_log_options, log_config
+from ._metrics_options import MetricsListener, MetricsSettings, add_metrics_options
 from ._output import JsonObject, Report, emit
 from ._serve_limits import (
     DEFAULT_BODY_TIMEOUT,
@@ -107,6 +108,7 @@ def add_serve(commands: Subparsers) -> None:
         help="uvicorn's log level (default info)",
     )
     add_log_options(parser)
+    add_metrics_options(parser)
     parser.add_argument(
         "--submit-timeout",
         type=positive_seconds,
@@ -201,6 +203,7 @@ async def _serve(args: argparse.Namespace) -> None:
     vault = load_vault()
     limiter = rate_limiter(args)
     breakers = breaker_store(args)
+    metrics = MetricsSettings.from_args(args)  # D30
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=vault,
@@ -208,12 +211,19 @@ async def _serve(args: argparse.Namespace) -> None:
         webhook_policy=webhook_policy(),
         submit_timeout=args.submit_timeout,
         breaker_store=breakers,
+        metrics=metrics.build(),
     )
+    listener = MetricsListener(metrics, messenger)
     limits = _limits(args)
     try:
         await messenger.open()
         config = uvicorn.Config(
-            create_app(messenger, trusted_proxies=args.trusted_proxy, worker=not args.no_worker),
+            create_app(
+                messenger,
+                trusted_proxies=args.trusted_proxy,
+                worker=not args.no_worker,
+                metrics_token=metrics.app_token,
+            ),
             host=args.host,
             port=args.port,
             lifespan="on",
@@ -228,6 +238,7 @@ async def _serve(args: argparse.Namespace) -> None:
             # limits above (uvicorn hands it to another protocol).
             ws="none",
         )
+        await listener.start()  # after uvicorn.Config: it set up the logging
         loop = asyncio.get_running_loop()
         with (
             _listening(args.host, args.port, config.backlog) as sock,
@@ -249,6 +260,7 @@ async def _serve(args: argparse.Namespace) -> None:
     finally:
         # The app's lifespan closes the messenger too; closing twice is harmless, and this
         # one also covers a start-up that failed before the lifespan ran.
+        await listener.stop()
         await messenger.aclose()
         if limiter is not None:
             await limiter.aclose()

@@ -19,6 +19,7 @@ from ._args import Subparsers, add_command, positive_seconds
 from ._context import SERVER_CACHE_TTL, breaker_store, load_vault, open_store, webhook_policy
 from ._heap import settle_heap
 from ._logging import add_log_options, log_config
+from ._metrics_options import MetricsListener, MetricsSettings, add_metrics_options
 from ._output import Report, emit
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def add_worker(commands: Subparsers) -> None:
         help="how long an item is held before another worker may take it (default 120)",
     )
     add_log_options(parser)
+    add_metrics_options(parser, on_app=False)
 
 
 def _schedule(text: str) -> tuple[timedelta, ...]:
@@ -85,16 +87,21 @@ async def _work(args: argparse.Namespace) -> None:
 
     # D26: the breakers serve shares through Redis (UM_REDIS_URL), or else the store.
     breakers = breaker_store(args)
+    metrics = MetricsSettings.from_args(args, on_app=False)  # D30
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=load_vault(),
         webhook_policy=webhook_policy(),
         webhook_schedule=args.webhook_schedule,
         breaker_store=breakers,
+        metrics=metrics.build(),
     )
+    listener = MetricsListener(metrics, messenger)
     try:
+        await listener.start()
         await _do_work(messenger, args)
     finally:
+        await listener.stop()
         if breakers is not None:
             await breakers.aclose()
 
