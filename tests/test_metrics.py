@@ -335,3 +335,37 @@ def test_the_default_messenger_keeps_no_metrics() -> None:
     from unified_messaging._metrics import NO_METRICS
 
     assert Messenger().metrics is NO_METRICS
+
+
+def test_the_package_runs_without_the_metrics_extra() -> None:
+    import subprocess
+    import sys
+
+    code = """
+import asyncio, sys
+sys.modules["prometheus_client"] = None  # as if the extra were not installed
+from unified_messaging import PrometheusMetrics
+from unified_messaging.asgi import create_app
+from unified_messaging.testing import create_testbed
+
+async def main() -> None:
+    bed = await create_testbed()
+    create_app(bed.messenger, mcp=False)
+    sent = await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": "x"})
+    print(sent.status)
+    try:
+        PrometheusMetrics()
+    except ImportError as exc:
+        print(exc)
+
+asyncio.run(main())
+"""
+    result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "sent",
+        "metrics need prometheus_client: pip install 'unified-messaging[metrics]'",
+    ]

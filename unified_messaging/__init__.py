@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     )
     from ._flood_guard import RecipientLimit
     from ._messenger import Messenger, Principal
+    from ._metrics import Metrics, NoMetrics
     from ._models import (
         AttemptOut,
         BulkItem,
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
         SendResponse,
         StatusRecord,
     )
+    from ._prometheus import PrometheusMetrics
     from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
     from ._recipients import normalize_recipient
     from ._redis_breaker import RedisBreakerStore
@@ -136,9 +138,12 @@ __all__ = [
     "MessageStatus",
     "MessagingError",
     "Messenger",
+    "Metrics",
+    "NoMetrics",
     "NotFound",
     "PayloadTooLarge",
     "Principal",
+    "PrometheusMetrics",
     "ProviderCode",
     "ProviderNotConnected",
     "ProviderUnavailable",
@@ -242,6 +247,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_breaker_policy": ("BreakerPolicy",),
     "_flood_guard": ("RecipientLimit",),
     "_messenger": ("Messenger", "Principal"),
+    "_metrics": ("Metrics", "NoMetrics"),
     "_models": (
         "AttemptOut",
         "BulkItem",
@@ -254,6 +260,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SendResponse",
         "StatusRecord",
     ),
+    "_prometheus": ("PrometheusMetrics",),
     "_ratelimit": ("MemoryRateLimiter", "RateLimitDecision", "RateLimiter", "RateLimitPolicy"),
     "_recipients": ("normalize_recipient",),
     "_redis_breaker": ("RedisBreakerStore",),
