@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from ._sql_breaker import BreakerMixin
 from ._sql_core import CoreMixin
+from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
 from ._sql_work import WorkMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(CoreMixin, WorkMixin, SearchMixin, BreakerMixin):
+class SqlStore(CoreMixin, WorkMixin, SearchMixin, BreakerMixin, PacingMixin):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.
 

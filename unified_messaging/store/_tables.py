@@ -30,6 +30,7 @@ __all__ = [
     "idempotency",
     "messages",
     "metadata",
+    "pacing",
     "provider_refs",
     "quota",
     "templates",
@@ -135,6 +136,9 @@ connections = sa.Table(
     sa.Column("dlr_token", _Text, nullable=False),
     # D26: the breaker's thresholds, NULL for the defaults.
     sa.Column("breaker_policy", _Json, nullable=True),
+    # D27: messages and provider calls a second at most, NULL for no limit.
+    sa.Column("max_rate", sa.Float, nullable=True),
+    sa.Column("max_calls", sa.Float, nullable=True),
     # Leads with workspace_id, so it is also the index for a workspace's connections.
     sa.UniqueConstraint("workspace_id", "provider"),
     # At most one default per workspace, enforced by the database itself.
@@ -312,6 +316,15 @@ breakers = sa.Table(
     sa.Column("connection_id", _Text, primary_key=True),
     sa.Column("version", sa.BigInteger, nullable=False),
     sa.Column("data", _Text, nullable=False),
+)
+
+# D27: one GCRA per connection and limit (``{connection_id}:messages`` / ``:calls``): the
+# theoretical arrival time in microseconds since the epoch, changed by one atomic upsert.
+pacing = sa.Table(
+    "um_pacing",
+    metadata,
+    sa.Column("key", _Text, primary_key=True),
+    sa.Column("tat", sa.BigInteger, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -583,3 +583,16 @@ class Store(Protocol):
         """Compare-and-set: store ``data`` as version ``version + 1`` if the stored version is
         ``version`` (``0``: none stored yet); ``False``, changing nothing, if it is not."""
         ...
+
+    # -- send-rate pacing (D27): one number per key, like the quota counters
+    async def reserve_slots(
+        self, key: str, *, now: int, cost: int, burst: int, max_wait: int
+    ) -> tuple[bool, int]:
+        """One GCRA reservation (``_pacing.gcra``; every value in microseconds), in one atomic
+        step: ``(True, the new TAT)`` when the slots can be used within ``max_wait`` of
+        ``now``, else ``(False, the stored TAT)`` (``0`` for none), changing nothing."""
+        ...
+
+    async def release_slots(self, key: str, *, now: int, cost: int) -> None:
+        """Give back ``cost`` microseconds of reserved slots (never to before ``now``)."""
+        ...

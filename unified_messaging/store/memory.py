@@ -17,6 +17,7 @@ from .._breaker_state import StoredBreaker
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._flood_guard import RecipientLimit
+from .._pacing import gcra
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from .base import (
@@ -56,6 +57,7 @@ class MemoryStore:
         self._refs: dict[tuple[str, str], ProviderRef] = {}
         self._recipients = RecipientIndex()
         self._breakers: dict[str, StoredBreaker] = {}
+        self._pacing: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -580,6 +582,21 @@ class MemoryStore:
                 return False
             self._breakers[connection_id] = StoredBreaker(data, version + 1)
             return True
+
+    # -- send-rate pacing (D27)
+    async def reserve_slots(
+        self, key: str, *, now: int, cost: int, burst: int, max_wait: int
+    ) -> tuple[bool, int]:
+        with self._lock:
+            granted, tat, _ = gcra(self._pacing.get(key, 0), now, cost, burst, max_wait)
+            if granted:
+                self._pacing[key] = tat
+            return granted, tat
+
+    async def release_slots(self, key: str, *, now: int, cost: int) -> None:
+        with self._lock:
+            if key in self._pacing:
+                self._pacing[key] = max(self._pacing[key] - cost, now)
 
     # -- helpers (called with the lock held where they feed a write)
     def _connections_of(self, workspace_id: str) -> list[Connection]:
