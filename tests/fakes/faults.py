@@ -1,8 +1,8 @@
 """Fault injection for any loopback fake (issue 14.5): wrap its ASGI app in :class:`Faults` and
 script how the provider misbehaves, the way a real one does on a bad day.
 
-- :meth:`Faults.hang`: requests are read and never answered (until :meth:`Faults.heal`), so
-  the client waits out its read time-out;
+- :meth:`Faults.hang`: requests are never answered (until :meth:`Faults.heal`, which answers
+  them 503, too late), so the client waits out its read time-out;
 - :meth:`Faults.slow`: every answer comes ``seconds`` late;
 - :meth:`Faults.storm`: 5xx answers (all of them, or the next ``count``);
 - :meth:`Faults.throttle`: ``429`` with ``Retry-After`` (the next ``count`` requests);
@@ -78,7 +78,7 @@ class Faults:
         self._set("flap", None)
 
     def heal(self) -> None:
-        """Back to normal; hanging requests are let through to the fake (too late)."""
+        """Back to normal; hanging requests are answered 503 (their clients gave up)."""
         self._mode, self._left = None, None
         self._healed.set()
 
@@ -99,7 +99,10 @@ class Faults:
             self.faulted[fault] += 1
         if fault == "hang":
             await self._healed.wait()
-        elif fault == "slow":
+            # Too late for any client that waited: it gave up (or died) long ago.
+            await _answer(send, 503, b"Service Unavailable", {})
+            return
+        if fault == "slow":
             await asyncio.sleep(self._delay)
         elif fault in ("storm", "flap"):
             await _answer(send, self._status, b"Service Unavailable", {})
