@@ -7,6 +7,7 @@ counts live calls only); webhook attempts go to a real receiver on loopback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import timedelta
 
@@ -27,8 +28,10 @@ from unified_messaging import (
     RecipientRateLimited,
 )
 from unified_messaging._domain import Connection
+from unified_messaging._metrics import take_snapshot
 from unified_messaging._prometheus import PrometheusMetrics
 from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging.asgi._metrics import MessengerCircuits
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.testing import TestBed, create_testbed
@@ -299,6 +302,16 @@ async def test_a_hop_skipped_by_an_open_circuit_is_counted_as_such(live: Live) -
     assert live.world.value("um_provider_request_seconds_count", **calls) == before  # no call
     assert live.world.value("um_attempts_total", provider="sms_a", result="unavailable",
                             mode="live") == before  # fmt: skip
+    # And a scrape shows the open circuit (only it: sms_b's is closed).
+    messenger = live.world.messenger
+    snapshot = await take_snapshot(messenger.store, messenger.now(), MessengerCircuits(messenger))
+    exposition = messenger.metrics
+    assert isinstance(exposition, PrometheusMetrics)
+    text = exposition.exposition(snapshot).decode()
+    assert re.search(
+        r'um_circuit_state\{connection="conn_\w+",provider="sms_a",state="open"\} 1', text
+    )
+    assert 'provider="sms_b"' not in text.split("um_circuit_state", 1)[1]
 
 
 # -- webhooks -----------------------------------------------------------------------------------

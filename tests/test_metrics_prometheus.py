@@ -120,15 +120,21 @@ def test_a_store_that_could_not_be_read_leaves_its_gauges_out() -> None:
     assert b"um_webhook_backlog" not in body
 
 
-def test_circuit_states_are_one_series_per_state() -> None:
+def test_circuits_not_closed_are_one_series_per_state() -> None:
     metrics = PrometheusMetrics(CollectorRegistry())
-    snapshot = StoreSnapshot(NOW, work=[], circuits=[CircuitReading("sms_a", "con_1", "open")])
+    circuits = [
+        CircuitReading("sms_a", "con_1", "open"),
+        CircuitReading("sms_b", "con_2", "closed"),
+    ]
+    snapshot = StoreSnapshot(NOW, work=[], circuits=circuits)
 
     body = metrics.exposition(snapshot)
 
     for state, expected in (("open", 1), ("closed", 0), ("half_open", 0), ("paused", 0)):
         assert value(body, "um_circuit_state", provider="sms_a", connection="con_1",
                      state=state) == expected  # fmt: skip
+    # A closed breaker has no series: they grow with trouble, not with the number of tenants.
+    assert b"con_2" not in body
 
 
 def test_two_instances_never_clash_on_their_default_registries() -> None:

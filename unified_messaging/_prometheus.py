@@ -272,14 +272,18 @@ class _SnapshotCollector:
 
     @staticmethod
     def _circuits(readings: Sequence[CircuitReading]) -> Metric:
+        """The breakers that are not closed, each as one series per state (1 for its own):
+        a healthy connection has none, so the series grow with trouble, not with tenants."""
         from prometheus_client.core import GaugeMetricFamily
 
         family = GaugeMetricFamily(
             "um_circuit_state",
-            "Each connection's circuit breaker: 1 for its current state, 0 for the others.",
+            "Connections whose circuit breaker is not closed: 1 for its state, 0 for the others.",
             labels=["provider", "connection", "state"],
         )
         for reading in readings:
+            if reading.state == "closed":
+                continue
             for state in _CIRCUIT_STATES:
                 value = 1.0 if reading.state == state else 0.0
                 family.add_metric([reading.provider, reading.connection_id, state], value)
