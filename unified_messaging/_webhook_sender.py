@@ -32,6 +32,10 @@ and then dials that same checked IP literal, so nothing is resolved twice. TLS s
 the certificate against the URL's host name (httpcore passes it as ``server_hostname``).
 Redirects are not followed, so a receiver cannot bounce us elsewhere either; environment
 proxies and ``.netrc`` are ignored (``trust_env=False``), since a proxy would do the dialling.
+
+The guard and the POST itself live in ``_webhook_transport`` (httpx and httpcore), which a
+sender imports on its first delivery: a process that builds a Messenger and never delivers
+(a one-shot admin command) does not pay for them. Their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -39,23 +43,27 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-import ssl
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal, Self
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self
 from urllib.parse import urlsplit
 
-import httpcore
-import httpx
-
-from ._asyncio_net import AsyncioBackend
 from ._clock import Clock, SystemClock
 from ._errors import RequestInvalid
 from ._tracing import webhook_span
 from ._version import __version__
 from ._webhook_signing import signature_headers
-from .providers._http import parse_retry_after
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ._webhook_transport import (
+        GuardedNetworkBackend,
+        GuardedTransport,
+        TargetRefused,
+        guarded_client,
+    )
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -81,6 +89,21 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: ``(host, port) -> addresses``; the default asks the system resolver (``getaddrinfo``).
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 DeliveryOutcome = Literal["success", "retry", "disable", "refused"]
+
+#: Names that live in ``_webhook_transport`` (httpx), importable from here as they always were.
+_TRANSPORT_NAMES: Final = frozenset(
+    {"GuardedNetworkBackend", "GuardedTransport", "TargetRefused", "guarded_client"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: only a caller that asks for the transport pays for importing httpx.
+    if name in _TRANSPORT_NAMES:
+        from . import _webhook_transport
+
+        return getattr(_webhook_transport, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The whole attempt (resolve, connect, send, answer) must finish within this many seconds.
 DEFAULT_TIMEOUT: Final = 15.0
@@ -218,6 +241,8 @@ def url_problem(url: str, policy: TargetPolicy) -> str | None:
         return "must be a URL"
     if len(url) > MAX_URL_LENGTH:
         return f"must be at most {MAX_URL_LENGTH} characters"
+    import httpx  # its URL parser is the one that dials; loaded once, at the first check
+
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL:
@@ -258,148 +283,6 @@ def validate_endpoint_url(
     return url
 
 
-# --------------------------------------------------------------------------- connect-time guard
-
-
-class TargetRefused(httpx.ConnectError):
-    """The policy refused every address of the target: nothing was dialled."""
-
-
-async def _system_resolve(host: str, port: int) -> Sequence[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
-
-
-class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
-    """An httpcore network backend that only dials addresses the policy allows.
-
-    It resolves the host itself, refuses the connection if *any* resolved address is refused
-    (a name answering both a public and a private address is misconfigured or an attack on
-    whichever one gets tried first), and dials the checked IP literals, in the resolver's
-    order, through the wrapped backend, which therefore never resolves a name again.
-    """
-
-    def __init__(
-        self,
-        policy: TargetPolicy,
-        *,
-        resolver: Resolver | None = None,
-        inner: httpcore.AsyncNetworkBackend | None = None,
-    ) -> None:
-        self._policy = policy
-        self._resolve = resolver or _system_resolve
-        self._inner = inner or AsyncioBackend()
-
-    async def _checked_addresses(
-        self, host: str, port: int, within: float | None
-    ) -> list[IPAddress]:
-        try:
-            async with asyncio.timeout(within):
-                answers = await self._resolve(host, port)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
-        addresses: list[IPAddress] = []
-        for answer in answers:
-            ip = ipaddress.ip_address(answer)
-            if ip not in addresses:
-                addresses.append(ip)
-        if not addresses:
-            raise httpcore.ConnectError(f"{host} has no addresses")
-        for ip in addresses:
-            refusal = self._policy.refusal(ip)
-            if refusal is not None:
-                raise TargetRefused(f"{host} resolves to {ip}, a {refusal} address")
-        return addresses
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        addresses = await self._checked_addresses(host, port, timeout)
-        failure: Exception | None = None
-        for ip in addresses:
-            remaining = None if deadline is None else max(0.0, deadline - loop.time())
-            try:
-                return await self._inner.connect_tcp(
-                    str(ip),
-                    port,
-                    timeout=remaining,
-                    local_address=local_address,
-                    socket_options=socket_options,
-                )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        raise TargetRefused("unix sockets are not webhook targets")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """``httpx.AsyncHTTPTransport`` whose every connection goes through the SSRF guard."""
-
-    def __init__(
-        self,
-        policy: TargetPolicy | None = None,
-        *,
-        resolver: Resolver | None = None,
-        network_backend: httpcore.AsyncNetworkBackend | None = None,
-        verify: ssl.SSLContext | bool = True,
-        limits: httpx.Limits | None = None,
-    ) -> None:
-        context = verify if isinstance(verify, ssl.SSLContext) else None
-        context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
-        # Every connection may stay open: endpoints are few, and reconnecting per delivery
-        # costs more than the delivery (see DEFAULT_PER_ENDPOINT for the bound per endpoint).
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
-        super().__init__(verify=context, trust_env=False, limits=limits)
-        # httpx builds its pool without a network-backend seam; this pool is the same one,
-        # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=GuardedNetworkBackend(
-                policy or TargetPolicy(), resolver=resolver, inner=network_backend
-            ),
-        )
-
-
-def guarded_client(
-    policy: TargetPolicy | None = None,
-    *,
-    timeout: float = DEFAULT_TIMEOUT,
-    resolver: Resolver | None = None,
-    network_backend: httpcore.AsyncNetworkBackend | None = None,
-) -> httpx.AsyncClient:
-    """The client a :class:`WebhookSender` makes for itself: guarded, no redirects, no env."""
-    return httpx.AsyncClient(
-        transport=GuardedTransport(policy, resolver=resolver, network_backend=network_backend),
-        timeout=httpx.Timeout(timeout),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"user-agent": USER_AGENT},
-    )
-
-
 # --------------------------------------------------------------------------- delivery
 
 
@@ -423,32 +306,24 @@ def _short(text: str) -> str:
     return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
 
 
-async def _read_answer(response: httpx.Response) -> str:
-    """Read the answer's body to its end (at most DRAIN_BYTES, so a huge or endless answer is
-    never read in full) and return its first EXCERPT_BYTES as text.
-
-    Reading to the end is what lets the connection serve the next delivery (keep-alive). A
-    compressed body is still read, for that, but not excerpted: it would be unreadable."""
-    collected = bytearray()
-    chunks = response.aiter_raw()
-    try:
-        async for chunk in chunks:
-            if len(collected) < EXCERPT_BYTES:
-                collected += chunk[: EXCERPT_BYTES - len(collected)]
-            if response.num_bytes_downloaded > DRAIN_BYTES:
-                break
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    if response.headers.get("content-encoding", "identity").lower() != "identity":
-        return ""
-    return bytes(collected).decode("utf-8", "replace")
-
-
 #: The most any process may allow: a URL it refuses is wrong whoever delivers it.
 _PERMISSIVE: Final = TargetPolicy(allow_private=True)
 _HOW: Final = " (this process does not allow private targets: UM_WEBHOOK_ALLOW_PRIVATE=1)"
+
+
+class Post(Protocol):
+    """``_webhook_transport.post``: one attempt through ``client``."""
+
+    async def __call__(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        *,
+        timeout: float,  # noqa: ASYNC109 - the attempt's bound, passed on
+        clock: Clock,
+    ) -> DeliveryResult: ...
 
 
 def _origin(url: str) -> str:
@@ -486,7 +361,10 @@ class WebhookSender:
         self._timeout = timeout
         self._clock = clock or SystemClock()
         self._owns_client = client is None
-        self._client = client or guarded_client(self._policy, timeout=timeout)
+        #: Made (guarded_client) with the transport on the first delivery; see _connection.
+        self._client: httpx.AsyncClient | None = client
+        self._post: Post | None = None
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"WebhookSender(policy={self._policy!r}, timeout={self._timeout})"
@@ -503,7 +381,8 @@ class WebhookSender:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._owns_client:
+        self._closed = True
+        if self._owns_client and self._client is not None:
             await self._client.aclose()
 
     async def deliver_signed(
@@ -537,41 +416,27 @@ class WebhookSender:
             "accept-encoding": "identity",
             **headers,
         }
+        client, attempt = self._connection()
         origin = _origin(url)
         bound = self._in_flight.get(origin)
         if bound is None:
             bound = self._in_flight[origin] = asyncio.Semaphore(self._per_endpoint)
-        try:
-            async with (
-                bound,
-                asyncio.timeout(self._timeout),
-                self._client.stream(
-                    "POST", url, content=body, headers=request_headers, follow_redirects=False
-                ) as response,
-            ):
-                return await self._judge(response)
-        except TargetRefused as exc:
-            return DeliveryResult("refused", error=_short(f"refused: {exc}{_HOW}"))
-        except (TimeoutError, httpx.TimeoutException):
-            return DeliveryResult("retry", error=f"timed out after {self._timeout:g} s")
-        except httpx.HTTPError as exc:
-            return DeliveryResult("retry", error=_short(f"{type(exc).__name__}: {exc}"))
-
-    async def _judge(self, response: httpx.Response) -> DeliveryResult:
-        code = response.status_code
-        excerpt = await _read_answer(response)
-        if 200 <= code < 300:
-            return DeliveryResult("success", status_code=code)
-        if 300 <= code < 400:
-            location = response.headers.get("location", "")
-            note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
-            return DeliveryResult("retry", status_code=code, error=_short(note))
-        error = _short(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
-        if code == 410:
-            return DeliveryResult("disable", status_code=code, error=error)
-        retry_after = None
-        if code in _THROTTLE_STATUSES:
-            retry_after = parse_retry_after(
-                response.headers.get("retry-after"), now=self._clock.now()
+        async with bound:
+            return await attempt(
+                client, url, body, request_headers, timeout=self._timeout, clock=self._clock
             )
-        return DeliveryResult("retry", status_code=code, error=error, retry_after=retry_after)
+
+    def _connection(self) -> tuple[httpx.AsyncClient, Post]:
+        """The client and the transport's attempt, both loaded (with httpx) once, on the
+        first delivery; every later delivery reuses them."""
+        client, attempt = self._client, self._post
+        if client is not None and attempt is not None:
+            return client, attempt
+        if self._closed:
+            raise RuntimeError("Cannot deliver: the webhook sender has been closed.")
+        from ._webhook_transport import guarded_client, post
+
+        if client is None:
+            client = self._client = guarded_client(self._policy, timeout=self._timeout)
+        self._post = post
+        return client, post
