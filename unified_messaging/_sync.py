@@ -24,6 +24,7 @@ from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 from ._clock import Clock
 from ._domain import ApiKey
 from ._messenger import Messenger
+from ._metrics import Metrics
 from ._ratelimit import RateLimitPolicy
 
 __all__ = ["SyncMessenger"]
@@ -109,6 +110,10 @@ class SyncMessenger:
     @property
     def clock(self) -> Clock:
         return self.messenger.clock
+
+    @property
+    def metrics(self) -> Metrics:
+        return self.messenger.metrics
 
     def now(self) -> datetime:
         return self.messenger.now()
