@@ -22,11 +22,13 @@ from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipie
 from ._ids import new_id
 from ._keys import generate_api_key, hash_api_key, key_display_prefix
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
+from ._pacing import RATE_FIELDS, RateSetting, rate_setting
 from ._templates import brace_problem
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
 from ._vault_rotation import VaultRotation, rotate_sealed
 from .providers._http import CredentialsModel, validate_credentials
+from .providers.base import PROFILES
 from .store.base import Store
 
 __all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
@@ -205,9 +207,13 @@ class AdminMixin:
         turkish_shift: bool = True,
         base_url: str | None = None,
         breaker: BreakerPolicy | None = None,
+        max_rate: RateSetting = "default",
+        max_calls: RateSetting = "default",
     ) -> Connection:
         """Connect a provider account. Credentials are sealed in the vault at once (D21).
-        ``breaker``: its circuit breaker's thresholds (D26; default: the defaults)."""
+        ``breaker``: its circuit breaker's thresholds (D26; default: the defaults).
+        ``max_rate``/``max_calls``: its send rate (D27), messages and provider calls a second
+        (``None`` or ``"off"``: no limit; default: the provider's documented limit)."""
         await self.get_workspace(workspace_id)
         if provider not in ALL_PROVIDERS:
             raise RequestInvalid.for_field("provider", f"unknown provider code {provider!r}")
@@ -217,6 +223,9 @@ class AdminMixin:
             raise RequestInvalid.for_field("dlr_timeout", "must be positive")
         if base_url is not None:
             _check_base_url(base_url)
+        profile = PROFILES[provider]
+        rates = {"max_rate": rate_setting("max_rate", max_rate, profile.max_rate),
+                 "max_calls": rate_setting("max_calls", max_calls, profile.max_calls)}  # fmt: skip
         senders = tuple(dict.fromkeys(approved_senders))
         for sender in (*senders, *((default_sender,) if default_sender else ())):
             if not 1 <= len(sender) <= MAX_SENDER_LENGTH:
@@ -248,6 +257,7 @@ class AdminMixin:
             base_url=base_url,
             dlr_token=secrets.token_urlsafe(24),
             breaker=breaker or DEFAULT_BREAKER_POLICY,
+            **rates,
         )
         await self._store.add_connection(connection)
         stored = await self._store.get_connection(connection_id)
@@ -280,6 +290,27 @@ class AdminMixin:
         if changes:
             policy = BreakerPolicy.build(policy or connection.breaker, **changes)
         updated = replace(connection, breaker=policy or DEFAULT_BREAKER_POLICY)
+        await self._store.update_connection(updated)
+        return await self.get_connection(connection_id)
+
+    async def set_send_rate(self, /, connection_id: str, **limits: RateSetting) -> Connection:
+        """Change a connection's send rate (D27): ``max_rate`` (messages a second) and/or
+        ``max_calls`` (provider calls a second), each a number, ``None``/``"off"`` for no
+        limit, or ``"default"`` for the provider's documented one; the other stays. A bad
+        value is :class:`RequestInvalid` naming it. Every process paces by the new rate
+        within its cache time (``serve``: 1 s)."""
+        connection = await self.get_connection(connection_id)
+        profile = PROFILES[connection.provider]
+        changes: dict[str, float | None] = {}
+        for name, value in limits.items():
+            if name not in RATE_FIELDS:
+                raise RequestInvalid.for_field(name, "is not a send-rate setting")
+            changes[name] = rate_setting(name, value, getattr(profile, name))
+        updated = replace(
+            connection,
+            max_rate=changes.get("max_rate", connection.max_rate),
+            max_calls=changes.get("max_calls", connection.max_calls),
+        )
         await self._store.update_connection(updated)
         return await self.get_connection(connection_id)
 

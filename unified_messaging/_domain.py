@@ -125,6 +125,9 @@ class Connection:
     dlr_token: str = field(default="", repr=False)
     #: D26: when this connection's circuit breaker opens and how long it stays open.
     breaker: BreakerPolicy = DEFAULT_BREAKER_POLICY
+    #: D27: at most this many messages, and provider calls, a second; ``None``: no limit.
+    max_rate: float | None = None
+    max_calls: float | None = None
 
     @property
     def channel(self) -> Channel:

@@ -39,14 +39,17 @@ __all__ = [
     "DEFAULT_PACE_WAIT",
     "MAX_RATE",
     "MIN_RATE",
+    "RATE_FIELDS",
     "MemoryPacer",
     "Pacer",
+    "RateSetting",
     "Reservation",
     "StorePacer",
     "check_rate",
     "gcra",
     "interval_us",
     "micros",
+    "rate_setting",
 ]
 
 #: How long a send waits for a slot before its message is stored ``queued`` instead.
@@ -78,6 +81,25 @@ def check_rate(field: str, value: object) -> float | None:
             field, f"must be {MIN_RATE:g} to {MAX_RATE:,.0f} per second (or off for no limit)"
         )
     return float(value)
+
+
+#: How a rate may be given: a number per second; ``None`` or ``"off"`` for no limit;
+#: ``"default"`` for the provider's documented limit (``ProviderProfile.max_rate``/``max_calls``).
+RateSetting = float | int | str | None
+#: The settable limits, by the name the API, the CLI flags and the errors use.
+RATE_FIELDS: Final = ("max_rate", "max_calls")
+
+
+def rate_setting(field: str, value: object, default: float | None) -> float | None:
+    """The limit ``value`` sets (see :data:`RateSetting`), checked as :func:`check_rate`."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word == "off":
+            return None
+        if word == "default":
+            return default
+        raise RequestInvalid.for_field(field, "must be a number per second, off or default")
+    return check_rate(field, value)
 
 
 def gcra(tat: int, now: int, cost: int, burst: int, max_wait: int) -> tuple[bool, int, int]:

@@ -186,6 +186,7 @@ class SyncMessenger:
     rotate_credentials = _blocking(Messenger.rotate_credentials)
     set_default_connection = _blocking(Messenger.set_default_connection)
     set_breaker_policy = _blocking(Messenger.set_breaker_policy)
+    set_send_rate = _blocking(Messenger.set_send_rate)
     remove_connection = _blocking(Messenger.remove_connection)
 
     # -- IP allowlist

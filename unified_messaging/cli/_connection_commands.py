@@ -6,7 +6,8 @@ once; no output and no error of this module ever contains a credential value.
 
 Each connection's circuit breaker (D26) is set with ``--breaker-*`` on ``add`` and
 ``update`` (the façade checks the values: a bad one is ``VALIDATION_ERROR`` naming it), and
-``list`` shows its state as every process shares it.
+``list`` shows its state as every process shares it. So is its send rate (D27):
+``--max-rate`` and ``--max-calls``, a number a second, ``off`` or ``default``.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def add_connections(commands: Subparsers) -> None:
     add.add_argument("--no-turkish-shift", action="store_true",
                      help="no Turkish single-shift table: such text goes as UCS-2")  # fmt: skip
     _breaker_options(add)
+    _rate_options(add)
 
     listing = add_command(group, "list", help="list a workspace's connections",
                           run=admin_command(_list))  # fmt: skip
@@ -90,11 +92,12 @@ def add_connections(commands: Subparsers) -> None:
     update = add_command(
         group,
         "update",
-        help="change a connection's circuit-breaker thresholds",
+        help="change a connection's circuit-breaker thresholds or send rate",
         description=(
-            "Change the thresholds of a connection's circuit breaker: the flags given change, "
-            "the others stay; --breaker-defaults goes back to the defaults first. Every "
-            "serve and worker process uses them within a second."
+            "Change the thresholds of a connection's circuit breaker, or its send rate: the "
+            "flags given change, the others stay; --breaker-defaults goes back to the "
+            "default thresholds first. Every serve and worker process uses them within a "
+            "second."
         ),
         run=admin_command(_update),
     )
@@ -105,6 +108,7 @@ def add_connections(commands: Subparsers) -> None:
         action="store_true",
         help="back to the default thresholds (then apply the flags given)",
     )
+    _rate_options(update)
     remove = add_command(group, "remove", help="remove a connection", run=admin_command(_remove))
     remove.add_argument("connection_id", metavar="ID")
     default = add_command(group, "set-default", help="make a connection the workspace default",
@@ -130,7 +134,8 @@ _LABELS = {"id": "id", "workspace_id": "workspace", "provider": "provider",
            "approved_senders": "approved senders", "iys_mode": "IYS mode",
            "dlr_timeout": "DLR timeout (s)", "turkish_shift": "Turkish shift",
            "base_url": "base URL", "dlr_path": "report URL path",
-           "breaker": "circuit breaker"}  # fmt: skip
+           "breaker": "circuit breaker", "max_rate": "max messages/s",
+           "max_calls": "max calls/s"}  # fmt: skip
 #: ``--breaker-<name>``: (metavar, what it sets); values go to the façade as numbers.
 _BREAKER_FLAGS = {
     "window": ("SECONDS", "the window the breaker counts calls in (default 30)"),
@@ -158,6 +163,7 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
         turkish_shift=not args.no_turkish_shift,
         base_url=args.base_url,
         breaker=_breaker_policy(args, None),
+        **_rates(args),
     )
     note = _stored(len(credentials))
     return fields_report(_shown(connection), labels=_LABELS, note=note)
@@ -182,7 +188,12 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
 
     connection = await m.get_connection(args.connection_id)
     base = DEFAULT_BREAKER_POLICY if args.breaker_defaults else connection.breaker
-    connection = await m.set_breaker_policy(connection.id, _breaker_policy(args, base) or base)
+    policy = _breaker_policy(args, base)
+    if policy is not None or args.breaker_defaults:
+        connection = await m.set_breaker_policy(connection.id, policy or base)
+    rates = _rates(args)
+    if rates:
+        connection = await m.set_send_rate(connection.id, **rates)
     return fields_report(_shown(connection), labels=_LABELS)
 
 
@@ -237,6 +248,8 @@ def _shown(connection: Connection) -> JsonObject:
     row = connection_json(connection)
     policy = connection.breaker.to_json()
     row["breaker"] = {name: policy[name] for name in _BREAKER_FLAGS}
+    row["max_rate"] = connection.max_rate
+    row["max_calls"] = connection.max_calls
     return row
 
 
@@ -248,7 +261,39 @@ _LIST_COLUMNS = (
     *CONNECTION_COLUMNS,
     Column("BREAKER", "breaker_state", _breaker_cell),
     Column("UNTIL", "breaker_until", lambda v: cell(v)[11:19] if v else "-"),
+    Column("MSG/S", "max_rate", lambda v: _per_second(v)),
+    Column("CALLS/S", "max_calls", lambda v: _per_second(v)),
 )
+
+
+# ----------------------------------------------------------------------------- send rate
+
+
+def _rate_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("send rate (D27)")
+    group.add_argument("--max-rate", type=_rate, metavar="N|off|default",
+                       help="messages a second at most, shared by every process; off: no "
+                       "limit (default: the provider's documented limit)")  # fmt: skip
+    group.add_argument("--max-calls", type=_rate, metavar="N|off|default",
+                       help="provider calls a second at most (a batch is one call); as "
+                       "--max-rate")  # fmt: skip
+
+
+def _rate(text: str) -> float | str:
+    """A number as typed, or a word; the façade checks both (and names the flag's field)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _rates(args: argparse.Namespace) -> dict[str, float | str]:
+    given = {"max_rate": args.max_rate, "max_calls": args.max_calls}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def _per_second(value: JsonValue) -> str:
+    return "-" if not isinstance(value, int | float) else f"{value:g}"
 
 
 # ----------------------------------------------------------------------------- credentials

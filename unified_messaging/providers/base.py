@@ -272,6 +272,10 @@ class ProviderProfile:
     #: (3GPP TS 23.038 A.2.1)? Where it cannot, text that would need it goes out as UCS-2
     #: whatever the connection's ``turkish_shift`` says, and is counted so (D24).
     turkish_shift: bool = field(default=False, kw_only=True)
+    #: D27: the send rate a new connection gets, where the provider documents one: messages
+    #: and provider calls a second (``None``: no documented limit, so none by default).
+    max_rate: float | None = field(default=None, kw_only=True)
+    max_calls: float | None = field(default=None, kw_only=True)
 
     @property
     def channel(self) -> Channel:
@@ -314,15 +318,20 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
                              poll=PollPolicy(timedelta(minutes=1), calls_per_minute=10)),
     "sms_b": ProviderProfile("sms_b", "İletimerkezi", "İletimerkezi JSON v1", 100, 1600,
                              _SMS_HEADER, True, turkish_shift=True),
+    # Verimor answers 429 above 150 requests a minute: 2.5 calls a second (D27).
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
-                             turkish_shift=True),
+                             turkish_shift=True, max_calls=2.5),
     # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
     # one call per pack, and no per-minute cap documented.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
                              False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15))),
     "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
-    "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None),
+    # Telegram's Bot FAQ: no more than about 30 messages a second to many chats (429 past it).
+    "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None,
+                               max_rate=30),
+    # WhatsApp Cloud API: 80 messages a second per business number by default (130429 past
+    # it); numbers Meta upgraded to 1,000 raise the connection's max_rate.
     "bizchat": ProviderProfile("bizchat", "WhatsApp Cloud", "WhatsApp Cloud API", 1, 4096, None,
-                               True),
+                               True, max_rate=80),
 }  # fmt: skip

@@ -156,6 +156,8 @@ def connection_row(connection: Connection) -> Values:
         "breaker_policy": (
             None if connection.breaker == DEFAULT_BREAKER_POLICY else connection.breaker.to_json()
         ),
+        "max_rate": connection.max_rate,
+        "max_calls": connection.max_calls,
     }
 
 
@@ -175,6 +177,8 @@ def connection_from(row: RowMap) -> Connection:
         base_url=row["base_url"],
         dlr_token=row["dlr_token"],
         breaker=_breaker_policy(row["breaker_policy"]),
+        max_rate=row["max_rate"],
+        max_calls=row["max_calls"],
     )
 
 
