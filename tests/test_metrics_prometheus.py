@@ -160,3 +160,19 @@ def test_without_the_extra_the_error_says_what_to_install(
 
     with pytest.raises(ImportError, match=r"pip install 'unified-messaging\[metrics\]'"):
         PrometheusMetrics()
+
+
+async def test_a_scrape_of_an_unreachable_store_still_serves_the_counters() -> None:
+    from unified_messaging._metrics import take_snapshot
+    from unified_messaging.store.sql import SqlStore
+
+    store = SqlStore("postgresql+asyncpg://postgres@127.0.0.1:1/nothing_listens_here")
+    metrics = PrometheusMetrics(CollectorRegistry())
+    metrics.rate_limited(code="RATE_LIMITED")
+
+    snapshot = await take_snapshot(store, NOW)
+    body = metrics.exposition(snapshot)
+
+    assert snapshot.work is None
+    assert value(body, "um_store_up") == 0
+    assert value(body, "um_rate_limited_total", code="RATE_LIMITED") == 1
