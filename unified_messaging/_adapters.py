@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._clock import Clock
 from ._domain import Connection
@@ -23,7 +23,6 @@ from ._errors import InvalidCredentials
 from ._metrics import NO_METRICS, Metrics, timed_batch, timed_submit
 from ._types import ProviderCode
 from ._vault import Vault
-from .providers._http import CredentialsModel
 from .providers.base import (
     AdapterFactory,
     InboundCallback,
@@ -33,6 +32,9 @@ from .providers.base import (
     SubmitRequest,
 )
 from .providers.simulator import SimulatedSubmission, Simulator, SimulatorSettings
+
+if TYPE_CHECKING:
+    from .providers._credentials import CredentialsModel
 
 __all__ = ["AdapterPool"]
 
@@ -166,9 +168,50 @@ class _LiveAdapter:
         return current if current is not self else None
 
 
+def _shipped() -> dict[ProviderCode, AdapterFactory]:
+    # The shipped adapters import httpx, tenacity and their schemas (about 0.15 s): a pool
+    # looks them up when a live adapter or a credentials schema is first needed, so a
+    # process that never sends live (a one-shot admin command) never imports them.
+    from .providers.registry import LIVE_ADAPTERS
+
+    return {code: spec.factory for code, spec in LIVE_ADAPTERS.items()}
+
+
+class _CredentialSchemas(Mapping[ProviderCode, "type[CredentialsModel]"]):
+    """The credentials schema of each provider whose shipped adapter the pool uses (adapters
+    a caller brings check their own credentials), read from the registry when first asked."""
+
+    __slots__ = ("_pool", "_schemas")
+
+    def __init__(self, pool: AdapterPool) -> None:
+        self._pool = pool
+        self._schemas: dict[ProviderCode, type[CredentialsModel]] | None = None
+
+    def _loaded(self) -> dict[ProviderCode, type[CredentialsModel]]:
+        if self._schemas is None:
+            from .providers.registry import LIVE_ADAPTERS
+
+            factories = self._pool.factories
+            self._schemas = {
+                code: spec.credentials
+                for code, spec in LIVE_ADAPTERS.items()
+                if factories.get(code) is spec.factory
+            }
+        return self._schemas
+
+    def __getitem__(self, code: ProviderCode) -> type[CredentialsModel]:
+        return self._loaded()[code]
+
+    def __iter__(self) -> Iterator[ProviderCode]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
 class AdapterPool:
-    """The adapters of one messenger. ``live_adapters=None`` means the seven shipped ones;
-    ``metrics`` times their live provider calls."""
+    """The adapters of one messenger. ``live_adapters=None`` means the seven shipped ones
+    (imported when first needed); ``metrics`` times their live provider calls."""
 
     def __init__(
         self,
@@ -180,23 +223,18 @@ class AdapterPool:
         on_simulated: Callable[[SimulatedSubmission], None] | None,
         metrics: Metrics = NO_METRICS,
     ) -> None:
-        from .providers.registry import LIVE_ADAPTERS  # the adapters import httpx & co.
-
         self._vault = vault
         self._clock = clock
         self.metrics = metrics
-        self._factories: dict[ProviderCode, AdapterFactory] = (
-            dict(live_adapters)
-            if live_adapters is not None
-            else {code: spec.factory for code, spec in LIVE_ADAPTERS.items()}
+        #: ``None`` until the shipped adapters are first needed (see _shipped).
+        self._factories: dict[ProviderCode, AdapterFactory] | None = (
+            dict(live_adapters) if live_adapters is not None else None
         )
         #: The credentials schema of each provider whose shipped adapter is in use; adapters
         #: a caller brings check their own credentials.
-        self.credential_schemas: Mapping[ProviderCode, type[CredentialsModel]] = {
-            code: spec.credentials
-            for code, spec in LIVE_ADAPTERS.items()
-            if self._factories.get(code) is spec.factory
-        }
+        self.credential_schemas: Mapping[ProviderCode, type[CredentialsModel]] = _CredentialSchemas(
+            self
+        )
         self._simulator_settings = simulator_settings
         self._on_simulated = on_simulated
         self._simulators: dict[ProviderCode, ProviderAdapter] = {}
@@ -205,6 +243,13 @@ class AdapterPool:
         self._closing: set[asyncio.Task[None]] = set()
         #: Retired adapters nobody could close yet (no running loop when they were retired).
         self._retired: list[_LiveAdapter] = []
+
+    @property
+    def factories(self) -> Mapping[ProviderCode, AdapterFactory]:
+        """The live adapters' factories by provider code, resolved once."""
+        if self._factories is None:
+            self._factories = _shipped()
+        return self._factories
 
     def for_connection(self, connection: Connection, *, livemode: bool) -> ProviderAdapter:
         """The adapter a send through ``connection`` uses in this mode.
@@ -244,7 +289,7 @@ class AdapterPool:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
     def _build_live(self, connection: Connection) -> ProviderAdapter:
-        factory = self._factories.get(connection.provider)
+        factory = self.factories.get(connection.provider)
         if factory is None:
             return _UnreachableLiveAdapter(connection.provider)
         credentials = self._vault.decrypt_json(

@@ -27,7 +27,7 @@ from ._templates import brace_problem
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault
 from ._vault_rotation import VaultRotation, rotate_sealed
-from .providers._http import CredentialsModel, validate_credentials
+from .providers._credentials import CredentialsModel, validate_credentials
 from .providers.base import PROFILES
 from .store.base import Store
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import SecretStr
 from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
@@ -38,9 +38,9 @@ from tenacity import (
 
 from .._clock import Clock, SystemClock
 from .._domain import Connection
-from .._errors import InvalidCredentials
 from .._types import ProviderCode
 from .._version import __version__
+from ._credentials import CredentialsModel, validate_credentials
 from .base import (
     PROFILES,
     AdapterFactory,
@@ -78,32 +78,6 @@ NotSent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 MAX_JSON_DEPTH: Final = 32
 
 C = TypeVar("C", bound="CredentialsModel")
-
-
-class CredentialsModel(BaseModel):
-    """Base of every provider's credentials schema: secrets are ``SecretStr``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-
-
-def validate_credentials(model: type[C], credentials: Mapping[str, str]) -> C:
-    """Validate, or raise :class:`InvalidCredentials` naming what is missing or wrong.
-
-    The message names fields only; it never echoes a value.
-    """
-    try:
-        return model.model_validate(dict(credentials))
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors(include_url=False, include_input=False):
-            field = ".".join(str(p) for p in error["loc"]) or "credentials"
-            if error["type"] == "missing":
-                problems.append(f"{field} is missing")
-            elif error["type"] == "extra_forbidden":
-                problems.append(f"{field} is not a credential of this provider")
-            else:
-                problems.append(f"{field}: {error['msg']}")
-        raise InvalidCredentials("Invalid credentials: " + "; ".join(problems)) from None
 
 
 @dataclass(frozen=True, slots=True)
