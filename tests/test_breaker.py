@@ -287,6 +287,24 @@ async def test_a_clock_jumping_back_neither_closes_nor_prolongs_an_open_circuit(
     assert (await breakers.allow(conn)).probe  # 20 s later, not an hour and 20 s
 
 
+async def test_a_process_started_after_the_clock_went_back_waits_one_cool_down_at_most(
+    store: CountingStore, clock: ManualClock
+) -> None:
+    before = breakers_on(store, clock)
+    conn = connection()
+    for _ in range(5):
+        await call(before, conn, DOWN)
+    clock.set(START - timedelta(hours=1))  # the host's clock is stepped back an hour
+
+    after = breakers_on(store, clock)  # a new process: it never saw the later time
+
+    assert not (await after.allow(conn)).allowed
+    clock.advance(29)
+    assert not (await after.allow(conn)).allowed
+    clock.advance(1)
+    assert (await after.allow(conn)).probe  # 30 s, not an hour and 30 s
+
+
 async def test_a_clock_jumping_back_does_not_open_a_closed_circuit(
     store: CountingStore, clock: ManualClock
 ) -> None:

@@ -34,11 +34,13 @@ from typing import Final, Literal, Protocol
 from ._breaker_policy import BreakerPolicy
 from ._breaker_state import (
     CIRCUIT_OPEN,
+    JUMP_TOLERANCE,
     BreakerState,
     StoredBreaker,
     Verdict,
     admit,
     observe,
+    settle,
     tally,
 )
 from ._clock import Clock
@@ -257,8 +259,23 @@ class SharedBreakers:
 
     async def _read(self, connection_id: str, now: datetime) -> BreakerState:
         state = BreakerState.from_stored(await self._store.get_breaker(connection_id))
+        if state.at is not None and state.at - now > JUMP_TOLERANCE:
+            state = await self._slide_back(connection_id, state, now)
         self._copies[connection_id] = _Copy(state, now)
         return state
+
+    async def _slide_back(
+        self, connection_id: str, state: BreakerState, now: datetime
+    ) -> BreakerState:
+        """A state stamped ahead of this process's clock (the clock was stepped back while
+        nobody here was looking): store it slid back to now, every remaining span kept, so
+        the next read does not slide it again from scratch (and never waits longer)."""
+        slid, _ = settle(state, now)
+        if await self._store.put_breaker(connection_id, slid.to_json(), version=state.version):
+            return replace(slid, version=state.version + 1)
+        # Another process wrote it meanwhile: use what it wrote (slid if still ahead).
+        fresh = BreakerState.from_stored(await self._store.get_breaker(connection_id))
+        return settle(fresh, now)[0] if fresh.at is not None and fresh.at > now else fresh
 
     async def _put(self, connection: Connection, old: BreakerState, new: BreakerState) -> bool:
         if not await self._store.put_breaker(connection.id, new.to_json(), version=old.version):

@@ -36,6 +36,7 @@ from .providers.base import SubmitOutcome
 
 __all__ = [
     "CIRCUIT_OPEN",
+    "JUMP_TOLERANCE",
     "MAX_PAUSE",
     "NEUTRAL_CODES",
     "BreakerState",
