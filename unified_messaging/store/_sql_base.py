@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Result, RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -25,6 +24,8 @@ from ._sql_engine import (
     Dialect,
     EngineOptions,
     Engines,
+    Upsert,
+    dialect_insert,
     make_engines,
     mask_url,
     normalize_url,
@@ -76,6 +77,7 @@ class SqlBase:
         processes within ``cache_ttl``. ``0``, the default, caches nothing.
         """
         self._url, self._dialect = normalize_url(url)
+        self._insert = dialect_insert(self._dialect)
         self._password = self._url.password
         self._options = EngineOptions(
             busy_timeout=busy_timeout,
@@ -276,11 +278,9 @@ class SqlBase:
         """The group-commit writer, once the first write made it (for tests and benchmarks)."""
         return self._writer
 
-    def _upsert(self, table: sa.Table) -> sqlite.Insert | postgresql.Insert:
+    def _upsert(self, table: sa.Table) -> Upsert:
         """``INSERT`` with the dialect's ``ON CONFLICT`` clauses (same API on both)."""
-        if self._dialect == "sqlite":
-            return sqlite.insert(table)
-        return postgresql.insert(table)
+        return self._insert(table)
 
     def _follow_ups(
         self, conn: sa.Connection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -37,10 +37,15 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from .._errors import AlreadyExists, MessagingError, ResourceNotFound, StorageUnavailable
 
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
+
 __all__ = [
     "Dialect",
     "EngineOptions",
     "Engines",
+    "Upsert",
+    "dialect_insert",
     "make_engines",
     "mask_url",
     "normalize_url",
@@ -48,6 +53,8 @@ __all__ = [
 ]
 
 Dialect = Literal["sqlite", "postgresql"]
+#: ``INSERT`` with the dialect's ``ON CONFLICT`` clauses (the same API on both).
+Upsert: TypeAlias = "sqlite.Insert | postgresql.Insert"
 
 _DRIVERS: Mapping[str, tuple[Dialect, str]] = {
     "sqlite": ("sqlite", "sqlite+aiosqlite"),
@@ -83,6 +90,18 @@ def normalize_url(url: str) -> tuple[URL, Dialect]:
         )
     dialect, drivername = found
     return parsed.set(drivername=drivername), dialect
+
+
+def dialect_insert(dialect: Dialect) -> Callable[[sa.Table], Upsert]:
+    """The ``insert`` of ``dialect``, whose module alone is imported: a SQLite store never
+    loads the PostgreSQL dialect (about 40 ms), nor the other way round."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert
+    from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+    return postgresql_insert
 
 
 def mask_url(url: URL) -> str:

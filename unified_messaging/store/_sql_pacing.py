@@ -18,10 +18,9 @@ from __future__ import annotations
 from functools import cache
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ._sql_base import SqlBase
-from ._sql_engine import Dialect
+from ._sql_engine import Dialect, dialect_insert
 from ._tables import pacing
 
 __all__ = ["PacingMixin"]
@@ -74,7 +73,7 @@ def _reserve_statement(dialect: Dialect) -> sa.Executable:
     burst = sa.bindparam("p_burst", type_=sa.BigInteger)
     max_wait = sa.bindparam("p_max_wait", type_=sa.BigInteger)
     new = _greatest(dialect, pacing.c.tat, now) + cost
-    insert = sqlite.insert(pacing) if dialect == "sqlite" else postgresql.insert(pacing)
+    insert = dialect_insert(dialect)(pacing)
     return (
         insert.values(key=sa.bindparam("p_key"), tat=sa.bindparam("p_fresh", type_=sa.BigInteger))
         .on_conflict_do_update(
