@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _cli_support import TIMEOUT
+from _cli_support import TIMEOUT, Cli
 
 import unified_messaging
 from unified_messaging._vault import generate_key_spec
@@ -128,3 +128,107 @@ def test_every_public_name_is_a_lazy_export_and_nothing_else_is() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         _ = unified_messaging.Nope
     assert set(unified_messaging.__all__) <= set(dir(unified_messaging))
+
+
+# --------------------------------------------------------------------------- admin commands
+
+#: What a one-shot admin command on SQLite never needs (issue 13.16): the provider adapters
+#: and their HTTP stack (a live send loads them), the webhook transport (a delivery does),
+#: the PostgreSQL driver, the server, MCP and Redis. (SQLAlchemy's PostgreSQL dialect is
+#: loaded: the schema's partial index names its ``postgresql_where``.)
+NOT_FOR_ADMIN = (
+    "httpx",
+    "httpcore",
+    "h11",
+    "anyio",
+    "tenacity",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "redis",
+    "asyncpg",
+    "alembic",
+    "unified_messaging.providers._http",
+    "unified_messaging.providers.registry",
+    "unified_messaging.providers.netgsm",
+    "unified_messaging.providers.iletimerkezi",
+    "unified_messaging.providers.verimor",
+    "unified_messaging.providers.mutlucell",
+    "unified_messaging.providers.kannel",
+    "unified_messaging.providers.telegram",
+    "unified_messaging.providers.whatsapp",
+    "unified_messaging._webhook_transport",
+)
+
+_COMMAND_PROBE = """
+import contextlib, io, json, sys
+from unified_messaging.__main__ import main
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main({argv!r})
+print(json.dumps({{"status": status, "modules": sorted(sys.modules)}}))
+"""
+
+
+def modules_after_command(cli: Cli, argv: list[str]) -> set[str]:
+    """Every module a fresh interpreter holds after running the command ``argv``."""
+    proc = subprocess.run(  # noqa: S603 - our own interpreter and fixed code
+        [sys.executable, "-c", _COMMAND_PROBE.format(argv=argv)],
+        cwd=cli.cwd,
+        env=cli.environ(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["status"] == 0, proc.stderr
+    return set(found["modules"])
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` (a package counts with its submodules) are among ``modules``."""
+    return sorted(n for n in names if any(m == n or m.startswith(f"{n}.") for m in modules))
+
+
+@pytest.fixture
+def stocked(cli: Cli, workspace_id: str) -> str:
+    """A workspace with something in every list: a key, a live connection, an endpoint."""
+    ws = ("--workspace", workspace_id)
+    cli("keys", "create", *ws, "--name", "ci").ok()
+    cli("connections", "add", *ws, "sms_a", "--default-sender", "ACME",
+        "--credential", "usercode=acme", "--credential", "password=pw").ok()  # fmt: skip
+    cli("webhooks", "add", *ws, "https://example.com/hooks").ok()
+    return workspace_id
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["workspaces", "list"],
+        ["workspaces", "create", "Beta"],
+        ["keys", "list", "--workspace", "{ws}"],
+        ["keys", "create", "--workspace", "{ws}", "--test"],
+        ["connections", "list", "--workspace", "{ws}"],
+        ["webhooks", "list", "--workspace", "{ws}"],
+        ["templates", "list", "--workspace", "{ws}"],
+    ],
+    ids=" ".join,
+)
+def test_an_admin_command_on_sqlite_imports_no_adapter_http_or_other_dialect(
+    cli: Cli, stocked: str, argv: list[str]
+) -> None:
+    modules = modules_after_command(cli, [arg.format(ws=stocked) for arg in argv])
+    assert "sqlalchemy.dialects.sqlite" in modules  # it did open the store
+    assert loaded(modules, NOT_FOR_ADMIN) == []
+
+
+def test_the_adapters_are_still_loaded_when_a_command_needs_them(
+    cli: Cli, workspace_id: str
+) -> None:
+    # Checking credentials needs the provider's schema, which lives with its adapter: the
+    # probe above would see them, and the lazy registry does load them when asked.
+    add = ["connections", "add", "--workspace", workspace_id, "sms_b",
+           "--credential", "api_key=k", "--credential", "api_hash=h"]  # fmt: skip
+    modules = modules_after_command(cli, add)
+    assert {"unified_messaging.providers.registry", "httpx"} <= modules
+    assert "unified_messaging._webhook_transport" not in modules
