@@ -13,6 +13,9 @@ the store, the adapters and the webhook outbox:
 - A ``failed``/``rejected`` report or a time-out with fallback left queues a re-dispatch,
   run by the worker: the next providers are tried under the same ``job_id``.
 - Every status change is announced to the workspace's webhook endpoints.
+- A message no send slot was free for in time (D27) is ``queued`` with a ``paced_send`` item
+  due when one should be; the worker re-dispatches it from the hop where it waited, paced
+  again (and deferred again if the rate is still taken: never failed for our own pacing).
 
 Every change to a message is a compare-and-set on its ``version``, so a report handled by
 one process and a time-out handled by another never overwrite each other. Re-dispatch writes
@@ -61,9 +64,11 @@ from ._metrics import (
     record_reports,
     record_settled,
 )
+from ._pacing import micros
 from ._polling import POLL_BATCH, Poller
 from ._render import status_record
 from ._routing import Hop, Job, dispatch, hop_for
+from ._send_pacing import SendPacing
 from ._text import storable_report
 from ._tracing import ingest_span
 from ._types import ProviderCode
@@ -77,6 +82,7 @@ __all__ = [
     "WORK_EVENT",
     "WORK_FALLBACK",
     "WORK_ORPHAN",
+    "WORK_PACED",
     "WORK_POLL",
     "WORK_RETRY",
     "WORK_SIMULATED",
@@ -94,6 +100,7 @@ WORK_SIMULATED: Final = "dlr_simulated"
 WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
+WORK_PACED: Final = "paced_send"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
 WORK_ORPHAN: Final = WORK_EARLY_REPORT
@@ -159,11 +166,14 @@ class Lifecycle:
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
         breakers: Breakers | None = None,
         metrics: Metrics = NO_METRICS,
+        pacing: SendPacing | None = None,
     ) -> None:
         self._store = store
         self.metrics = metrics  # D30: reports, fallbacks, time to the final state
         #: D26: live re-dispatches consult the connections' circuit breakers too.
         self._breakers = breakers
+        #: D27: live re-dispatches keep to the connections' send rates too.
+        self._pacing = pacing
         self._clock = clock
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
@@ -181,6 +191,8 @@ class Lifecycle:
             WORK_POLL: self.handle_poll,
             WORK_FALLBACK: self.handle_fallback,
             WORK_RETRY: self.handle_retry,
+            # D27: the D7 retry's path, the whole rest of the chain from the hop that waited.
+            WORK_PACED: self.handle_retry,
             WORK_EVENT: self.handle_event,
             WORK_SUBMIT_CHECK: self.handle_submit_check,
             WORK_ORPHAN: self.handle_orphan,
@@ -244,15 +256,23 @@ class Lifecycle:
         connections: Mapping[ProviderCode, Connection],
         *,
         queue_ttl: timedelta = DEFAULT_QUEUE_TTL,
+        paced: Mapping[str, datetime] | None = None,
+        retry_unavailable: bool = False,
     ) -> tuple[list[WorkItem], list[ProviderRef]]:
         """What a send's results start, to be stored with them in one transaction
         (``Store.update_messages(..., work=, refs=)``): the refs and work that watch each
         accepted attempt, the D7 retries of queued messages (until ``queue_ttl``, the
-        workspace's, after the send), and an event per message."""
+        workspace's, after the send), the hand-over of the ``paced`` ones when their send
+        slot is due (D27; they are retried while unavailable as D7 says for the workspace:
+        ``retry_unavailable``), and an event per message."""
         refs: list[ProviderRef] = []
         items: list[WorkItem] = []
         for record in records:
-            if record.status == "sent" and record.attempts:
+            due = paced.get(record.job_id) if paced else None
+            if due is not None:
+                until = record.created_at + (queue_ttl if retry_unavailable else timedelta(0))
+                items.append(self._paced_item(record, due, until))
+            elif record.status == "sent" and record.attempts:
                 self._follow(record, connections, refs, items)
             elif record.status == "queued" and record.attempts:
                 items.append(self._retry_item(record, record.created_at + queue_ttl))
@@ -607,6 +627,7 @@ class Lifecycle:
         await dispatch(
             [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
             breakers=self._breakers if livemode else None,
+            pacing=self._pacing if livemode else None,
         )  # fmt: skip
         record_redispatch(self.metrics, record, job, retry=retry_until is not None)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
@@ -630,7 +651,9 @@ class Lifecycle:
                 return
             attempts = (*fresh.attempts[:count], *gone, *job.attempts)
             again = retry_until is not None and job.all_unavailable and now < retry_until
-            if job.accepted:
+            if job.paced:
+                result = self._still_paced(fresh, job, hops, attempts, now)
+            elif job.accepted:
                 hop = hops[job.last_hop]
                 # D24: what the accepting provider was sent, not what the first one was.
                 encoding, segments = (
@@ -662,6 +685,8 @@ class Lifecycle:
             refs: list[ProviderRef] = []
             if result.status == "sent":
                 self._follow(result, connections, refs, items)
+            elif job.paced_until is not None and retry_until is not None:
+                items.append(self._paced_item(result, job.paced_until, retry_until))
             elif again and retry_until is not None:
                 items.append(self._retry_item(result, retry_until))
             if not await self._store.replace_message(result, work=items, refs=refs):
@@ -682,6 +707,41 @@ class Lifecycle:
             due_at=due, created_at=now,
             payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
                      "attempt": index, "until": until.isoformat()},
+        )  # fmt: skip
+
+    def _paced_item(self, record: MessageRecord, due: datetime, until: datetime) -> WorkItem:
+        """The hand-over of a message its send rate kept back (D27), when its slot is due.
+        Each deferral is its own item (the due time in its id): the one being handled is
+        deleted when its handler returns, and must not swallow the next."""
+        now = self._clock.now()
+        index = len(record.attempts) - 1
+        return WorkItem(
+            id=f"pace_{record.job_id}_{index}_{micros(due)}", kind=WORK_PACED,
+            ref=record.job_id, due_at=due, created_at=now,
+            payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
+                     "attempt": index, "until": until.isoformat()},
+        )  # fmt: skip
+
+    @staticmethod
+    def _still_paced(
+        fresh: MessageRecord,
+        job: Job,
+        hops: Sequence[Hop],
+        attempts: tuple[Attempt, ...],
+        now: datetime,
+    ) -> MessageRecord:
+        """The message stays ``queued`` (D27), now waiting at the hop it got to."""
+        hop = hops[job.paced_hop]
+        encoding, segments = (
+            job.sms_encoding(hop.connection)
+            if hop.sender is not None
+            else (fresh.encoding, fresh.segments)
+        )
+        return replace(
+            fresh, status="queued", provider=hop.connection.provider, sender=hop.sender,
+            attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
+            fallback_left=tuple(h.connection.provider for h in hops[job.paced_hop + 1 :]),
+            version=fresh.version + 1,
         )  # fmt: skip
 
     async def _release_unit(self, record: MessageRecord) -> None:

@@ -60,11 +60,13 @@ from ._models import (
     StatusRecord,
     parse_model,
 )
+from ._pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._recipients import normalize_recipient
 from ._render import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch, hop_for
 from ._search import MessagePage, SearchInput, search_messages
+from ._send_pacing import SendPacing, Sleep
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._tracing import send_span
@@ -151,6 +153,10 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     half-open probe whose process died is given up after ``submit_timeout``.
     ``metrics``: where counters and timings go (D30), e.g. :class:`PrometheusMetrics`;
     default: none are kept.
+    ``pacer``: where the connections' send slots (D27) are shared (default: the store;
+    :class:`~unified_messaging.RedisPacer` for Redis). A live send waits up to ``pace_wait``
+    for its slot, then is stored ``queued`` for the worker; ``pace_sleep`` is how it waits
+    (default ``asyncio.sleep``; tests pass one that moves their ManualClock).
     """
 
     def __init__(
@@ -172,6 +178,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
         breaker_store: BreakerStore | None = None,
         metrics: Metrics | None = None,
+        pacer: Pacer | None = None,
+        pace_wait: timedelta = DEFAULT_PACE_WAIT,
+        pace_sleep: Sleep | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -217,6 +226,12 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             self._clock,
             probe_lease=submit_timeout,
         )
+        self._pacing = SendPacing(
+            pacer if pacer is not None else StorePacer(self._store),
+            self._clock,
+            max_wait=pace_wait,
+            sleep=pace_sleep,
+        )
         self._lifecycle = Lifecycle(
             self._store,
             self._clock,
@@ -226,6 +241,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             submit_timeout=submit_timeout,
             breakers=self._breakers,
             metrics=self._metrics,
+            pacing=self._pacing,
         )
 
     def __repr__(self) -> str:
@@ -314,11 +330,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         queue = auth.workspace.retry_unavailable
         await dispatch(
             [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
         )  # fmt: skip
         record = self._finish(record, plan, job, queue=queue)
         unused = 0 if _keeps_unit(job, queue) else 1
-        await self._store_outcome(auth, [record], plan, check, unused)
+        await self._store_outcome(auth, [record], plan, check, unused, paced=_paced([job]))
         record_sends(self._metrics, [record], [job])
         self._raise_for_single(record, job)
         return send_response(record)
@@ -359,13 +375,14 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         queue = auth.workspace.retry_unavailable
         await dispatch(
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
         )  # fmt: skip
         finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
         for index, record in finished:
             records[index] = record
         unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
-        await self._store_outcome(auth, [r for _, r in finished], plan, check, unused)
+        paced = _paced([job for _, job in jobs])
+        await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced=paced)
         record_sends(self._metrics, records, [job for _, job in jobs])
         return _bulk_response(records, plan.primary.provider)
 
@@ -430,6 +447,10 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
         connections = await self._store.list_connections(workspace_id)
         return [await self._breakers.health(c) for c in connections]
+
+    def _pacing_for(self, auth: Principal) -> SendPacing | None:
+        # D27: test keys talk to the simulator, which has no rate to keep to.
+        return self._pacing if auth.livemode else None
 
     def _breakers_for(self, auth: Principal) -> SharedBreakers | None:
         # Test keys reach the simulator: its scripted failures must not open a live circuit.
@@ -551,16 +572,20 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         plan: _Plan,
         check: WorkItem | None,
         unused: int,
+        *,
+        paced: Mapping[str, datetime] | None = None,
     ) -> None:
         """Store what the providers said, what it starts, and the quota units no provider
-        used, in one transaction that also retires the submit check."""
+        used, in one transaction that also retires the submit check. ``paced``: the jobs
+        over their connection's send rate (D27), and when each should get its slot."""
         release = self._quota_charge(auth, records, unused)
         done = [check.id] if check is not None else []
         try:
             # Inside: working out the follow-ups reads the store too (webhook endpoints).
             work, refs = await self._lifecycle.follow_ups(
-                records, plan.connections, queue_ttl=auth.workspace.queue_ttl
-            )
+                records, plan.connections, queue_ttl=auth.workspace.queue_ttl,
+                paced=paced, retry_unavailable=auth.workspace.retry_unavailable,
+            )  # fmt: skip
             moved = await self._store.finish_messages(
                 records, work=work, refs=refs, done=done, release=release
             )
@@ -648,7 +673,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ) -> MessageRecord:
         # One ``replace`` per message: on the hot path a frozen record's copy is not free.
         now = self.now()
-        hop = plan.hops[job.last_hop]
+        hop = plan.hops[job.paced_hop if job.paced else job.last_hop]
         attempts = tuple(job.attempts)
         encoding, segments = record.encoding, record.segments
         if hop.sender is not None:
@@ -657,7 +682,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         error = None
         sent_at = final_at = None
         left: tuple[ProviderCode, ...] = ()
-        if not job.accepted and queue and job.all_unavailable:
+        if job.paced:
+            # D27: no send slot in time; the worker sends it from this hop when one is free.
+            status = "queued"
+            left = tuple(h.connection.provider for h in plan.hops[job.paced_hop + 1 :])
+        elif not job.accepted and queue and job.all_unavailable:
             # D7 opt-in: the worker keeps trying the whole chain (Lifecycle.handle_retry).
             hop = plan.hops[0]
             status = "queued"
@@ -825,5 +854,11 @@ def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> 
 
 
 def _keeps_unit(job: Job, queue: bool) -> bool:
-    """Whether a message keeps its quota unit after submit: accepted, or queued for retries."""
-    return job.accepted or (queue and job.all_unavailable)
+    """Whether a message keeps its quota unit after submit: accepted, or queued for retries
+    or for its send slot (D27)."""
+    return job.accepted or job.paced or (queue and job.all_unavailable)
+
+
+def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:
+    """D27: the jobs no send slot was free for in time, and when one should be."""
+    return {job.job_id: job.paced_until for job in jobs if job.paced_until is not None}

@@ -14,13 +14,18 @@ an open (or paused) connection is skipped with no network call, every job gettin
 ``unavailable`` attempt with ``PROVIDER_CIRCUIT_OPEN``, and the jobs move on at once. A
 half-open connection takes one job as its probe; the others move on. What the calls said is
 handed back to the breaker.
+
+With ``pacing`` (D27, live sends), a hop's calls keep to its connection's send rate
+(:mod:`._send_pacing`): they wait for their slots, and the jobs no slot is free for within the
+bound stop at that hop, *paced*: ``paced_until`` says when, ``paced_hop`` where. They are not
+failures and move on to no fallback; the caller stores them ``queued`` for the worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -30,6 +35,7 @@ from ._clock import Clock
 from ._domain import Attempt, Connection
 from ._encoding import analyze_sms
 from ._errors import SenderNotApproved, SenderRequired
+from ._send_pacing import SendPacing
 from ._tracing import provider_call_span
 from ._types import Encoding
 from .providers.base import (
@@ -111,11 +117,18 @@ class Job:
     outcome_kinds: list[OutcomeKind] = field(default_factory=list)
     #: Index of the hop that answered last (the accepting one, when accepted).
     last_hop: int = -1
+    #: D27: no send slot was free in time at hop ``paced_hop``; one should be at this time.
+    paced_until: datetime | None = None
+    paced_hop: int = -1
     _encodings: dict[bool, tuple[Encoding, int]] = field(default_factory=dict)
 
     @property
     def accepted(self) -> bool:
         return self.last_outcome is not None and self.last_outcome.kind == "accepted"
+
+    @property
+    def paced(self) -> bool:
+        return self.paced_until is not None
 
     @property
     def all_unavailable(self) -> bool:
@@ -156,12 +169,14 @@ async def dispatch(
     concurrency: int,
     first_attempt: int = 0,
     breakers: Breakers | None = None,
+    pacing: SendPacing | None = None,
 ) -> None:
     """Route every job through ``hops``; results are left on each job.
 
     ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
     continues the count of the message's attempts (providers and the simulator see it).
     ``breakers``: the circuit breakers to consult per hop (D26); ``None`` calls every hop.
+    ``pacing``: the send rates to keep to (D27); ``None`` calls at once.
     """
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
@@ -176,8 +191,7 @@ async def dispatch(
                 calling, skipped = [], pending
             elif admission.probe:
                 calling, skipped = pending[:1], pending[1:]
-        requests = [job.request_for(hop, first_attempt + index) for job in calling]
-        outcomes = await _submit_all(hop.adapter, requests, limiter) if requests else []
+        calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing)
         if breakers is not None and admission is not None and outcomes:
             await breakers.record(hop.connection, outcomes, admission)
         now = clock.now()
@@ -191,6 +205,31 @@ async def dispatch(
             if outcome.kind in ("rejected", "unavailable"):
                 moving_on.append(job)
         pending = moving_on
+
+
+async def _call(
+    hop: Hop,
+    index: int,
+    jobs: list[Job],
+    first_attempt: int,
+    limiter: asyncio.Semaphore,
+    pacing: SendPacing | None,
+) -> tuple[list[Job], list[SubmitOutcome]]:
+    """Call ``hop`` for ``jobs``: the jobs called, and what each call said. Under ``pacing``
+    the jobs no slot was free for are marked paced and left out of both."""
+
+    def submit(group: Sequence[Job]) -> Awaitable[list[SubmitOutcome]]:
+        requests = [job.request_for(hop, first_attempt + index) for job in group]
+        return _submit_all(hop.adapter, requests, limiter)
+
+    if not jobs:
+        return [], []
+    if pacing is None:
+        return jobs, await submit(jobs)
+    paced = await pacing.send(hop.connection, hop.adapter.max_batch, jobs, submit)
+    for job, due in paced.deferred:
+        job.paced_until, job.paced_hop = due, index
+    return paced.sent, paced.outcomes
 
 
 def _skipped(admission: Admission | None) -> SubmitOutcome:
