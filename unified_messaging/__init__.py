@@ -82,10 +82,12 @@ if TYPE_CHECKING:
         SendResponse,
         StatusRecord,
     )
+    from ._pacing import Pacer
     from ._prometheus import PrometheusMetrics
     from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
     from ._recipients import normalize_recipient
     from ._redis_breaker import RedisBreakerStore
+    from ._redis_pacing import RedisPacer
     from ._sync import SyncMessenger
     from ._templates import render as render_template
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
@@ -141,6 +143,7 @@ __all__ = [
     "Metrics",
     "NoMetrics",
     "NotFound",
+    "Pacer",
     "PayloadTooLarge",
     "Principal",
     "PrometheusMetrics",
@@ -157,6 +160,7 @@ __all__ = [
     "RecipientLimit",
     "RecipientRateLimited",
     "RedisBreakerStore",
+    "RedisPacer",
     "RequestInvalid",
     "ResourceNotFound",
     "SendRequest",
@@ -260,10 +264,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SendResponse",
         "StatusRecord",
     ),
+    "_pacing": ("Pacer",),
     "_prometheus": ("PrometheusMetrics",),
     "_ratelimit": ("MemoryRateLimiter", "RateLimitDecision", "RateLimiter", "RateLimitPolicy"),
     "_recipients": ("normalize_recipient",),
     "_redis_breaker": ("RedisBreakerStore",),
+    "_redis_pacing": ("RedisPacer",),
     "_sync": ("SyncMessenger",),
     "_templates": ("render_template",),
     "_types": ("ALL_PROVIDERS", "SMS_PROVIDERS", "Channel", "MessageStatus", "ProviderCode"),

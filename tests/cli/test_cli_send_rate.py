@@ -4,7 +4,19 @@ every bad value refused as VALIDATION_ERROR naming the field, changing nothing."
 
 from __future__ import annotations
 
+import asyncio
+import os
+
+import pytest
 from _cli_support import Cli
+from fakes._server import serve
+from fakes.netgsm import NetgsmFake
+
+from unified_messaging import Messenger, Vault
+from unified_messaging._clock import SystemClock
+from unified_messaging.store.sql import SqlStore
+
+REDIS_URL = os.environ.get("UM_TEST_REDIS_URL")
 
 
 def test_rates_are_set_on_add_changed_on_update_and_listed(cli: Cli, workspace_id: str) -> None:
@@ -69,3 +81,43 @@ def test_bad_rates_are_refused_naming_the_field(cli: Cli, workspace_id: str) -> 
         assert "Traceback" not in refused.stderr
     [listed] = cli("connections", "list", "--workspace", workspace_id, "--json").json()
     assert (listed["provider"], listed["max_rate"]) == ("sms_a", 50)  # unchanged, no sms_b
+
+
+@pytest.mark.redis
+async def test_with_redis_configured_a_cli_send_shares_the_rate_kept_in_redis(
+    cli: Cli, database_url: str, master_keys: str
+) -> None:
+    """Another process (serve, say) has taken the next seconds of the connection's rate in
+    Redis: ``send`` with ``UM_REDIS_URL`` answers ``queued`` and calls nobody; without it, the
+    store's empty row lets the message go out."""
+    if not REDIS_URL:
+        pytest.skip("set UM_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/5)")
+    from unified_messaging._redis_pacing import RedisPacer
+
+    netgsm = NetgsmFake()
+    async with serve(netgsm.app) as url:
+        messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
+        async with messenger:
+            workspace = await messenger.create_workspace("Acme", recipient_limit=None)
+            connection = await messenger.add_connection(
+                workspace.id, "sms_a", base_url=url, default_sender="ACME", max_rate=2,
+                credentials={"usercode": netgsm.usercode, "password": netgsm.password},
+            )  # fmt: skip
+        pacer = RedisPacer(REDIS_URL)
+        try:
+            for _ in range(10):  # 5 s of slots, from now
+                await pacer.reserve(f"{connection.id}:messages", cost=1, rate=2, burst=1,
+                                    max_wait=10, now=SystemClock().now())  # fmt: skip
+            send = ("send", "--workspace", workspace.id, "--to", "05321000001", "--body", "Hi",
+                    "--json")  # fmt: skip
+            with_redis = await asyncio.to_thread(cli, *send, UM_REDIS_URL=REDIS_URL)
+            assert with_redis.ok().json()["status"] == "queued"
+            assert netgsm.sends == []
+
+            without = await asyncio.to_thread(cli, *send)
+            assert without.ok().json()["status"] == "sent"
+            assert len(netgsm.sends) == 1
+        finally:
+            await pacer.release(f"{connection.id}:messages", cost=10, rate=2,
+                                now=SystemClock().now())  # fmt: skip
+            await pacer.aclose()

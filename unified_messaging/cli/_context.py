@@ -9,6 +9,8 @@
   buckets in the server process.
 - The circuit breakers' shared state (``serve`` and ``worker``, D26): the same Redis when
   one is configured, else the store.
+- The connections' send slots (D27): the same Redis when one is configured, else the store,
+  so every process that sends (``serve``, ``worker``, ``send``, ``campaign``) shares them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .._messenger import Messenger
     from .._ratelimit import RateLimiter
     from .._redis_breaker import RedisBreakerStore
+    from .._redis_pacing import RedisPacer
     from .._vault import Vault
     from .._webhook_sender import TargetPolicy
     from ..store.base import Store
@@ -45,6 +48,7 @@ __all__ = [
     "open_store",
     "plain_command",
     "rate_limiter",
+    "send_pacer",
     "shown_url",
     "webhook_policy",
 ]
@@ -139,6 +143,18 @@ def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
     return RedisBreakerStore(url)
 
 
+def send_pacer(args: argparse.Namespace) -> RedisPacer | None:
+    """The send slots (D27) in Redis when one is configured (``--redis-url`` /
+    ``UM_REDIS_URL``); ``None`` keeps them in the store. The caller closes it."""
+    flag: str | None = getattr(args, "redis_url", None)
+    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
+    if not url:
+        return None
+    from .._redis_pacing import RedisPacer
+
+    return RedisPacer(url)
+
+
 @asynccontextmanager
 async def messenger_session(
     args: argparse.Namespace, *, vault: Vault | None = None
@@ -151,14 +167,18 @@ async def messenger_session(
     policy = webhook_policy()
     # What `connections list` shows of the breakers is where serve keeps them (D26).
     breakers = breaker_store(args)
+    pacer = send_pacer(args)  # D27: a send here shares the rate with serve and the worker
     try:
         async with Messenger(
-            open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers
-        ) as messenger:
+            open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
+            pacer=pacer,
+        ) as messenger:  # fmt: skip
             yield messenger
     finally:
         if breakers is not None:
             await breakers.aclose()
+        if pacer is not None:
+            await pacer.aclose()
 
 
 def admin_command(call: AdminCall) -> Run:

@@ -40,6 +40,7 @@ from ._context import (
     load_vault,
     open_store,
     rate_limiter,
+    send_pacer,
     webhook_policy,
 )
 from ._heap import settle_heap
@@ -87,7 +88,7 @@ def add_serve(commands: Subparsers) -> None:
     parser.add_argument(
         "--redis-url",
         metavar="URL",
-        help="shared rate limits and circuit breakers in Redis (default $UM_REDIS_URL)",
+        help="shared rate limits, circuit breakers and send rates in Redis (default $UM_REDIS_URL)",
     )
     parser.add_argument(
         "--trusted-proxy",
@@ -203,6 +204,7 @@ async def _serve(args: argparse.Namespace) -> None:
     vault = load_vault()
     limiter = rate_limiter(args)
     breakers = breaker_store(args)
+    pacer = send_pacer(args)  # D27
     metrics = MetricsSettings.from_args(args)  # D30
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
@@ -212,6 +214,7 @@ async def _serve(args: argparse.Namespace) -> None:
         submit_timeout=args.submit_timeout,
         breaker_store=breakers,
         metrics=metrics.build(),
+        pacer=pacer,
     )
     listener = MetricsListener(metrics, messenger)
     limits = _limits(args)
@@ -266,6 +269,8 @@ async def _serve(args: argparse.Namespace) -> None:
             await limiter.aclose()
         if breakers is not None:
             await breakers.aclose()
+        if pacer is not None:
+            await pacer.aclose()
 
 
 @contextmanager

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 from .._webhook_schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
-from ._context import SERVER_CACHE_TTL, breaker_store, load_vault, open_store, webhook_policy
+from ._context import (
+    SERVER_CACHE_TTL,
+    breaker_store,
+    load_vault,
+    open_store,
+    send_pacer,
+    webhook_policy,
+)
 from ._heap import settle_heap
 from ._logging import add_log_options, log_config
 from ._metrics_options import MetricsListener, MetricsSettings, add_metrics_options
@@ -87,6 +94,7 @@ async def _work(args: argparse.Namespace) -> None:
 
     # D26: the breakers serve shares through Redis (UM_REDIS_URL), or else the store.
     breakers = breaker_store(args)
+    pacer = send_pacer(args)  # D27: the send slots too
     metrics = MetricsSettings.from_args(args, on_app=False)  # D30
     messenger = Messenger(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
@@ -95,6 +103,7 @@ async def _work(args: argparse.Namespace) -> None:
         webhook_schedule=args.webhook_schedule,
         breaker_store=breakers,
         metrics=metrics.build(),
+        pacer=pacer,
     )
     listener = MetricsListener(metrics, messenger)
     try:
@@ -104,6 +113,8 @@ async def _work(args: argparse.Namespace) -> None:
         await listener.stop()
         if breakers is not None:
             await breakers.aclose()
+        if pacer is not None:
+            await pacer.aclose()
 
 
 async def _do_work(messenger: Messenger, args: argparse.Namespace) -> None:
