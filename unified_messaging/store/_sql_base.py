@@ -12,12 +12,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Result, RowMapping
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from . import migrations
 from ._sql_engine import (
@@ -41,6 +40,10 @@ from ._sql_writer import (
 )
 from ._tables import due_work, provider_refs, workspaces
 from .base import ProviderRef, WorkItem
+
+if TYPE_CHECKING:
+    # Only made when first used on SQLite (see Engines): with it comes the ORM.
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 __all__ = ["SqlBase"]
 

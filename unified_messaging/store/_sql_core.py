@@ -9,9 +9,9 @@ from one server to the next.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited, ResourceNotFound
@@ -43,6 +43,9 @@ from ._tables import (
 )
 from ._tables import messages as message_table
 from .base import IdempotencyClaim, ProviderRef, QuotaCharge, WorkItem
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 __all__ = ["CoreMixin"]
 

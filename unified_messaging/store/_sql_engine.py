@@ -32,15 +32,16 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from .._errors import AlreadyExists, MessagingError, ResourceNotFound, StorageUnavailable
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
+    "AsyncViews",
     "Dialect",
     "EngineOptions",
     "Engines",
@@ -121,24 +122,64 @@ class EngineOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class AsyncViews:
+    """The async engine (``root``) and its two views."""
+
+    root: AsyncEngine
+    read: AsyncEngine
+    write: AsyncEngine
+
+
 class Engines:
     """One pool, two views: ``read`` for queries, ``write`` for transactions that write.
 
     SQLite also has a synchronous engine (``sync_read``/``sync_write``, the ``sqlite3``
     driver) for the hot paths: a query or a whole group commit runs in one hop to a thread,
     where aiosqlite would hop to its thread and back four or five times per statement.
+    There the async engine is made when it is first used (an admin write, a migration):
+    with aiosqlite comes ``sqlalchemy.ext.asyncio``, which imports the ORM (about 70 ms),
+    and a command that only reads (``workspaces list``) never needs either.
     """
 
-    root: AsyncEngine
-    read: AsyncEngine
-    write: AsyncEngine
-    dialect: Dialect
-    sync_read: sa.Engine | None = None
-    sync_write: sa.Engine | None = None
+    __slots__ = ("_async", "_make_async", "dialect", "sync_read", "sync_write")
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        make_async: Callable[[], AsyncViews],
+        *,
+        sync_read: sa.Engine | None = None,
+        sync_write: sa.Engine | None = None,
+    ) -> None:
+        self.dialect: Dialect = dialect
+        self.sync_read = sync_read
+        self.sync_write = sync_write
+        self._make_async = make_async
+        # Without a synchronous engine every call is async: no reason to wait.
+        self._async: AsyncViews | None = None if sync_read is not None else make_async()
+
+    def _views(self) -> AsyncViews:
+        views = self._async
+        if views is None:
+            views = self._async = self._make_async()
+        return views
+
+    @property
+    def root(self) -> AsyncEngine:
+        return self._views().root
+
+    @property
+    def read(self) -> AsyncEngine:
+        return self._views().read
+
+    @property
+    def write(self) -> AsyncEngine:
+        return self._views().write
 
     async def dispose(self) -> None:
         """Close every pooled connection, of the async and the synchronous engines."""
-        await self.root.dispose()
+        if self._async is not None:
+            await self._async.root.dispose()
         if self.sync_read is not None:
             self.sync_read.dispose()
 
@@ -156,13 +197,24 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         _owner_only(path)
     connect_args: dict[str, object] = {"timeout": options.busy_timeout}
     connect_args.update(options.connect_args or {})
-    engine = create_async_engine(
-        url,
-        hide_parameters=True,
-        pool_size=options.pool_size,
-        max_overflow=options.max_overflow,
-        connect_args=connect_args,
-    )
+
+    def make_async() -> AsyncViews:
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        engine = create_async_engine(
+            url,
+            hide_parameters=True,
+            pool_size=options.pool_size,
+            max_overflow=options.max_overflow,
+            connect_args=connect_args,
+        )
+        _sqlite_hooks(engine.sync_engine, options.busy_timeout)
+        return AsyncViews(
+            root=engine,
+            read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
+            write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
+        )
+
     # The same database through the sqlite3 driver, used from threads (see Engines).
     sync_args = {**connect_args, "check_same_thread": False}
     sync_engine = sa.create_engine(
@@ -172,13 +224,10 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         max_overflow=options.max_overflow,
         connect_args=sync_args,
     )
-    for target in (engine.sync_engine, sync_engine):
-        _sqlite_hooks(target, options.busy_timeout)
+    _sqlite_hooks(sync_engine, options.busy_timeout)
     return Engines(
-        root=engine,
-        read=engine.execution_options(**{_BEGIN_OPTION: "read"}),
-        write=engine.execution_options(**{_BEGIN_OPTION: "write"}),
-        dialect="sqlite",
+        "sqlite",
+        make_async,
         sync_read=sync_engine.execution_options(**{_BEGIN_OPTION: "read"}),
         sync_write=sync_engine.execution_options(**{_BEGIN_OPTION: "write"}),
     )
@@ -212,28 +261,33 @@ def _sqlite_hooks(engine: sa.Engine, busy_timeout: float) -> None:
 def _postgres_engines(url: URL, options: EngineOptions) -> Engines:
     connect_args: dict[str, object] = {"timeout": options.connect_timeout}
     connect_args.update(options.connect_args or {})
-    engine = create_async_engine(
-        url,
-        hide_parameters=True,
-        pool_size=options.pool_size,
-        max_overflow=options.max_overflow,
-        connect_args=connect_args,
-    )
 
-    @event.listens_for(engine.sync_engine, "checkout")
-    def _on_checkout(dbapi_connection: Any, _record: object, _proxy: object) -> None:
-        # A free, local check: a connection the server has closed (restart, terminated
-        # backend) is replaced before a write can fail on it. Raising makes the pool retry.
-        if dbapi_connection.driver_connection.is_closed():
-            raise sa_exc.DisconnectionError("connection closed by the server")
+    def make_async() -> AsyncViews:
+        from sqlalchemy.ext.asyncio import create_async_engine
 
-    # Reads are single statements: autocommit spares them the BEGIN and ROLLBACK round trips.
-    return Engines(
-        root=engine,
-        read=engine.execution_options(isolation_level="AUTOCOMMIT"),
-        write=engine,
-        dialect="postgresql",
-    )
+        engine = create_async_engine(
+            url,
+            hide_parameters=True,
+            pool_size=options.pool_size,
+            max_overflow=options.max_overflow,
+            connect_args=connect_args,
+        )
+
+        @event.listens_for(engine.sync_engine, "checkout")
+        def _on_checkout(dbapi_connection: Any, _record: object, _proxy: object) -> None:
+            # A free, local check: a connection the server has closed (restart, terminated
+            # backend) is replaced before a write can fail on it. Raising makes the pool retry.
+            if dbapi_connection.driver_connection.is_closed():
+                raise sa_exc.DisconnectionError("connection closed by the server")
+
+        # Reads are single statements: autocommit spares them the BEGIN and ROLLBACK trips.
+        return AsyncViews(
+            root=engine,
+            read=engine.execution_options(isolation_level="AUTOCOMMIT"),
+            write=engine,
+        )
+
+    return Engines("postgresql", make_async)
 
 
 def _database_file(database: str | None) -> Path | None:

@@ -15,6 +15,7 @@ the same database is left alone.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import cache
 from pathlib import Path
@@ -100,14 +101,27 @@ def _at_revision(connection: sa.Connection, revision: str) -> bool:
     return list(versions) == [revision]
 
 
+async def _is_at(engines: Engines, revision: str) -> bool:
+    sync_read = engines.sync_read
+    if sync_read is not None:
+        # SQLite: through the synchronous engine, as the store's reads, so a command that
+        # only reads never makes the async engine (see Engines); in a thread, since a new
+        # database's first connection may wait for another process's lock.
+        def check() -> bool:
+            with sync_read.connect() as connection:
+                return _at_revision(connection, revision)
+
+        return await asyncio.to_thread(check)
+    async with engines.read.connect() as connection:
+        return await connection.run_sync(_at_revision, revision)
+
+
 async def _upgrade_once(engines: Engines, revision: str) -> None:
     # Every command and every server start opens the store; a database already at head
     # needs one query, not Alembic (whose import and script scan cost a CLI call ~0.3 s).
     latest = latest_revision() if revision == HEAD else None
-    if latest is not None:
-        async with engines.read.connect() as connection:
-            if await connection.run_sync(_at_revision, latest):
-                return
+    if latest is not None and await _is_at(engines, latest):
+        return
     async with engines.write.begin() as connection:
         if engines.dialect == "postgresql":
             await connection.execute(
