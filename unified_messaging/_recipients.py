@@ -41,9 +41,6 @@ import unicodedata
 from functools import lru_cache
 from typing import Final, NamedTuple
 
-import phonenumbers
-from phonenumbers import NumberParseException, PhoneNumberFormat, PhoneNumberType
-
 from ._errors import InvalidRecipient
 from ._types import Channel
 
@@ -97,7 +94,7 @@ _CHAT_USERNAME: Final = re.compile(r"@[A-Za-z0-9_]{5,32}", re.ASCII)
 class _Parsed(NamedTuple):
     e164: str
     country_code: int
-    number_type: int
+    mobile: bool
 
 
 def normalize_recipient(channel: Channel, raw: str) -> str:
@@ -132,7 +129,7 @@ def normalize_turkish_mobile(raw: str) -> str:
         raise InvalidRecipient(f"Not a Turkish mobile number: {_echo(raw)}.")
     if parsed.country_code != _TURKEY_CODE:
         raise InvalidRecipient(f"SMS goes to Turkish (+90) mobile numbers only: {_echo(raw)}.")
-    if parsed.number_type != PhoneNumberType.MOBILE:
+    if not parsed.mobile:
         raise InvalidRecipient(f"Not a mobile number (landline or service number): {_echo(raw)}.")
     return parsed.e164
 
@@ -204,16 +201,20 @@ def _lookup(candidate: str) -> _Parsed | None:
 
     Keys are short ASCII strings, so the cache stays small however many inputs it sees.
     """
+    # Imported on the first lookup (a cache hit never gets here): phonenumbers costs about
+    # 30 ms, which a process that never checks a number (an admin command) need not pay.
+    import phonenumbers
+
     try:
         number = phonenumbers.parse(candidate, _TURKEY_REGION)
-    except NumberParseException:
+    except phonenumbers.NumberParseException:
         return None
     if number.country_code is None or not phonenumbers.is_valid_number(number):
         return None
     return _Parsed(
-        e164=phonenumbers.format_number(number, PhoneNumberFormat.E164),
+        e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
         country_code=number.country_code,
-        number_type=phonenumbers.number_type(number),
+        mobile=phonenumbers.number_type(number) == phonenumbers.PhoneNumberType.MOBILE,
     )
 
 
