@@ -16,12 +16,9 @@ def test_workspaces_create_and_update_set_the_recipient_limit(cli: Cli) -> None:
     assert created.json()["recipient_limit"] == "3/10m"
     workspace_id = created.json()["id"]
 
-    off, text = cli.many(
-        [
-            ("workspaces", "update", workspace_id, "--recipient-limit", "off", "--json"),
-            ("workspaces", "update", workspace_id, "--recipient-limit", "90/7d"),
-        ]
-    )
+    # One after the other: ``cli.many`` runs its commands side by side.
+    off = cli("workspaces", "update", workspace_id, "--recipient-limit", "off", "--json")
+    text = cli("workspaces", "update", workspace_id, "--recipient-limit", "90/7d")
     assert off.json()["recipient_limit"] == "off"
     assert "recipient limit" in text.ok().stdout and "90/7d" in text.stdout
     listed = {w["id"]: w for w in cli("workspaces", "list", "--json").json()}
