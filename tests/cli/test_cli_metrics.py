@@ -206,8 +206,10 @@ def test_worker_serves_its_metrics_on_a_bind(cli: Cli, tmp_path: Path) -> None:
                     break
             assert url is not None
             refused = scrape(url, token=None)
-            text = wait_for(url, "um_reports_total", provider="sms_a", status="delivered",
-                            mode="test")  # fmt: skip
+            # The report's counter and its delivery time are two observations: wait for the
+            # one asserted below, so a scrape between them cannot miss it.
+            text = wait_for(url, "um_delivery_seconds_count", provider="sms_a",
+                            status="delivered", mode="test")  # fmt: skip
         finally:
             worker.send_signal(signal.SIGTERM)
             _, stderr = worker.communicate(timeout=STOP_WITHIN)
@@ -223,7 +225,7 @@ def wait_for(url: str, name: str, **labels: str) -> str:
     the simulator's default delay, two seconds), at most for the watchdog's time."""
     import time
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 45
     while True:
         text = scrape(url).text
         if value(text, name, **labels) or time.monotonic() > deadline:
