@@ -134,8 +134,9 @@ def test_every_public_name_is_a_lazy_export_and_nothing_else_is() -> None:
 
 #: What a one-shot admin command on SQLite never needs (issue 13.16): the provider adapters
 #: and their HTTP stack (a live send loads them), the webhook transport (a delivery does),
-#: the PostgreSQL driver, the server, MCP and Redis. (SQLAlchemy's PostgreSQL dialect is
-#: loaded: the schema's partial index names its ``postgresql_where``.)
+#: phone number parsing (a send does), the PostgreSQL driver, the server, MCP and Redis.
+#: (SQLAlchemy's PostgreSQL dialect is loaded: the schema's partial index names its
+#: ``postgresql_where``.)
 NOT_FOR_ADMIN = (
     "httpx",
     "httpcore",
@@ -148,6 +149,7 @@ NOT_FOR_ADMIN = (
     "redis",
     "asyncpg",
     "alembic",
+    "phonenumbers",
     "unified_messaging.providers._http",
     "unified_messaging.providers.registry",
     "unified_messaging.providers.netgsm",
@@ -220,6 +222,34 @@ def test_an_admin_command_on_sqlite_imports_no_adapter_http_or_other_dialect(
     modules = modules_after_command(cli, [arg.format(ws=stocked) for arg in argv])
     assert "sqlalchemy.dialects.sqlite" in modules  # it did open the store
     assert loaded(modules, NOT_FOR_ADMIN) == []
+
+
+#: What a command that only reads a SQLite store never needs on top: the async engine
+#: (aiosqlite, and ``sqlalchemy.ext.asyncio`` with the ORM), made by the first write.
+NOT_FOR_READING = ("aiosqlite", "sqlalchemy.ext.asyncio", "sqlalchemy.orm")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["workspaces", "list"],
+        ["keys", "list", "--workspace", "{ws}"],
+        ["connections", "list", "--workspace", "{ws}"],
+        ["webhooks", "list", "--workspace", "{ws}"],
+    ],
+    ids=" ".join,
+)
+def test_a_command_that_only_reads_sqlite_makes_no_async_engine(
+    cli: Cli, stocked: str, argv: list[str]
+) -> None:
+    modules = modules_after_command(cli, [arg.format(ws=stocked) for arg in argv])
+    assert loaded(modules, NOT_FOR_READING) == []
+
+
+def test_a_command_that_writes_makes_the_async_engine(cli: Cli) -> None:
+    # Admin writes go through aiosqlite: the probe above would see it.
+    modules = modules_after_command(cli, ["workspaces", "create", "Gamma"])
+    assert loaded(modules, NOT_FOR_READING) == list(NOT_FOR_READING)
 
 
 def test_the_adapters_are_still_loaded_when_a_command_needs_them(
