@@ -334,7 +334,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         )  # fmt: skip
         record = self._finish(record, plan, job, queue=queue)
         unused = 0 if _keeps_unit(job, queue) else 1
-        await self._store_outcome(auth, [record], plan, check, unused, paced=_paced([job]))
+        await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
         self._raise_for_single(record, job)
         return send_response(record)
@@ -382,7 +382,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             records[index] = record
         unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
         paced = _paced([job for _, job in jobs])
-        await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced=paced)
+        await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced)
         record_sends(self._metrics, records, [job for _, job in jobs])
         return _bulk_response(records, plan.primary.provider)
 
@@ -572,7 +572,6 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         plan: _Plan,
         check: WorkItem | None,
         unused: int,
-        *,
         paced: Mapping[str, datetime] | None = None,
     ) -> None:
         """Store what the providers said, what it starts, and the quota units no provider
