@@ -5,9 +5,9 @@ The jobs of one hop go out in *groups*, each group reserved from the :class:`~._
 before it is sent: one batch call of a batch-capable provider (its messages count against
 ``max_rate``, the call once against ``max_calls``), or a few single-message calls of the
 others. A group is never larger than the limit's burst (a tenth of a second's worth, at least
-one), so a batch provider paced at 100 messages/s gets calls of 10: no one second ever sees
-more than the rate plus one burst. Each group waits for its slot (the waiting happens here, in
-the sending task, between groups, while the groups before it are on the wire) and goes out.
+one), so a batch provider paced at 100 messages/s gets calls of 10: the slots handed out never
+put more than the rate plus one burst in a second. Each group waits for its slot (here, in the
+sending task, between groups, while the groups before it are on the wire) and goes out.
 
 ``max_wait`` (2 s by default) bounds the whole send, not each group: a bulk of 200 at 100
 messages/s goes out within 2 s, one of 200 at 10/s sends about 20 and defers the rest. A
