@@ -46,14 +46,11 @@ def test_thresholds_are_set_on_add_and_update_and_shown(cli: Cli, workspace_id: 
         "window": 30, "min_calls": 5, "failure_ratio": 0.5, "consecutive": 2, "cooldown": 90,
     }  # fmt: skip
 
-    updated, text = cli.many(
-        [
-            ("connections", "update", added["id"], "--breaker-failure-ratio", "0.8",
-             "--breaker-window", "60", "--json"),
-            ("connections", "update", added["id"], "--breaker-defaults", "--breaker-min-calls",
-             "20"),
-        ]
-    )  # fmt: skip
+    # One after the other: ``cli.many`` runs its commands side by side.
+    updated = cli("connections", "update", added["id"], "--breaker-failure-ratio", "0.8",
+                  "--breaker-window", "60", "--json")  # fmt: skip
+    text = cli("connections", "update", added["id"], "--breaker-defaults", "--breaker-min-calls",
+               "20")  # fmt: skip
     assert updated.json()["breaker"] == {
         "window": 60, "min_calls": 5, "failure_ratio": 0.8, "consecutive": 2, "cooldown": 90,
     }  # fmt: skip

@@ -11,12 +11,9 @@ def test_workspaces_create_and_update_set_the_queue_ttl(cli: Cli) -> None:
     assert (created["retry_unavailable"], created["queue_ttl"]) == (True, 120)
     workspace_id = created["id"]
 
-    updated, text = cli.many(
-        [
-            ("workspaces", "update", workspace_id, "--queue-ttl", "1800", "--json"),
-            ("workspaces", "update", workspace_id, "--no-retry-unavailable"),
-        ]
-    )
+    # One after the other: ``cli.many`` runs its commands side by side.
+    updated = cli("workspaces", "update", workspace_id, "--queue-ttl", "1800", "--json")
+    text = cli("workspaces", "update", workspace_id, "--no-retry-unavailable")
     assert updated.json()["queue_ttl"] == 1800
     assert "queue TTL (s)" in text.ok().stdout
     [listed] = cli("workspaces", "list", "--json").json()
