@@ -55,7 +55,9 @@ from ._lifecycle import (
     apply_interrupted,
     apply_report,
     apply_timeout,
+    check_move,
     event_for,
+    move,
 )
 from ._metrics import (
     NO_METRICS,
@@ -241,6 +243,7 @@ class Lifecycle:
         stored = await self._store.get_message(record.workspace_id, record.livemode, record.job_id)
         if stored is None or stored.error != SUBMIT_INTERRUPTED or stored.status != "unknown":
             return False
+        check_move(stored, record.status)  # the outcome over SUBMIT_INTERRUPTED
         late = replace(record, version=stored.version + 1)
         mine = [item for item in work if item.ref == record.job_id and item.kind != WORK_EVENT]
         mine += await self._events(late, event_for(late.status))
@@ -661,8 +664,8 @@ class Lifecycle:
                     if hop.sender is not None
                     else (fresh.encoding, fresh.segments)
                 )
-                result = replace(
-                    fresh, status="sent", provider=hop.connection.provider, sender=hop.sender,
+                result = move(
+                    fresh, "sent", provider=hop.connection.provider, sender=hop.sender,
                     attempts=attempts, error=None, dlr=None, sent_at=now, updated_at=now,
                     encoding=encoding, segments=segments,
                     fallback_left=tuple(h.connection.provider for h in hops[job.last_hop + 1 :]),
@@ -676,8 +679,8 @@ class Lifecycle:
                 error = job.last_outcome.error if job.last_outcome else None
                 if job.all_unavailable or error is None:
                     error = _UNAVAILABLE
-                result = replace(
-                    fresh, status="failed", attempts=attempts, error=error, final_at=now,
+                result = move(
+                    fresh, "failed", attempts=attempts, error=error, final_at=now,
                     updated_at=now, fallback_left=(), version=fresh.version + 1,
                 )  # fmt: skip
             # What the new state starts is stored with it: a crash cannot split them.
@@ -737,8 +740,8 @@ class Lifecycle:
             if hop.sender is not None
             else (fresh.encoding, fresh.segments)
         )
-        return replace(
-            fresh, status="queued", provider=hop.connection.provider, sender=hop.sender,
+        return move(
+            fresh, "queued", provider=hop.connection.provider, sender=hop.sender,
             attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
             fallback_left=tuple(h.connection.provider for h in hops[job.paced_hop + 1 :]),
             version=fresh.version + 1,
@@ -751,8 +754,8 @@ class Lifecycle:
 
     async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
         now = self._clock.now()
-        ended = replace(
-            record, status="failed", attempts=(*record.attempts, *gone),
+        ended = move(
+            record, "failed", attempts=(*record.attempts, *gone),
             error=gone[-1].error if gone else _UNAVAILABLE, final_at=now, updated_at=now,
             fallback_left=(), version=record.version + 1,
         )  # fmt: skip
@@ -763,8 +766,8 @@ class Lifecycle:
     async def _interrupted(self, record: MessageRecord) -> None:
         now = self._clock.now()
         last = replace(record.attempts[-1], error=SUBMIT_INTERRUPTED)
-        ended = replace(
-            record, status="unknown", attempts=(*record.attempts[:-1], last),
+        ended = move(
+            record, "unknown", attempts=(*record.attempts[:-1], last),
             error=SUBMIT_INTERRUPTED, final_at=now, updated_at=now, fallback_left=(),
             version=record.version + 1,
         )  # fmt: skip

@@ -4,7 +4,9 @@ Pure functions over :class:`MessageRecord`; the worker and the report endpoint c
 store what they return. The rules:
 
 - ``queued → sent → {delivered, expired, rejected, failed, unknown}``; ``queued → failed``;
-  ``sent → failed`` at submit. Nothing else.
+  ``sent → failed`` at submit. The whole table is :data:`TRANSITIONS`, and every status
+  change in the package goes through :func:`move` (or :func:`check_move`), which refuses
+  any other with :class:`IllegalTransition`: a move the table lacks is a bug, not a state.
 - Final states are terminal, except that a late report may replace ``unknown``.
 - A ``failed``/``rejected`` report with fallback left does not end the message: it asks for
   re-dispatch to the next provider (``Transition.fallback``), under the same ``job_id``.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
 from ._types import AttemptStatus, DeliveryStatus, MessageStatus
@@ -29,16 +31,21 @@ from .providers.base import NO_FALLBACK_CODES, ProviderReport
 __all__ = [
     "EVENT_TYPES",
     "FINAL_STATUSES",
+    "INITIAL_STATUSES",
     "SUBMIT_INTERRUPTED",
     "TRANSITIONS",
     "EventType",
+    "IllegalTransition",
     "Transition",
     "apply_interrupted",
     "apply_report",
     "apply_timeout",
+    "begin",
     "can_transition",
+    "check_move",
     "event_for",
     "is_write_ahead",
+    "move",
 ]
 
 EventType = Literal[
@@ -63,28 +70,76 @@ EVENT_TYPES: Final[tuple[EventType, ...]] = (
 FINAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(
     ("delivered", "expired", "rejected", "failed", "unknown")
 )
-#: Every legal change of a message's status (D10), including ``unknown``'s late report.
+#: The statuses a message record is created with: ``queued`` (a send's write-ahead row, D22)
+#: and ``failed`` (a bulk item refused before any provider was called).
+INITIAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(("queued", "failed"))
+#: Every legal change of a message's status (D10): all the code makes, nothing else.
 TRANSITIONS: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
     {
+        # The send's outcome over its write-ahead row (and a D7 retry's, D27 pacing's).
         ("queued", "sent"),
         ("queued", "failed"),
-        ("queued", "unknown"),
+        ("queued", "delivered"),  # chatbot: the API's success is final (no receipts)
+        ("queued", "queued"),  # D7 queued for retries, or D27 waiting for a send slot
+        ("queued", "unknown"),  # SUBMIT_INTERRUPTED: the submit's outcome was never stored
+        # Reports, the DLR time-out, re-dispatch to the fallback providers.
         ("sent", "delivered"),
         ("sent", "expired"),
         ("sent", "rejected"),
         ("sent", "failed"),
         ("sent", "unknown"),
+        ("sent", "sent"),  # a fallback provider took it
+        ("sent", "queued"),  # the fallback provider's send rate is full: waits for a slot
+        # A late report; or (``sent``/``queued`` only over SUBMIT_INTERRUPTED) a submit's
+        # own outcome arriving after its check ended the row: the outcome is the truth.
         ("unknown", "delivered"),
         ("unknown", "expired"),
         ("unknown", "rejected"),
         ("unknown", "failed"),
+        ("unknown", "sent"),
+        ("unknown", "queued"),
     }
 )
+#: Moves legal only out of a row its submit check ended (``error == SUBMIT_INTERRUPTED``):
+#: a message that timed out ``unknown`` never goes back to ``sent`` or ``queued``.
+_OUTCOME_ONLY: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
+    {("unknown", "sent"), ("unknown", "queued")}
+)
+
+
+class IllegalTransition(AssertionError):
+    """A status change :data:`TRANSITIONS` does not allow: a bug in this library, never
+    bad input (an ``AssertionError``, so no ``except MessagingError`` hides it)."""
+
+
 _ATTEMPT_OPEN: Final[frozenset[AttemptStatus]] = frozenset(("accepted", "unknown"))
 
 
 def can_transition(source: MessageStatus, target: MessageStatus) -> bool:
     return (source, target) in TRANSITIONS
+
+
+def check_move(record: MessageRecord, target: MessageStatus) -> None:
+    """Refuse (:class:`IllegalTransition`) moving ``record`` to ``target`` unless the table
+    allows it. The one place the state machine is enforced; a frozenset lookup or two."""
+    pair = (record.status, target)
+    if pair not in TRANSITIONS or (pair in _OUTCOME_ONLY and record.error != SUBMIT_INTERRUPTED):
+        raise IllegalTransition(
+            f"message {record.job_id}: {record.status} -> {target} is not a legal move (D10)"
+        )
+
+
+def move(record: MessageRecord, target: MessageStatus, **changes: Any) -> MessageRecord:
+    """``record`` in status ``target`` with ``changes``, if the move is legal (D10)."""
+    check_move(record, target)
+    return replace(record, status=target, **changes)
+
+
+def begin(status: MessageStatus) -> MessageStatus:
+    """The status a new record is created with, if it is one a message may start in."""
+    if status not in INITIAL_STATUSES:
+        raise IllegalTransition(f"a message cannot start {status} (D10)")
+    return status
 
 
 def event_for(status: MessageStatus) -> EventType | None:
@@ -147,9 +202,9 @@ def apply_report(record: MessageRecord, report: ProviderReport, *, now: datetime
     error = None
     if status in ("failed", "rejected"):
         error = report.error or _report_error(status)
-    ended = replace(
+    ended = move(
         record,
-        status=status,
+        status,
         attempts=attempts,
         dlr=dlr,
         error=error,
@@ -170,7 +225,7 @@ def apply_timeout(record: MessageRecord, *, now: datetime) -> Transition:
     if record.fallback_left:
         moved = replace(record, attempts=attempts, updated_at=now)
         return Transition(moved, changed=True, event="message.fallback", fallback=True)
-    ended = replace(record, status="unknown", attempts=attempts, final_at=now, updated_at=now)
+    ended = move(record, "unknown", attempts=attempts, final_at=now, updated_at=now)
     return Transition(ended, changed=True, event="message.unknown")
 
 
@@ -206,9 +261,9 @@ def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
     if not is_write_ahead(record):
         return Transition(record, changed=False)
     attempt = Attempt(record.provider, "unknown", now, None, SUBMIT_INTERRUPTED)
-    ended = replace(
+    ended = move(
         record,
-        status="unknown",
+        "unknown",
         attempts=(attempt,),
         error=SUBMIT_INTERRUPTED,
         updated_at=now,

@@ -50,7 +50,7 @@ from ._errors import (
 from ._flood_guard import items_over_limit
 from ._ids import new_id
 from ._keys import hash_api_key, parse_api_key
-from ._lifecycle import is_write_ahead
+from ._lifecycle import begin, is_write_ahead, move
 from ._metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._models import (
     BulkRequest,
@@ -627,7 +627,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             job_id=job.job_id,
             workspace_id=auth.workspace_id,
             livemode=auth.livemode,
-            status="queued",
+            status=begin("queued"),
             to=job.to,
             channel=primary.connection.channel,
             provider=primary.connection.provider,
@@ -652,7 +652,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             job_id=job_id,
             workspace_id=auth.workspace_id,
             livemode=auth.livemode,
-            status="failed",
+            status=begin("failed"),
             to=raw_to,
             channel=primary.connection.channel,
             provider=primary.connection.provider,
@@ -703,9 +703,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         else:
             sent_at = now
             left = tuple(h.connection.provider for h in plan.hops[job.last_hop + 1 :])
-        return replace(
+        return move(
             record,
-            status=status,
+            status,
             provider=hop.connection.provider,
             sender=hop.sender,
             attempts=attempts,
