@@ -137,6 +137,15 @@ def test_worker_json_logs_are_json_lines(cli: Cli) -> None:
         json.loads(raw)
 
 
+def test_the_development_key_warning_is_a_json_line_too(cli: Cli) -> None:
+    """Without UM_MASTER_KEYS the CLI warns about its development key file before the
+    server's log set-up; in JSON mode that warning is a JSON line as well."""
+    done = cli("worker", "--once", "--log-format", "json", UM_MASTER_KEYS="").ok()
+    [warning] = [json.loads(raw) for raw in done.stderr.splitlines()]
+    assert warning["level"] == "warning"
+    assert "development master key file" in warning["message"]
+
+
 def test_a_bad_log_format_is_refused(cli: Cli) -> None:
     refused = cli("serve", "--log-format", "xml")
     assert refused.returncode == 2

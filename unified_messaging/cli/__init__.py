@@ -84,7 +84,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit:
         flush_stdout()  # --help and --version reach a closed pipe here, not at exit
         raise
-    _log_to_stderr()
+    _log_to_stderr(json_lines=getattr(args, "log_format", None) == "json")
     run: Run = args.run
     try:
         status = run(args)
@@ -120,14 +120,23 @@ def _reader_gone() -> int:
     return EXIT_READER_GONE
 
 
-def _log_to_stderr() -> None:
+def _log_to_stderr(*, json_lines: bool = False) -> None:
     # Warnings of the library (the development key file, above all) reach the operator.
     # Only when nobody configured logging: an embedding host's set-up is left alone.
     root = logging.getLogger()
     if root.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_LowercaseLevel("%(levelname)s: %(message)s"))
+    if json_lines:
+        # serve/worker --log-format json: every line JSON from the first (the development
+        # key file's warning comes before uvicorn's log set-up), safe as the later ones.
+        from .._json_log import JsonLogFormatter
+        from .._logsafe import SafeLogFilter
+
+        handler.setFormatter(JsonLogFormatter())
+        handler.addFilter(SafeLogFilter())
+    else:
+        handler.setFormatter(_LowercaseLevel("%(levelname)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
 
