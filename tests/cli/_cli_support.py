@@ -6,10 +6,13 @@ one by that name depends on which was loaded first.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +61,8 @@ class Cli:
         """Run independent commands side by side (each start costs about half a second);
         ``common`` arguments are appended to every one."""
         environ = self.environ(env)
+        if _warm_can_run(environ):
+            return _warm().run([(*argv, *common) for argv in argvs], environ, self.cwd, stdin)
         procs = [
             (
                 (*argv, *common),
@@ -87,3 +92,73 @@ class Cli:
         environ.update(self.env)
         environ.update(extra or {})
         return {k: v for k, v in environ.items() if v != ""}
+
+
+#: Set to 1 to run every command in a fresh interpreter, as the tests did before the warm
+#: server (a check that the two agree: ``UM_TEST_CLI_FRESH=1 pytest tests/cli``).
+FRESH = os.environ.get("UM_TEST_CLI_FRESH") == "1"
+
+
+def _warm_can_run(environ: Mapping[str, str]) -> bool:
+    """Whether a forked warm process is the same as a fresh one for this environment: the
+    interpreter reads its ``PYTHON*`` settings at start only, so any difference from the
+    server's (which has this process's) needs a real start."""
+    if FRESH:
+        return False
+    python = {k: v for k, v in environ.items() if k.startswith("PYTHON")}
+    return python == {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+
+
+class _WarmServer:
+    """``_fork_server.py`` of this test process: each command runs in a fork of it."""
+
+    def __init__(self) -> None:
+        self.socket_path = os.path.join(tempfile.mkdtemp(prefix="um-warm-"), "cli.sock")
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("UM_")}
+        self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
+            [sys.executable, str(Path(__file__).with_name("_fork_server.py")), self.socket_path],
+            env=environ,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self.proc.stdout is not None
+        ready = self.proc.stdout.readline()
+        assert ready == b"ready\n", f"the warm CLI server did not start: {ready!r}"
+        atexit.register(self.stop)
+
+    def run(
+        self, argvs: Sequence[tuple[str, ...]], env: dict[str, str], cwd: Path, stdin: str | None
+    ) -> list[Result]:
+        conns = []
+        for argv in argvs:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(TIMEOUT)
+            conn.connect(self.socket_path)
+            request = {"argv": list(argv), "env": env, "cwd": str(cwd), "stdin": stdin}
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            conns.append((argv, conn))
+        results = []
+        for argv, conn in conns:
+            with conn:
+                raw = b""
+                while chunk := conn.recv(65536):
+                    raw += chunk
+            assert raw, f"{argv}: the warm CLI server gave no answer"
+            answer = json.loads(raw)
+            results.append(Result(argv, answer["returncode"], answer["stdout"], answer["stderr"]))
+        return results
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()  # its cue to leave
+        self.proc.wait(timeout=TIMEOUT)
+
+
+_server: _WarmServer | None = None
+
+
+def _warm() -> _WarmServer:
+    global _server  # one server per test process, started on first use
+    if _server is None:
+        _server = _WarmServer()
+    return _server
