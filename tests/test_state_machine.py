@@ -272,3 +272,21 @@ def test_an_illegal_move_is_an_assertion_not_a_messaging_error() -> None:
 
     assert issubclass(IllegalTransition, AssertionError)
     assert not issubclass(IllegalTransition, MessagingError)
+
+
+def test_the_documented_table_is_the_code_table() -> None:
+    """docs/lifecycle.md's state block lists exactly TRANSITIONS (and the initial statuses)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    block = text.split("## States", 1)[1].split("```", 2)[1]
+    documented: set[tuple[str, str]] = set()
+    for line in block.splitlines():
+        if "─►" not in line:
+            continue  # the continuation of a comment
+        source, rest = (part.strip() for part in line.split("─►", 1))
+        targets = rest.split("(", 1)[0]
+        documented |= {(source, target.strip()) for target in targets.split("|")}
+    starts = {target for source, target in documented if source == NEW}
+    assert starts == set(INITIAL_STATUSES)
+    assert documented - {(NEW, s) for s in starts} == set(TRANSITIONS)
