@@ -688,8 +688,10 @@ class Lifecycle:
             refs: list[ProviderRef] = []
             if result.status == "sent":
                 self._follow(result, connections, refs, items)
-            elif job.paced_until is not None and retry_until is not None:
-                items.append(self._paced_item(result, job.paced_until, retry_until))
+            elif job.paced_until is not None:
+                # Also after a fallback (no D7 window): the hand-over is what moves it on;
+                # its provider down at the slot then ends it as D7 says for no window.
+                items.append(self._paced_item(result, job.paced_until, retry_until or now))
             elif again and retry_until is not None:
                 items.append(self._retry_item(result, retry_until))
             if not await self._store.replace_message(result, work=items, refs=refs):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from unified_messaging._domain import Connection
 from unified_messaging._pacing import Pacer, StorePacer
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
+from unified_messaging.providers.iletimerkezi import IletimerkeziAdapter
 from unified_messaging.providers.netgsm import NetgsmAdapter
 from unified_messaging.store.base import Store
 from unified_messaging.store.sql import SqlStore
@@ -144,6 +145,7 @@ async def rig(
     vault: Vault | None = None,
     pacer: Pacer | None = None,
     retry_unavailable: bool = False,
+    live_sms_b: bool = False,
     **rates: object,
 ) -> AsyncIterator[Rig]:
     clock = ManualClock()
@@ -153,7 +155,8 @@ async def rig(
     Counted.started = 0
     messenger = Messenger(
         store, clock=clock, vault=vault or Vault.generate(), pacer=pacer,
-        pace_sleep=moving(clock, waits, stamps), live_adapters={"sms_a": Counted},
+        pace_sleep=moving(clock, waits, stamps),
+        live_adapters={"sms_a": Counted, **({"sms_b": IletimerkeziAdapter} if live_sms_b else {})},
     )  # fmt: skip
     async with (
         serve(stamps) as a,
@@ -324,3 +327,34 @@ async def test_two_messengers_on_one_database_share_the_rate(tmp_path: Path) -> 
                 await r.send()
                 await other.send(principal, {"to": TO.format(900 + index), "body": "x"})
         assert r.offsets(start) == pytest.approx([0, 0.5, 1.0, 1.5, 2.0, 2.5])
+
+
+async def test_a_fallback_to_a_connection_whose_rate_is_full_waits_queued_then_goes() -> None:
+    """A fallback after a DLR time-out (not a D7 retry) to a connection with no slot in the
+    bound: the message waits ``queued`` at that hop with a hand-over item, and the worker
+    sends it when its slot is due (it once stayed ``queued`` with no work to move it)."""
+    async with rig(max_rate=2, live_sms_b=True) as r:
+        start = r.clock.now()
+        sms_b = next(
+            c for c in await r.messenger.list_connections(r.workspace_id) if c.provider == "sms_b"
+        )
+        await r.messenger.store.update_connection(replace(sms_b, dlr_timeout=timedelta(seconds=5)))
+        answer = await r.send(provider="sms_b", fallback=["sms_a"])
+        sent = answer.json()
+        assert (sent["status"], sent["provider"]) == ("sent", "sms_b"), answer.text
+        job = answer.json()["job_id"]
+        # Another process holds sms_a's slots for 20 s from the time-out on.
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(40):
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=100, now=start + timedelta(seconds=5))  # fmt: skip
+
+        await r.work(until=start + timedelta(seconds=8))
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("queued", "sms_a")
+        assert r.stamps.arrivals == []
+
+        await r.work(until=start + timedelta(seconds=27))
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("sent", "sms_a")
+        assert len(r.stamps.arrivals) == 1
