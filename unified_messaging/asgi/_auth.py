@@ -1,10 +1,41 @@
-"""The Bearer token of a request (SPEC 5, RFC 6750 §2.1). Judging it is the core's job."""
+"""The Bearer token of a request (SPEC 5, RFC 6750 §2.1), and the one frame REST and MCP
+put around the core's judgement of it (D15's 401 → 403 → 429, rendered the same way)."""
 
 from __future__ import annotations
 
-from starlette.datastructures import Headers
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["bearer_token"]
+from starlette.datastructures import Headers
+from starlette.responses import Response
+
+from .._access import RateLimitRefused
+from .._errors import MessagingError
+from ._errors import error_response
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger, Principal
+
+__all__ = ["Answer", "authorize", "bearer_token"]
+
+
+class Answer(Protocol):
+    """What the façade answers a send, a bulk or a read with: its contract body."""
+
+    def to_dict(self) -> dict[str, object]: ...
+
+
+async def authorize(
+    messenger: Messenger, headers: Headers, client_ip: str | None
+) -> tuple[Principal, dict[str, str]] | Response:
+    """The caller and the rate-limit headers every answer carries, or the refusal to send
+    back as it is (401, 403, or 429 with its rate-limit headers)."""
+    try:
+        principal, decision = await messenger.authorize(bearer_token(headers), client_ip)
+    except RateLimitRefused as exc:
+        return error_response(exc, exc.decision.headers())
+    except MessagingError as exc:
+        return error_response(exc)
+    return principal, decision.headers()
 
 
 def bearer_token(headers: Headers) -> str | None:

@@ -32,10 +32,9 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .._access import RateLimitRefused
 from .._errors import MessagingError
 from .._messenger import Messenger, Principal
-from ._auth import bearer_token
+from ._auth import authorize
 from ._body import check_media_type
 from ._client_ip import ClientAddress
 from ._errors import error_response, internal_error_response
@@ -144,16 +143,7 @@ class McpEndpoint:
 
     async def _authorize(self, scope: Scope) -> tuple[Principal, dict[str, str]] | Response:
         # The same frame as REST's: the façade decides, the edge only renders.
-        token = bearer_token(Headers(scope=scope))
-        try:
-            principal, decision = await self._messenger.authorize(
-                token, self._client_address(scope)
-            )
-        except RateLimitRefused as exc:
-            return error_response(exc, exc.decision.headers())
-        except MessagingError as exc:
-            return error_response(exc)
-        return principal, decision.headers()
+        return await authorize(self._messenger, Headers(scope=scope), self._client_address(scope))
 
 
 def _without_authorization(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -44,6 +44,7 @@ from .._models import (
     parse_model,
 )
 from .._version import __version__
+from ._auth import Answer
 from ._errors import _log as log_error
 from ._errors import error_body, json_bytes
 from ._mcp_shapes import (
@@ -65,12 +66,8 @@ PRINCIPAL_SCOPE_KEY: Final = "unified_messaging.principal"
 SERVER_NAME: Final = "unified-messaging"
 
 
-class _Answer(Protocol):
-    def to_dict(self) -> dict[str, object]: ...
-
-
 Arguments = Mapping[str, object]
-Operation = Callable[[Principal, Arguments], Awaitable[_Answer]]
+Operation = Callable[[Principal, Arguments], Awaitable[Answer]]
 
 
 class _WholeArguments(ArgModelBase):
@@ -95,24 +92,24 @@ class _Spec:
 
 
 def _specs(messenger: Messenger) -> list[_Spec]:
-    async def send_message(principal: Principal, arguments: Arguments) -> _Answer:
+    async def send_message(principal: Principal, arguments: Arguments) -> Answer:
         return await messenger.send(principal, arguments)
 
-    async def send_bulk(principal: Principal, arguments: Arguments) -> _Answer:
+    async def send_bulk(principal: Principal, arguments: Arguments) -> Answer:
         return await messenger.send_bulk(principal, arguments)
 
-    async def get_message(principal: Principal, arguments: Arguments) -> _Answer:
+    async def get_message(principal: Principal, arguments: Arguments) -> Answer:
         job_id = parse_model(GetMessageArguments, arguments).job_id
         return await messenger.get_message(principal, job_id)
 
-    async def list_providers(principal: Principal, arguments: Arguments) -> _Answer:
+    async def list_providers(principal: Principal, arguments: Arguments) -> Answer:
         parse_model(NoArguments, arguments)
         connections = await messenger.list_providers(principal)
         return ProviderList(
             livemode=principal.livemode, providers=[ProviderOut.of(c) for c in connections]
         )
 
-    async def list_templates(principal: Principal, arguments: Arguments) -> _Answer:
+    async def list_templates(principal: Principal, arguments: Arguments) -> Answer:
         parse_model(NoArguments, arguments)
         templates = await messenger.list_templates(principal.workspace_id)
         return TemplateList(templates=[TemplateOut.of(t) for t in templates])
@@ -137,7 +134,7 @@ def _text_result(data: dict[str, object], *, text: str, is_error: bool) -> CallT
     )
 
 
-def success_result(answer: _Answer) -> CallToolResult:
+def success_result(answer: Answer) -> CallToolResult:
     data = answer.to_dict()
     # The same JSON as text too, for clients that read only the content blocks.
     return _text_result(data, text=json_bytes(data).decode("utf-8"), is_error=False)

@@ -20,7 +20,6 @@ from typing import Final, Protocol, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._access import RateLimitRefused
 from .._errors import MessagingError
 from .._idempotency import (
     BoundJobs,
@@ -35,7 +34,7 @@ from .._models import BulkRequest, SendRequest, parse_model
 from .._search import parse_query_string
 from .._version import __version__
 from ..store.base import IdempotencyClaim
-from ._auth import bearer_token
+from ._auth import Answer, authorize
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
@@ -46,10 +45,6 @@ REPLAYED_HEADER: Final = "Idempotent-Replayed"
 logger = logging.getLogger("unified_messaging.asgi")
 
 
-class _Answer(Protocol):
-    def to_dict(self) -> dict[str, object]: ...
-
-
 RequestModel = TypeVar("RequestModel", SendRequest, BulkRequest)
 RequestIn = TypeVar("RequestIn", SendRequest, BulkRequest, contravariant=True)
 
@@ -57,7 +52,7 @@ RequestIn = TypeVar("RequestIn", SendRequest, BulkRequest, contravariant=True)
 class Operation(Protocol[RequestIn]):
     def __call__(
         self, auth: Principal, request: RequestIn, *, idempotency: IdempotencyClaim | None
-    ) -> Awaitable[_Answer]: ...
+    ) -> Awaitable[Answer]: ...
 
 
 Handler = Callable[[Request, Principal], Awaitable[Response]]
@@ -110,16 +105,12 @@ class RestApi:
     # ------------------------------------------------------------------ the frame
 
     async def _authorized(self, request: Request, handler: Handler) -> Response:
-        token = bearer_token(request.headers)
-        try:
-            principal, decision = await self._messenger.authorize(
-                token, self._client_address(request.scope)
-            )
-        except RateLimitRefused as exc:
-            return error_response(exc, exc.decision.headers())
-        except MessagingError as exc:
-            return error_response(exc)
-        rate_headers = decision.headers()
+        authorized = await authorize(
+            self._messenger, request.headers, self._client_address(request.scope)
+        )
+        if isinstance(authorized, Response):
+            return authorized
+        principal, rate_headers = authorized
         try:
             response = await handler(request, principal)
         except MessagingError as exc:
