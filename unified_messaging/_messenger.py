@@ -111,7 +111,7 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True)
-class _Plan:
+class _SendPlan:
     """What a send request resolved to, before any recipient is looked at."""
 
     hops: tuple[Hop, ...]
@@ -469,7 +469,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         fallback: Sequence[ProviderCode] | None,
         sender: str | None,
         template_key: str | None,
-    ) -> _Plan:
+    ) -> _SendPlan:
         # D15: every 400 before any 404, every 404 before any 422.
         connections = {c.provider: c for c in await self._store.list_connections(auth.workspace_id)}
         primary = self._primary(connections, provider)
@@ -488,7 +488,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
         hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
-        return _Plan(hops, template, fallback_requested=bool(fallback), requested_sender=sender)
+        return _SendPlan(hops, template, fallback_requested=bool(fallback), requested_sender=sender)
 
     @staticmethod
     def _primary(
@@ -544,7 +544,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     async def _accept_bulk(
         self,
         auth: Principal,
-        plan: _Plan,
+        plan: _SendPlan,
         records: list[MessageRecord],
         jobs: list[tuple[int, Job]],
         claim: IdempotencyClaim | None,
@@ -569,7 +569,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         self,
         auth: Principal,
         records: Sequence[MessageRecord],
-        plan: _Plan,
+        plan: _SendPlan,
         check: WorkItem | None,
         unused: int,
         paced: Mapping[str, datetime] | None = None,
@@ -617,7 +617,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     # ------------------------------------------------------------------ records
 
-    def _new_record(self, auth: Principal, plan: _Plan, job: Job) -> MessageRecord:
+    def _new_record(self, auth: Principal, plan: _SendPlan, job: Job) -> MessageRecord:
         now = self.now()
         primary = plan.hops[0]
         encoding, segments = (
@@ -644,7 +644,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         )
 
     def _rejected_item(
-        self, auth: Principal, plan: _Plan, job_id: str, raw_to: str, exc: MessagingError
+        self, auth: Principal, plan: _SendPlan, job_id: str, raw_to: str, exc: MessagingError
     ) -> MessageRecord:
         now = self.now()
         primary = plan.hops[0]
@@ -668,7 +668,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         )
 
     def _finish(
-        self, record: MessageRecord, plan: _Plan, job: Job, *, queue: bool = False
+        self, record: MessageRecord, plan: _SendPlan, job: Job, *, queue: bool = False
     ) -> MessageRecord:
         # One ``replace`` per message: on the hot path a frozen record's copy is not free.
         now = self.now()

@@ -187,7 +187,9 @@ class SimulatedSubmission:
 
 
 @dataclass(frozen=True, slots=True)
-class _Plan:
+class _PlannedReport:
+    """The report a simulated submission will get, and when."""
+
     status: ReportStatus
     due_at: datetime
     to: str
@@ -219,7 +221,7 @@ class Simulator:
         self._clock = clock
         self._settings = settings or SimulatorSettings()
         self._record = record
-        self._plans: dict[str, _Plan] = {}
+        self._plans: dict[str, _PlannedReport] = {}
         # Due order for due_reports(); entries whose plan is gone are skipped when popped.
         self._queue: list[tuple[datetime, int, str]] = []
         self._seq = itertools.count()
@@ -330,7 +332,7 @@ class Simulator:
     def _plan(self, message_id: str, status: ReportStatus, to: str, now: datetime) -> None:
         seq = next(self._seq)
         due_at = now + self._settings.report_delay
-        self._plans[message_id] = _Plan(status, due_at, to, seq)
+        self._plans[message_id] = _PlannedReport(status, due_at, to, seq)
         heapq.heappush(self._queue, (due_at, seq, message_id))
 
     def planned_report(self, provider_message_id: str) -> tuple[ReportStatus, datetime] | None:
@@ -454,7 +456,7 @@ def simulated_report(
     )
 
 
-def _planned_report(message_id: str, plan: _Plan) -> ProviderReport:
+def _planned_report(message_id: str, plan: _PlannedReport) -> ProviderReport:
     return ProviderReport(
         provider_message_id=message_id,
         status=plan.status,
