@@ -68,7 +68,7 @@ from ._metrics import (
 )
 from ._pacing import micros
 from ._polling import POLL_BATCH, Poller
-from ._render import status_record
+from ._responses import status_record
 from ._routing import Hop, Job, dispatch, hop_for
 from ._send_pacing import SendPacing
 from ._text import storable_report

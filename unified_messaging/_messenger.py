@@ -63,7 +63,7 @@ from ._models import (
 from ._pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._recipients import normalize_recipient
-from ._render import bulk_result, send_response, status_record
+from ._responses import bulk_result, send_response, status_record
 from ._routing import Hop, Job, dispatch, hop_for
 from ._search import MessagePage, SearchInput, search_messages
 from ._send_pacing import SendPacing, Sleep

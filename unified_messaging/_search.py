@@ -29,7 +29,7 @@ from ._domain import MessageRecord
 from ._errors import ErrorDetail, InvalidRecipient, MessageNotFound, RequestInvalid
 from ._models import Recipient, StatusRecord, _Response, parse_model
 from ._recipients import normalize_recipient
-from ._render import status_record
+from ._responses import status_record
 from ._text import storable
 from ._types import MessageStatus, ProviderCode
 from .store.base import MessageQuery, Store

@@ -38,7 +38,7 @@ from ._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
 from ._ids import new_id
 from ._lifecycle import EventType
 from ._metrics import NO_METRICS, Metrics, record_webhook
-from ._render import status_record
+from ._responses import status_record
 from ._vault import Vault
 from ._webhook_admin import open_secret
 from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable

@@ -21,7 +21,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._lifecycle import EventType
-from unified_messaging._render import status_record
+from unified_messaging._responses import status_record
 from unified_messaging._vault import Vault
 from unified_messaging._webhook_outbox import WORK_KIND, WebhookOutbox, webhook_secrets
 from unified_messaging._webhook_sender import WebhookSender
