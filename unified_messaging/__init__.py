@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from ._recipients import normalize_recipient
     from ._redis_breaker import RedisBreakerStore
     from ._redis_pacing import RedisPacer
+    from ._search import MessagePage, MessageSearch
     from ._sync import SyncMessenger
     from ._templates import render as render_template
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from ._webhook_admin import CreatedWebhookEndpoint
     from ._webhook_sender import TargetPolicy
     from ._worker import Worker
+    from .store.base import ConnectionStats
 
 __all__ = [
     "ALL_PROVIDERS",
@@ -117,6 +119,7 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "Connection",
+    "ConnectionStats",
     "CreatedApiKey",
     "CreatedWebhookEndpoint",
     "DecryptionFailed",
@@ -136,7 +139,9 @@ __all__ = [
     "MasterKeyError",
     "MemoryRateLimiter",
     "MessageNotFound",
+    "MessagePage",
     "MessageRecord",
+    "MessageSearch",
     "MessageStatus",
     "MessagingError",
     "Messenger",
@@ -248,6 +253,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "VaultError",
     ),
     "_breaker": ("BreakerHealth",),
+    "_search": ("MessagePage", "MessageSearch"),
+    "store.base": ("ConnectionStats",),
     "_breaker_policy": ("BreakerPolicy",),
     "_flood_guard": ("RecipientLimit",),
     "_messenger": ("Messenger", "Principal"),
