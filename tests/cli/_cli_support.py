@@ -1,4 +1,6 @@
-"""The real ``python -m unified_messaging``, run as a subprocess with a test's environment.
+"""The real ``python -m unified_messaging``, run as a process of its own with a test's
+environment: a fork of a warm interpreter that has imported the library once
+(``_fork_server.py``), or a fresh interpreter where the two could differ.
 
 Not in ``conftest.py``: every test folder has a ``conftest`` module, so importing names from
 one by that name depends on which was loaded first.
@@ -9,6 +11,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -58,8 +61,8 @@ class Cli:
         stdin: str | None = None,
         **env: str,
     ) -> list[Result]:
-        """Run independent commands side by side (each start costs about half a second);
-        ``common`` arguments are appended to every one."""
+        """Run independent commands side by side (each fresh start costs about half a
+        second); ``common`` arguments are appended to every one."""
         environ = self.environ(env)
         if _warm_can_run(environ):
             return _warm().run([(*argv, *common) for argv in argvs], environ, self.cwd, stdin)
@@ -97,27 +100,29 @@ class Cli:
 #: Set to 1 to run every command in a fresh interpreter, as the tests did before the warm
 #: server (a check that the two agree: ``UM_TEST_CLI_FRESH=1 pytest tests/cli``).
 FRESH = os.environ.get("UM_TEST_CLI_FRESH") == "1"
+#: The environment the warm server starts with (this process's, without ``UM_`` settings).
+_SERVER_ENV = {k: v for k, v in os.environ.items() if not k.startswith("UM_")}
 
 
 def _warm_can_run(environ: Mapping[str, str]) -> bool:
     """Whether a forked warm process is the same as a fresh one for this environment: the
     interpreter reads its ``PYTHON*`` settings at start only, so any difference from the
-    server's (which has this process's) needs a real start."""
+    server's needs a real start."""
     if FRESH:
         return False
     python = {k: v for k, v in environ.items() if k.startswith("PYTHON")}
-    return python == {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+    return python == {k: v for k, v in _SERVER_ENV.items() if k.startswith("PYTHON")}
 
 
 class _WarmServer:
     """``_fork_server.py`` of this test process: each command runs in a fork of it."""
 
     def __init__(self) -> None:
-        self.socket_path = os.path.join(tempfile.mkdtemp(prefix="um-warm-"), "cli.sock")
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("UM_")}
+        self.directory = tempfile.mkdtemp(prefix="um-warm-")
+        self.socket_path = os.path.join(self.directory, "cli.sock")
         self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
             [sys.executable, str(Path(__file__).with_name("_fork_server.py")), self.socket_path],
-            env=environ,
+            env=_SERVER_ENV,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -152,6 +157,7 @@ class _WarmServer:
         assert self.proc.stdin is not None
         self.proc.stdin.close()  # its cue to leave
         self.proc.wait(timeout=TIMEOUT)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 _server: _WarmServer | None = None
