@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 from ._breaker_state import StoredBreaker
 from ._errors import StorageUnavailable
-from ._redis_ratelimit import _describe, _redact
+from ._redis_client import connect_redis
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisBreakerStore"]
 
-_MISSING_EXTRA: Final = (
-    "The Redis breaker store needs the redis extra: pip install 'unified-messaging[redis]'"
-)
 _KEEP_MS: Final = 24 * 3600 * 1000
 
 # KEYS[1] the hash; ARGV expected version, data, ttl in ms. Returns 1 when written, else 0.
@@ -52,28 +49,12 @@ class RedisBreakerStore:
     def __init__(
         self, url_or_client: str | Redis, *, prefix: str = "um:cb:", timeout: float = 2.0
     ) -> None:
-        try:
-            from redis.asyncio import BlockingConnectionPool, Redis
-            from redis.exceptions import RedisError
-        except ImportError as exc:
-            raise ImportError(_MISSING_EXTRA) from exc
-        self._errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self._redis = connect_redis(
+            url_or_client, purpose="The Redis breaker store", timeout=timeout
+        )
+        self._client: Redis = self._redis.client
+        self._errors = self._redis.errors
         self._prefix = prefix
-        if isinstance(url_or_client, str):
-            pool = BlockingConnectionPool.from_url(
-                url_or_client,
-                max_connections=20,
-                timeout=timeout,
-                socket_connect_timeout=timeout,
-                socket_timeout=timeout,
-            )
-            self._client: Redis = Redis.from_pool(pool)
-            self._owns_client = True
-            self._where = _redact(url_or_client)
-        else:
-            self._client = url_or_client
-            self._owns_client = False
-            self._where = _describe(url_or_client)
         self._put: AsyncScript = self._client.register_script(_PUT_SCRIPT)
 
     async def get_breaker(self, connection_id: str) -> StoredBreaker | None:
@@ -95,11 +76,10 @@ class RedisBreakerStore:
         return bool(written)
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        await self._redis.aclose()
 
     def __repr__(self) -> str:
-        return f"RedisBreakerStore({self._where!r}, prefix={self._prefix!r})"
+        return f"RedisBreakerStore({self._redis.where!r}, prefix={self._prefix!r})"
 
 
 def _text(value: object) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 from ._errors import StorageUnavailable
 from ._pacing import Reservation, interval_us, micros
-from ._redis_ratelimit import _describe, _redact
+from ._redis_client import connect_redis
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -28,9 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisPacer"]
 
-_MISSING_EXTRA: Final = (
-    "The Redis pacer needs the redis extra: pip install 'unified-messaging[redis]'"
-)
 
 # KEYS[1] the TAT; ARGV now, cost, burst, max_wait (all microseconds). Returns {granted, wait}.
 # Lua numbers are doubles: microseconds since the epoch (~1.8e15) are exact below 2^53.
@@ -68,28 +65,10 @@ class RedisPacer:
     def __init__(
         self, url_or_client: str | Redis, *, prefix: str = "um:pace:", timeout: float = 2.0
     ) -> None:
-        try:
-            from redis.asyncio import BlockingConnectionPool, Redis
-            from redis.exceptions import RedisError
-        except ImportError as exc:
-            raise ImportError(_MISSING_EXTRA) from exc
-        self._errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self._redis = connect_redis(url_or_client, purpose="The Redis pacer", timeout=timeout)
+        self._client: Redis = self._redis.client
+        self._errors = self._redis.errors
         self._prefix = prefix
-        if isinstance(url_or_client, str):
-            pool = BlockingConnectionPool.from_url(
-                url_or_client,
-                max_connections=20,
-                timeout=timeout,
-                socket_connect_timeout=timeout,
-                socket_timeout=timeout,
-            )
-            self._client: Redis = Redis.from_pool(pool)
-            self._owns_client = True
-            self._where = _redact(url_or_client)
-        else:
-            self._client = url_or_client
-            self._owns_client = False
-            self._where = _describe(url_or_client)
         self._reserve: AsyncScript = self._client.register_script(_RESERVE_SCRIPT)
         self._release: AsyncScript = self._client.register_script(_RELEASE_SCRIPT)
 
@@ -113,8 +92,7 @@ class RedisPacer:
             raise StorageUnavailable("The send-rate store is unavailable.") from exc
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        await self._redis.aclose()
 
     def __repr__(self) -> str:
-        return f"RedisPacer({self._where!r}, prefix={self._prefix!r})"
+        return f"RedisPacer({self._redis.where!r}, prefix={self._prefix!r})"

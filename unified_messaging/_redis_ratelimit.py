@@ -19,20 +19,16 @@ limiter is built, so the core imports and runs without it.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
 
 from ._errors import StorageUnavailable
 from ._ratelimit import RateLimitDecision, RateLimitPolicy, check_key, decide
+from ._redis_client import connect_redis
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
 __all__ = ["RedisRateLimiter"]
-
-_MISSING_EXTRA: Final = (
-    "The Redis rate limiter needs the redis extra: pip install 'unified-messaging[redis]'"
-)
 
 # KEYS[1] bucket hash {tokens, ts}; ARGV rate (tokens/s), burst, cost. Returns {allowed, tokens}
 # with tokens as a string: Redis truncates Lua numbers to integers on the way out.
@@ -88,34 +84,16 @@ class RedisRateLimiter:
         timeout: float = 2.0,
         max_connections: int = 50,
     ) -> None:
-        try:
-            from redis.asyncio import BlockingConnectionPool, Redis
-            from redis.asyncio.retry import Retry
-            from redis.backoff import NoBackoff
-            from redis.exceptions import RedisError
-        except ImportError as exc:
-            raise ImportError(_MISSING_EXTRA) from exc
-        self._errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self._redis = connect_redis(
+            url_or_client,
+            purpose="The Redis rate limiter",
+            timeout=timeout,
+            max_connections=max_connections,
+            retry_once=True,  # a hit is one atomic script: repeating a dropped one is safe
+        )
+        self._client: Redis = self._redis.client
+        self._errors = self._redis.errors
         self._prefix = prefix
-        if isinstance(url_or_client, str):
-            # A blocking pool queues a burst of concurrent hits instead of failing them with
-            # "Too many connections"; one immediate retry covers a pooled connection the server
-            # dropped, and anything slower fails fast as 503 rather than holding the request.
-            pool = BlockingConnectionPool.from_url(
-                url_or_client,
-                max_connections=max_connections,
-                timeout=timeout,
-                socket_connect_timeout=timeout,
-                socket_timeout=timeout,
-                retry=Retry(NoBackoff(), retries=1),
-            )
-            self._client: Redis = Redis.from_pool(pool)
-            self._owns_client = True
-            self._where = _redact(url_or_client)
-        else:
-            self._client = url_or_client
-            self._owns_client = False
-            self._where = _describe(url_or_client)
         # register_script caches the SHA: EVALSHA, and SCRIPT LOAD only on NOSCRIPT.
         self._script: AsyncScript = self._client.register_script(_BUCKET_SCRIPT)
 
@@ -133,11 +111,10 @@ class RedisRateLimiter:
         return decide(allowed, tokens, policy, cost)
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        await self._redis.aclose()
 
     def __repr__(self) -> str:
-        return f"RedisRateLimiter({self._where!r}, prefix={self._prefix!r})"
+        return f"RedisRateLimiter({self._redis.where!r}, prefix={self._prefix!r})"
 
 
 def _parse(reply: object) -> tuple[bool, float]:
@@ -147,31 +124,3 @@ def _parse(reply: object) -> tuple[bool, float]:
     if isinstance(tokens, bytes):
         tokens = tokens.decode("ascii")
     return bool(allowed), float(tokens)
-
-
-def _redact(url: str) -> str:
-    """The URL with any password replaced, fit for a repr or a log line."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    userinfo, at, hostport = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = f"{userinfo.partition(':')[0]}:***@{hostport}"
-    # Rebuilt by hand: urlunsplit drops the "//" of "unix:///path" when the netloc is empty.
-    redacted = f"{parts.scheme}://{netloc}{parts.path}"
-    if parts.query:
-        redacted += f"?{_redact_query(parts.query)}"
-    return redacted
-
-
-def _redact_query(query: str) -> str:
-    # redis-py also accepts ?password=… (unix:// URLs have no other place for it).
-    pairs = [p.partition("=") for p in query.split("&")] if query else []
-    return "&".join(f"{k}=***" if k.lower() == "password" else f"{k}{eq}{v}" for k, eq, v in pairs)
-
-
-def _describe(client: Redis) -> str:
-    kwargs = client.connection_pool.connection_kwargs
-    db = kwargs.get("db", 0)
-    if "path" in kwargs:
-        return f"unix://{kwargs['path']}?db={db}"
-    return f"redis://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
