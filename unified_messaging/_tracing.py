@@ -119,7 +119,7 @@ def span(
     """A span around the block, current inside it; an exception that leaves the block is
     recorded on it. ``parent``: a carrier (``{"traceparent": ...}``) to continue instead of
     the current context (a work item's, or an incoming request's headers)."""
-    if _trace is None:
+    if not tracing_enabled():
         yield _OFF
         return
     tracer = (_provider or _trace.get_tracer_provider()).get_tracer(SCOPE_NAME, __version__)
@@ -153,7 +153,7 @@ class _ProviderCall:
 @contextlib.contextmanager
 def provider_call_span(provider: str, requests: Sequence[SubmitRequest]) -> Iterator[_ProviderCall]:
     """``send {provider}``: one call to a provider, for one message or a batch."""
-    if _trace is None:
+    if not tracing_enabled():
         yield _ProviderCall(_OFF)
         return
     attributes: dict[str, AttributeValue | None] = {
@@ -188,7 +188,7 @@ class _WebhookCall:
 def webhook_span(url: str) -> Iterator[_WebhookCall]:
     """``POST``: one webhook delivery attempt (HTTP client conventions). ``url.full`` is
     the URL without its query and fragment, which may hold the receiver's own token."""
-    if _trace is None:
+    if not tracing_enabled():
         yield _WebhookCall(_OFF)
         return
     parts = urlsplit(url)
@@ -214,6 +214,8 @@ def send_span(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Corout
 
     @functools.wraps(method)
     async def traced(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not tracing_enabled():
+            return await method(*args, **kwargs)
         attributes: dict[str, AttributeValue | None] = {
             "messaging.system": SCOPE_NAME,
             "messaging.operation.type": "send",
@@ -246,6 +248,8 @@ def ingest_span(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coro
 
     @functools.wraps(method)
     async def traced(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not tracing_enabled():
+            return await method(*args, **kwargs)
         connection = args[1] if len(args) > 1 else kwargs.get("connection")
         reports = args[2] if len(args) > 2 else kwargs.get("reports")
         provider = str(getattr(connection, "provider", "unknown"))
@@ -268,8 +272,14 @@ def ingest_span(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coro
 
 
 def tracing_enabled() -> bool:
-    """Whether ``opentelemetry-api`` is installed (spans may record)."""
-    return _trace is not None
+    """Whether spans may record: ``opentelemetry-api`` is installed and a tracer provider is
+    set (the host's SDK, or :func:`use_tracer_provider`). Without one the API would hand out
+    non-recording spans at ~30 µs a request for nothing, so none are made."""
+    if _trace is None:
+        return False
+    if _provider is not None:
+        return True
+    return not isinstance(_trace.get_tracer_provider(), _UNSET_PROVIDERS)
 
 
 def carrier_of_current() -> dict[str, str] | None:
@@ -310,6 +320,9 @@ def use_tracer_provider(provider: TracerProvider) -> Iterator[None]:
 
 
 if _trace is not None:
+    from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
+
+    _UNSET_PROVIDERS: Final[tuple[type, ...]] = (ProxyTracerProvider, NoOpTracerProvider)
     _KINDS: Final[Mapping[str, Any]] = {
         "internal": _trace.SpanKind.INTERNAL,
         "server": _trace.SpanKind.SERVER,
