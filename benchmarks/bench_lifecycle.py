@@ -37,11 +37,11 @@ import httpx
 import uvicorn
 
 from unified_messaging import Messenger, Vault
-from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.sql import store_from_url
 from unified_messaging.testing import TestBed, create_testbed
+from unified_messaging.webhooks._sender import TargetPolicy
 
 # The receiver of (b): a bare ASGI app answering 204, run with ``python -c``.
 RECEIVER = """

@@ -24,7 +24,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from unified_messaging import ManualClock, Messenger, PrometheusMetrics
-from unified_messaging._metrics import take_snapshot
+from unified_messaging._observability.metrics import take_snapshot
 from unified_messaging._vault import Vault
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import create_testbed

@@ -43,7 +43,7 @@ from fakes._server import serve  # noqa: E402
 from fakes.netgsm import NetgsmFake  # noqa: E402
 
 from unified_messaging import Messenger, Vault  # noqa: E402
-from unified_messaging._send_pacing import burst_of  # noqa: E402
+from unified_messaging._routing.send_pacing import burst_of  # noqa: E402
 from unified_messaging._vault import generate_key_spec  # noqa: E402
 from unified_messaging.store.sql import store_from_url  # noqa: E402
 
@@ -81,7 +81,7 @@ class Stamped:
 
 
 async def child(config: dict[str, Any]) -> None:
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     pacer = RedisPacer(config["redis_url"]) if config["redis_url"] else None
     messenger = Messenger(

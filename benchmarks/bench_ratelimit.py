@@ -13,8 +13,8 @@ import os
 import time
 import uuid
 
-from unified_messaging._ratelimit import MemoryRateLimiter, RateLimiter, RateLimitPolicy
-from unified_messaging._redis_ratelimit import RedisRateLimiter
+from unified_messaging._access.ratelimit import MemoryRateLimiter, RateLimiter, RateLimitPolicy
+from unified_messaging._access.redis_ratelimit import RedisRateLimiter
 
 # Fast refill so keys fall out of memory / expire in Redis soon after the run.
 POLICY = RateLimitPolicy(rate=1_000, burst=1_000)

@@ -17,8 +17,8 @@ from fakes._server import serve
 from fakes.kannel import PASSWORD, USERNAME, KannelFake
 
 from unified_messaging import ManualClock, Messenger, Vault
-from unified_messaging._adapters import AdapterPool
 from unified_messaging._domain import Connection
+from unified_messaging._routing.adapters import AdapterPool
 from unified_messaging.providers.base import SubmitRequest
 from unified_messaging.providers.kannel import KannelAdapter
 from unified_messaging.providers.simulator import SimulatorSettings

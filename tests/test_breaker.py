@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from unified_messaging._breaker import Admission, SharedBreakers
-from unified_messaging._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
-from unified_messaging._breaker_state import MAX_PAUSE, BreakerState, StoredBreaker
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
 from unified_messaging._errors import RequestInvalid, StorageUnavailable
+from unified_messaging._routing.breaker import Admission, SharedBreakers
+from unified_messaging._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from unified_messaging._routing.breaker_state import MAX_PAUSE, BreakerState, StoredBreaker
 from unified_messaging.providers.base import SubmitOutcome
 from unified_messaging.store.memory import MemoryStore
 

@@ -21,7 +21,7 @@ from unified_messaging import (
     RecipientRateLimited,
     RequestInvalid,
 )
-from unified_messaging._flood_guard import (
+from unified_messaging._access.flood_guard import (
     DEFAULT_RECIPIENT_LIMIT,
     MAX_LIMIT,
     MAX_WINDOW,

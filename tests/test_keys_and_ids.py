@@ -12,13 +12,13 @@ from datetime import timedelta
 import pytest
 
 from unified_messaging import ALL_PROVIDERS, ManualClock, RequestInvalid, Unauthorized
-from unified_messaging._ids import new_id
-from unified_messaging._keys import (
+from unified_messaging._access.keys import (
     generate_api_key,
     hash_api_key,
     key_display_prefix,
     parse_api_key,
 )
+from unified_messaging._ids import new_id
 from unified_messaging.testing import TestBed
 
 KEY_SHAPE = re.compile(r"um_(live|test)_[A-Za-z0-9]{40}")

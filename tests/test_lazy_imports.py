@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from unified_messaging import ManualClock, Vault
-from unified_messaging._adapters import AdapterPool
 from unified_messaging._domain import Connection
+from unified_messaging._routing.adapters import AdapterPool
 from unified_messaging._vault import generate_key_spec
-from unified_messaging._webhook_sender import TargetPolicy, WebhookSender
 from unified_messaging.providers.base import ProviderAdapter
 from unified_messaging.providers.registry import LIVE_ADAPTERS
 from unified_messaging.providers.simulator import SimulatorSettings
+from unified_messaging.webhooks._sender import TargetPolicy, WebhookSender
 
 #: Loaded by a live send, a credentials check, a delivery or a recipient check, never by a
 #: Messenger that is only opened and closed.
@@ -38,13 +38,13 @@ ON_DEMAND = (
     "unified_messaging.providers._http",
     "unified_messaging.providers.registry",
     "unified_messaging.providers.netgsm",
-    "unified_messaging._webhook_transport",
+    "unified_messaging.webhooks._transport",
 )
 
 _PROBE = """
 import asyncio, json, sys
 from unified_messaging import Messenger
-from unified_messaging._webhook_sender import WebhookSender
+from unified_messaging.webhooks._sender import WebhookSender
 from unified_messaging.store.sql import store_from_url
 
 async def main() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unified_messaging._domain import Attempt, ErrorInfo, MessageRecord
-from unified_messaging._lifecycle import (
+from unified_messaging._lifecycle.rules import (
     FINAL_STATUSES,
     TRANSITIONS,
     apply_report,

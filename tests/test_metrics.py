@@ -28,13 +28,13 @@ from unified_messaging import (
     RecipientRateLimited,
 )
 from unified_messaging._domain import Connection
-from unified_messaging._metrics import take_snapshot
-from unified_messaging._prometheus import PrometheusMetrics
-from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging._observability.metrics import take_snapshot
+from unified_messaging._observability.prometheus import PrometheusMetrics
 from unified_messaging.asgi._metrics import MessengerCircuits
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.testing import TestBed, create_testbed
+from unified_messaging.webhooks._sender import TargetPolicy
 
 NORMAL = "+905551234567"
 REPORT_DELAY = timedelta(seconds=30)
@@ -345,7 +345,7 @@ async def test_webhook_attempts_are_counted_by_result() -> None:
 
 
 def test_the_default_messenger_keeps_no_metrics() -> None:
-    from unified_messaging._metrics import NO_METRICS
+    from unified_messaging._observability.metrics import NO_METRICS
 
     assert Messenger().metrics is NO_METRICS
 

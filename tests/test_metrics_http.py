@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from unified_messaging import ManualClock, Messenger
-from unified_messaging._prometheus import PrometheusMetrics
+from unified_messaging._observability.prometheus import PrometheusMetrics
 from unified_messaging.asgi import create_app, create_metrics_app
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.testing import TestBed, create_testbed

@@ -8,8 +8,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from unified_messaging._metrics import CircuitReading, StoreSnapshot
-from unified_messaging._prometheus import CONTENT_TYPE, PrometheusMetrics
+from unified_messaging._observability.metrics import CircuitReading, StoreSnapshot
+from unified_messaging._observability.prometheus import CONTENT_TYPE, PrometheusMetrics
 from unified_messaging.store.base import WorkStats
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -163,7 +163,7 @@ def test_without_the_extra_the_error_says_what_to_install(
 
 
 async def test_a_scrape_of_an_unreachable_store_still_serves_the_counters() -> None:
-    from unified_messaging._metrics import take_snapshot
+    from unified_messaging._observability.metrics import take_snapshot
     from unified_messaging.store.sql import SqlStore
 
     store = SqlStore("postgresql+asyncpg://postgres@127.0.0.1:1/nothing_listens_here")

@@ -20,16 +20,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unified_messaging._clock import ManualClock
-from unified_messaging._errors import StorageUnavailable
-from unified_messaging._ratelimit import (
+from unified_messaging._access.ratelimit import (
     MemoryRateLimiter,
     RateLimitDecision,
     RateLimiter,
     RateLimitPolicy,
     rate_limiter_from_url,
 )
-from unified_messaging._redis_ratelimit import RedisRateLimiter
+from unified_messaging._access.redis_ratelimit import RedisRateLimiter
+from unified_messaging._clock import ManualClock
+from unified_messaging._errors import StorageUnavailable
 
 REDIS_URL = os.environ.get("UM_TEST_REDIS_URL")
 NO_REDIS = (

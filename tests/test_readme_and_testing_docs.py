@@ -18,7 +18,7 @@ from typing import Final
 import httpx
 
 from unified_messaging import Messenger
-from unified_messaging._worker import Worker
+from unified_messaging._lifecycle.worker import Worker
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.testing import TestBed

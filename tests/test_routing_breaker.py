@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from unified_messaging._breaker import SharedBreakers
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
-from unified_messaging._routing import Hop, Job, dispatch
+from unified_messaging._routing.breaker import SharedBreakers
+from unified_messaging._routing.dispatch import Hop, Job, dispatch
 from unified_messaging._types import ProviderCode
 from unified_messaging.providers.base import (
     InboundCallback,

@@ -11,9 +11,9 @@ import pytest
 
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
-from unified_messaging._pacing import MemoryPacer
-from unified_messaging._routing import Hop, Job, dispatch
-from unified_messaging._send_pacing import SendPacing, burst_of
+from unified_messaging._routing.dispatch import Hop, Job, dispatch
+from unified_messaging._routing.pacing import MemoryPacer
+from unified_messaging._routing.send_pacing import SendPacing, burst_of
 from unified_messaging.providers.base import (
     InboundCallback,
     ProviderReport,

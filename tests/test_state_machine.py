@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from unified_messaging import _lifecycle
 from unified_messaging._domain import Attempt, MessageRecord
-from unified_messaging._lifecycle import (
+from unified_messaging._lifecycle import rules
+from unified_messaging._lifecycle.rules import (
     INITIAL_STATUSES,
     SUBMIT_INTERRUPTED,
     TRANSITIONS,
@@ -64,8 +64,8 @@ def moves(monkeypatch: pytest.MonkeyPatch) -> list[Move]:
     table.seen = seen
     starts = _RecordingStarts(INITIAL_STATUSES)
     starts.seen = seen
-    monkeypatch.setattr(_lifecycle, "TRANSITIONS", table)
-    monkeypatch.setattr(_lifecycle, "INITIAL_STATUSES", starts)
+    monkeypatch.setattr(rules, "TRANSITIONS", table)
+    monkeypatch.setattr(rules, "INITIAL_STATUSES", starts)
     return seen
 
 

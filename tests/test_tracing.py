@@ -24,11 +24,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from unified_messaging import ManualClock, Messenger, ProviderUnavailable
-from unified_messaging._tracing import TRACE_KEY, current_trace_id, span, use_tracer_provider
-from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging._observability.tracing import (
+    TRACE_KEY,
+    current_trace_id,
+    span,
+    use_tracer_provider,
+)
 from unified_messaging.asgi import create_app
 from unified_messaging.store.base import WorkItem
 from unified_messaging.testing import create_testbed
+from unified_messaging.webhooks._sender import TargetPolicy
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
@@ -158,7 +163,7 @@ def _now():  # type: ignore[no-untyped-def]
 def test_without_a_tracer_provider_no_span_is_made() -> None:
     """With the API but no SDK set up, the API would hand out non-recording spans (~30 µs a
     request on the REST edge) for nothing: none are made, and work items carry no trace."""
-    from unified_messaging._tracing import tracing_enabled
+    from unified_messaging._observability.tracing import tracing_enabled
 
     assert not tracing_enabled()
     with span("nothing") as handle:

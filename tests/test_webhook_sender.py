@@ -23,13 +23,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from unified_messaging import ManualClock, RequestInvalid
-from unified_messaging._webhook_schedule import (
+from unified_messaging.webhooks import generate_secret, verify
+from unified_messaging.webhooks._schedule import (
     DEFAULT_SCHEDULE,
     next_attempt_at,
     retry_delay,
     should_disable,
 )
-from unified_messaging._webhook_sender import (
+from unified_messaging.webhooks._sender import (
     EXCERPT_BYTES,
     USER_AGENT,
     DeliveryResult,
@@ -41,7 +42,6 @@ from unified_messaging._webhook_sender import (
     guarded_client,
     validate_endpoint_url,
 )
-from unified_messaging.webhooks import generate_secret, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = TargetPolicy(allow_private=True)

@@ -16,8 +16,7 @@ from standardwebhooks.webhooks import Webhook as ReferenceWebhook
 from starlette.datastructures import Headers
 
 from unified_messaging import StatusRecord
-from unified_messaging._lifecycle import EVENT_TYPES
-from unified_messaging._webhook_signing import build_event, event_id, format_timestamp
+from unified_messaging._lifecycle.rules import EVENT_TYPES
 from unified_messaging.webhooks import (
     Webhook,
     WebhookVerificationError,
@@ -27,6 +26,7 @@ from unified_messaging.webhooks import (
     signature_headers,
     verify,
 )
+from unified_messaging.webhooks._signing import build_event, event_id, format_timestamp
 
 # The reference libraries' own known-answer vector (libraries/*/tests of standard-webhooks).
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

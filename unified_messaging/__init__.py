@@ -13,12 +13,17 @@ from typing import TYPE_CHECKING
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._access import RateLimitRefused
+    from ._access.authorize import RateLimitRefused
+    from ._access.flood_guard import RecipientLimit
+    from ._access.principal import Principal
+    from ._access.ratelimit import (
+        MemoryRateLimiter,
+        RateLimitDecision,
+        RateLimiter,
+        RateLimitPolicy,
+    )
     from ._admin import CreatedApiKey, QuotaUsage
-    from ._breaker import BreakerHealth
-    from ._breaker_policy import BreakerPolicy
     from ._clock import Clock, ManualClock, SystemClock
-    from ._delivery import IngestResult
     from ._domain import (
         ApiKey,
         Attempt,
@@ -67,9 +72,9 @@ if TYPE_CHECKING:
         Unprocessable,
         VaultError,
     )
-    from ._flood_guard import RecipientLimit
-    from ._messenger import Messenger, Principal
-    from ._metrics import Metrics, NoMetrics
+    from ._lifecycle.runtime import IngestResult
+    from ._lifecycle.worker import Worker
+    from ._messenger import Messenger
     from ._models import (
         AttemptOut,
         BulkItem,
@@ -82,22 +87,23 @@ if TYPE_CHECKING:
         SendResponse,
         StatusRecord,
     )
-    from ._pacing import Pacer
-    from ._prometheus import PrometheusMetrics
-    from ._ratelimit import MemoryRateLimiter, RateLimitDecision, RateLimiter, RateLimitPolicy
+    from ._observability.metrics import Metrics, NoMetrics
+    from ._observability.prometheus import PrometheusMetrics
     from ._recipients import normalize_recipient
-    from ._redis_breaker import RedisBreakerStore
-    from ._redis_pacing import RedisPacer
+    from ._routing.breaker import BreakerHealth
+    from ._routing.breaker_policy import BreakerPolicy
+    from ._routing.pacing import Pacer
+    from ._routing.redis_breaker import RedisBreakerStore
+    from ._routing.redis_pacing import RedisPacer
     from ._search import MessagePage, MessageSearch
     from ._sync import SyncMessenger
     from ._templates import render as render_template
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
     from ._vault import Vault, generate_key_spec
     from ._vault_rotation import VaultRotation
-    from ._webhook_admin import CreatedWebhookEndpoint
-    from ._webhook_sender import TargetPolicy
-    from ._worker import Worker
     from .store.base import ConnectionStats
+    from .webhooks._admin import CreatedWebhookEndpoint
+    from .webhooks._sender import TargetPolicy
 
 __all__ = [
     "ALL_PROVIDERS",
@@ -200,10 +206,10 @@ __all__ = [
 
 #: Where each public name lives: ``{module: names}``, the same imports as above.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "_access": ("RateLimitRefused",),
+    "_access.authorize": ("RateLimitRefused",),
     "_admin": ("CreatedApiKey", "QuotaUsage"),
     "_clock": ("Clock", "ManualClock", "SystemClock"),
-    "_delivery": ("IngestResult",),
+    "_lifecycle.runtime": ("IngestResult",),
     "_domain": (
         "ApiKey",
         "Attempt",
@@ -252,13 +258,14 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "Unprocessable",
         "VaultError",
     ),
-    "_breaker": ("BreakerHealth",),
+    "_routing.breaker": ("BreakerHealth",),
     "_search": ("MessagePage", "MessageSearch"),
     "store.base": ("ConnectionStats",),
-    "_breaker_policy": ("BreakerPolicy",),
-    "_flood_guard": ("RecipientLimit",),
-    "_messenger": ("Messenger", "Principal"),
-    "_metrics": ("Metrics", "NoMetrics"),
+    "_routing.breaker_policy": ("BreakerPolicy",),
+    "_access.flood_guard": ("RecipientLimit",),
+    "_messenger": ("Messenger",),
+    "_access.principal": ("Principal",),
+    "_observability.metrics": ("Metrics", "NoMetrics"),
     "_models": (
         "AttemptOut",
         "BulkItem",
@@ -271,20 +278,25 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SendResponse",
         "StatusRecord",
     ),
-    "_pacing": ("Pacer",),
-    "_prometheus": ("PrometheusMetrics",),
-    "_ratelimit": ("MemoryRateLimiter", "RateLimitDecision", "RateLimiter", "RateLimitPolicy"),
+    "_routing.pacing": ("Pacer",),
+    "_observability.prometheus": ("PrometheusMetrics",),
+    "_access.ratelimit": (
+        "MemoryRateLimiter",
+        "RateLimitDecision",
+        "RateLimiter",
+        "RateLimitPolicy",
+    ),
     "_recipients": ("normalize_recipient",),
-    "_redis_breaker": ("RedisBreakerStore",),
-    "_redis_pacing": ("RedisPacer",),
+    "_routing.redis_breaker": ("RedisBreakerStore",),
+    "_routing.redis_pacing": ("RedisPacer",),
     "_sync": ("SyncMessenger",),
     "_templates": ("render_template",),
     "_types": ("ALL_PROVIDERS", "SMS_PROVIDERS", "Channel", "MessageStatus", "ProviderCode"),
     "_vault": ("Vault", "generate_key_spec"),
     "_vault_rotation": ("VaultRotation",),
-    "_webhook_admin": ("CreatedWebhookEndpoint",),
-    "_webhook_sender": ("TargetPolicy",),
-    "_worker": ("Worker",),
+    "webhooks._admin": ("CreatedWebhookEndpoint",),
+    "webhooks._sender": ("TargetPolicy",),
+    "_lifecycle.worker": ("Worker",),
 }
 #: Public names that differ from their name in the module.
 _RENAMED = {"render_template": "render"}

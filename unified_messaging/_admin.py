@@ -13,16 +13,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from ._access import normalize_allowlist_entry
-from ._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from ._access.authorize import normalize_allowlist_entry
+from ._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
+from ._access.keys import generate_api_key, hash_api_key, key_display_prefix
 from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
-from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
 from ._ids import new_id
-from ._keys import generate_api_key, hash_api_key, key_display_prefix
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
-from ._pacing import RATE_FIELDS, RateSetting, rate_setting
+from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
 from ._templates import brace_problem
 from ._types import ALL_PROVIDERS, IysMode, ProviderCode
 from ._vault import Vault

@@ -31,6 +31,14 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ._access.idempotency import (
+    BoundJobs,
+    IdempotencyKeys,
+    StoredAnswer,
+    _key_id,
+    request_fingerprint,
+)
+from ._access.ratelimit import RateLimiter, RateLimitPolicy
 from ._campaign_csv import CsvRow, CsvSource
 from ._errors import (
     IdempotencyConflict,
@@ -41,10 +49,8 @@ from ._errors import (
     RequestInvalid,
     ResourceNotFound,
 )
-from ._idempotency import BoundJobs, IdempotencyKeys, StoredAnswer, _key_id, request_fingerprint
 from ._ids import new_id
 from ._models import MAX_BULK_ITEMS, BulkItem, has_control_chars, parse_model
-from ._ratelimit import RateLimiter, RateLimitPolicy
 from ._templates import brace_problem, placeholders, render
 from .store.base import IdempotencyClaim, IdempotencyRecord, MessageQuery
 

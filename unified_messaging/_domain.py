@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
-from ._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
+from ._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
+from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._types import (
     CHANNEL_OF,
     AttemptStatus,

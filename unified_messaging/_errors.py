@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from ._flood_guard import RecipientRefusal
+    from ._access.flood_guard import RecipientRefusal
 
 __all__ = [
     "AlreadyExists",

@@ -16,19 +16,18 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from ._access import AccessMixin
-from ._adapters import AdapterPool
+from ._access.authorize import AccessMixin
+from ._access.flood_guard import items_over_limit
+from ._access.keys import hash_api_key, parse_api_key
+from ._access.principal import Principal
+from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._admin import AdminMixin
-from ._breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._clock import Clock, SystemClock
-from ._delivery import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._domain import (
-    ApiKey,
     Connection,
     ErrorInfo,
     MessageRecord,
     Template,
-    Workspace,
     quota_period,
 )
 from ._errors import (
@@ -47,11 +46,10 @@ from ._errors import (
     TemplateNotFound,
     Unauthorized,
 )
-from ._flood_guard import items_over_limit
 from ._ids import new_id
-from ._keys import hash_api_key, parse_api_key
-from ._lifecycle import begin, is_write_ahead, move
-from ._metrics import NO_METRICS, Metrics, counting_refusals, record_sends
+from ._lifecycle.rules import begin, is_write_ahead, move
+from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
+from ._lifecycle.worker import Worker
 from ._models import (
     BulkRequest,
     BulkResponse,
@@ -60,24 +58,20 @@ from ._models import (
     StatusRecord,
     parse_model,
 )
-from ._pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
-from ._ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
+from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
+from ._observability.tracing import send_span
 from ._recipients import normalize_recipient
 from ._responses import bulk_result, send_response, status_record
-from ._routing import Hop, Job, dispatch, hop_for
+from ._routing.adapters import AdapterPool
+from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
+from ._routing.dispatch import Hop, Job, dispatch, hop_for
+from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
+from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
-from ._send_pacing import SendPacing, Sleep
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._tracing import send_span
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._vault import Vault, default_vault
-from ._webhook_admin import WebhookAdminMixin
-from ._webhook_outbox import WORK_KIND as WORK_WEBHOOK
-from ._webhook_outbox import WebhookOutbox
-from ._webhook_schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
-from ._webhook_sender import TargetPolicy, WebhookSender
-from ._worker import Worker
 from .providers.base import (
     AdapterFactory,
     InboundCallback,
@@ -88,6 +82,11 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, QuotaCharge, Store, WorkItem
 from .store.memory import MemoryStore
+from .webhooks._admin import WebhookAdminMixin
+from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
+from .webhooks._outbox import WebhookOutbox
+from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
+from .webhooks._sender import TargetPolicy, WebhookSender
 
 logger = logging.getLogger("unified_messaging.messenger")
 
@@ -95,19 +94,6 @@ __all__ = ["Messenger", "Principal"]
 
 SendInput = SendRequest | Mapping[str, object]
 BulkInput = BulkRequest | Mapping[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who is calling: a workspace, in live or test mode, through which API key (if any)."""
-
-    workspace: Workspace
-    livemode: bool
-    key: ApiKey | None = None
-
-    @property
-    def workspace_id(self) -> str:
-        return self.workspace.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +135,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ``poll_interval``: a floor under the poll interval each polled provider declares (NetGSM
     1 minute, Mutlucell 15): polling can be slowed down, never sped past a provider's rule.
     ``breaker_store``: where the connections' circuit breakers (D26) are shared (default: the
-    store; :class:`~unified_messaging._redis_breaker.RedisBreakerStore` for Redis). A
+    store; :class:`~unified_messaging._routing.redis_breaker.RedisBreakerStore` for Redis). A
     half-open probe whose process died is given up after ``submit_timeout``.
     ``metrics``: where counters and timings go (D30), e.g. :class:`PrometheusMetrics`;
     default: none are kept.

@@ -21,11 +21,11 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
+from ._access.ratelimit import RateLimitPolicy
 from ._clock import Clock
 from ._domain import ApiKey
 from ._messenger import Messenger
-from ._metrics import Metrics
-from ._ratelimit import RateLimitPolicy
+from ._observability.metrics import Metrics
 
 __all__ = ["SyncMessenger"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ._webhook_admin import open_secret, seal_secret
+from .webhooks._admin import open_secret, seal_secret
 
 if TYPE_CHECKING:
     from ._domain import Connection

@@ -20,7 +20,11 @@ from unified_messaging import (
     ResourceNotFound,
     Unauthorized,
 )
-from unified_messaging._access import RateLimitRefused, normalize_allowlist_entry, parse_ip
+from unified_messaging._access.authorize import (
+    RateLimitRefused,
+    normalize_allowlist_entry,
+    parse_ip,
+)
 from unified_messaging.asgi import create_app
 from unified_messaging.testing import TestBed
 

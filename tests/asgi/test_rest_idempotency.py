@@ -11,7 +11,7 @@ from _asgi_support import NORMAL, ClientFactory, LiveSetup, bearer, code_of, err
 from starlette.applications import Starlette
 
 from unified_messaging import ManualClock
-from unified_messaging._idempotency import (
+from unified_messaging._access.idempotency import (
     IdempotencyKeys,
     check_idempotency_key,
     request_fingerprint,

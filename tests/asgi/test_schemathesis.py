@@ -25,7 +25,7 @@ from schemathesis.checks import positive_data_acceptance
 from schemathesis.config import SchemathesisConfig
 
 from unified_messaging import ManualClock, Messenger
-from unified_messaging._idempotency import IDEMPOTENCY_KEY_PATTERN
+from unified_messaging._access.idempotency import IDEMPOTENCY_KEY_PATTERN
 from unified_messaging.asgi import create_app
 from unified_messaging.testing import create_testbed
 

@@ -16,6 +16,8 @@ import pytest
 from _campaign_bed import TEMPLATE, TEMPLATE_BODY, numbers
 
 from unified_messaging import ManualClock
+from unified_messaging._access.idempotency import IdempotencyKeys
+from unified_messaging._access.ratelimit import MemoryRateLimiter
 from unified_messaging._campaign import (
     Campaign,
     CampaignSettings,
@@ -23,9 +25,7 @@ from unified_messaging._campaign import (
     RowResult,
     campaign_status,
 )
-from unified_messaging._idempotency import IdempotencyKeys
 from unified_messaging._messenger import Principal
-from unified_messaging._ratelimit import MemoryRateLimiter
 from unified_messaging.testing import TestBed, create_testbed
 
 

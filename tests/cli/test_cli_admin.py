@@ -10,7 +10,7 @@ import json
 
 from _cli_support import Cli
 
-from unified_messaging._keys import hash_api_key
+from unified_messaging._access.keys import hash_api_key
 
 SMS_USERCODE = "acme-user-never-printed"
 SMS_PASSWORD = "pw-Zq81-never-printed"

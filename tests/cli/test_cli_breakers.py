@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from _cli_support import Cli
 
-from unified_messaging._breaker import BreakerStore, SharedBreakers
 from unified_messaging._clock import SystemClock
 from unified_messaging._domain import Connection
+from unified_messaging._routing.breaker import BreakerStore, SharedBreakers
 from unified_messaging.providers.base import SubmitOutcome
 from unified_messaging.store.sql import SqlStore
 
@@ -30,7 +30,7 @@ async def open_circuit(backend: BreakerStore, connection: Connection, calls: int
 
 def connection_of(cli: Cli, workspace_id: str) -> Connection:
     [row] = cli("connections", "list", "--workspace", workspace_id, "--json").json()
-    from unified_messaging._breaker_policy import BreakerPolicy
+    from unified_messaging._routing.breaker_policy import BreakerPolicy
 
     policy = BreakerPolicy.build(**row["breaker"])
     return Connection(row["id"], workspace_id, row["provider"], SystemClock().now(), "x",
@@ -126,7 +126,7 @@ def test_with_redis_configured_the_list_reads_the_breakers_from_redis(
 ) -> None:
     if not REDIS_URL:
         pytest.skip("set UM_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/5)")
-    from unified_messaging._redis_breaker import RedisBreakerStore
+    from unified_messaging._routing.redis_breaker import RedisBreakerStore
 
     cli("connections", "add", "sms_a", "--workspace", workspace_id,
         "--breaker-consecutive", "1").ok()  # fmt: skip

@@ -159,7 +159,7 @@ NOT_FOR_ADMIN = (
     "unified_messaging.providers.kannel",
     "unified_messaging.providers.telegram",
     "unified_messaging.providers.whatsapp",
-    "unified_messaging._webhook_transport",
+    "unified_messaging.webhooks._transport",
 )
 
 _COMMAND_PROBE = """
@@ -261,4 +261,4 @@ def test_the_adapters_are_still_loaded_when_a_command_needs_them(
            "--credential", "api_key=k", "--credential", "api_hash=h"]  # fmt: skip
     modules = modules_after_command(cli, add)
     assert {"unified_messaging.providers.registry", "httpx"} <= modules
-    assert "unified_messaging._webhook_transport" not in modules
+    assert "unified_messaging.webhooks._transport" not in modules

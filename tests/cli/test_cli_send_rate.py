@@ -92,7 +92,7 @@ async def test_with_redis_configured_a_cli_send_shares_the_rate_kept_in_redis(
     store's empty row lets the message go out."""
     if not REDIS_URL:
         pytest.skip("set UM_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/5)")
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     netgsm = NetgsmFake()
     async with serve(netgsm.app) as url:

@@ -14,9 +14,13 @@ import pytest
 from _cli_support import Cli
 from test_cli_serve import serving, stop
 
-from unified_messaging._json_log import JsonLogFormatter
-from unified_messaging._log_context import LogContextFilter, bind_log_context, log_context
-from unified_messaging._logsafe import SafeLogFilter, mask_numbers
+from unified_messaging._observability.json_log import JsonLogFormatter
+from unified_messaging._observability.log_context import (
+    LogContextFilter,
+    bind_log_context,
+    log_context,
+)
+from unified_messaging._observability.logsafe import SafeLogFilter, mask_numbers
 
 NUMBERS = ("+905321112233", "+905321112244")
 BODY = "Gizli kod 908172 icin tesekkurler"

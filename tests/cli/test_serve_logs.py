@@ -14,7 +14,7 @@ from _cli_support import Cli
 from test_cli_serve import serving, stop
 from uvicorn.logging import AccessFormatter
 
-from unified_messaging._logsafe import SafeLogFilter, escape_controls, mask_secrets
+from unified_messaging._observability.logsafe import SafeLogFilter, escape_controls, mask_secrets
 
 ACCESS_LINE = re.compile(r'^INFO: +\S+ - "(GET|POST) .* HTTP/1\.1" \d{3}')
 

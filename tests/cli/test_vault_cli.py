@@ -31,8 +31,8 @@ from fakes._server import serve
 from fakes.netgsm import NetgsmFake
 
 from unified_messaging._vault import Vault, generate_key_spec
-from unified_messaging._webhook_admin import open_secret
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.webhooks._admin import open_secret
 
 USERCODE, PASSWORD = "8501112233", "pw-sealed-never-printed-4d1"
 EX_CONFIG = 78

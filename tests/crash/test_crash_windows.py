@@ -16,10 +16,10 @@ from _crash_support import Crash, CrashingStore
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._errors import StorageUnavailable
-from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.testing import TestBed, create_testbed
+from unified_messaging.webhooks._sender import TargetPolicy
 
 TIMES_OUT = "+905550000008"
 NORMAL = "+905551234567"

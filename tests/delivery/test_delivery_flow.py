@@ -14,8 +14,8 @@ from datetime import timedelta
 import pytest
 
 from unified_messaging import ManualClock, Messenger, ResourceNotFound
-from unified_messaging._delivery import WORK_FALLBACK, Lifecycle
 from unified_messaging._domain import Attempt, Connection, ErrorInfo
+from unified_messaging._lifecycle.runtime import WORK_FALLBACK, Lifecycle
 from unified_messaging.providers.base import InboundCallback, ProviderReport
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import WorkItem

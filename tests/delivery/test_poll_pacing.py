@@ -29,7 +29,7 @@ from unified_messaging import (
     Vault,
     generate_key_spec,
 )
-from unified_messaging._delivery import WORK_POLL
+from unified_messaging._lifecycle.runtime import WORK_POLL
 from unified_messaging.providers.base import PROFILES, PollPolicy
 from unified_messaging.store.base import ProviderRef, Store
 from unified_messaging.store.sql import SqlStore

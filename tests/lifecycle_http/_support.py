@@ -26,10 +26,10 @@ from starlette.routing import Route
 
 from unified_messaging import ALL_PROVIDERS, ManualClock, Messenger
 from unified_messaging._domain import Connection
-from unified_messaging._webhook_sender import TargetPolicy
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.webhooks import verify
+from unified_messaging.webhooks._sender import TargetPolicy
 
 __all__ = [
     "DLR_TIMEOUT",

@@ -26,7 +26,7 @@ from fakes.netgsm import Canned, NetgsmFake
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._domain import Connection
-from unified_messaging._pacing import Pacer, StorePacer
+from unified_messaging._routing.pacing import Pacer, StorePacer
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
 from unified_messaging.providers.iletimerkezi import IletimerkeziAdapter
@@ -299,7 +299,7 @@ async def test_a_connection_without_a_rate_is_never_paced() -> None:
 
 async def test_an_unreachable_pacer_lets_sends_through_unpaced() -> None:
     pytest.importorskip("redis")
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     down = RedisPacer("redis://127.0.0.1:1/0", timeout=0.5)
     try:

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._domain import Connection
 from unified_messaging._encoding import gsm7_units
-from unified_messaging._routing import Hop, Job
+from unified_messaging._routing.dispatch import Hop, Job
 from unified_messaging._types import Encoding, ProviderCode
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.base import PROFILES, InboundCallback, ProviderAdapter

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from unified_messaging import ManualClock, Messenger, Vault, generate_key_spec
-from unified_messaging._delivery import WORK_ORPHAN
 from unified_messaging._domain import Connection, ErrorInfo
+from unified_messaging._lifecycle.runtime import WORK_ORPHAN
 from unified_messaging.providers.base import ProviderReport, SubmitOutcome, SubmitRequest
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import Store

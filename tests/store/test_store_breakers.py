@@ -17,11 +17,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from unified_messaging._breaker import BreakerStore, SharedBreakers
-from unified_messaging._breaker_policy import BreakerPolicy
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection, Workspace
 from unified_messaging._errors import StorageUnavailable
+from unified_messaging._routing.breaker import BreakerStore, SharedBreakers
+from unified_messaging._routing.breaker_policy import BreakerPolicy
 from unified_messaging.providers.base import SubmitOutcome
 from unified_messaging.store.base import Store
 
@@ -35,7 +35,7 @@ async def redis_store() -> AsyncIterator[BreakerStore]:
         pytest.skip("set UM_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/5) for the Redis tests")
     from redis.asyncio import Redis
 
-    from unified_messaging._redis_breaker import RedisBreakerStore
+    from unified_messaging._routing.redis_breaker import RedisBreakerStore
 
     prefix = f"um:test:cb:{uuid.uuid4().hex}:"
     store = RedisBreakerStore(REDIS_URL, prefix=prefix)
@@ -105,7 +105,7 @@ async def test_exactly_one_process_probes_through_redis(redis_store: BreakerStor
 
 async def test_an_unreachable_redis_is_storage_unavailable() -> None:
     pytest.importorskip("redis")
-    from unified_messaging._redis_breaker import RedisBreakerStore
+    from unified_messaging._routing.redis_breaker import RedisBreakerStore
 
     backend = RedisBreakerStore("redis://:s3cret-pw@127.0.0.1:1/0", timeout=0.5)
     try:

@@ -18,8 +18,8 @@ import pytest
 from _databases import Database
 
 from unified_messaging import RecipientRateLimited
+from unified_messaging._access.flood_guard import RECIPIENT_RATE_LIMITED, RecipientLimit
 from unified_messaging._domain import ErrorInfo, MessageRecord, Workspace
-from unified_messaging._flood_guard import RECIPIENT_RATE_LIMITED, RecipientLimit
 from unified_messaging.store.base import Store
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

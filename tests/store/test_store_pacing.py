@@ -19,7 +19,7 @@ import pytest
 from _databases import Database
 
 from unified_messaging._errors import StorageUnavailable
-from unified_messaging._pacing import MemoryPacer, Pacer, StorePacer, gcra, micros
+from unified_messaging._routing.pacing import MemoryPacer, Pacer, StorePacer, gcra, micros
 from unified_messaging.store.base import Store
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -34,7 +34,7 @@ def later(seconds: float) -> datetime:
 async def redis_pacer() -> AsyncIterator[Pacer]:
     if not REDIS_URL:
         pytest.skip("set UM_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/5) for the Redis tests")
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     prefix = f"um:test:pace:{uuid.uuid4().hex}:"
     pacer = RedisPacer(REDIS_URL, prefix=prefix)
@@ -187,7 +187,7 @@ async def test_two_stores_on_one_database_hand_each_slot_out_once(
 async def test_two_redis_clients_hand_each_slot_out_once() -> None:
     if not REDIS_URL:
         pytest.skip("set UM_TEST_REDIS_URL for the Redis tests")
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     prefix = f"um:test:pace:{uuid.uuid4().hex}:"
     pacers = [RedisPacer(REDIS_URL, prefix=prefix), RedisPacer(REDIS_URL, prefix=prefix)]
@@ -201,7 +201,7 @@ async def test_two_redis_clients_hand_each_slot_out_once() -> None:
 
 async def test_an_unreachable_redis_is_storage_unavailable_without_its_password() -> None:
     pytest.importorskip("redis")
-    from unified_messaging._redis_pacing import RedisPacer
+    from unified_messaging._routing.redis_pacing import RedisPacer
 
     pacer = RedisPacer("redis://:s3cret-pw@127.0.0.1:1/0", timeout=0.5)
     try:

@@ -15,8 +15,8 @@ from typing import Any, cast
 import pytest
 
 from unified_messaging import AlreadyExists, ManualClock, Messenger, Vault, generate_key_spec
+from unified_messaging._access.flood_guard import RecipientLimit
 from unified_messaging._domain import Connection, MessageRecord
-from unified_messaging._flood_guard import RecipientLimit
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import IdempotencyClaim, QuotaCharge, Store, WorkItem
 from unified_messaging.testing import Outbox

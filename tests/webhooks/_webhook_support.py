@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from unified_messaging._domain import MessageRecord
-from unified_messaging._webhook_sender import TargetPolicy
+from unified_messaging.webhooks._sender import TargetPolicy
 
 __all__ = ["LOOPBACK", "Answer", "Received", "Receiver", "message_record", "running_receiver"]
 

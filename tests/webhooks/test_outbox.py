@@ -20,17 +20,17 @@ from standardwebhooks.webhooks import Webhook as ReferenceWebhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from unified_messaging import ManualClock, Messenger
-from unified_messaging._lifecycle import EventType
+from unified_messaging._lifecycle.rules import EventType
+from unified_messaging._lifecycle.worker import DEFAULT_LEASE, Worker
 from unified_messaging._responses import status_record
 from unified_messaging._vault import Vault
-from unified_messaging._webhook_outbox import WORK_KIND, WebhookOutbox, webhook_secrets
-from unified_messaging._webhook_sender import WebhookSender
-from unified_messaging._worker import DEFAULT_LEASE, Worker
 from unified_messaging.store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.webhooks import WebhookVerificationError as VerificationFailed
 from unified_messaging.webhooks import verify
+from unified_messaging.webhooks._outbox import WORK_KIND, WebhookOutbox, webhook_secrets
+from unified_messaging.webhooks._sender import WebhookSender
 
 SECONDS = timedelta(seconds=1)
 

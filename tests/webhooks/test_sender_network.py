@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from unified_messaging._webhook_sender import GuardedTransport, TargetPolicy, WebhookSender
+from unified_messaging.webhooks._sender import GuardedTransport, TargetPolicy, WebhookSender
 
 LOOPBACK = TargetPolicy(allow_private=True)
 BODY = b'{"type":"message.sent"}'

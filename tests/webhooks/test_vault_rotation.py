@@ -35,11 +35,11 @@ from unified_messaging import (
     VaultRotation,
     generate_key_spec,
 )
-from unified_messaging._webhook_admin import open_secret
 from unified_messaging.store.base import Store
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.webhooks import verify
+from unified_messaging.webhooks._admin import open_secret
 
 PASSWORD = "netgsm-pass-never-shown"
 USERCODE = "8501112233"

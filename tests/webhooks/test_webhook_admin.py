@@ -17,7 +17,7 @@ from unified_messaging import (
     ResourceNotFound,
     Workspace,
 )
-from unified_messaging._webhook_outbox import webhook_secrets
+from unified_messaging.webhooks._outbox import webhook_secrets
 
 PUBLIC_URL = "https://hooks.example.com/um"
 

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .._idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
+from .._access.idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
 from .._messenger import Messenger
 from ._client_ip import ClientAddress
 from ._dlr import DlrEndpoint

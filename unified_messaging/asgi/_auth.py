@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from .._access import RateLimitRefused
+from .._access.authorize import RateLimitRefused
 from .._errors import MessagingError
 from ._errors import error_response
 

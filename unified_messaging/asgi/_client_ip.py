@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from starlette.types import Scope
 
-from .._access import IpAddress, IpNetwork, parse_ip
+from .._access.authorize import IpAddress, IpNetwork, parse_ip
 
 __all__ = ["ClientAddress"]
 

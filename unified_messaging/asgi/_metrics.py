@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from .._errors import MessagingError, Unauthorized
 from .._messenger import Messenger
-from .._metrics import CircuitReading, MetricsExposition, take_snapshot
+from .._observability.metrics import CircuitReading, MetricsExposition, take_snapshot
 from ._auth import bearer_token
 from ._errors import error_response, http_exception_response, internal_error_response
 from ._request_id import RequestIdMiddleware

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from .._idempotency import IDEMPOTENCY_KEY_PATTERN
+from .._access.idempotency import IDEMPOTENCY_KEY_PATTERN
 from .._search import MessageSearch
 from .._version import __version__
 from ._schemas import REF, JsonObject, model_schemas, query_parameters

@@ -16,8 +16,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._ids import new_id
-from .._log_context import bind_log_context
-from .._logsafe import safe_log_text
+from .._observability.log_context import bind_log_context
+from .._observability.logsafe import safe_log_text
 from ._errors import internal_error_response
 
 __all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "request_id"]

@@ -20,8 +20,7 @@ from typing import Final, Protocol, TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._errors import MessagingError
-from .._idempotency import (
+from .._access.idempotency import (
     BoundJobs,
     IdempotencyKeys,
     StoredAnswer,
@@ -29,6 +28,7 @@ from .._idempotency import (
     keeps_answer,
     request_fingerprint,
 )
+from .._errors import MessagingError
 from .._messenger import Messenger, Principal
 from .._models import BulkRequest, SendRequest, parse_model
 from .._search import parse_query_string

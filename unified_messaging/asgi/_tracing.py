@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._logsafe import mask_secrets
-from .._tracing import span, tracing_enabled
+from .._observability.logsafe import mask_secrets
+from .._observability.tracing import span, tracing_enabled
 
 __all__ = ["TracingMiddleware"]
 

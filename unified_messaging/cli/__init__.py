@@ -130,8 +130,8 @@ def _log_to_stderr(*, json_lines: bool = False) -> None:
     if json_lines:
         # serve/worker --log-format json: every line JSON from the first (the development
         # key file's warning comes before uvicorn's log set-up), safe as the later ones.
-        from .._json_log import JsonLogFormatter
-        from .._logsafe import SafeLogFilter
+        from .._observability.json_log import JsonLogFormatter
+        from .._observability.logsafe import SafeLogFilter
 
         handler.setFormatter(JsonLogFormatter())
         handler.addFilter(SafeLogFilter())

@@ -26,7 +26,7 @@ from ._records import (
 )
 
 if TYPE_CHECKING:
-    from .._flood_guard import RecipientLimit
+    from .._access.flood_guard import RecipientLimit
     from .._messenger import Messenger
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
@@ -100,8 +100,8 @@ _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
+    from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, parse_recipient_limit
     from .._domain import DEFAULT_QUEUE_TTL
-    from .._flood_guard import DEFAULT_RECIPIENT_LIMIT, parse_recipient_limit
 
     limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
     if args.recipient_limit is not None:
@@ -118,7 +118,7 @@ async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _update(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._flood_guard import parse_recipient_limit
+    from .._access.flood_guard import parse_recipient_limit
 
     workspace = await m.get_workspace(args.workspace_id)
     # Every value is read before anything changes: a refused one changes nothing.
@@ -291,7 +291,7 @@ async def _allowlist_add(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _allowlist_remove(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._access import normalize_allowlist_entry
+    from .._access.authorize import normalize_allowlist_entry
 
     await m.remove_allowlist_entry(args.workspace, args.cidr)
     entry = normalize_allowlist_entry(args.cidr)  # as stored, e.g. 10.0.0.1/32 -> 10.0.0.1

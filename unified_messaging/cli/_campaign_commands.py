@@ -267,8 +267,8 @@ def _run_campaign(args: argparse.Namespace) -> int:
 async def _campaign(
     args: argparse.Namespace, settings: CampaignSettings, results_path: Path | None
 ) -> CampaignSummary:
+    from .._access.ratelimit import MemoryRateLimiter
     from .._campaign import Campaign
-    from .._ratelimit import MemoryRateLimiter
     from ._progress import open_bar
 
     limiter = rate_limiter(args)

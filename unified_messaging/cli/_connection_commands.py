@@ -43,9 +43,9 @@ from ._output import (
 from ._records import CONNECTION_COLUMNS, connection_json
 
 if TYPE_CHECKING:
-    from .._breaker_policy import BreakerPolicy
     from .._domain import Connection
     from .._messenger import Messenger
+    from .._routing.breaker_policy import BreakerPolicy
 
 __all__ = ["add_connections"]
 
@@ -184,7 +184,7 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _update(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._breaker_policy import DEFAULT_BREAKER_POLICY
+    from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY
 
     connection = await m.get_connection(args.connection_id)
     base = DEFAULT_BREAKER_POLICY if args.breaker_defaults else connection.breaker
@@ -235,7 +235,7 @@ def _number(text: str) -> int | float:
 
 def _breaker_policy(args: argparse.Namespace, base: BreakerPolicy | None) -> BreakerPolicy | None:
     """The thresholds the flags give on top of ``base``; ``None`` when no flag is given."""
-    from .._breaker_policy import BreakerPolicy
+    from .._routing.breaker_policy import BreakerPolicy
 
     given = {name: getattr(args, f"breaker_{name}") for name in _BREAKER_FLAGS}
     given = {name: value for name, value in given.items() if value is not None}

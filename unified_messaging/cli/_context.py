@@ -28,13 +28,13 @@ from ._output import Report, emit
 if TYPE_CHECKING:
     # Imported where they are used: building the parser (``--help``) needs none of them,
     # and the Messenger alone brings pydantic, httpx and the providers.
+    from .._access.ratelimit import RateLimiter
     from .._messenger import Messenger
-    from .._ratelimit import RateLimiter
-    from .._redis_breaker import RedisBreakerStore
-    from .._redis_pacing import RedisPacer
+    from .._routing.redis_breaker import RedisBreakerStore
+    from .._routing.redis_pacing import RedisPacer
     from .._vault import Vault
-    from .._webhook_sender import TargetPolicy
     from ..store.base import Store
+    from ..webhooks._sender import TargetPolicy
 
 __all__ = [
     "DATABASE_URL_ENV",
@@ -102,7 +102,7 @@ def shown_url(store: Store) -> str:
 def webhook_policy() -> TargetPolicy:
     """Which webhook targets are allowed: global addresses only, unless
     ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
-    from .._webhook_admin import webhook_policy_from_env
+    from ..webhooks._admin import webhook_policy_from_env
 
     return webhook_policy_from_env()
 
@@ -126,7 +126,7 @@ def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
     url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
     if not url:
         return None
-    from .._redis_ratelimit import RedisRateLimiter
+    from .._access.redis_ratelimit import RedisRateLimiter
 
     return RedisRateLimiter(url)
 
@@ -138,7 +138,7 @@ def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
     url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
     if not url:
         return None
-    from .._redis_breaker import RedisBreakerStore
+    from .._routing.redis_breaker import RedisBreakerStore
 
     return RedisBreakerStore(url)
 
@@ -150,7 +150,7 @@ def send_pacer(args: argparse.Namespace) -> RedisPacer | None:
     url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
     if not url:
         return None
-    from .._redis_pacing import RedisPacer
+    from .._routing.redis_pacing import RedisPacer
 
     return RedisPacer(url)
 

@@ -1,10 +1,11 @@
 """The log set-up of ``serve`` and ``worker``: text or JSON lines, always safe.
 
 Every handler escapes client text and masks secrets and phone numbers
-(:class:`~unified_messaging._logsafe.SafeLogFilter`), and copies what the line is about
-(request, job, workspace, provider) onto it; ``--log-format json`` writes one JSON object per
-line (:class:`~unified_messaging._json_log.JsonLogFormatter`) for log shippers. Everything
-goes to stderr: stdout is the command's output.
+(:class:`~unified_messaging._observability.logsafe.SafeLogFilter`), and copies what the
+line is about (request, job, workspace, provider) onto it; ``--log-format json`` writes one
+JSON object per line
+(:class:`~unified_messaging._observability.json_log.JsonLogFormatter`) for log shippers.
+Everything goes to stderr: stdout is the command's output.
 """
 
 from __future__ import annotations
@@ -44,13 +45,16 @@ def log_config(log_format: str = "text", *, full_numbers: bool = False) -> dict[
     # Every line, ours and uvicorn's, has client text escaped, secrets and numbers masked,
     # and the fields of what it is about.
     config["filters"] = {
-        "safe": {"()": "unified_messaging._logsafe.SafeLogFilter", "full_numbers": full_numbers},
-        "context": {"()": "unified_messaging._log_context.LogContextFilter"},
+        "safe": {
+            "()": "unified_messaging._observability.logsafe.SafeLogFilter",
+            "full_numbers": full_numbers,
+        },
+        "context": {"()": "unified_messaging._observability.log_context.LogContextFilter"},
     }
     for handler in config["handlers"].values():
         handler["filters"] = ["context", "safe"]
     if log_format == "json":
-        json_formatter = {"()": "unified_messaging._json_log.JsonLogFormatter"}
+        json_formatter = {"()": "unified_messaging._observability.json_log.JsonLogFormatter"}
         config["formatters"] = {"default": json_formatter, "access": dict(json_formatter)}
     # Our own loggers (and asyncio's) through the same handler, instead of logging's
     # last-resort one, which no filter reaches.

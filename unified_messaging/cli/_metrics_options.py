@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from .._messenger import Messenger
-    from .._metrics import Metrics
+    from .._observability.metrics import Metrics
 
 __all__ = ["METRICS_TOKEN_ENV", "MetricsListener", "MetricsSettings", "add_metrics_options"]
 
@@ -130,7 +130,7 @@ class MetricsSettings:
         """The messenger's metrics, or ``None`` when they are off."""
         if not self.enabled:
             return None
-        from .._prometheus import PrometheusMetrics
+        from .._observability.prometheus import PrometheusMetrics
 
         try:
             return PrometheusMetrics(workspace_labels=self.workspace_labels)

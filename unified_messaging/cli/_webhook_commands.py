@@ -13,8 +13,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .._errors import RequestInvalid
-from .._lifecycle import EVENT_TYPES
-from .._webhook_admin import ALLOW_PRIVATE_ENV, DEFAULT_ROTATION_OVERLAP
+from .._lifecycle.rules import EVENT_TYPES
+from ..webhooks._admin import ALLOW_PRIVATE_ENV, DEFAULT_ROTATION_OVERLAP
 from ._args import Subparsers, add_command, add_group, finite_number
 from ._args import workspace_option as _workspace
 from ._context import admin_command
@@ -22,8 +22,8 @@ from ._output import Column, JsonObject, JsonValue, Report, cell, fields_report,
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
-    from .._webhook_admin import CreatedWebhookEndpoint
     from ..store.base import WebhookDelivery, WebhookEndpoint
+    from ..webhooks._admin import CreatedWebhookEndpoint
 
 __all__ = ["add_webhooks"]
 
@@ -204,8 +204,8 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
 def _with_private_hint(exc: RequestInvalid, url: str) -> RequestInvalid:
     """The refusal, plus how to allow the target when only the private-address rule refused
     it: the operator's switch is an environment variable they would otherwise have to find."""
-    from .._webhook_admin import endpoint_url_problem
-    from .._webhook_sender import TargetPolicy
+    from ..webhooks._admin import endpoint_url_problem
+    from ..webhooks._sender import TargetPolicy
 
     if [detail.field for detail in exc.details] != ["url"]:
         return exc

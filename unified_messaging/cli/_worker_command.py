@@ -14,7 +14,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .._webhook_schedule import DEFAULT_SCHEDULE
+from ..webhooks._schedule import DEFAULT_SCHEDULE
 from ._args import Subparsers, add_command, positive_seconds
 from ._context import (
     SERVER_CACHE_TTL,

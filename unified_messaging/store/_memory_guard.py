@@ -12,8 +12,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from .._domain import MessageRecord
-from .._flood_guard import (
+from .._access.flood_guard import (
     MAX_WINDOW,
     RecipientKey,
     RecipientLimit,
@@ -21,6 +20,7 @@ from .._flood_guard import (
     recipient_refusals,
     refused,
 )
+from .._domain import MessageRecord
 
 __all__ = ["RecipientIndex"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from .._breaker_state import StoredBreaker
+from .._routing.breaker_state import StoredBreaker
 from ._sql_base import SqlBase
 from ._tables import breakers
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited, ResourceNotFound
-from .._flood_guard import RecipientLimit
 from ._sql_base import SqlBase
 from ._sql_guard import recipients_over
 from ._sql_rows import (

@@ -23,15 +23,15 @@ from typing import Final
 
 import sqlalchemy as sa
 
-from .._domain import MessageRecord
-from .._errors import RecipientRateLimited
-from .._flood_guard import (
+from .._access.flood_guard import (
     RECIPIENT_RATE_LIMITED,
     RecipientKey,
     RecipientLimit,
     recipient_refusals,
     refused,
 )
+from .._domain import MessageRecord
+from .._errors import RecipientRateLimited
 from ._sql_engine import Dialect
 from ._tables import messages as message_table
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
-from .._breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from .._access.flood_guard import RecipientLimit
 from .._domain import (
     ApiKey,
     Attempt,
@@ -24,7 +24,7 @@ from .._domain import (
     Template,
     Workspace,
 )
-from .._flood_guard import RecipientLimit
+from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = [

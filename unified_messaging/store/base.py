@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from .._breaker_state import StoredBreaker
+from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
-from .._flood_guard import RecipientLimit
-from .._tracing import TRACE_KEY, carrier_of_current
+from .._observability.tracing import TRACE_KEY, carrier_of_current
+from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode
 
 __all__ = [

@@ -13,11 +13,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from .._breaker_state import StoredBreaker
+from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
-from .._flood_guard import RecipientLimit
-from .._pacing import gcra
+from .._routing.breaker_state import StoredBreaker
+from .._routing.pacing import gcra
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from .base import (

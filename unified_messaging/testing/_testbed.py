@@ -7,9 +7,9 @@ import concurrent.futures
 from dataclasses import dataclass
 from datetime import timedelta
 
+from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._clock import Clock, ManualClock
 from .._domain import Workspace
-from .._flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._messenger import Messenger, Principal
 from .._types import ALL_PROVIDERS
 from ..providers.simulator import SimulatorSettings

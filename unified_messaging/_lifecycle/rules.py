@@ -1,0 +1,273 @@
+"""The delivery state machine (D10): what a report or a time-out does to a message.
+
+Pure functions over :class:`MessageRecord`; the worker and the report endpoint call them and
+store what they return. The rules:
+
+- ``queued → sent → {delivered, expired, rejected, failed, unknown}``; ``queued → failed``;
+  ``sent → failed`` at submit. The whole table is :data:`TRANSITIONS`, and every status
+  change in the package goes through :func:`move` (or :func:`check_move`), which refuses
+  any other with :class:`IllegalTransition`: a move the table lacks is a bug, not a state.
+- Final states are terminal, except that a late report may replace ``unknown``.
+- A ``failed``/``rejected`` report with fallback left does not end the message: it asks for
+  re-dispatch to the next provider (``Transition.fallback``), under the same ``job_id``.
+- Reports are idempotent: a duplicate, or one arriving after its attempt already ended, changes
+  nothing. A report for a superseded attempt updates that attempt only.
+- No report within the connection's ``dlr_timeout``: the next fallback, or ``unknown``.
+- A submit whose outcome was never stored (the process died during the provider call, or
+  the store was down when it answered): ``queued → unknown`` with ``SUBMIT_INTERRUPTED``,
+  never a second send. The same holds for a re-dispatch cut off mid-call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
+from .._types import AttemptStatus, DeliveryStatus, MessageStatus
+from ..providers.base import NO_FALLBACK_CODES, ProviderReport
+
+__all__ = [
+    "EVENT_TYPES",
+    "FINAL_STATUSES",
+    "INITIAL_STATUSES",
+    "SUBMIT_INTERRUPTED",
+    "TRANSITIONS",
+    "EventType",
+    "IllegalTransition",
+    "Transition",
+    "apply_interrupted",
+    "apply_report",
+    "apply_timeout",
+    "begin",
+    "can_transition",
+    "check_move",
+    "event_for",
+    "is_write_ahead",
+    "move",
+]
+
+EventType = Literal[
+    "message.sent",
+    "message.delivered",
+    "message.failed",
+    "message.expired",
+    "message.rejected",
+    "message.unknown",
+    "message.fallback",
+]
+EVENT_TYPES: Final[tuple[EventType, ...]] = (
+    "message.sent",
+    "message.delivered",
+    "message.failed",
+    "message.expired",
+    "message.rejected",
+    "message.unknown",
+    "message.fallback",
+)
+
+FINAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(
+    ("delivered", "expired", "rejected", "failed", "unknown")
+)
+#: The statuses a message record is created with: ``queued`` (a send's write-ahead row, D22)
+#: and ``failed`` (a bulk item refused before any provider was called).
+INITIAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(("queued", "failed"))
+#: Every legal change of a message's status (D10): all the code makes, nothing else.
+TRANSITIONS: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
+    {
+        # The send's outcome over its write-ahead row (and a D7 retry's, D27 pacing's).
+        ("queued", "sent"),
+        ("queued", "failed"),
+        ("queued", "delivered"),  # chatbot: the API's success is final (no receipts)
+        ("queued", "queued"),  # D7 queued for retries, or D27 waiting for a send slot
+        ("queued", "unknown"),  # SUBMIT_INTERRUPTED: the submit's outcome was never stored
+        # Reports, the DLR time-out, re-dispatch to the fallback providers.
+        ("sent", "delivered"),
+        ("sent", "expired"),
+        ("sent", "rejected"),
+        ("sent", "failed"),
+        ("sent", "unknown"),
+        ("sent", "sent"),  # a fallback provider took it
+        ("sent", "queued"),  # the fallback provider's send rate is full: waits for a slot
+        # A late report; or (``sent``/``queued`` only over SUBMIT_INTERRUPTED) a submit's
+        # own outcome arriving after its check ended the row: the outcome is the truth.
+        ("unknown", "delivered"),
+        ("unknown", "expired"),
+        ("unknown", "rejected"),
+        ("unknown", "failed"),
+        ("unknown", "sent"),
+        ("unknown", "queued"),
+    }
+)
+#: Moves legal only out of a row its submit check ended (``error == SUBMIT_INTERRUPTED``):
+#: a message that timed out ``unknown`` never goes back to ``sent`` or ``queued``.
+_OUTCOME_ONLY: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
+    {("unknown", "sent"), ("unknown", "queued")}
+)
+
+
+class IllegalTransition(AssertionError):
+    """A status change :data:`TRANSITIONS` does not allow: a bug in this library, never
+    bad input (an ``AssertionError``, so no ``except MessagingError`` hides it)."""
+
+
+_ATTEMPT_OPEN: Final[frozenset[AttemptStatus]] = frozenset(("accepted", "unknown"))
+
+
+def can_transition(source: MessageStatus, target: MessageStatus) -> bool:
+    return (source, target) in TRANSITIONS
+
+
+def check_move(record: MessageRecord, target: MessageStatus) -> None:
+    """Refuse (:class:`IllegalTransition`) moving ``record`` to ``target`` unless the table
+    allows it. The one place the state machine is enforced; a frozenset lookup or two."""
+    pair = (record.status, target)
+    if pair not in TRANSITIONS or (pair in _OUTCOME_ONLY and record.error != SUBMIT_INTERRUPTED):
+        raise IllegalTransition(
+            f"message {record.job_id}: {record.status} -> {target} is not a legal move (D10)"
+        )
+
+
+def move(record: MessageRecord, target: MessageStatus, **changes: Any) -> MessageRecord:
+    """``record`` in status ``target`` with ``changes``, if the move is legal (D10)."""
+    check_move(record, target)
+    return replace(record, status=target, **changes)
+
+
+def begin(status: MessageStatus) -> MessageStatus:
+    """The status a new record is created with, if it is one a message may start in."""
+    if status not in INITIAL_STATUSES:
+        raise IllegalTransition(f"a message cannot start {status} (D10)")
+    return status
+
+
+def event_for(status: MessageStatus) -> EventType | None:
+    """The webhook event announcing that a message reached ``status``."""
+    if status == "queued":
+        return None
+    return f"message.{status}"  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What applying a report or a time-out did."""
+
+    record: MessageRecord
+    #: Did anything (the message or one of its attempts) change?
+    changed: bool
+    #: The event to announce, if the message's state changed in a way customers see.
+    event: EventType | None = None
+    #: Re-dispatch to ``record.fallback_left[0]`` is due (D6, D10).
+    fallback: bool = False
+
+
+def _find_attempt(record: MessageRecord, provider_message_id: str) -> int | None:
+    for index in range(len(record.attempts) - 1, -1, -1):
+        if record.attempts[index].provider_message_id == provider_message_id:
+            return index
+    return None
+
+
+def apply_report(record: MessageRecord, report: ProviderReport, *, now: datetime) -> Transition:
+    """Apply one delivery report to the message it belongs to."""
+    index = _find_attempt(record, report.provider_message_id)
+    if index is None or report.status == "pending":
+        return Transition(record, changed=False)
+    attempt = record.attempts[index]
+    if attempt.status not in _ATTEMPT_OPEN or attempt.status == report.status:
+        return Transition(record, changed=False)  # duplicate, or that attempt already ended
+    status: DeliveryStatus = report.status
+    attempts = _with_attempt(record.attempts, index, status, report.error)
+    current = index == len(record.attempts) - 1
+    if not current or record.status not in ("sent", "unknown") or record.status == status:
+        # A superseded attempt's report, or one for a message already final: the attempt
+        # remembers it, the message does not move (D10).
+        return Transition(replace(record, attempts=attempts, updated_at=now), changed=True)
+    dlr = DeliveryReport(
+        status=status,
+        received_at=now,
+        provider_status=report.provider_status,
+        error=report.error,
+    )
+    recipient_level = report.error is not None and report.error.code in NO_FALLBACK_CODES
+    if (
+        status in ("failed", "rejected")
+        and record.fallback_left
+        and record.status == "sent"
+        and not recipient_level
+    ):
+        moved = replace(record, attempts=attempts, dlr=dlr, updated_at=now)
+        return Transition(moved, changed=True, event="message.fallback", fallback=True)
+    error = None
+    if status in ("failed", "rejected"):
+        error = report.error or _report_error(status)
+    ended = move(
+        record,
+        status,
+        attempts=attempts,
+        dlr=dlr,
+        error=error,
+        final_at=now,
+        updated_at=now,
+    )
+    return Transition(ended, changed=True, event=event_for(status))
+
+
+def apply_timeout(record: MessageRecord, *, now: datetime) -> Transition:
+    """No report came within the connection's ``dlr_timeout``: fall back, or ``unknown``."""
+    if record.status != "sent" or not record.attempts:
+        return Transition(record, changed=False)
+    last = len(record.attempts) - 1
+    if record.attempts[last].status != "accepted":
+        return Transition(record, changed=False)
+    attempts = _with_attempt(record.attempts, last, "unknown", None)
+    if record.fallback_left:
+        moved = replace(record, attempts=attempts, updated_at=now)
+        return Transition(moved, changed=True, event="message.fallback", fallback=True)
+    ended = move(record, "unknown", attempts=attempts, final_at=now, updated_at=now)
+    return Transition(ended, changed=True, event="message.unknown")
+
+
+def _with_attempt(
+    attempts: tuple[Attempt, ...], index: int, status: AttemptStatus, error: ErrorInfo | None
+) -> tuple[Attempt, ...]:
+    updated = replace(attempts[index], status=status, error=error or attempts[index].error)
+    return (*attempts[:index], updated, *attempts[index + 1 :])
+
+
+def _report_error(status: DeliveryStatus) -> ErrorInfo:
+    if status == "rejected":
+        return ErrorInfo("PROVIDER_REJECTED", "The provider rejected the message.")
+    return ErrorInfo("RECIPIENT_UNREACHABLE", "The message could not be delivered.")
+
+
+#: The end of a message whose hand-over to a provider may or may not have happened.
+SUBMIT_INTERRUPTED: Final = ErrorInfo(
+    "SUBMIT_INTERRUPTED",
+    "The outcome of handing the message to the provider was never recorded (the process "
+    "stopped, or the store was down); it was not sent again, so that it cannot arrive twice.",
+)
+
+
+def is_write_ahead(record: MessageRecord) -> bool:
+    """Whether ``record`` is still as its send wrote it before calling any provider."""
+    return record.status == "queued" and not record.attempts
+
+
+def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
+    """A write-ahead row whose submit never stored its outcome ends ``unknown`` (the
+    provider may have taken it); a row the submit did finish is left alone."""
+    if not is_write_ahead(record):
+        return Transition(record, changed=False)
+    attempt = Attempt(record.provider, "unknown", now, None, SUBMIT_INTERRUPTED)
+    ended = move(
+        record,
+        "unknown",
+        attempts=(attempt,),
+        error=SUBMIT_INTERRUPTED,
+        updated_at=now,
+        final_at=now,
+        fallback_left=(),
+    )
+    return Transition(ended, changed=True, event="message.unknown")

@@ -1,0 +1,271 @@
+"""The durable worker: claims due rows of the work table and runs their handlers.
+
+All deferred work (a simulated or polled delivery report, a DLR time-out, a retry of an
+unavailable provider, a webhook delivery) is a :class:`~unified_messaging.store.base.WorkItem`
+row with a ``due_at``. Any number of workers, in any processes or hosts sharing the store,
+run :meth:`Worker.run`: the store's claim gives each row to one worker at a time under a
+lease, and a worker that dies mid-item leaves it to be claimed again when the lease runs out.
+Handlers must therefore be safe to run twice for one item (at least once, never at once).
+
+While a batch runs, a heartbeat renews the leases of its items that are still running, so an
+item that takes longer than its lease (a slow provider, a webhook receiver's 15 s) is never
+claimed by a second worker while the first still has it. Only a worker that stops beating
+(it died) lets its items go.
+
+A handler returns ``None`` when the item is done (the row is deleted) or a time to run it
+again (the row is rescheduled). A handler that raises is logged and retried with backoff, so a
+bug or an outage never loses an item; an unknown kind waits for a worker that knows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final
+
+from .._clock import Clock
+from .._ids import new_id
+from .._observability.log_context import bind_log_context
+from .._observability.tracing import TRACE_KEY, span
+from ..store.base import Store, WorkItem
+
+__all__ = ["DEFAULT_LEASE", "Handler", "Lease", "Worker", "current_lease", "error_backoff"]
+
+logger = logging.getLogger("unified_messaging.worker")
+
+#: Run the item again at this time, or ``None``: it is done.
+Handler = Callable[[WorkItem], Awaitable[datetime | None]]
+
+DEFAULT_LEASE: Final = timedelta(minutes=2)
+_UNKNOWN_KIND_DELAY: Final = timedelta(minutes=10)
+_MAX_ERROR_BACKOFF: Final = timedelta(minutes=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The lease of the work item whose handler is running (see :func:`current_lease`).
+
+    A handler that stores new work under this lease (``claimed_by=worker_id``,
+    ``lease_until=until``) and does it at once, without a claim, calls :meth:`hold` so the
+    worker's heartbeat renews that item's lease as it renews the handler's own, and
+    :meth:`release` when it is done with it. If the worker dies, every such item becomes
+    claimable when the leases run out, like the handler's own item.
+    """
+
+    worker_id: str
+    until: datetime
+    _running: set[str] = field(repr=False)
+
+    def hold(self, item_id: str) -> None:
+        self._running.add(item_id)
+
+    def release(self, item_id: str) -> None:
+        self._running.discard(item_id)
+
+
+_CURRENT_LEASE: ContextVar[Lease | None] = ContextVar("unified_messaging_lease", default=None)
+
+
+def current_lease() -> Lease | None:
+    """The lease of the work item being handled in this task, or ``None`` outside a worker."""
+    return _CURRENT_LEASE.get()
+
+
+def error_backoff(attempts: int) -> timedelta:
+    """5 s, 10 s, 20 s … capped at 30 min: the wait after a handler raised ``attempts`` times."""
+    seconds = 5 * 2 ** min(max(attempts - 1, 0), 16)
+    return min(timedelta(seconds=seconds), _MAX_ERROR_BACKOFF)
+
+
+class Worker:
+    """Runs the handlers of due work items until told to stop."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        handlers: Mapping[str, Handler],
+        *,
+        worker_id: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+        batch: int = 50,
+        concurrency: int = 16,
+        idle_interval: float = 0.5,
+    ) -> None:
+        if batch < 1 or concurrency < 1:
+            raise ValueError("batch and concurrency must be at least 1")
+        self._store = store
+        self._clock = clock
+        self._handlers = dict(handlers)
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{new_id('wk')}"
+        self._lease = lease
+        self._batch = batch
+        self._concurrency = concurrency
+        self._limit = asyncio.Semaphore(concurrency)
+        self._idle_interval = idle_interval
+
+    def __repr__(self) -> str:
+        return f"Worker({self.worker_id!r}, kinds={sorted(self._handlers)})"
+
+    async def run_once(self) -> int:
+        """Claim one batch of due items and run them; returns how many were claimed."""
+        items = await self._store.claim_due_work(
+            now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
+        )
+        if items:
+            running = {item.id for item in items}
+            heartbeat = asyncio.create_task(self._heartbeat(running))
+            try:
+                await asyncio.gather(*(self._run_item(item, running) for item in items))
+            finally:
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
+        return len(items)
+
+    async def _heartbeat(self, running: set[str], *, forever: bool = False) -> None:
+        """Renew the leases of the items still running, three times per lease."""
+        interval = self._lease.total_seconds() / 3
+        while running or forever:
+            await asyncio.sleep(interval)
+            if not running:
+                continue
+            try:
+                await self._store.renew_work(
+                    sorted(running), self.worker_id, self._clock.now() + self._lease
+                )
+            except Exception:
+                logger.warning("could not renew the leases of running work", exc_info=True)
+
+    async def run_until_idle(self, *, max_rounds: int = 1000) -> int:
+        """Run batches until none is due (for tests and one-shot jobs); returns items run."""
+        total = 0
+        for _ in range(max_rounds):
+            claimed = await self.run_once()
+            if not claimed:
+                return total
+            total += claimed
+        return total
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Work until ``stop`` is set (or the task is cancelled). A store outage is logged and
+        waited out, never fatal: the work stays in the table.
+
+        A pipeline, not batches: the worker holds up to ``batch`` claimed items, runs up to
+        ``concurrency`` of them at once, and claims more as soon as it holds half a batch or
+        less, so one slow item (a receiver taking its 15 s) never holds back the items claimed
+        with it. Claiming half a batch at a time rather than an item per free slot keeps the
+        claims (each one a write, sharing SQLite's one writer with the sends) few under load.
+        """
+        stop = stop or asyncio.Event()
+        running: set[str] = set()
+        tasks: set[asyncio.Task[None]] = set()
+        heartbeat = asyncio.create_task(self._heartbeat(running, forever=True))
+        stopping = asyncio.create_task(stop.wait())
+        half = max(1, self._batch // 2)
+        more_due = True  # the last claim came back full: claim again as soon as there is room
+        next_look = 0.0  # otherwise not before this loop time (the idle interval)
+        loop = asyncio.get_running_loop()
+        try:
+            while not stop.is_set():
+                free = self._batch - len(tasks)
+                if free >= half and (more_due or not tasks or loop.time() >= next_look):
+                    asked = free
+                    try:
+                        items = await self._store.claim_due_work(
+                            now=self._clock.now(),
+                            worker_id=self.worker_id,
+                            lease=self._lease,
+                            limit=asked,
+                        )
+                    except Exception:
+                        logger.exception("the worker could not claim due work; retrying")
+                        items = []
+                    for item in items:
+                        running.add(item.id)
+                        task = asyncio.create_task(self._run_item(item, running))
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+                    more_due = len(items) == asked
+                    if not more_due:
+                        next_look = loop.time() + self._idle_interval
+                    if more_due and self._batch - len(tasks) >= half:
+                        await asyncio.sleep(0)  # let the new items start, then claim again
+                        continue
+                timeout = self._idle_interval if not more_due else None
+                await asyncio.wait(
+                    {*tasks, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            stopping.cancel()
+            try:
+                # Stopping lets the running items end: abandoned, their leases would hold
+                # them for a whole lease. Cancelling run() cancels them with it.
+                await asyncio.gather(*tasks)
+            finally:
+                for task in list(tasks):
+                    task.cancel()
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
+
+    async def _run_item(self, item: WorkItem, running: set[str]) -> None:
+        # Each item runs in a task of its own, so the context variable is the item's alone.
+        until = item.lease_until or self._clock.now() + self._lease
+        _CURRENT_LEASE.set(Lease(self.worker_id, until, running))
+        _bind_item_log_context(item)
+        carrier = item.payload.get(TRACE_KEY)
+        try:
+            with span(
+                f"work {item.kind}",
+                kind="consumer",
+                attributes={
+                    "messaging.operation.type": "process",
+                    "unified_messaging.work.kind": item.kind,
+                },
+                parent=carrier if isinstance(carrier, dict) else None,
+            ):
+                await self._run_one(item)
+        finally:
+            running.discard(item.id)
+
+    async def _run_one(self, item: WorkItem) -> None:
+        handler = self._handlers.get(item.kind)
+        async with self._limit:
+            if handler is None:
+                logger.warning("no handler for work of kind %r (item %s)", item.kind, item.id)
+                again: datetime | None = self._clock.now() + _UNKNOWN_KIND_DELAY
+            else:
+                try:
+                    again = await handler(item)
+                except Exception:
+                    logger.exception("work item %s (%s) failed; will retry", item.id, item.kind)
+                    again = self._clock.now() + error_backoff(item.attempts)
+            try:
+                if again is None:
+                    await self._store.complete_work(item.id, self.worker_id)
+                else:
+                    await self._store.reschedule_work(item.id, self.worker_id, again)
+            except Exception:
+                # The lease runs out and the item is claimed again: at least once.
+                logger.exception("could not record the end of work item %s", item.id)
+
+
+def _bind_item_log_context(item: WorkItem) -> None:
+    """What the item's log lines are about: its message, workspace and provider, where the
+    item names them (a webhook delivery's ``ref`` is the delivery, not a message)."""
+    payload = item.payload
+
+    def text(name: str) -> str | None:
+        value = payload.get(name)
+        return value if isinstance(value, str) else None
+
+    job_id = item.ref if item.ref.startswith("msg_") else text("job_id")
+    bind_log_context(job_id=job_id, workspace_id=text("workspace_id"), provider=text("provider"))

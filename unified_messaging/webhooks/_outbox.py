@@ -1,0 +1,356 @@
+"""The webhook outbox (D19): events become durable deliveries, and the worker sends them.
+
+:meth:`WebhookOutbox.emit` turns one message event into one
+:class:`~unified_messaging.store.base.WebhookDelivery` row per subscribed, enabled endpoint of
+the message's workspace, plus a ``"webhook"`` work item for each. :meth:`WebhookOutbox.handle`
+is the worker's handler for that kind: it makes one attempt and answers when to try again.
+Everything it needs between attempts is in the store, so deliveries survive restarts.
+
+Decisions:
+
+- **One event id per event.** All deliveries of one event (to every endpoint) carry the same
+  ``webhook-id``, and it stays the same on every retry. A receiver behind two endpoints can
+  therefore de-duplicate, and the store's "one delivery per (endpoint, event id)" rule makes a
+  repeated ``emit`` of the same delivery impossible.
+- **``events=()`` subscribes to everything**, event types added later included.
+- **Delivery states**: ``pending`` until it ends; then ``delivered``, ``failed`` (the schedule
+  ran out, the endpoint answered ``410 Gone``, or it failed for ``disable_after``),
+  ``disabled`` (due while its endpoint was disabled: never sent), ``dropped`` (its endpoint's
+  secret could not be opened).
+- **Signing**: with the current secret, plus the previous one while its overlap runs
+  (space-separated signatures). The timestamp is the attempt's own.
+- **At least once**: a worker that dies after the receiver answered but before the row was
+  updated sends again under the same ``webhook-id``. A delivery that is no longer pending, or
+  not yet due, is never sent (running :meth:`handle` twice is harmless).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from .._clock import Clock
+from .._domain import MessageRecord
+from .._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
+from .._ids import new_id
+from .._lifecycle.rules import EventType
+from .._lifecycle.worker import Lease, current_lease
+from .._observability.metrics import NO_METRICS, Metrics, record_webhook
+from .._responses import status_record
+from .._vault import Vault
+from ..store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
+from ._admin import open_secret
+from ._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable
+from ._sender import DeliveryResult, WebhookSender
+from ._signing import build_event_document, event_id
+
+__all__ = ["WORK_KIND", "WebhookOutbox", "subscribed", "webhook_secrets"]
+
+#: The work-item kind whose handler is :meth:`WebhookOutbox.handle`.
+WORK_KIND = "webhook"
+
+logger = logging.getLogger("unified_messaging.webhooks")
+
+
+def subscribed(endpoint: WebhookEndpoint, event_type: str) -> bool:
+    """Does ``endpoint`` receive ``event_type``? An empty ``events`` means every type."""
+    return not endpoint.events or event_type in endpoint.events
+
+
+def webhook_secrets(vault: Vault, endpoint: WebhookEndpoint, *, now: datetime) -> list[str]:
+    """The secrets to sign with now: the current one, then the previous one while it lasts."""
+    ids = {"workspace_id": endpoint.workspace_id, "endpoint_id": endpoint.id}
+    found = [open_secret(vault, endpoint.secret_ciphertext, **ids)]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret_ciphertext and expires is not None and now < expires:
+        found.append(open_secret(vault, endpoint.previous_secret_ciphertext, **ids))
+    return found
+
+
+class WebhookOutbox:
+    """Queues message events for webhook endpoints and delivers them (see the module doc).
+
+    ``schedule`` is the wait after each failed attempt and ``disable_after`` how long an
+    endpoint may fail without a single success; tests compress both. ``metrics`` counts
+    the attempts by result (D30).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        vault: Vault,
+        clock: Clock,
+        *,
+        sender: WebhookSender,
+        schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
+        disable_after: timedelta = DISABLE_AFTER,
+        metrics: Metrics = NO_METRICS,
+    ) -> None:
+        if any(step <= timedelta(0) for step in schedule):
+            raise ValueError("every step of the schedule must be positive")
+        if disable_after <= timedelta(0):
+            raise ValueError("disable_after must be positive")
+        self._store = store
+        self._vault = vault
+        self._clock = clock
+        self._sender = sender
+        self._schedule = tuple(schedule)
+        self._disable_after = disable_after
+        self._metrics = metrics
+
+    def __repr__(self) -> str:
+        return f"WebhookOutbox(store={self._store!r}, sender={self._sender!r})"
+
+    # ------------------------------------------------------------------ queueing
+
+    async def emit(self, record: MessageRecord, event_type: EventType) -> int:
+        """Queue ``event_type`` about ``record`` for every enabled endpoint that wants it.
+
+        Returns how many deliveries were queued. A workspace without endpoints costs one
+        store read.
+        """
+        return await self.emit_document(
+            record.workspace_id,
+            event_type,
+            status_record(record).to_dict(),
+            event_id=event_id(),
+            attempt_now=False,
+        )
+
+    async def emit_document(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+        attempt_now: bool = True,
+    ) -> int:
+        """:meth:`emit` for a status record in its JSON form, under a given ``event_id``.
+
+        Idempotent: an endpoint that already has a delivery of ``event_id`` gets no second
+        one, so the lifecycle can re-run an event item after a crash (at least once, and the
+        receiver sees one ``webhook-id``). Returns how many deliveries were queued now.
+
+        ``attempt_now``, inside a worker's handler (the lifecycle's event item): each new
+        delivery's first attempt is made right here. Its work item is stored already held
+        under the handler's lease (:func:`~._worker.current_lease`, renewed by the worker's
+        heartbeat), so no worker claims it meanwhile, and the attempt needs no claim and no
+        read of what was just written. If the process dies mid-attempt, the lease runs out
+        and a worker makes the attempt (at least once, under the same ``webhook-id``).
+        Outside a worker, deliveries are only queued.
+        """
+        lease = current_lease() if attempt_now else None
+        queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
+        if lease is not None and queued:
+            await asyncio.gather(*(self._first_attempt(d, e, w, lease) for d, e, w in queued))
+        return len(queued)
+
+    async def _queue(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+        lease: Lease | None = None,
+    ) -> list[tuple[WebhookDelivery, WebhookEndpoint, WorkItem]]:
+        endpoints = await self._store.list_webhook_endpoints(workspace_id)
+        targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
+        if not targets:
+            return []
+        now = self._clock.now()
+        body = build_event_document(event_type, data, now=now)
+        owner = None if lease is None else lease.worker_id
+        lease_until = None if lease is None else lease.until
+
+        async def queue(
+            endpoint: WebhookEndpoint,
+        ) -> tuple[WebhookDelivery, WebhookEndpoint, WorkItem] | None:
+            delivery = WebhookDelivery(
+                id=new_id("whd"),
+                endpoint_id=endpoint.id,
+                event_id=event_id,
+                event_type=event_type,
+                payload=body,
+                status="pending",
+                created_at=now,
+                updated_at=now,
+                next_attempt_at=now,
+            )
+            # One transaction: a crash can never leave a delivery nobody will make.
+            work = WorkItem(
+                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now,
+                created_at=now, claimed_by=owner, lease_until=lease_until,
+            )  # fmt: skip
+            if lease is not None:
+                lease.hold(work.id)  # from before it exists, so no heartbeat misses it
+            try:
+                await self._store.add_webhook_delivery(delivery, work)
+            except (AlreadyExists, ResourceNotFound):
+                # This event reached this endpoint's log before, or the endpoint was removed.
+                if lease is not None:
+                    lease.release(work.id)
+                return None
+            return delivery, endpoint, work  # still held: the first attempt releases it
+
+        # Side by side: the endpoints' rows share one group commit.
+        added = await asyncio.gather(*(queue(endpoint) for endpoint in targets))
+        return [entry for entry in added if entry is not None]
+
+    async def _first_attempt(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, work: WorkItem, lease: Lease
+    ) -> None:
+        try:
+            again = await self._attempt(delivery, endpoint)
+            if again is None:
+                await self._store.complete_work(work.id, lease.worker_id)
+            else:
+                await self._store.reschedule_work(work.id, lease.worker_id, again)
+        except Exception:
+            # The work item keeps its lease and is claimed by a worker when it runs out.
+            logger.exception("webhook delivery %s: first attempt failed; left to the worker",
+                             delivery.id)  # fmt: skip
+        finally:
+            lease.release(work.id)
+
+    # ------------------------------------------------------------------ delivering
+
+    async def handle(self, item: WorkItem) -> datetime | None:
+        """Make one attempt at the delivery ``item.ref``; when to run again, or None."""
+        delivery = await self._store.get_webhook_delivery(item.ref)
+        if delivery is None or delivery.status != "pending":
+            return None  # removed with its endpoint, or already finished
+        now = self._clock.now()
+        if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
+            return delivery.next_attempt_at  # a duplicate run: this attempt is not due yet
+        endpoint = await self._store.get_webhook_endpoint(delivery.endpoint_id)
+        if endpoint is None:
+            await self._finish(delivery, "dropped", error="the endpoint was removed")
+            return None
+        return await self._attempt(delivery, endpoint)
+
+    async def _attempt(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint
+    ) -> datetime | None:
+        """One attempt of a pending, due ``delivery`` to ``endpoint``; when to try again."""
+        now = self._clock.now()
+        if not endpoint.enabled:
+            await self._finish(delivery, "disabled", error="the endpoint is disabled")
+            return None
+        try:
+            secrets = webhook_secrets(self._vault, endpoint, now=now)
+        except DecryptionFailed:
+            logger.error("webhook endpoint %s: its secret cannot be opened", endpoint.id)
+            await self._finish(delivery, "dropped", error="the endpoint secret cannot be opened")
+            return None
+        result = await self._sender.deliver_signed(
+            endpoint.url, delivery.payload, secrets=secrets, msg_id=delivery.event_id
+        )
+        record_webhook(self._metrics, result)
+        return await self._record(delivery, endpoint, result)
+
+    async def _record(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, result: DeliveryResult
+    ) -> datetime | None:
+        endpoint_id = endpoint.id
+        now = self._clock.now()
+        delivery = replace(
+            delivery,
+            attempts=delivery.attempts + 1,
+            last_status_code=result.status_code,
+            last_error=result.error,
+            updated_at=now,
+        )
+        if result.ok:
+            await self._finish(delivery, "delivered", error=None)
+            if endpoint.failing_since is not None:
+                await self._endpoint_succeeded(endpoint_id)
+            return None
+        if result.outcome == "refused":
+            # This process may not send there; another one may. The endpoint is not at
+            # fault, so its health is left alone and it is never disabled for it.
+            logger.warning(
+                "webhook delivery %s to %s not sent (attempt %d): %s",
+                delivery.id, endpoint_id, delivery.attempts, result.error,
+            )  # fmt: skip
+            return await self._again(delivery, now, result)
+        logger.info(
+            "webhook delivery %s to %s failed (attempt %d): %s",
+            delivery.id,
+            endpoint_id,
+            delivery.attempts,
+            result.error,
+        )
+        failing_since = await self._endpoint_failed(endpoint_id, now)
+        if result.outcome == "disable":
+            await self._disable(endpoint_id, now, why=result.error or "refused")
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        if should_disable(failing_since, now, after=self._disable_after):
+            await self._disable(endpoint_id, now, why=f"failing since {failing_since}")
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        return await self._again(delivery, now, result)
+
+    async def _again(
+        self, delivery: WebhookDelivery, now: datetime, result: DeliveryResult
+    ) -> datetime | None:
+        """The next attempt on the schedule, or ``failed`` when the schedule has run out."""
+        due = next_attempt_at(
+            delivery.attempts, now=now, schedule=self._schedule, retry_after=result.retry_after
+        )
+        if due is None:
+            await self._finish(delivery, "failed", error=result.error)
+            return None
+        await self._store.update_webhook_delivery(replace(delivery, next_attempt_at=due))
+        return due
+
+    async def _finish(self, delivery: WebhookDelivery, status: str, *, error: str | None) -> None:
+        await self._store.update_webhook_delivery(
+            replace(
+                delivery,
+                status=status,
+                next_attempt_at=None,
+                last_error=error if error is not None else delivery.last_error,
+                updated_at=self._clock.now(),
+            )
+        )
+
+    # The endpoint is read again right before each write, so an admin change made while the
+    # request was in flight (a rotation, say) is not overwritten by a stale copy. A success
+    # looks only when the copy it was sent with was failing: the common case reads nothing.
+    # (A failure recorded by a concurrent delivery in between is cleared by the next success.)
+    async def _endpoint_succeeded(self, endpoint_id: str) -> None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is not None and endpoint.failing_since is not None:
+            await self._store.set_webhook_endpoint_health(
+                endpoint_id,
+                enabled=endpoint.enabled,
+                disabled_at=endpoint.disabled_at,
+                failing_since=None,
+            )
+
+    async def _endpoint_failed(self, endpoint_id: str, now: datetime) -> datetime | None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is None:
+            return None
+        if endpoint.failing_since is None:
+            await self._store.set_webhook_endpoint_health(
+                endpoint_id, enabled=endpoint.enabled, disabled_at=endpoint.disabled_at,
+                failing_since=now,
+            )  # fmt: skip
+            return now
+        return endpoint.failing_since
+
+    async def _disable(self, endpoint_id: str, now: datetime, *, why: str) -> None:
+        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
+        if endpoint is None or not endpoint.enabled:
+            return
+        await self._store.set_webhook_endpoint_health(
+            endpoint_id, enabled=False, disabled_at=now, failing_since=endpoint.failing_since
+        )
+        logger.warning("webhook endpoint %s disabled: %s", endpoint_id, why)

@@ -1,0 +1,257 @@
+"""The HTTP side of webhook delivery: the SSRF guard in the connection, and one POST.
+
+Everything here needs httpx and httpcore (about a tenth of a second to import), so it is
+imported when a :class:`~unified_messaging.webhooks._sender.WebhookSender` makes its first
+delivery, not by every process that builds a Messenger (a one-shot admin command never
+delivers). The policy, the URL checks and the outcomes live in ``_webhook_sender``, whose
+module docstring describes the guard; its names below stay importable from there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+from collections.abc import Iterable, Mapping, Sequence
+
+import httpcore
+import httpx
+
+from .._asyncio_net import AsyncioBackend
+from .._clock import Clock
+from ..providers._http import parse_retry_after
+from ._sender import (
+    _HOW,
+    _THROTTLE_STATUSES,
+    DEFAULT_TIMEOUT,
+    DRAIN_BYTES,
+    EXCERPT_BYTES,
+    USER_AGENT,
+    DeliveryResult,
+    IPAddress,
+    Resolver,
+    TargetPolicy,
+    _short,
+)
+
+__all__ = [
+    "GuardedNetworkBackend",
+    "GuardedTransport",
+    "TargetRefused",
+    "guarded_client",
+    "post",
+]
+
+
+# --------------------------------------------------------------------------- connect-time guard
+
+
+class TargetRefused(httpx.ConnectError):
+    """The policy refused every address of the target: nothing was dialled."""
+
+
+async def _system_resolve(host: str, port: int) -> Sequence[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that only dials addresses the policy allows.
+
+    It resolves the host itself, refuses the connection if *any* resolved address is refused
+    (a name answering both a public and a private address is misconfigured or an attack on
+    whichever one gets tried first), and dials the checked IP literals, in the resolver's
+    order, through the wrapped backend, which therefore never resolves a name again.
+    """
+
+    def __init__(
+        self,
+        policy: TargetPolicy,
+        *,
+        resolver: Resolver | None = None,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._policy = policy
+        self._resolve = resolver or _system_resolve
+        self._inner = inner or AsyncioBackend()
+
+    async def _checked_addresses(
+        self, host: str, port: int, within: float | None
+    ) -> list[IPAddress]:
+        try:
+            async with asyncio.timeout(within):
+                answers = await self._resolve(host, port)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
+        addresses: list[IPAddress] = []
+        for answer in answers:
+            ip = ipaddress.ip_address(answer)
+            if ip not in addresses:
+                addresses.append(ip)
+        if not addresses:
+            raise httpcore.ConnectError(f"{host} has no addresses")
+        for ip in addresses:
+            refusal = self._policy.refusal(ip)
+            if refusal is not None:
+                raise TargetRefused(f"{host} resolves to {ip}, a {refusal} address")
+        return addresses
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        addresses = await self._checked_addresses(host, port, timeout)
+        failure: Exception | None = None
+        for ip in addresses:
+            remaining = None if deadline is None else max(0.0, deadline - loop.time())
+            try:
+                return await self._inner.connect_tcp(
+                    str(ip),
+                    port,
+                    timeout=remaining,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise TargetRefused("unix sockets are not webhook targets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class GuardedTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` whose every connection goes through the SSRF guard."""
+
+    def __init__(
+        self,
+        policy: TargetPolicy | None = None,
+        *,
+        resolver: Resolver | None = None,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits | None = None,
+    ) -> None:
+        context = verify if isinstance(verify, ssl.SSLContext) else None
+        context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
+        # Every connection may stay open: endpoints are few, and reconnecting per delivery
+        # costs more than the delivery (see DEFAULT_PER_ENDPOINT for the bound per endpoint).
+        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
+        super().__init__(verify=context, trust_env=False, limits=limits)
+        # httpx builds its pool without a network-backend seam; this pool is the same one,
+        # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=GuardedNetworkBackend(
+                policy or TargetPolicy(), resolver=resolver, inner=network_backend
+            ),
+        )
+
+
+def guarded_client(
+    policy: TargetPolicy | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    resolver: Resolver | None = None,
+    network_backend: httpcore.AsyncNetworkBackend | None = None,
+) -> httpx.AsyncClient:
+    """The client a :class:`WebhookSender` makes for itself: guarded, no redirects, no env."""
+    return httpx.AsyncClient(
+        transport=GuardedTransport(policy, resolver=resolver, network_backend=network_backend),
+        timeout=httpx.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"user-agent": USER_AGENT},
+    )
+
+
+# --------------------------------------------------------------------------- one attempt
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    timeout: float,  # noqa: ASYNC109 - the whole attempt's bound, as the sender states it
+    clock: Clock,
+) -> DeliveryResult:
+    """POST ``body`` once and classify the answer; never raises for what the network or the
+    receiver did (the table in ``_webhook_sender``'s docstring)."""
+    try:
+        async with (
+            asyncio.timeout(timeout),
+            client.stream(
+                "POST", url, content=body, headers=headers, follow_redirects=False
+            ) as response,
+        ):
+            return await _judge(response, clock)
+    except TargetRefused as exc:
+        return DeliveryResult("refused", error=_short(f"refused: {exc}{_HOW}"))
+    except (TimeoutError, httpx.TimeoutException):
+        return DeliveryResult("retry", error=f"timed out after {timeout:g} s")
+    except httpx.HTTPError as exc:
+        return DeliveryResult("retry", error=_short(f"{type(exc).__name__}: {exc}"))
+
+
+async def _judge(response: httpx.Response, clock: Clock) -> DeliveryResult:
+    code = response.status_code
+    excerpt = await _read_answer(response)
+    if 200 <= code < 300:
+        return DeliveryResult("success", status_code=code)
+    if 300 <= code < 400:
+        location = response.headers.get("location", "")
+        note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
+        return DeliveryResult("retry", status_code=code, error=_short(note))
+    error = _short(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
+    if code == 410:
+        return DeliveryResult("disable", status_code=code, error=error)
+    retry_after = None
+    if code in _THROTTLE_STATUSES:
+        retry_after = parse_retry_after(response.headers.get("retry-after"), now=clock.now())
+    return DeliveryResult("retry", status_code=code, error=error, retry_after=retry_after)
+
+
+async def _read_answer(response: httpx.Response) -> str:
+    """Read the answer's body to its end (at most DRAIN_BYTES, so a huge or endless answer is
+    never read in full) and return its first EXCERPT_BYTES as text.
+
+    Reading to the end is what lets the connection serve the next delivery (keep-alive). A
+    compressed body is still read, for that, but not excerpted: it would be unreadable."""
+    collected = bytearray()
+    chunks = response.aiter_raw()
+    try:
+        async for chunk in chunks:
+            if len(collected) < EXCERPT_BYTES:
+                collected += chunk[: EXCERPT_BYTES - len(collected)]
+            if response.num_bytes_downloaded > DRAIN_BYTES:
+                break
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if response.headers.get("content-encoding", "identity").lower() != "identity":
+        return ""
+    return bytes(collected).decode("utf-8", "replace")
