@@ -21,6 +21,7 @@ from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection,
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
 from ._ids import new_id
 from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
+from ._quota import quota_period
 from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
 from ._templates import brace_problem
@@ -136,7 +137,7 @@ class AdminMixin:
 
     async def quota_usage(self, workspace_id: str) -> QuotaUsage:
         workspace = await self.get_workspace(workspace_id)
-        period = self._clock.now().strftime("%Y-%m")
+        period = quota_period(self._clock.now())
         used = await self._store.quota_used(workspace_id, period)
         return QuotaUsage(period, used, workspace.monthly_quota)
 

@@ -36,7 +36,6 @@ __all__ = [
     "MessageRecord",
     "Template",
     "Workspace",
-    "quota_period",
 ]
 
 #: How long a message waits for its delivery report before fallback or ``unknown`` (D10).
@@ -48,11 +47,6 @@ DEFAULT_QUEUE_TTL = timedelta(minutes=10)
 #: Here rather than in ``_delivery`` so that ``serve --help`` can show it without loading
 #: the providers.
 DEFAULT_SUBMIT_TIMEOUT = timedelta(minutes=2)
-
-
-def quota_period(moment: datetime) -> str:
-    """D17: the calendar month (UTC) a message's quota unit counts in, by its creation."""
-    return moment.strftime("%Y-%m")
 
 
 @dataclass(frozen=True, slots=True)

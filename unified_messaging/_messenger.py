@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from . import _quota as quota
 from ._access.authorize import AccessMixin
 from ._access.flood_guard import items_over_limit
 from ._access.keys import hash_api_key, parse_api_key
@@ -28,7 +29,6 @@ from ._domain import (
     ErrorInfo,
     MessageRecord,
     Template,
-    quota_period,
 )
 from ._errors import (
     ChatUnreachable,
@@ -47,7 +47,7 @@ from ._errors import (
     Unauthorized,
 )
 from ._ids import new_id
-from ._lifecycle.rules import begin, is_write_ahead, move
+from ._lifecycle.rules import NO_PROVIDER_REACHED, begin, is_write_ahead, move
 from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._lifecycle.worker import Worker
 from ._models import (
@@ -60,6 +60,7 @@ from ._models import (
 )
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
+from ._quota import keeps_unit
 from ._recipients import normalize_recipient
 from ._responses import bulk_result, send_response, status_record
 from ._routing.adapters import AdapterPool
@@ -80,7 +81,7 @@ from .providers.base import (
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
-from .store.base import ConnectionStats, IdempotencyClaim, QuotaCharge, Store, WorkItem
+from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
 from .store.memory import MemoryStore
 from .webhooks._admin import WebhookAdminMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
@@ -318,8 +319,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
         )  # fmt: skip
-        record = self._finish(record, plan, job, queue=queue)
-        unused = 0 if _keeps_unit(job, queue) else 1
+        record = self._outcome_record(record, plan, job, queue=queue)
+        unused = 0 if keeps_unit(job, queue=queue) else 1
         await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
         self._raise_for_single(record, job)
@@ -363,10 +364,12 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
         )  # fmt: skip
-        finished = [(i, self._finish(records[i], plan, job, queue=queue)) for i, job in jobs]
+        finished = [
+            (i, self._outcome_record(records[i], plan, job, queue=queue)) for i, job in jobs
+        ]
         for index, record in finished:
             records[index] = record
-        unused = sum(1 for _, job in jobs if not _keeps_unit(job, queue))
+        unused = sum(1 for _, job in jobs if not keeps_unit(job, queue=queue))
         paced = _paced([job for _, job in jobs])
         await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced)
         record_sends(self._metrics, records, [job for _, job in jobs])
@@ -518,7 +521,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         check that settles them if their outcome never lands, the quota units (D17) and the
         binding of the ``Idempotency-Key`` to the new jobs (D22)."""
         check = self._lifecycle.submit_check(records)
-        charge = self._quota_charge(auth, records, units, limit=auth.workspace.monthly_quota)
+        charge = quota.charge(
+            auth.workspace_id, auth.livemode, records, units, limit=auth.workspace.monthly_quota
+        )
         work = [check] if check is not None else []
         limit = auth.workspace.recipient_limit  # D28, checked in the same transaction
         if not await self._store.accept_messages(
@@ -563,7 +568,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         """Store what the providers said, what it starts, and the quota units no provider
         used, in one transaction that also retires the submit check. ``paced``: the jobs
         over their connection's send rate (D27), and when each should get its slot."""
-        release = self._quota_charge(auth, records, unused)
+        release = quota.charge(auth.workspace_id, auth.livemode, records, unused)
         done = [check.id] if check is not None else []
         try:
             # Inside: working out the follow-ups reads the store too (webhook endpoints).
@@ -585,21 +590,6 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         for record in records:
             if record.job_id in moved:
                 await self._lifecycle.finish_late(record, work, refs)
-
-    @staticmethod
-    def _quota_charge(
-        auth: Principal,
-        records: Sequence[MessageRecord],
-        units: int,
-        *,
-        limit: int | None = None,
-    ) -> QuotaCharge | None:
-        # D17: test mode is free; a unit is held while providers are tried and given back
-        # if none accepts, so the count is of messages a provider (may have) taken.
-        if not auth.livemode or units == 0 or not records:
-            return None
-        period = quota_period(records[0].created_at)
-        return QuotaCharge(auth.workspace_id, period, units, limit)
 
     # ------------------------------------------------------------------ records
 
@@ -653,9 +643,11 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             requested_sender=plan.requested_sender,
         )
 
-    def _finish(
+    def _outcome_record(
         self, record: MessageRecord, plan: _SendPlan, job: Job, *, queue: bool = False
     ) -> MessageRecord:
+        """The write-ahead ``record`` as its chain left it: sent (with its fallback left),
+        queued for its D27 slot or D7 retries (``queue``), or failed."""
         # One ``replace`` per message: on the hot path a frozen record's copy is not free.
         now = self.now()
         hop = plan.hops[job.paced_hop if job.paced else job.last_hop]
@@ -679,9 +671,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         elif not job.accepted:
             status, final_at = "failed", now
             outcome = job.last_outcome
-            error = outcome.error if outcome is not None and outcome.error else _UNAVAILABLE
+            error = outcome.error if outcome is not None and outcome.error else NO_PROVIDER_REACHED
             if job.all_unavailable:
-                error = _UNAVAILABLE
+                error = NO_PROVIDER_REACHED
         elif hop.connection.channel == "chatbot":
             # D10: the bot API has no receipts; its success is the final answer.
             status, sent_at, final_at = "delivered", now, now
@@ -820,9 +812,6 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             await check()
 
 
-_UNAVAILABLE = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
-
-
 def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
     sent = sum(1 for r in records if r.status != "failed")
     template_key = records[0].template_key
@@ -836,12 +825,6 @@ def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> 
         template=template_key,
         template_key=template_key,
     )
-
-
-def _keeps_unit(job: Job, queue: bool) -> bool:
-    """Whether a message keeps its quota unit after submit: accepted, or queued for retries
-    or for its send slot (D27)."""
-    return job.accepted or job.paced or (queue and job.all_unavailable)
 
 
 def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:

@@ -49,7 +49,7 @@ class _Credentials(CredentialsModel):
 
 
 class _Adapter(HttpAdapter[_Credentials]):
-    code_: ClassVar[ProviderCode] = "chatbot"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "chatbot"
     credentials_model = _Credentials
     default_base_url = "https://default.test"
 

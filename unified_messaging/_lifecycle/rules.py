@@ -242,6 +242,9 @@ def _report_error(status: DeliveryStatus) -> ErrorInfo:
     return ErrorInfo("RECIPIENT_UNREACHABLE", "The message could not be delivered.")
 
 
+#: Why a message failed when no provider of its chain took it (each attempt says why).
+NO_PROVIDER_REACHED: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+
 #: The end of a message whose hand-over to a provider may or may not have happened.
 SUBMIT_INTERRUPTED: Final = ErrorInfo(
     "SUBMIT_INTERRUPTED",

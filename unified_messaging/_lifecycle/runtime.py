@@ -41,7 +41,6 @@ from .._domain import (
     Connection,
     ErrorInfo,
     MessageRecord,
-    quota_period,
 )
 from .._errors import MessagingError, StorageUnavailable
 from .._observability.metrics import (
@@ -52,6 +51,7 @@ from .._observability.metrics import (
     record_settled,
 )
 from .._observability.tracing import ingest_span
+from .._quota import release_unit
 from .._responses import status_record
 from .._routing.adapters import AdapterPool
 from .._routing.breaker import Breakers
@@ -67,6 +67,7 @@ from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, ne
 from .polling import POLL_BATCH, Poller
 from .rules import (
     EVENT_TYPES,
+    NO_PROVIDER_REACHED,
     SUBMIT_INTERRUPTED,
     EventType,
     Transition,
@@ -112,7 +113,6 @@ _CAS_TRIES: Final = 16
 _INGEST_CONCURRENCY: Final = 32
 #: The placeholder of a re-dispatch in flight; left behind only by a worker that died.
 _IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
-_UNAVAILABLE: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
 _NOT_CONNECTED: Final = ErrorInfo(
     "PROVIDER_NOT_CONNECTED", "The fallback provider is no longer connected."
 )
@@ -276,7 +276,7 @@ class Lifecycle:
                 until = record.created_at + (queue_ttl if retry_unavailable else timedelta(0))
                 items.append(self._paced_item(record, due, until))
             elif record.status == "sent" and record.attempts:
-                self._follow(record, connections, refs, items)
+                self._watch_accepted(record, connections, refs, items)
             elif record.status == "queued" and record.attempts:
                 items.append(self._retry_item(record, record.created_at + queue_ttl))
         announced = await self._with_endpoints({r.workspace_id for r in records})
@@ -286,7 +286,7 @@ class Lifecycle:
                 items.append(self._event_item(record, event))
         return items, refs
 
-    def _follow(
+    def _watch_accepted(
         self,
         record: MessageRecord,
         connections: Mapping[ProviderCode, Connection],
@@ -453,7 +453,7 @@ class Lifecycle:
     # ------------------------------------------------------------------ worker handlers
 
     async def handle_timeout(self, item: WorkItem) -> datetime | None:
-        workspace_id, livemode, index = _where(item)
+        workspace_id, livemode, index = _message_of(item)
 
         def step(record: MessageRecord, now: datetime) -> Transition:
             if len(record.attempts) - 1 != index:
@@ -505,13 +505,13 @@ class Lifecycle:
         return None
 
     async def handle_retry(self, item: WorkItem) -> datetime | None:
-        workspace_id, livemode, index = _where(item)
+        workspace_id, livemode, index = _message_of(item)
         until = datetime.fromisoformat(str(item.payload["until"]))
         await self._redispatch(workspace_id, livemode, item.ref, index, retry_until=until)
         return None
 
     async def handle_fallback(self, item: WorkItem) -> datetime | None:
-        workspace_id, livemode, index = _where(item)
+        workspace_id, livemode, index = _message_of(item)
         await self._redispatch(workspace_id, livemode, item.ref, index)
         return None
 
@@ -678,7 +678,7 @@ class Lifecycle:
             else:
                 error = job.last_outcome.error if job.last_outcome else None
                 if job.all_unavailable or error is None:
-                    error = _UNAVAILABLE
+                    error = NO_PROVIDER_REACHED
                 result = move(
                     fresh, "failed", attempts=attempts, error=error, final_at=now,
                     updated_at=now, fallback_left=(), version=fresh.version + 1,
@@ -687,7 +687,7 @@ class Lifecycle:
             items = await self._events(result, event_for(result.status))
             refs: list[ProviderRef] = []
             if result.status == "sent":
-                self._follow(result, connections, refs, items)
+                self._watch_accepted(result, connections, refs, items)
             elif job.paced_until is not None:
                 # Also after a fallback (no D7 window): the hand-over is what moves it on;
                 # its provider down at the slot then ends it as D7 says for no window.
@@ -698,7 +698,9 @@ class Lifecycle:
                 continue
             record_settled(self.metrics, fresh, result)
             if result.status == "failed" and retry_until is not None:
-                await self._release_unit(result)  # queued, then given up: no provider took it
+                await release_unit(
+                    self._store, result
+                )  # queued, then given up: no provider took it
             return
         raise _Contended(marked.job_id)
 
@@ -749,16 +751,11 @@ class Lifecycle:
             version=fresh.version + 1,
         )  # fmt: skip
 
-    async def _release_unit(self, record: MessageRecord) -> None:
-        if record.livemode:
-            period = quota_period(record.created_at)
-            await self._store.release_quota(record.workspace_id, period, 1)
-
     async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
         now = self._clock.now()
         ended = move(
             record, "failed", attempts=(*record.attempts, *gone),
-            error=gone[-1].error if gone else _UNAVAILABLE, final_at=now, updated_at=now,
+            error=gone[-1].error if gone else NO_PROVIDER_REACHED, final_at=now, updated_at=now,
             fallback_left=(), version=record.version + 1,
         )  # fmt: skip
         events = await self._events(ended, "message.failed")
@@ -803,7 +800,8 @@ def _report_step(report: ProviderReport) -> Step:
     return step
 
 
-def _where(item: WorkItem) -> tuple[str, bool, int]:
+def _message_of(item: WorkItem) -> tuple[str, bool, int]:
+    """The message a work item is about: its workspace, mode and attempt index."""
     payload = item.payload
     attempt = payload.get("attempt", 0)
     return (

@@ -203,7 +203,7 @@ class HttpAdapter(abc.ABC, Generic[C]):
     and implement :meth:`submit` (and :meth:`submit_batch` where the provider has batches).
     """
 
-    code_: ClassVar[ProviderCode]
+    PROVIDER_CODE: ClassVar[ProviderCode]
     credentials_model: ClassVar[type[CredentialsModel]]
     default_base_url: ClassVar[str]
 
@@ -244,11 +244,11 @@ class HttpAdapter(abc.ABC, Generic[C]):
 
     @property
     def code(self) -> ProviderCode:
-        return self.code_
+        return self.PROVIDER_CODE
 
     @property
     def profile(self) -> ProviderProfile:
-        return PROFILES[self.code_]
+        return PROFILES[self.PROVIDER_CODE]
 
     @property
     def max_batch(self) -> int:

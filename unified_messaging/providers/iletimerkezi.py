@@ -132,7 +132,7 @@ def _decode(answer: Answer) -> tuple[int, str, dict[str, object]] | SubmitOutcom
 class IletimerkeziAdapter(HttpAdapter[Credentials]):
     """Live adapter of an ``sms_b`` connection (İletimerkezi JSON v1)."""
 
-    code_: ClassVar[ProviderCode] = "sms_b"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "sms_b"
     credentials_model: ClassVar[type[CredentialsModel]] = Credentials
     default_base_url: ClassVar[str] = "https://api.iletimerkezi.com"
 

@@ -108,7 +108,7 @@ class Credentials(CredentialsModel):
 class KannelAdapter(HttpAdapter[Credentials]):
     """The live ``sms_e`` adapter: one message per ``sendsms`` request."""
 
-    code_: ClassVar[ProviderCode] = "sms_e"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "sms_e"
     credentials_model = Credentials
     # Every Kannel is someone's own host: there is no public default.
     default_base_url = ""

@@ -146,7 +146,7 @@ class Credentials(CredentialsModel):
 class MutlucellAdapter(HttpAdapter[Credentials]):
     """The live ``sms_d`` adapter: Mutlucell's XML gateway."""
 
-    code_: ClassVar[ProviderCode] = "sms_d"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "sms_d"
     credentials_model: ClassVar[type[CredentialsModel]] = Credentials
     default_base_url: ClassVar[str] = "https://smsgw.mutlucell.com"
 

@@ -171,7 +171,7 @@ def _answer_code(data: Mapping[str, object]) -> str:
 class NetgsmAdapter(HttpAdapter[Credentials]):
     """Live adapter of an ``sms_a`` connection (NetGSM REST v2)."""
 
-    code_: ClassVar[ProviderCode] = "sms_a"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "sms_a"
     credentials_model: ClassVar[type[CredentialsModel]] = Credentials
     default_base_url: ClassVar[str] = "https://api.netgsm.com.tr"
 

@@ -108,7 +108,7 @@ class Credentials(CredentialsModel):
 class TelegramAdapter(HttpAdapter[Credentials]):
     """The live ``chatbot`` adapter."""
 
-    code_: ClassVar[ProviderCode] = "chatbot"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "chatbot"
     credentials_model = Credentials
     default_base_url = DEFAULT_BASE_URL
 

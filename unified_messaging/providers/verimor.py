@@ -145,7 +145,7 @@ class Credentials(CredentialsModel):
 class VerimorAdapter(HttpAdapter[Credentials]):
     """The live ``sms_c`` adapter: Verimor SMS API v2."""
 
-    code_: ClassVar[ProviderCode] = "sms_c"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "sms_c"
     credentials_model: ClassVar[type[CredentialsModel]] = Credentials
     default_base_url: ClassVar[str] = "https://sms.verimor.com.tr"
 

@@ -138,7 +138,7 @@ def verify_challenge(query: Mapping[str, str], verify_token: str) -> str | None:
 class WhatsAppAdapter(HttpAdapter[Credentials]):
     """The live ``bizchat`` adapter."""
 
-    code_: ClassVar[ProviderCode] = "bizchat"
+    PROVIDER_CODE: ClassVar[ProviderCode] = "bizchat"
     credentials_model = Credentials
     default_base_url = DEFAULT_BASE_URL
 
