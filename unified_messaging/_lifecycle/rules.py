@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
 from .._types import AttemptStatus, DeliveryStatus, MessageStatus
@@ -57,15 +57,8 @@ EventType = Literal[
     "message.unknown",
     "message.fallback",
 ]
-EVENT_TYPES: Final[tuple[EventType, ...]] = (
-    "message.sent",
-    "message.delivered",
-    "message.failed",
-    "message.expired",
-    "message.rejected",
-    "message.unknown",
-    "message.fallback",
-)
+#: The same names as a tuple, in that order (the type is the one list of them).
+EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
 FINAL_STATUSES: Final[frozenset[MessageStatus]] = frozenset(
     ("delivered", "expired", "rejected", "failed", "unknown")
