@@ -33,7 +33,6 @@ from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
-from .._encoding import SmsEncoding, analyze_sms
 from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
 
 __all__ = [
@@ -52,7 +51,6 @@ __all__ = [
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
-    "sms_encoding",
     "uses_turkish_shift",
 ]
 
@@ -297,11 +295,6 @@ def uses_turkish_shift(connection: Connection) -> bool:
     connection allows it and its provider can send it: the one rule behind both the record's
     ``encoding``/``segments`` and the data coding an adapter puts on the wire."""
     return connection.turkish_shift and PROFILES[connection.provider].turkish_shift
-
-
-def sms_encoding(connection: Connection, text: str) -> SmsEncoding:
-    """The encoding and segments ``text`` is sent with through ``connection``."""
-    return analyze_sms(text, allow_turkish_shift=uses_turkish_shift(connection))
 
 
 # Alphanumeric sender ids (TP-OA, 3GPP TS 23.040) hold 11 GSM characters; Turkish operators
