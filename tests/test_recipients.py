@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unified_messaging._errors import InvalidRecipient
+from unified_messaging._models import BulkItem, SendRequest
 from unified_messaging._recipients import (
     _SPACES,
     MAX_RECIPIENT_LENGTH,
@@ -215,6 +216,12 @@ def test_limit_is_exactly_the_contracts() -> None:
     padded = E164.center(MAX_RECIPIENT_LENGTH)
     assert normalize_turkish_mobile(padded) == E164
     _rejects(normalize_turkish_mobile, padded + " ")
+
+
+def test_request_models_take_the_same_limit() -> None:
+    # One constant: the models' ``to`` (REST/MCP schema) and the normalizer's check agree.
+    for model in (SendRequest, BulkItem):
+        assert model.model_json_schema()["properties"]["to"]["maxLength"] == MAX_RECIPIENT_LENGTH
 
 
 def test_control_characters_are_escaped_in_messages() -> None:

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from ._errors import ErrorDetail, RequestInvalid
+from ._recipients import MAX_RECIPIENT_LENGTH
 from ._types import (
     AttemptStatus,
     Channel,
@@ -52,7 +53,6 @@ __all__ = [
     "parse_model",
 ]
 
-MAX_TO_LENGTH = 64
 MAX_BODY_LENGTH = 1600
 MAX_SENDER_LENGTH = 32
 MAX_BULK_ITEMS = 200
@@ -92,7 +92,7 @@ def _empty_as_none(value: object) -> object:
 
 Recipient = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_TO_LENGTH, examples=["+905551234567"]),
+    Field(min_length=1, max_length=MAX_RECIPIENT_LENGTH, examples=["+905551234567"]),
     AfterValidator(_no_control_chars),
 ]
 _BodyText = Annotated[
