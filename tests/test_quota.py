@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 from test_lifecycle import record
 
 from unified_messaging._domain import Workspace
-from unified_messaging._quota import charge, keeps_unit, quota_period, release_unit
-from unified_messaging._routing.dispatch import Job
-from unified_messaging.providers.base import SubmitOutcome
+from unified_messaging._quota import charge, quota_period, release_unit, units_to_release
 from unified_messaging.store.memory import MemoryStore
 
 MOMENTS = st.datetimes(
@@ -53,39 +51,20 @@ def test_nothing_to_count_is_no_charge(livemode: bool, units: int, records: int)
     assert charge("ws_1", livemode, [record()] * records, units) is None
 
 
-def _job(*kinds: str, paced: bool = False) -> Job:
-    job = Job(job_id="msg_1", to="+905551234567", text="hi", workspace_id="ws_1")
-    job.outcome_kinds = list(kinds)  # type: ignore[arg-type]
-    if kinds:
-        job.last_outcome = SubmitOutcome(kind=kinds[-1])  # type: ignore[arg-type]
-    if paced:
-        job.paced_until = datetime(2026, 1, 1, tzinfo=UTC)
-    return job
-
-
 @pytest.mark.parametrize(
-    ("job", "queue", "kept"),
+    ("statuses", "released"),
     [
-        (_job("rejected", "accepted"), False, True),
-        (_job("rejected"), True, False),
-        (_job("unavailable", "unavailable"), False, False),
-        (_job("unavailable", "unavailable"), True, True),
-        (_job("unavailable", "rejected"), True, False),
-        (_job(paced=True), False, True),
-    ],
-    ids=[
-        "accepted after a fallback",
-        "rejected",
-        "unreachable, no D7 retries",
-        "unreachable, queued for D7 retries",
-        "one provider rejected it: no retry",
-        "waiting for its D27 slot",
+        ((), 0),
+        (("sent", "delivered", "queued"), 0),
+        (("failed",), 1),
+        (("sent", "failed", "queued", "failed"), 2),
     ],
 )
-def test_a_unit_is_kept_while_a_provider_has_or_may_yet_take_the_message(
-    job: Job, queue: bool, kept: bool
+def test_only_a_failed_message_gives_its_unit_back(
+    statuses: tuple[str, ...], released: int
 ) -> None:
-    assert keeps_unit(job, queue=queue) is kept
+    records = [replace(record(), status=status) for status in statuses]  # type: ignore[call-arg]
+    assert units_to_release(records) == released
 
 
 async def test_a_released_unit_comes_back_only_in_live_mode() -> None:

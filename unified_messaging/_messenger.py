@@ -11,7 +11,7 @@ import asyncio
 import hmac
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -47,7 +47,7 @@ from ._errors import (
     Unauthorized,
 )
 from ._ids import new_id
-from ._lifecycle.rules import NO_PROVIDER_REACHED, begin, is_write_ahead, move
+from ._lifecycle.rules import after_routing, begin, is_write_ahead
 from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._lifecycle.worker import Worker
 from ._models import (
@@ -60,7 +60,6 @@ from ._models import (
 )
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
-from ._quota import keeps_unit
 from ._recipients import normalize_recipient
 from ._responses import bulk_result, send_response, status_record
 from ._routing.adapters import AdapterPool
@@ -71,7 +70,7 @@ from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
+from ._types import SMS_PROVIDERS, ProviderCode
 from ._vault import Vault, default_vault
 from .providers.base import (
     AdapterFactory,
@@ -320,7 +319,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
         )  # fmt: skip
         record = self._outcome_record(record, plan, job, queue=queue)
-        unused = 0 if keeps_unit(job, queue=queue) else 1
+        unused = quota.units_to_release([record])
         await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
         self._raise_for_single(record, job)
@@ -369,7 +368,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         ]
         for index, record in finished:
             records[index] = record
-        unused = sum(1 for _, job in jobs if not keeps_unit(job, queue=queue))
+        unused = quota.units_to_release([r for _, r in finished])
         paced = _paced([job for _, job in jobs])
         await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced)
         record_sends(self._metrics, records, [job for _, job in jobs])
@@ -646,55 +645,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     def _outcome_record(
         self, record: MessageRecord, plan: _SendPlan, job: Job, *, queue: bool = False
     ) -> MessageRecord:
-        """The write-ahead ``record`` as its chain left it: sent (with its fallback left),
-        queued for its D27 slot or D7 retries (``queue``), or failed."""
-        # One ``replace`` per message: on the hot path a frozen record's copy is not free.
-        now = self.now()
-        hop = plan.hops[job.paced_hop if job.paced else job.last_hop]
-        attempts = tuple(job.attempts)
-        encoding, segments = record.encoding, record.segments
-        if hop.sender is not None:
-            encoding, segments = job.sms_encoding(hop.connection)
-        status: MessageStatus = "sent"
-        error = None
-        sent_at = final_at = None
-        left: tuple[ProviderCode, ...] = ()
-        if job.paced:
-            # D27: no send slot in time; the worker sends it from this hop when one is free.
-            status = "queued"
-            left = tuple(h.connection.provider for h in plan.hops[job.paced_hop + 1 :])
-        elif not job.accepted and queue and job.all_unavailable:
-            # D7 opt-in: the worker keeps trying the whole chain (Lifecycle.handle_retry).
-            hop = plan.hops[0]
-            status = "queued"
-            left = tuple(h.connection.provider for h in plan.hops[1:])
-        elif not job.accepted:
-            status, final_at = "failed", now
-            outcome = job.last_outcome
-            error = outcome.error if outcome is not None and outcome.error else NO_PROVIDER_REACHED
-            if job.all_unavailable:
-                error = NO_PROVIDER_REACHED
-        elif hop.connection.channel == "chatbot":
-            # D10: the bot API has no receipts; its success is the final answer.
-            status, sent_at, final_at = "delivered", now, now
-            attempts = (*attempts[:-1], replace(attempts[-1], status="delivered"))
-        else:
-            sent_at = now
-            left = tuple(h.connection.provider for h in plan.hops[job.last_hop + 1 :])
-        return move(
-            record,
-            status,
-            provider=hop.connection.provider,
-            sender=hop.sender,
-            attempts=attempts,
-            updated_at=now,
-            sent_at=sent_at,
-            final_at=final_at,
-            error=error,
-            encoding=encoding,
-            segments=segments,
-            fallback_left=left,
-            version=record.version + 1,
+        """The write-ahead ``record`` as its chain left it (``queue``: D7's retries are on)."""
+        return after_routing(
+            record, job, plan.hops, attempts=tuple(job.attempts), now=self.now(), retry=queue
         )
 
     @staticmethod

@@ -5,9 +5,9 @@ transaction as the rows it writes (so processes sharing a store cannot overdraw 
 
 - test mode is free; a live message takes one unit of its workspace's month (UTC, by the
   message's creation) in the write-ahead transaction that stores it (:func:`charge`);
-- after the providers have answered it keeps the unit if one accepted it, or it waits for a
-  D7 retry or its D27 send slot (:func:`keeps_unit`); the other units come back in the
-  transaction that stores the outcome (:func:`charge` again, as the release);
+- after the providers have answered, a message that ended ``failed`` gives its unit back in
+  the transaction that stores the outcome (:func:`units_to_release`, :func:`charge` again);
+  one that a provider accepted, or that waits for a D7 retry or its D27 send slot, keeps it;
 - a message that waited and was given up at last, no provider having taken it, gives its
   unit back then (:func:`release_unit`).
 """
@@ -22,10 +22,9 @@ from .store.base import QuotaCharge
 
 if TYPE_CHECKING:
     from ._domain import MessageRecord
-    from ._routing.dispatch import Job
     from .store.base import Store
 
-__all__ = ["charge", "keeps_unit", "quota_period", "release_unit"]
+__all__ = ["charge", "quota_period", "release_unit", "units_to_release"]
 
 
 def quota_period(moment: datetime) -> str:
@@ -48,11 +47,12 @@ def charge(
     return QuotaCharge(workspace_id, quota_period(records[0].created_at), units, limit)
 
 
-def keeps_unit(job: Job, *, queue: bool) -> bool:
-    """Whether a message keeps its unit after its submit: a provider accepted it, or it is
-    queued for D7 retries (``queue``: the workspace retries an unreachable chain) or for its
-    D27 send slot."""
-    return job.accepted or job.paced or (queue and job.all_unavailable)
+def units_to_release(records: Sequence[MessageRecord]) -> int:
+    """How many of the units taken for ``records`` come back once the providers have
+    answered: one per message that ended ``failed``. Every other outcome keeps its unit:
+    a provider accepted it, or it waits for its D27 send slot or D7's retries
+    (:func:`~unified_messaging._lifecycle.rules.after_routing` decides which)."""
+    return sum(1 for record in records if record.status == "failed")
 
 
 async def release_unit(store: Store, record: MessageRecord) -> None:

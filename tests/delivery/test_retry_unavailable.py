@@ -151,3 +151,35 @@ async def test_a_queue_ttl_out_of_range_is_refused_and_changes_nothing(
         await um_testbed.messenger.create_workspace("Acme", queue_ttl=ttl)
     stored = await um_testbed.messenger.get_workspace(um_testbed.workspace.id)
     assert stored.queue_ttl == timedelta(minutes=10)
+
+
+async def test_a_chatbot_message_the_worker_hands_over_is_delivered_at_once() -> None:
+    """D10 for the chatbot channel: the bot API's success is the final answer, whoever makes
+    the call. A message queued by D7 and sent by the worker used to end ``sent``, then
+    ``unknown`` when its (never coming) report timed out."""
+    clock = ManualClock()
+    adapters: dict[str, FlakyAdapter] = {}
+
+    def flaky(connection: Connection, credentials: Mapping[str, str]) -> FlakyAdapter:
+        return adapters.setdefault(connection.id, FlakyAdapter(connection, clock, 1))
+
+    messenger = Messenger(clock=clock, live_adapters={"chatbot": flaky})
+    workspace = await messenger.create_workspace("Acme")
+    await messenger.set_retry_unavailable(workspace.id, True)
+    await messenger.add_connection(workspace.id, "chatbot", credentials={"bot_token": "1:a"})
+    key = await messenger.create_api_key(workspace.id, livemode=True)
+    auth = await messenger.authenticate(key.secret)
+
+    sent = await messenger.send(auth, {"to": "@acme_channel", "body": "Selam"})
+    assert sent.status == "queued"
+    worker = messenger.worker()
+    clock.advance(timedelta(seconds=60))
+    await worker.run_until_idle()
+
+    record = await messenger.get_message(auth, sent.job_id)
+    assert record.status == "delivered"
+    assert record.final_at is not None and record.sent_at == record.final_at
+    assert [a.status for a in record.attempts] == ["rejected", "delivered"]
+    clock.advance(timedelta(hours=25))  # past the DLR time-out (24 h)
+    await worker.run_until_idle()
+    assert (await messenger.get_message(auth, sent.job_id)).status == "delivered"

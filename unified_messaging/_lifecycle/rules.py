@@ -20,23 +20,30 @@ store what they return. The rules:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
 from .._types import AttemptStatus, DeliveryStatus, MessageStatus
 from ..providers.base import NO_FALLBACK_CODES, ProviderReport
 
+if TYPE_CHECKING:
+    # Types only: the public webhook verifier imports this module, and routing is heavy.
+    from .._routing.dispatch import Hop, Job
+
 __all__ = [
     "EVENT_TYPES",
     "FINAL_STATUSES",
     "INITIAL_STATUSES",
+    "NO_PROVIDER_REACHED",
     "SUBMIT_INTERRUPTED",
     "TRANSITIONS",
     "EventType",
     "IllegalTransition",
     "Transition",
+    "after_routing",
     "apply_interrupted",
     "apply_report",
     "apply_timeout",
@@ -267,3 +274,61 @@ def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
         fallback_left=(),
     )
     return Transition(ended, changed=True, event="message.unknown")
+
+
+def after_routing(
+    record: MessageRecord,
+    job: Job,
+    hops: Sequence[Hop],
+    *,
+    attempts: tuple[Attempt, ...],
+    now: datetime,
+    retry: bool,
+) -> MessageRecord:
+    """The message as its chain of providers left it, at submit and at a worker's
+    re-dispatch alike (``attempts``: the record's whole list after this round):
+
+    - no send slot in time (D27): ``queued`` at the hop it got to, for the worker;
+    - a provider accepted it: ``sent``, the rest of the chain kept for fallback (D6), or
+      ``delivered`` on the chatbot channel, whose success is final (D10);
+    - every provider unavailable and ``retry`` (D7's window is open): ``queued``, for the
+      whole chain again;
+    - otherwise ``failed`` with the last refusal, or ``PROVIDER_UNAVAILABLE`` (D7).
+
+    The record names the hop it is at (its provider, header and D24 encoding); a unit of
+    quota stays with every outcome but ``failed`` (D17).
+    """
+    status: MessageStatus
+    if job.paced:
+        index, status = job.paced_hop, "queued"
+    elif job.accepted:
+        index, status = job.last_hop, "sent"
+    elif retry and job.all_unavailable:
+        index, status = 0, "queued"
+    else:
+        index, status = job.last_hop, "failed"
+    hop = hops[index]
+    encoding, segments = record.encoding, record.segments
+    if hop.sender is not None:
+        # D24: what this hop's provider is (or was) sent, not what the first one was.
+        encoding, segments = job.sms_encoding(hop.connection)
+    changes: dict[str, Any] = {}
+    left = tuple(h.connection.provider for h in hops[index + 1 :])
+    if status == "failed":
+        outcome = job.last_outcome
+        error = outcome.error if outcome is not None else None
+        if job.all_unavailable or error is None:
+            error = NO_PROVIDER_REACHED
+        changes.update(error=error, final_at=now)
+        left = ()
+    elif status == "sent":
+        changes.update(error=None, dlr=None, sent_at=now)
+        if hop.connection.channel == "chatbot":
+            status, left = "delivered", ()
+            changes["final_at"] = now
+            attempts = (*attempts[:-1], replace(attempts[-1], status="delivered"))
+    return move(
+        record, status, provider=hop.connection.provider, sender=hop.sender,
+        attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
+        fallback_left=left, version=record.version + 1, **changes,
+    )  # fmt: skip

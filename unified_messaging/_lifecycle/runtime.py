@@ -71,6 +71,7 @@ from .rules import (
     SUBMIT_INTERRUPTED,
     EventType,
     Transition,
+    after_routing,
     apply_interrupted,
     apply_report,
     apply_timeout,
@@ -653,36 +654,8 @@ class Lifecycle:
             if fresh is None:
                 return
             attempts = (*fresh.attempts[:count], *gone, *job.attempts)
-            again = retry_until is not None and job.all_unavailable and now < retry_until
-            if job.paced:
-                result = self._still_paced(fresh, job, hops, attempts, now)
-            elif job.accepted:
-                hop = hops[job.last_hop]
-                # D24: what the accepting provider was sent, not what the first one was.
-                encoding, segments = (
-                    job.sms_encoding(hop.connection)
-                    if hop.sender is not None
-                    else (fresh.encoding, fresh.segments)
-                )
-                result = move(
-                    fresh, "sent", provider=hop.connection.provider, sender=hop.sender,
-                    attempts=attempts, error=None, dlr=None, sent_at=now, updated_at=now,
-                    encoding=encoding, segments=segments,
-                    fallback_left=tuple(h.connection.provider for h in hops[job.last_hop + 1 :]),
-                    version=fresh.version + 1,
-                )  # fmt: skip
-            elif again:
-                result = replace(
-                    fresh, attempts=attempts, updated_at=now, version=fresh.version + 1
-                )
-            else:
-                error = job.last_outcome.error if job.last_outcome else None
-                if job.all_unavailable or error is None:
-                    error = NO_PROVIDER_REACHED
-                result = move(
-                    fresh, "failed", attempts=attempts, error=error, final_at=now,
-                    updated_at=now, fallback_left=(), version=fresh.version + 1,
-                )  # fmt: skip
+            window_open = retry_until is not None and now < retry_until
+            result = after_routing(fresh, job, hops, attempts=attempts, now=now, retry=window_open)
             # What the new state starts is stored with it: a crash cannot split them.
             items = await self._events(result, event_for(result.status))
             refs: list[ProviderRef] = []
@@ -692,15 +665,14 @@ class Lifecycle:
                 # Also after a fallback (no D7 window): the hand-over is what moves it on;
                 # its provider down at the slot then ends it as D7 says for no window.
                 items.append(self._paced_item(result, job.paced_until, retry_until or now))
-            elif again and retry_until is not None:
-                items.append(self._retry_item(result, retry_until))
+            elif result.status == "queued" and retry_until is not None:
+                items.append(self._retry_item(result, retry_until))  # D7: the next round
             if not await self._store.replace_message(result, work=items, refs=refs):
                 continue
             record_settled(self.metrics, fresh, result)
             if result.status == "failed" and retry_until is not None:
-                await release_unit(
-                    self._store, result
-                )  # queued, then given up: no provider took it
+                # Queued, then given up: no provider took it.
+                await release_unit(self._store, result)
             return
         raise _Contended(marked.job_id)
 
@@ -727,28 +699,6 @@ class Lifecycle:
             ref=record.job_id, due_at=due, created_at=now,
             payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
                      "attempt": index, "until": until.isoformat()},
-        )  # fmt: skip
-
-    @staticmethod
-    def _still_paced(
-        fresh: MessageRecord,
-        job: Job,
-        hops: Sequence[Hop],
-        attempts: tuple[Attempt, ...],
-        now: datetime,
-    ) -> MessageRecord:
-        """The message stays ``queued`` (D27), now waiting at the hop it got to."""
-        hop = hops[job.paced_hop]
-        encoding, segments = (
-            job.sms_encoding(hop.connection)
-            if hop.sender is not None
-            else (fresh.encoding, fresh.segments)
-        )
-        return move(
-            fresh, "queued", provider=hop.connection.provider, sender=hop.sender,
-            attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
-            fallback_left=tuple(h.connection.provider for h in hops[job.paced_hop + 1 :]),
-            version=fresh.version + 1,
         )  # fmt: skip
 
     async def _end_failed(self, record: MessageRecord, gone: Sequence[Attempt]) -> None:
