@@ -43,7 +43,6 @@ from ._errors import (
     RequestInvalid,
     ResourceNotFound,
     StorageUnavailable,
-    TemplateNotFound,
     Unauthorized,
 )
 from ._ids import new_id
@@ -469,9 +468,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
                 raise ProviderNotConnected(f"The fallback provider {code} is not connected.")
         template = None
         if template_key is not None:
-            template = await self._store.get_template(auth.workspace_id, template_key)
-            if template is None:
-                raise TemplateNotFound(f"No template with the key {template_key!r}.")
+            template = await self.get_template(auth.workspace_id, template_key)
         chain = [primary, *(connections[code] for code in fallback)]
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
