@@ -223,3 +223,42 @@ async def test_removing_an_entry_with_spaces_around_it_is_refused_the_same_way(
 
     assert field_of(info.value) == "cidr"
     assert await messenger.list_allowlist(workspace.id) == ["10.0.0.0/8"]
+
+
+# ------------------------------------------------------------------------------ senders
+
+
+@pytest.mark.parametrize("sender", ["ACME\x00", "AC\x1bME", "ACME\x7f"])
+@pytest.mark.parametrize("as_default", [False, True])
+async def test_a_sender_with_a_control_character_is_refused(
+    messenger: Messenger, workspace: Workspace, sender: str, as_default: bool
+) -> None:
+    # The rule a request's ``sender`` meets (_models.Sender), so a stored header never fails
+    # every send.
+    default, approved = (sender, ()) if as_default else (None, (sender,))
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_connection(
+            workspace.id, "sms_a", default_sender=default, approved_senders=approved
+        )
+
+    assert field_of(info.value) == "sender"
+    assert info.value.message == "sender: must not contain control characters"
+    assert await messenger.list_connections(workspace.id) == []
+
+
+@pytest.mark.parametrize("sender", ["", "A" * 33])
+async def test_a_sender_of_the_wrong_length_is_refused(
+    messenger: Messenger, workspace: Workspace, sender: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_connection(workspace.id, "sms_a", approved_senders=[sender])
+
+    assert info.value.message == "sender: must be 1-32 characters"
+
+
+async def test_a_sender_with_a_space_is_stored(messenger: Messenger, workspace: Workspace) -> None:
+    connection = await messenger.add_connection(
+        workspace.id, "sms_a", approved_senders=["ACME CO"], default_sender="ACME CO"
+    )
+
+    assert connection.approved_senders == ("ACME CO",)

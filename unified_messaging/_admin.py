@@ -35,6 +35,7 @@ from .store.base import Store
 __all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
 
 _TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
+_SENDER_LENGTH_PROBLEM = f"must be 1-{MAX_SENDER_LENGTH} characters"
 #: A queue TTL beyond this is almost surely a unit mistake (milliseconds given as seconds).
 MAX_QUEUE_TTL = timedelta(days=7)
 _IYS_MODES: frozenset[str] = frozenset(
@@ -230,7 +231,11 @@ class AdminMixin:
         senders = tuple(dict.fromkeys(approved_senders))
         for sender in (*senders, *((default_sender,) if default_sender else ())):
             if not 1 <= len(sender) <= MAX_SENDER_LENGTH:
-                raise RequestInvalid.for_field("sender", "must be 1-32 characters")
+                raise RequestInvalid.for_field("sender", _SENDER_LENGTH_PROBLEM)
+            # The same rule a request's ``sender`` meets (_models.Sender): a header stored with
+            # a control character would pass here and be refused at every send.
+            if has_control_chars(sender):
+                raise RequestInvalid.for_field("sender", "must not contain control characters")
         if default_sender and senders and default_sender not in senders:
             senders = (*senders, default_sender)
         connection_id = new_id("conn")
