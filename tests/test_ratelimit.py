@@ -26,10 +26,14 @@ from unified_messaging._access.ratelimit import (
     RateLimiter,
     RateLimitPolicy,
     rate_limiter_from_url,
+    retry_after_header,
+    retry_after_seconds,
 )
 from unified_messaging._access.redis_ratelimit import RedisRateLimiter
 from unified_messaging._clock import ManualClock
-from unified_messaging._errors import StorageUnavailable
+from unified_messaging._errors import RecipientRateLimited, StorageUnavailable
+from unified_messaging.asgi._errors import error_response
+from unified_messaging.cli._serve_http import server_answer
 
 REDIS_URL = os.environ.get("UM_TEST_REDIS_URL")
 NO_REDIS = (
@@ -244,6 +248,51 @@ def test_header_times_round_up_to_whole_seconds() -> None:
     headers = decision.headers()
 
     assert (headers["RateLimit-Reset"], headers["Retry-After"]) == ("11", "3")
+
+
+# --- Retry-After: one rule for the rate limiter, the flood guard and the server's own 503 ---
+
+
+@pytest.mark.parametrize(
+    ("seconds", "header"),
+    [
+        (-3.0, "1"),
+        (0, "1"),
+        (0.0000001, "1"),
+        (1.0, "1"),
+        # Float noise above a whole second (the limiter admits it too): not a second more.
+        (1.0000000001, "1"),
+        (1.000001, "2"),
+        (2.5, "3"),
+        (1e12, "1000000000000"),
+        (2.0**60, str(2**60)),
+    ],
+)
+def test_retry_after_is_whole_seconds_rounded_up_and_at_least_one(
+    seconds: float, header: str
+) -> None:
+    assert retry_after_header(seconds) == header
+    assert retry_after_seconds(seconds) == int(header)
+
+
+@given(st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=3650)))
+def test_retry_after_of_a_flood_guard_wait_is_never_early(wait: timedelta) -> None:
+    # The flood guard's waits are timedeltas: whole microseconds, never within the epsilon.
+    assert retry_after_seconds(wait.total_seconds()) >= wait.total_seconds()
+
+
+@pytest.mark.parametrize("seconds", [0.02, 1.0, 1.0000000001, 1.000001, 59.5])
+def test_every_retry_after_header_follows_the_one_rule(seconds: float) -> None:
+    expected = retry_after_header(seconds)
+    decision = RateLimitDecision(
+        allowed=False, limit=5, remaining=0, reset_after=60, retry_after=seconds, window=60
+    )
+    flood = error_response(RecipientRateLimited("over the limit", retry_after=seconds))
+    answer = server_answer(503, "STORAGE_UNAVAILABLE", "busy", retry_after=seconds)
+
+    assert decision.headers()["Retry-After"] == expected
+    assert flood.headers["retry-after"] == expected
+    assert f"retry-after: {expected}\r\n".encode() in answer
 
 
 def test_headers_leave_out_w_when_the_window_is_unknown() -> None:

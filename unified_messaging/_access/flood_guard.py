@@ -27,7 +27,6 @@ decision a backend makes from the recent messages it found.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -36,6 +35,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
 from .._errors import RecipientRateLimited, RequestInvalid
+from .ratelimit import retry_after_seconds
 
 if TYPE_CHECKING:
     from .._domain import MessageRecord
@@ -149,7 +149,7 @@ class RecipientRefusal:
 
     @property
     def message(self) -> str:
-        wait = max(1, math.ceil(self.retry_after))
+        wait = retry_after_seconds(self.retry_after)
         return (
             f"This recipient may get {self.limit.limit} messages per "
             f"{_window_text(self.limit.window)} from this workspace (the flood guard); "

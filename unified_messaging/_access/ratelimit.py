@@ -30,6 +30,8 @@ __all__ = [
     "RateLimitPolicy",
     "RateLimiter",
     "rate_limiter_from_url",
+    "retry_after_header",
+    "retry_after_seconds",
 ]
 
 #: The policy identifier shown in ``RateLimit-Policy`` and ``RateLimit``: one policy per key.
@@ -42,6 +44,20 @@ _EPSILON = 1e-9
 
 def _ceil(seconds: float) -> int:
     return max(0, math.ceil(seconds - _EPSILON))
+
+
+def retry_after_seconds(seconds: float) -> int:
+    """The whole seconds a ``Retry-After`` says for a wait of ``seconds`` (D16, D28): rounded
+    up, so a client that waits them is never early, and at least 1 (a 0 invites a retry at
+    once). ``seconds`` a float-noise hair (``_EPSILON``) above a whole second rounds down to
+    it: the limiter admits that hair too (``take_tokens``), and the flood guard's waits come
+    from ``timedelta``, whole microseconds, so they are never within ``_EPSILON`` above one."""
+    return max(1, _ceil(seconds))
+
+
+def retry_after_header(seconds: float) -> str:
+    """The ``Retry-After`` field value for a wait of ``seconds``: :func:`retry_after_seconds`."""
+    return str(retry_after_seconds(seconds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +145,7 @@ class RateLimitDecision:
             "RateLimit-Reset": reset,
         }
         if not self.allowed:
-            fields["Retry-After"] = str(max(1, _ceil(self.retry_after)))
+            fields["Retry-After"] = retry_after_header(self.retry_after)
         return fields
 
 

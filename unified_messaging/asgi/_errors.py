@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Final
@@ -21,6 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .._access.ratelimit import retry_after_header
 from .._errors import (
     ConfigurationError,
     MessagingError,
@@ -83,8 +83,7 @@ def error_response(error: MessagingError, headers: Mapping[str, str] | None = No
     if isinstance(error, Unauthorized):
         all_headers.update(_CHALLENGE)
     if isinstance(error, RecipientRateLimited):
-        # D28: whole seconds, rounded up, so a client that waits them is never early.
-        all_headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
+        all_headers["Retry-After"] = retry_after_header(error.retry_after)  # D28
     return Response(
         json_bytes(error_body(error)),
         status_code=error.http_status,

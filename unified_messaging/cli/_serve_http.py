@@ -37,6 +37,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from .._access.ratelimit import retry_after_header
 from .._ids import new_id
 from ._serve_limits import LogThrottle, ServeLimits
 
@@ -198,7 +199,9 @@ def guarded_protocol(limits: ServeLimits) -> type[GuardedH11Protocol]:
     return _Bound
 
 
-def server_answer(status: int, code: str, message: str, *, retry_after: int | None = None) -> bytes:
+def server_answer(
+    status: int, code: str, message: str, *, retry_after: float | None = None
+) -> bytes:
     """A whole HTTP/1.1 response with the D13 body, for answers given before the app runs."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     lines = [
@@ -209,7 +212,7 @@ def server_answer(status: int, code: str, message: str, *, retry_after: int | No
         "connection: close",
     ]
     if retry_after is not None:
-        lines.append(f"retry-after: {retry_after}")
+        lines.append(f"retry-after: {retry_after_header(retry_after)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
 
 
