@@ -195,6 +195,11 @@ class PayloadTooLarge(MessagingError):
     code = "PAYLOAD_TOO_LARGE"
     default_message = "The request body is too large."
 
+    @classmethod
+    def over(cls, max_bytes: int) -> PayloadTooLarge:
+        """A body past a cap of ``max_bytes``: the one wording for REST and MCP."""
+        return cls(f"The request body is larger than {max_bytes} bytes.")
+
 
 class Unprocessable(MessagingError):
     http_status = 422

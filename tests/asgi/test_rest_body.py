@@ -132,6 +132,7 @@ async def test_body_over_one_mebibyte_by_content_length_is_413(client: httpx.Asy
     response = await client.post("/v1/messages", json={"to": NORMAL, "body": padding})
     assert response.status_code == 413
     assert code_of(response) == "PAYLOAD_TOO_LARGE"
+    assert response.json()["error"]["message"] == f"The request body is larger than {MiB} bytes."
     assert response.headers["ratelimit-limit"] == "100"
 
 
@@ -157,6 +158,8 @@ async def test_streamed_body_without_length_is_counted(client: httpx.AsyncClient
     )
     assert "content-length" not in response.request.headers
     assert response.status_code == 413
+    # Counted while read: the same message as the Content-Length check.
+    assert response.json()["error"]["message"] == f"The request body is larger than {MiB} bytes."
 
 
 async def test_a_lying_content_length_does_not_get_past_the_cap(bed: TestBed) -> None:

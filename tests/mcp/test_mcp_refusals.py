@@ -81,7 +81,10 @@ async def test_the_newer_protocol_revision_refuses_accept_in_the_same_shape(
 
 async def test_over_4_mib_is_payload_too_large(mcp: Harness) -> None:
     response = await mcp.post(b" " * (DEFAULT_MAX_REQUEST_BODY_SIZE + 1))
-    assert_d13(response, 413, "PAYLOAD_TOO_LARGE")
+    error = assert_d13(response, 413, "PAYLOAD_TOO_LARGE")
+    # REST's wording (PayloadTooLarge.over), with the SDK's cap.
+    limit = DEFAULT_MAX_REQUEST_BODY_SIZE
+    assert error["message"] == f"The request body is larger than {limit} bytes."
 
 
 async def test_another_host_and_another_origin_are_coded_refusals(bed: TestBed) -> None:

@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from .._errors import PayloadTooLarge, RequestInvalid
 
-__all__ = ["check_media_type", "read_body", "read_json_object"]
+__all__ = ["check_media_type", "not_json_media_type", "read_body", "read_json_object"]
 
 # Cheap pre-check for the rare body that may hold an unpaired surrogate escape: only such
 # bodies pay for the full walk (a surrogate cannot be stored, sent nor encoded as UTF-8).
@@ -43,11 +43,16 @@ async def read_json_object(request: Request, max_bytes: int) -> dict[str, object
     return value
 
 
+def not_json_media_type() -> RequestInvalid:
+    """The 400 for a body that is not ``application/json``: REST's, and MCP's for the SDK's 415."""
+    return RequestInvalid.for_field("Content-Type", "must be application/json")
+
+
 def check_media_type(content_type: str | None) -> None:
     """``application/json``, in UTF-8 if a charset is named (400 naming ``Content-Type``)."""
     media_type, *params = (content_type or "").split(";")
     if media_type.strip().lower() != "application/json":
-        raise RequestInvalid.for_field("Content-Type", "must be application/json")
+        raise not_json_media_type()
     for param in params:
         name, _, value = param.partition("=")
         if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
@@ -63,7 +68,7 @@ def _check_length(content_length: str | None, max_bytes: int) -> None:
     if not content_length.strip().isdigit():
         raise RequestInvalid.for_field("Content-Length", "must be a whole number")
     if int(content_length) > max_bytes:
-        raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+        raise PayloadTooLarge.over(max_bytes)
 
 
 async def _read(request: Request, max_bytes: int) -> bytes:
@@ -73,7 +78,7 @@ async def _read(request: Request, max_bytes: int) -> bytes:
         async for chunk in request.stream():
             received += len(chunk)
             if received > max_bytes:
-                raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+                raise PayloadTooLarge.over(max_bytes)
             chunks.append(chunk)
     except ClientDisconnect:
         raise RequestInvalid.for_field("body", "the request body was cut off") from None

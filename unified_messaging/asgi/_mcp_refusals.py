@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.types import Message, Send
 
 from .._errors import PayloadTooLarge, RequestInvalid
+from ._body import not_json_media_type
 from ._errors import JSON_MEDIA_TYPE, error_response, internal_error_response, status_response
 
 __all__ = ["in_contract_shape"]
@@ -70,10 +71,9 @@ def _replacement(status: int) -> Response:
         logger.error("the MCP SDK answered %s; answered 500 INTERNAL_ERROR instead", status)
         return internal_error_response()
     if status == 413:
-        limit = DEFAULT_MAX_REQUEST_BODY_SIZE
-        return error_response(PayloadTooLarge(f"The request body is larger than {limit} bytes."))
+        return error_response(PayloadTooLarge.over(DEFAULT_MAX_REQUEST_BODY_SIZE))
     if status == 415:
-        return error_response(RequestInvalid.for_field("Content-Type", "must be application/json"))
+        return error_response(not_json_media_type())
     if status == 400:
         return error_response(RequestInvalid.for_field("body", "is not a request /mcp can read"))
     return status_response(status, _MESSAGES.get(status) or "The request was refused.")
