@@ -13,7 +13,9 @@ from datetime import timedelta
 
 import pytest
 
-from unified_messaging import ManualClock, Messenger, RequestInvalid, Workspace
+from unified_messaging import ManualClock, Messenger, RequestInvalid, SendRequest, Workspace
+from unified_messaging._types import TEMPLATE_KEY_PATTERN
+from unified_messaging.cli import build_parser
 
 SECRET_PASSWORD = "hunter2-s3cret"  # a value that must never be echoed
 
@@ -163,6 +165,25 @@ async def test_a_template_of_placeholders_and_text_is_stored(
     template = await messenger.set_template(workspace.id, "greeting", body)
 
     assert template.body == body
+
+
+@pytest.mark.parametrize("key", ["", "Greeting", "order-shipped", "a" * 65, "key\n"])
+async def test_a_template_key_outside_the_pattern_is_refused_naming_it(
+    messenger: Messenger, workspace: Workspace, key: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.set_template(workspace.id, key, "Merhaba")
+
+    assert field_of(info.value) == "key"
+    assert info.value.message == "key: must match ^[a-z0-9_]{1,64}$"
+
+
+def test_the_template_key_rule_is_one_pattern_for_models_admin_and_cli() -> None:
+    schema = SendRequest.model_json_schema()["properties"]["template"]
+    [pattern] = [choice["pattern"] for choice in schema["anyOf"] if "pattern" in choice]
+    assert pattern == TEMPLATE_KEY_PATTERN
+    args = build_parser().parse_args(["templates", "set", "--workspace", "w", "k", "b"])
+    assert TEMPLATE_KEY_PATTERN in args.parser.format_help()
 
 
 # ------------------------------------------------------------------------------ webhooks

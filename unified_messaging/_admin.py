@@ -20,12 +20,12 @@ from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
 from ._ids import new_id
-from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, TEMPLATE_KEY_PATTERN, has_control_chars
+from ._models import MAX_BODY_LENGTH, MAX_SENDER_LENGTH, has_control_chars
 from ._quota import quota_period
 from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
 from ._templates import brace_problem
-from ._types import ALL_PROVIDERS, IysMode, ProviderCode
+from ._types import ALL_PROVIDERS, TEMPLATE_KEY_PATTERN, IysMode, ProviderCode
 from ._vault import Vault
 from ._vault_rotation import VaultRotation, rotate_sealed
 from .providers._credentials import CredentialsModel, validate_credentials
@@ -377,7 +377,7 @@ class AdminMixin:
         """Create or replace a template (D9)."""
         await self.get_workspace(workspace_id)
         if not _TEMPLATE_KEY.fullmatch(key):
-            raise RequestInvalid.for_field("key", "must match ^[a-z0-9_]{1,64}$")
+            raise RequestInvalid.for_field("key", f"must match {TEMPLATE_KEY_PATTERN}")
         if not 1 <= len(body) <= MAX_BODY_LENGTH:
             raise RequestInvalid.for_field("body", f"must be 1-{MAX_BODY_LENGTH} characters")
         if has_control_chars(body):

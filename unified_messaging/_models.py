@@ -26,6 +26,7 @@ from pydantic import (
 from ._errors import ErrorDetail, RequestInvalid
 from ._recipients import MAX_RECIPIENT_LENGTH
 from ._types import (
+    TEMPLATE_KEY_PATTERN,
     AttemptStatus,
     Channel,
     DeliveryStatus,
@@ -59,7 +60,6 @@ MAX_BULK_ITEMS = 200
 MAX_FALLBACKS = 3
 MAX_VARIABLES = 100
 MAX_VARIABLE_NAME_LENGTH = 64
-TEMPLATE_KEY_PATTERN = r"^[a-z0-9_]{1,64}$"
 
 # C0 controls other than TAB, LF, CR; and DEL. Providers drop or choke on them, and a NUL
 # truncates a C string in more than one SMSC, so they are a 400 rather than a surprise later.

@@ -1,4 +1,8 @@
-"""The closed vocabularies of the contract: provider codes, channels, statuses."""
+"""The closed vocabularies of the contract: provider codes, channels, statuses, and which
+strings name a template.
+
+Nothing here imports beyond ``typing``, so the command line can build its help from it
+without loading pydantic."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ __all__ = [
     "ALL_PROVIDERS",
     "CHANNEL_OF",
     "SMS_PROVIDERS",
+    "TEMPLATE_KEY_PATTERN",
     "AttemptStatus",
     "Channel",
     "DeliveryStatus",
@@ -17,6 +22,9 @@ __all__ = [
     "ProviderCode",
     "SubmitStatus",
 ]
+
+#: A template's key (D9): the request models', the admin façade's and the CLI help's one rule.
+TEMPLATE_KEY_PATTERN: Final = r"^[a-z0-9_]{1,64}$"
 
 ProviderCode = Literal["sms_a", "sms_b", "sms_c", "sms_d", "sms_e", "chatbot", "bizchat"]
 Channel = Literal["sms", "chatbot", "bizchat"]

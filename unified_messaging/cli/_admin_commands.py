@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from .._types import TEMPLATE_KEY_PATTERN
 from ._args import (
     Subparsers,
     add_command,
@@ -210,7 +211,7 @@ def add_templates(commands: Subparsers) -> None:
         group, "set", help="create or replace a template", run=admin_command(_set_template)
     )
     _workspace(put)
-    put.add_argument("key", metavar="KEY", help="^[a-z0-9_]{1,64}$")
+    put.add_argument("key", metavar="KEY", help=TEMPLATE_KEY_PATTERN)
     put.add_argument("body", metavar="BODY", help="the text, with {{ name }} placeholders")
     put.add_argument("--description")
     put.add_argument(
