@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 
 from unified_messaging import ManualClock, Messenger, RequestInvalid, SendRequest, Workspace
-from unified_messaging._types import TEMPLATE_KEY_PATTERN
+from unified_messaging._types import TEMPLATE_KEY_PATTERN, IysMode
 from unified_messaging.cli import build_parser
 
 SECRET_PASSWORD = "hunter2-s3cret"  # a value that must never be echoed
@@ -244,6 +244,30 @@ async def test_removing_an_entry_with_spaces_around_it_is_refused_the_same_way(
 
     assert field_of(info.value) == "cidr"
     assert await messenger.list_allowlist(workspace.id) == ["10.0.0.0/8"]
+
+
+# ------------------------------------------------------------------------------ iys_mode
+
+
+@pytest.mark.parametrize("mode", ["informational", "commercial_individual", "commercial_merchant"])
+async def test_each_iys_mode_is_taken(
+    messenger: Messenger, workspace: Workspace, mode: IysMode
+) -> None:
+    connection = await messenger.add_connection(workspace.id, "sms_a", iys_mode=mode)
+
+    assert connection.iys_mode == mode
+
+
+async def test_an_unknown_iys_mode_is_refused(messenger: Messenger, workspace: Workspace) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_connection(workspace.id, "sms_a", iys_mode="commercial")  # type: ignore[arg-type]
+
+    assert info.value.message == "iys_mode: unknown IYS mode"
+
+
+def test_the_cli_offers_the_iys_modes_of_the_type() -> None:
+    args = build_parser().parse_args(["connections", "add", "--workspace", "w", "sms_a"])
+    assert "{informational,commercial_individual,commercial_merchant}" in args.parser.format_help()
 
 
 # ------------------------------------------------------------------------------ senders

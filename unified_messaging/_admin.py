@@ -25,7 +25,7 @@ from ._quota import quota_period
 from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
 from ._templates import brace_problem
-from ._types import ALL_PROVIDERS, TEMPLATE_KEY_PATTERN, IysMode, ProviderCode
+from ._types import ALL_PROVIDERS, IYS_MODES, TEMPLATE_KEY_PATTERN, IysMode, ProviderCode
 from ._vault import Vault
 from ._vault_rotation import VaultRotation, rotate_sealed
 from .providers._credentials import CredentialsModel, validate_credentials
@@ -38,9 +38,7 @@ _TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
 _SENDER_LENGTH_PROBLEM = f"must be 1-{MAX_SENDER_LENGTH} characters"
 #: A queue TTL beyond this is almost surely a unit mistake (milliseconds given as seconds).
 MAX_QUEUE_TTL = timedelta(days=7)
-_IYS_MODES: frozenset[str] = frozenset(
-    ("informational", "commercial_individual", "commercial_merchant")
-)
+_IYS_MODES: frozenset[str] = frozenset(IYS_MODES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Final, Literal, get_args
 __all__ = [
     "ALL_PROVIDERS",
     "CHANNEL_OF",
+    "IYS_MODES",
     "SMS_PROVIDERS",
     "TEMPLATE_KEY_PATTERN",
     "AttemptStatus",
@@ -45,6 +46,7 @@ Encoding = Literal["gsm7", "gsm7_turkish", "ucs2"]
 IysMode = Literal["informational", "commercial_individual", "commercial_merchant"]
 
 ALL_PROVIDERS: Final[tuple[ProviderCode, ...]] = get_args(ProviderCode)
+IYS_MODES: Final[tuple[IysMode, ...]] = get_args(IysMode)
 SMS_PROVIDERS: Final[frozenset[ProviderCode]] = frozenset(
     ("sms_a", "sms_b", "sms_c", "sms_d", "sms_e")
 )

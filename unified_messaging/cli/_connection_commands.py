@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._types import ALL_PROVIDERS, IysMode
+from .._types import ALL_PROVIDERS, IYS_MODES
 from ._args import (
     Subparsers,
     UsageError,
@@ -49,8 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_connections"]
 
-_IYS_MODES: tuple[IysMode, ...] = ("informational", "commercial_individual", "commercial_merchant")
-
 
 def add_connections(commands: Subparsers) -> None:
     group = add_group(commands, "connections", help="connect provider accounts to a workspace")
@@ -75,7 +73,7 @@ def add_connections(commands: Subparsers) -> None:
                      type=credential_pair, help="one credential (repeat for more)")  # fmt: skip
     add.add_argument("--credentials-file", metavar="FILE",
                      help="a JSON object of credentials, or - to read it from stdin")  # fmt: skip
-    add.add_argument("--iys-mode", choices=_IYS_MODES, default="informational",
+    add.add_argument("--iys-mode", choices=IYS_MODES, default="informational",
                      help="the IYS class of this connection's traffic")  # fmt: skip
     add.add_argument("--default", action="store_true", help="make it the workspace default")
     add.add_argument("--base-url", metavar="URL", help="override the provider's API address")
