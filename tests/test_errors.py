@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import unified_messaging
@@ -18,6 +20,8 @@ from unified_messaging import (
     Unauthorized,
     Unprocessable,
 )
+from unified_messaging.asgi._errors import internal_error_response
+from unified_messaging.providers.base import SubmitOutcome
 from unified_messaging.testing import TestBed
 
 # DESIGN.md D14, verbatim: (HTTP status, code).
@@ -162,6 +166,16 @@ def test_unavailability_is_also_a_connection_error(cls: type[MessagingError]) ->
         raise cls()
     with pytest.raises(MessagingError):
         raise cls()
+
+
+def test_codes_named_outside_the_tree_are_its_classes_codes() -> None:
+    # The edge's own 500 and a provider's unavailability read the class attribute, and must
+    # still say what D14 says.
+    body = json.loads(internal_error_response().body)
+    assert body == {"error": {"code": "INTERNAL_ERROR", "message": "Internal error."}}
+    outcome = SubmitOutcome.unavailable("down")
+    assert outcome.error is not None
+    assert outcome.error.code == "PROVIDER_UNAVAILABLE"
 
 
 def test_other_errors_are_not_connection_errors() -> None:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from .._errors import ProviderUnavailable
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ class _ProviderCall:
         failed = [o for o in outcomes if o.kind == "unavailable"]
         if failed:
             error = failed[0].error
-            self._handle.error(error.code if error else "PROVIDER_UNAVAILABLE")
+            self._handle.error(error.code if error else ProviderUnavailable.code)
 
 
 @contextlib.contextmanager

@@ -93,7 +93,7 @@ def error_response(error: MessagingError, headers: Mapping[str, str] | None = No
 
 
 def internal_error_response() -> Response:
-    body = {"error": {"code": "INTERNAL_ERROR", "message": _INTERNAL_MESSAGE}}
+    body = {"error": {"code": MessagingError.code, "message": _INTERNAL_MESSAGE}}
     return Response(json_bytes(body), status_code=500, media_type=JSON_MEDIA_TYPE)
 
 

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
+from .._errors import ProviderUnavailable
 from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
 
 __all__ = [
@@ -122,7 +123,7 @@ class SubmitOutcome:
 
     @classmethod
     def unavailable(
-        cls, message: str, *, code: str = "PROVIDER_UNAVAILABLE", retry_after: float | None = None
+        cls, message: str, *, code: str = ProviderUnavailable.code, retry_after: float | None = None
     ) -> SubmitOutcome:
         return cls("unavailable", error=ErrorInfo(code, message), retry_after=retry_after)
 
