@@ -27,7 +27,11 @@ from _cli_support import Cli
 from test_cli_serve import serving, stop
 
 from unified_messaging.cli._serve import _listening
-from unified_messaging.cli._serve_http import accept_errors_reported, guarded_protocol
+from unified_messaging.cli._serve_http import (
+    accept_errors_reported,
+    guarded_protocol,
+    server_answer,
+)
 from unified_messaging.cli._serve_limits import LogThrottle, ServeLimits
 
 WATCHDOG = 10  # seconds: only for a test that would otherwise hang; never an assertion
@@ -304,6 +308,23 @@ async def test_invalid_http_gets_the_d13_400_with_a_request_id() -> None:
     assert json.loads(body) == {
         "error": {"code": "VALIDATION_ERROR", "message": "The request is not valid HTTP/1.1."}
     }
+
+
+def test_an_answer_before_the_app_is_framed_like_the_apps_own() -> None:
+    # The D13 body bytes and the request id the app's error answers carry (asgi._errors,
+    # asgi._request_id): one shape whoever answers.
+    answer = server_answer(503, "SERVER_BUSY", "Busy; try again shortly.", retry_after=1)
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("ascii").split("\r\n")
+    assert lines[0] == "HTTP/1.1 503 Service Unavailable"
+    fields = dict(line.split(": ", 1) for line in lines[1:])
+    assert body == b'{"error":{"code":"SERVER_BUSY","message":"Busy; try again shortly."}}'
+    assert fields["content-type"] == "application/json"
+    assert fields["content-length"] == str(len(body))
+    assert fields["x-request-id"].startswith("req_")
+    assert fields["retry-after"] == "1"
+    assert fields["connection"] == "close"
 
 
 # --- log throttling -----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from .._errors import (
 
 __all__ = [
     "JSON_MEDIA_TYPE",
+    "coded_body",
     "error_body",
     "error_response",
     "http_exception_response",
@@ -54,6 +55,11 @@ def json_bytes(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def coded_body(code: str, message: str) -> dict[str, object]:
+    """The D13 body that carries only a code and a message: every refusal but a 400's."""
+    return {"error": {"code": code, "message": message}}
+
+
 def error_body(error: MessagingError) -> dict[str, object]:
     """The D13 body of ``error``.
 
@@ -62,7 +68,7 @@ def error_body(error: MessagingError) -> dict[str, object]:
     """
     if error.http_status >= 500 and not isinstance(error, ProviderUnavailable):
         message = _INTERNAL_MESSAGE if error.http_status == 500 else type(error).default_message
-        return {"error": {"code": error.code, "message": message}}
+        return coded_body(error.code, message)
     body: dict[str, object] = {"code": error.code, "message": error.message}
     if isinstance(error, RequestInvalid):
         details = error.details or ()
@@ -93,7 +99,7 @@ def error_response(error: MessagingError, headers: Mapping[str, str] | None = No
 
 
 def internal_error_response() -> Response:
-    body = {"error": {"code": MessagingError.code, "message": _INTERNAL_MESSAGE}}
+    body = coded_body(MessagingError.code, _INTERNAL_MESSAGE)
     return Response(json_bytes(body), status_code=500, media_type=JSON_MEDIA_TYPE)
 
 
@@ -108,7 +114,7 @@ def status_response(
 ) -> Response:
     """A D13 answer for a refusal of the HTTP request itself (a router's, a transport's),
     coded by :func:`status_code_name`."""
-    body = {"error": {"code": status_code_name(status), "message": message}}
+    body = coded_body(status_code_name(status), message)
     return Response(
         json_bytes(body), status_code=status, headers=headers, media_type=JSON_MEDIA_TYPE
     )

@@ -20,7 +20,7 @@ from .._observability.log_context import bind_log_context
 from .._observability.logsafe import safe_log_text
 from ._errors import internal_error_response
 
-__all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "request_id"]
+__all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "new_request_id", "request_id"]
 
 REQUEST_ID_HEADER: Final = "X-Request-ID"
 _SCOPE_KEY: Final = "unified_messaging.request_id"
@@ -28,6 +28,12 @@ _SCOPE_KEY: Final = "unified_messaging.request_id"
 _SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+=/@-]{0,127}")
 
 logger = logging.getLogger("unified_messaging.asgi")
+
+
+def new_request_id() -> str:
+    """A fresh request id: for a request that brought none (or none sane), and for the
+    answers the server gives before the app runs (``cli._serve_http``)."""
+    return new_id("req")
 
 
 def request_id(scope: Scope) -> str:
@@ -52,7 +58,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = _incoming(scope) or new_id("req")
+        rid = _incoming(scope) or new_request_id()
         scope[_SCOPE_KEY] = rid
         bind_log_context(request_id=rid)  # this request's task only
         started = False

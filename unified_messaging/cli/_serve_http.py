@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -38,7 +37,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .._access.ratelimit import retry_after_header
-from .._ids import new_id
+from ..asgi._errors import JSON_MEDIA_TYPE, coded_body, json_bytes
+from ..asgi._request_id import new_request_id
 from ._serve_limits import LogThrottle, ServeLimits
 
 __all__ = ["GuardedH11Protocol", "accept_errors_reported", "guarded_protocol", "server_answer"]
@@ -203,12 +203,12 @@ def server_answer(
     status: int, code: str, message: str, *, retry_after: float | None = None
 ) -> bytes:
     """A whole HTTP/1.1 response with the D13 body, for answers given before the app runs."""
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = json_bytes(coded_body(code, message))
     lines = [
         f"HTTP/1.1 {status} {_REASONS[status]}",
-        "content-type: application/json",
+        f"content-type: {JSON_MEDIA_TYPE}",
         f"content-length: {len(body)}",
-        f"x-request-id: {new_id('req')}",
+        f"x-request-id: {new_request_id()}",
         "connection: close",
     ]
     if retry_after is not None:
