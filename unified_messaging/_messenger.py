@@ -651,7 +651,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     def _raise_for_single(record: MessageRecord, job: Job) -> None:
         if job.accepted or record.error is None or record.status == "queued":
             return
-        if record.error.code == "CHAT_UNREACHABLE":
+        if record.error.code == ChatUnreachable.code:
             raise ChatUnreachable(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
             raise ProviderUnavailable(
