@@ -16,6 +16,7 @@ import logging
 import resource
 import signal
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import IO
@@ -205,6 +206,32 @@ async def test_a_slowloris_head_gets_a_408_and_is_closed() -> None:
     assert b"\r\nx-request-id: req_" in head
     assert json.loads(body)["error"]["code"] == "REQUEST_TIMEOUT"
     assert srv.app.endings == []  # the app never saw it
+
+
+async def test_after_a_408_the_server_drains_what_the_client_still_sends() -> None:
+    """A client may still be sending when its 408 is written. Were the socket closed at
+    once, the kernel would answer those bytes with a reset, and a reset that overtakes the
+    unread answer makes the client report "connection reset" instead of the 408 (a race
+    this suite lost under load). So the server half-closes after the answer and reads and
+    drops what still comes (lingering close): the client can keep writing after it has read
+    the 408 and the end of the stream, without a reset."""
+
+    def exchange(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=WATCHDOG) as sock:
+            sock.sendall(HEAD + b"X-Slow: a")
+            chunks = []
+            while chunk := sock.recv(65536):  # the answer, then the server's FIN
+                chunks.append(chunk)
+            for _ in range(5):  # a reset would fail the second send at the latest
+                sock.sendall(b"a" * 100)
+                time.sleep(0.02)
+            return b"".join(chunks)
+
+    async with running(FAST) as srv:
+        answer = await asyncio.to_thread(exchange, srv.port)
+
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "REQUEST_TIMEOUT"
 
 
 async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect() -> None:

@@ -44,6 +44,9 @@ from ._serve_limits import LogThrottle, ServeLimits
 __all__ = ["GuardedH11Protocol", "accept_errors_reported", "guarded_protocol", "server_answer"]
 
 _OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: Seconds a connection that got a final answer (400, 408, 503) keeps reading, and dropping,
+#: what its client still sends before it is closed (see ``_answer_and_close``).
+LINGER: Final = 2.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._watching: object = None  # the h11 state the deadline is for
         self._refused = False
+        self._lingering = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -93,7 +97,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:
+        if self._refused or self._lingering:
             return
         super().data_received(data)
         self._follow_request()
@@ -109,15 +113,14 @@ class GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn's own is plain text without X-Request-ID; this one has the D13 shape.
-        self.transport.write(
+        self._answer_and_close(
             server_answer(400, "VALIDATION_ERROR", "The request is not valid HTTP/1.1.")
         )
-        self.transport.close()
 
     def _refuse(self, transport: asyncio.Transport) -> None:
         self._refused = True
         self.transport = transport
-        transport.write(
+        self._answer_and_close(
             server_answer(
                 503,
                 "SERVER_BUSY",
@@ -125,8 +128,26 @@ class GuardedH11Protocol(H11Protocol):
                 retry_after=1,
             )
         )
-        transport.close()
         self.reports.refused.hit()
+
+    def _answer_and_close(self, answer: bytes) -> None:
+        """Write a final answer and close so that the client gets to read it.
+
+        Closing outright while the client is still sending (a slow head, a body it has not
+        finished) makes the kernel answer its next bytes with a reset, and a reset that
+        arrives before the client has read the answer destroys it: the client sees
+        "connection reset", not the 408. So: the answer, then our FIN (half-close), then
+        read and drop what still comes for up to :data:`LINGER` seconds, or until the
+        client closes its side (the "lingering close" of Apache httpd and nginx).
+        """
+        transport = self.transport
+        transport.write(answer)
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        self._lingering = True
+        transport.write_eof()
+        self.loop.call_later(LINGER, transport.close)
 
     def _follow_request(self) -> None:
         if self.transport.is_closing():
@@ -162,13 +183,14 @@ class GuardedH11Protocol(H11Protocol):
             self.reports.slow_body.hit()
         elif self.conn.trailing_data[0]:
             self.reports.slow_head.hit()
-            self.transport.write(
+            self._answer_and_close(
                 server_answer(
                     408,
                     "REQUEST_TIMEOUT",
                     f"The request head was not complete within {self.limits.header_timeout:g} s.",
                 )
             )
+            return
         self.transport.close()
 
 
