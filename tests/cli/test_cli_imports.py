@@ -9,6 +9,7 @@ now import none of that: each command imports what it needs when it runs. Checke
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -192,14 +193,42 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(n for n in names if any(m == n or m.startswith(f"{n}.") for m in modules))
 
 
-@pytest.fixture
-def stocked(cli: Cli, workspace_id: str) -> str:
-    """A workspace with something in every list: a key, a live connection, an endpoint."""
+@pytest.fixture(scope="module")
+def master_keys() -> str:
+    """One master key for the module: the stocked database below is sealed with it once."""
+    return generate_key_spec("k1")
+
+
+@pytest.fixture(scope="module")
+def stocked_template(
+    tmp_path_factory: pytest.TempPathFactory, master_keys: str
+) -> tuple[Path, str]:
+    """A database with a workspace with something in every list (a key, a live connection,
+    an endpoint), made once by the command line; its directory and the workspace's id."""
+    directory = tmp_path_factory.mktemp("stocked")
+    cli = Cli(
+        directory,
+        {
+            "UM_DATABASE_URL": f"sqlite+aiosqlite:///{directory / 'um.db'}",
+            "UM_MASTER_KEYS": master_keys,
+        },
+    )
+    workspace_id = str(cli("workspaces", "create", "Acme", "--json").json()["id"])
     ws = ("--workspace", workspace_id)
     cli("keys", "create", *ws, "--name", "ci").ok()
     cli("connections", "add", *ws, "sms_a", "--default-sender", "ACME",
         "--credential", "usercode=acme", "--credential", "password=pw").ok()  # fmt: skip
     cli("webhooks", "add", *ws, "https://example.com/hooks").ok()
+    return directory, workspace_id
+
+
+@pytest.fixture
+def stocked(cli: Cli, database_url: str, stocked_template: tuple[Path, str]) -> str:
+    """The stocked database, copied as the test's own (each command may write to it)."""
+    directory, workspace_id = stocked_template
+    target = Path(database_url.removeprefix("sqlite+aiosqlite:///"))
+    for source in directory.glob("um.db*"):  # with its WAL, should one be left
+        shutil.copyfile(source, target.with_name(source.name))
     return workspace_id
 
 
