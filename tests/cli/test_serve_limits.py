@@ -239,7 +239,13 @@ async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect() -> None:
         reader, writer = await srv.connect()
         writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Length: 500\r\n\r\n")
         sender = asyncio.create_task(trickle(writer, b"x" * 500))
-        answer = await read_to_eof(reader)
+        try:
+            answer = await read_to_eof(reader)
+        except ConnectionResetError:
+            # Cut off mid-body, the socket is closed with the client's bytes still arriving:
+            # the kernel may signal that with a reset rather than an end of stream. Either way
+            # nothing was answered (a reset loses nothing here: there is no answer).
+            answer = b""
         await sender
         await close(writer)
 
