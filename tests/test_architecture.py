@@ -155,3 +155,17 @@ def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
     assert layer("unified_messaging.asgi._app") > layer(name)
     demo = dict(imports_of(PACKAGE / "_demo.py"))
     assert "unified_messaging._messenger" in demo
+
+
+def test_logger_names_name_a_concern_not_a_private_module() -> None:
+    """Operators filter logs by logger name, so the names must outlive module moves: each is
+    ``unified_messaging.<concern>`` spelled out, never ``__name__`` or a private path."""
+    import re
+
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        names += re.findall(r"getLogger\(([^)]*)\)", path.read_text(encoding="utf-8"))
+    package_loggers = [n for n in names if "unified_messaging" in n or "__name__" in n]
+    assert package_loggers  # the reader finds them
+    wrong = [n for n in package_loggers if not re.fullmatch(r'"unified_messaging(\.[a-z]+)*"', n)]
+    assert wrong == []

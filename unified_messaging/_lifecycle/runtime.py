@@ -97,7 +97,7 @@ __all__ = [
     "Lifecycle",
 ]
 
-logger = logging.getLogger("unified_messaging._lifecycle")
+logger = logging.getLogger("unified_messaging.lifecycle")
 
 WORK_TIMEOUT: Final = "dlr_timeout"
 WORK_SIMULATED: Final = "dlr_simulated"

@@ -49,7 +49,7 @@ from .send_pacing import SendPacing
 
 __all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "resolve_sender"]
 
-logger = logging.getLogger("unified_messaging._routing")
+logger = logging.getLogger("unified_messaging.routing")
 
 
 @dataclass(frozen=True, slots=True)
