@@ -44,7 +44,7 @@ from ._serve_limits import LogThrottle, ServeLimits
 __all__ = ["GuardedH11Protocol", "accept_errors_reported", "guarded_protocol", "server_answer"]
 
 _OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-#: Seconds a connection that got a final answer (400, 408, 503) keeps reading, and dropping,
+#: Seconds a connection that got a final answer (400, 408) keeps reading, and dropping,
 #: what its client still sends before it is closed (see ``_answer_and_close``).
 LINGER: Final = 2.0
 
@@ -120,7 +120,7 @@ class GuardedH11Protocol(H11Protocol):
     def _refuse(self, transport: asyncio.Transport) -> None:
         self._refused = True
         self.transport = transport
-        self._answer_and_close(
+        transport.write(
             server_answer(
                 503,
                 "SERVER_BUSY",
@@ -128,6 +128,10 @@ class GuardedH11Protocol(H11Protocol):
                 retry_after=1,
             )
         )
+        # Closed at once, not lingering: a refused connection is outside the cap, and under
+        # the flood the cap exists for, holding each one open to drain would spend the very
+        # descriptors the refusal is saving.
+        transport.close()
         self.reports.refused.hit()
 
     def _answer_and_close(self, answer: bytes) -> None:
