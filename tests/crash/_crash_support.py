@@ -43,6 +43,7 @@ __all__ = [
     "Receiver",
     "WorkerProcess",
     "postgres_database",
+    "run_serve",
     "running_receiver",
     "sql_rows",
 ]
@@ -259,3 +260,33 @@ class CrashingStore:
             return result
 
         return call
+
+
+@contextlib.asynccontextmanager
+async def run_serve(
+    database_url: str, keys: str, log: Path, *, submit_timeout: str
+) -> AsyncIterator[tuple[subprocess.Popen[str], str]]:
+    """The real ``serve`` on a free port, its worker on; yields the process and its URL.
+    ``submit_timeout``: how soon (seconds) the restarted server settles what was cut off.
+
+    Waiting for it happens off the event loop: the test's fakes and proxy run on that loop."""
+    args = ["--database-url", database_url, "--submit-timeout", submit_timeout]
+    with log.open("a") as stderr:
+        proc = subprocess.Popen(  # noqa: S603, ASYNC220 - our interpreter; starting is quick
+            [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--json", *args],
+            env=worker_environment(keys),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.to_thread(proc.stdout.readline)
+        assert line, log.read_text()  # noqa: ASYNC240 - only when the test fails
+        yield proc, json.loads(line)["url"]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        await asyncio.to_thread(proc.wait, 30)
+        assert proc.stdout is not None
+        proc.stdout.close()

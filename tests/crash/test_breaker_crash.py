@@ -11,17 +11,14 @@ is ``sent``, none stays ``queued``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import json
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-from _crash_support import sql_rows, worker_environment
+from _crash_support import run_serve, sql_rows
 from fakes._server import serve
 from fakes.faults import Faults
 from fakes.iletimerkezi import IletimerkeziFake
@@ -34,33 +31,9 @@ from unified_messaging.store.sql import store_from_url
 #: Seconds: how long the killed probe holds the half-open breaker, and when its message is
 #: settled, in the restarted server.
 SUBMIT_TIMEOUT = "2"
+#: The real ``serve`` with this module's submit timeout (see ``run_serve``).
+serving = functools.partial(run_serve, submit_timeout=SUBMIT_TIMEOUT)
 DEADLINE = 30.0
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    database_url: str, keys: str, log: Path
-) -> AsyncIterator[tuple[subprocess.Popen[str], str]]:
-    args = ["--database-url", database_url, "--submit-timeout", SUBMIT_TIMEOUT]
-    with log.open("a") as stderr:
-        proc = subprocess.Popen(  # noqa: S603, ASYNC220 - our interpreter; starting is quick
-            [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--json", *args],
-            env=worker_environment(keys),
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-    try:
-        assert proc.stdout is not None
-        line = await asyncio.to_thread(proc.stdout.readline)
-        assert line, log.read_text()  # noqa: ASYNC240 - only when the test fails
-        yield proc, json.loads(line)["url"]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        await asyncio.to_thread(proc.wait, 30)
-        assert proc.stdout is not None
-        proc.stdout.close()
 
 
 async def set_up(
@@ -113,7 +86,10 @@ async def test_a_serve_killed_mid_probe_leaves_no_breaker_stuck_and_no_message_l
         headers = {"Authorization": f"Bearer {api_key}"}
         async with httpx.AsyncClient(headers=headers, timeout=60) as client:
             sender = Sender(client)
-            async with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log, submit_timeout=SUBMIT_TIMEOUT) as (
+                proc,
+                url,
+            ):
                 sms_a.storm(503)
                 for _ in range(2):
                     answered.append(await sender.send(url))
@@ -136,7 +112,10 @@ async def test_a_serve_killed_mid_probe_leaves_no_breaker_stuck_and_no_message_l
                 assert isinstance(probe_outcome, httpx.HTTPError)  # nobody answered it
 
             sms_a.heal()  # the provider is back; the restarted server must find it
-            async with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log, submit_timeout=SUBMIT_TIMEOUT) as (
+                proc,
+                url,
+            ):
                 deadline = time.monotonic() + DEADLINE
                 while True:
                     response = await sender.send(url)

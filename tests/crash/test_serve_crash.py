@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
-from _crash_support import postgres_database, sql_rows, worker_environment
+from _crash_support import postgres_database, run_serve, sql_rows
 from fakes._server import serve
 from fakes.netgsm import Canned, NetgsmFake
 from sqlalchemy.engine import make_url
@@ -34,36 +33,9 @@ from unified_messaging.store.sql import store_from_url
 SENDS = 8
 PROVIDER_DELAY = 3.0  # the provider answers long after the server is killed
 SUBMIT_TIMEOUT = "1"  # seconds: how soon the restarted server settles what was cut off
+#: The real ``serve`` with this module's submit timeout (see ``run_serve``).
+serving = functools.partial(run_serve, submit_timeout=SUBMIT_TIMEOUT)
 RETRY_DEADLINE = 30.0
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    database_url: str, keys: str, log: Path
-) -> AsyncIterator[tuple[subprocess.Popen[str], str]]:
-    """The real ``serve`` on a free port, its worker on; yields the process and its URL.
-
-    Waiting for it happens off the event loop: the test's fakes and proxy run on that loop."""
-    args = ["--database-url", database_url, "--submit-timeout", SUBMIT_TIMEOUT]
-    with log.open("a") as stderr:
-        proc = subprocess.Popen(  # noqa: S603, ASYNC220 - our interpreter; starting is quick
-            [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--json", *args],
-            env=worker_environment(keys),
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-    try:
-        assert proc.stdout is not None
-        line = await asyncio.to_thread(proc.stdout.readline)
-        assert line, log.read_text()  # noqa: ASYNC240 - only when the test fails
-        yield proc, json.loads(line)["url"]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        await asyncio.to_thread(proc.wait, 30)
-        assert proc.stdout is not None
-        proc.stdout.close()
 
 
 async def stop(proc: subprocess.Popen[str], sig: signal.Signals) -> None:
@@ -130,7 +102,10 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
         api_key = await set_up(database_url, keys, provider_url, fake)
         headers = {"Authorization": f"Bearer {api_key}"}
         async with httpx.AsyncClient(headers=headers, timeout=30) as client:
-            async with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log, submit_timeout=SUBMIT_TIMEOUT) as (
+                proc,
+                url,
+            ):
                 sending = asyncio.ensure_future(send_all(client, url))
                 deadline = time.monotonic() + 20
                 while len(fake.sends) < SENDS:
@@ -140,7 +115,10 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
                 first = await sending
             assert all(isinstance(r, httpx.HTTPError) for r in first), first  # nobody answered
 
-            async with serving(database_url, keys, log) as (proc, url):
+            async with serving(database_url, keys, log, submit_timeout=SUBMIT_TIMEOUT) as (
+                proc,
+                url,
+            ):
                 answers = [await retry_until_answered(client, url, n) for n in range(SENDS)]
                 records = [
                     (await client.get(f"{url}/v1/messages/{a.json()['job_id']}")).json()
@@ -222,7 +200,10 @@ async def test_text_no_database_can_keep_gets_coded_answers_from_the_real_serve(
     dlr = f"/v1/dlr/{connection.id}/{connection.dlr_token}"
     async with (
         httpx.AsyncClient(headers=headers, timeout=30) as client,
-        serving(database_url, keys, tmp_path / "serve.log") as (proc, url),
+        serving(database_url, keys, tmp_path / "serve.log", submit_timeout=SUBMIT_TIMEOUT) as (
+            proc,
+            url,
+        ),
     ):
         nul_id = await client.get(f"{url}/v1/messages/msg_%00x")
         nul_path = await client.post(f"{url}/v1/dlr/{connection.id}/x%00y", content=b"{}")
