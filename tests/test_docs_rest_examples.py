@@ -283,3 +283,11 @@ def test_every_curl_example_gets_its_documented_answer(server: DemoServer) -> No
                 variables["PMID"] = sent["attempts"][0]["provider_message_id"]
     assert not wrong, "\n".join([*wrong, "", "every answer:", *answers])
     assert len(answers) >= 20
+
+
+def test_the_health_example_shows_the_packages_version() -> None:
+    from unified_messaging import __version__
+
+    shown = re.search(r'# → 200 \{"status":"ok","version":"([^"]+)"\}', PAGE.read_text())
+    assert shown is not None
+    assert shown.group(1) == __version__

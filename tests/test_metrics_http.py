@@ -85,6 +85,8 @@ async def test_the_token_guards_the_scrape(bed: TestBed) -> None:
         assert refused.status_code == 401
         assert refused.json()["error"]["code"] == "UNAUTHORIZED"
         assert refused.headers["www-authenticate"] == "Bearer"
+        assert "metrics token" in refused.json()["error"]["message"]
+        assert "API key" not in refused.json()["error"]["message"]
         assert "um_messages_total" not in refused.text
     assert right.status_code == 200
     assert right.headers["content-type"].startswith("text/plain; version=0.0.4")

@@ -52,6 +52,9 @@ METRICS_PATH: Final = "/metrics"
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{16,256}")
 
 
+_REFUSED = "Missing or invalid metrics token (Authorization: Bearer <token>)."
+
+
 def check_metrics_token(token: str) -> str:
     """``token`` if it may guard ``/metrics``, else :class:`ValueError` (which never quotes
     it: it is a secret)."""
@@ -103,7 +106,8 @@ class MetricsEndpoint:
 
     async def handle(self, request: Request) -> Response:
         if self._token is not None and not self._allowed(bearer_token(request.headers)):
-            return error_response(Unauthorized())
+            # The scrape's own token, not an API key: the message says which was wanted.
+            return error_response(Unauthorized(_REFUSED))
         snapshot = await take_snapshot(self._messenger.store, self._messenger.now(), self._circuits)
         body = self._exposition.exposition(snapshot)
         return Response(body, media_type=self._exposition.content_type)
