@@ -54,7 +54,10 @@ def test_thresholds_are_set_on_add_and_update_and_shown(cli: Cli, workspace_id: 
     assert updated.json()["breaker"] == {
         "window": 60, "min_calls": 5, "failure_ratio": 0.8, "consecutive": 2, "cooldown": 90,
     }  # fmt: skip
-    assert "circuit breaker" in text.ok().stdout
+    shown = next(line for line in text.ok().stdout.splitlines() if "circuit breaker" in line)
+    assert shown.split("circuit breaker", 1)[1].strip() == (
+        "window 30, min calls 20, failure ratio 0.5, consecutive 5, cooldown 30"
+    )
     [listed] = cli("connections", "list", "--workspace", workspace_id, "--json").json()
     assert listed["breaker"] == {
         "window": 30, "min_calls": 20, "failure_ratio": 0.5, "consecutive": 5, "cooldown": 30,

@@ -199,10 +199,10 @@ def test_worker_serves_its_metrics_on_a_bind(cli: Cli, tmp_path: Path) -> None:
         )
         try:
             assert worker.stderr is not None
-            url = None
+            url = announced = None
             for line in iter(worker.stderr.readline, ""):
                 if found := _METRICS_LINE.search(line):
-                    url = found.group(1)
+                    url, announced = found.group(1), line
                     break
             assert url is not None
             refused = scrape(url, token=None)
@@ -218,6 +218,11 @@ def test_worker_serves_its_metrics_on_a_bind(cli: Cli, tmp_path: Path) -> None:
     assert value(text, "um_delivery_seconds_count", provider="sms_a", status="delivered",
                  mode="test") == 1  # fmt: skip
     assert worker.returncode == 0, stderr
+    # Start-up and shut-down are news, not warnings.
+    assert announced is not None
+    assert announced.startswith("INFO:"), announced
+    assert re.search(r"^INFO: +worker \S+ stopped$", stderr, re.MULTILINE), stderr
+    assert "WARNING" not in stderr
 
 
 def wait_for(url: str, name: str, **labels: str) -> str:

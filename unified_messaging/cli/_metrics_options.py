@@ -181,7 +181,7 @@ class MetricsListener:
         host, port = self._settings.bind
         sock = self._socket.enter_context(_listening(host, port, config.backlog))
         address, bound = sock.getsockname()[:2]
-        logger.warning("metrics on %s/metrics", _base_url(address, bound, local=False))
+        logger.info("metrics on %s/metrics", _base_url(address, bound, local=False))
         server = self._server = _Listener(config)
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="metrics listener")
 

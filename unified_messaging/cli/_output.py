@@ -107,13 +107,16 @@ def table_report(rows: Sequence[JsonObject], columns: Sequence[Column], *, empty
 
 
 def cell(value: JsonValue) -> str:
-    """How one JSON value reads in a table: ``-`` for nothing, lists comma-separated."""
-    if value is None or value == []:
+    """How one JSON value reads in a table: ``-`` for nothing, lists comma-separated, an
+    object as ``name value`` pairs (never Python's ``{'name': …}``)."""
+    if value is None or value == [] or value == {}:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
         return ", ".join(cell(item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{name.replace('_', ' ')} {cell(item)}" for name, item in value.items())
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

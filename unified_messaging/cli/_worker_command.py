@@ -131,7 +131,7 @@ async def _do_work(messenger: Messenger, args: argparse.Namespace) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        logger.warning("worker %s started", worker.worker_id)
+        logger.info("worker %s started", worker.worker_id)
         settle_heap()
         await worker.run(stop)
-        logger.warning("worker %s stopped", worker.worker_id)
+        logger.info("worker %s stopped", worker.worker_id)
