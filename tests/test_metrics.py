@@ -380,5 +380,6 @@ asyncio.run(main())
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "sent",
-        "metrics need prometheus_client: pip install 'unified-messaging[metrics]'",
+        "Metrics needs the 'metrics' extra, which is not installed: pip install '.[metrics]'"
+        " in a clone of unified-messaging (or its wheel with [metrics])",
     ]

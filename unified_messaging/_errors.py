@@ -34,6 +34,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
+    │   ├── MissingExtra                    an extra a setting needs is missing (also ImportError)
     │   └── MasterKeyError                  UM_MASTER_KEYS malformed or missing (also a VaultError)
     │       └── UnknownKeyId                    sealed under a key id not configured (+ key_id;
     │                                           also a DecryptionFailed)
@@ -70,6 +71,7 @@ __all__ = [
     "MasterKeyError",
     "MessageNotFound",
     "MessagingError",
+    "MissingExtra",
     "NotFound",
     "PayloadTooLarge",
     "ProviderNotConnected",
@@ -339,6 +341,24 @@ class ConfigurationError(MessagingError):
     def __init__(self, message: str | None = None, *, setting: str) -> None:
         super().__init__(message)
         self.setting = setting
+
+
+class MissingExtra(ConfigurationError, ImportError):
+    """A setting needs an optional extra that is not installed (``UM_REDIS_URL`` without
+    redis, a database URL without the ``sql`` extra). Also an :class:`ImportError`, so code
+    that guards an optional import catches it as before; the CLI prints one line and exits 78.
+    The one place the install hint is worded."""
+
+    default_message = "An optional extra is not installed."
+
+    def __init__(self, purpose: str, *, extra: str, setting: str) -> None:
+        super().__init__(
+            f"{purpose} needs the '{extra}' extra, which is not installed: "
+            f"pip install '.[{extra}]' in a clone of unified-messaging "
+            f"(or its wheel with [{extra}])",
+            setting=setting,
+        )
+        self.extra = extra
 
 
 class MasterKeyError(ConfigurationError, VaultError):

@@ -51,9 +51,9 @@ def connect_redis(
         from redis.backoff import NoBackoff
         from redis.exceptions import RedisError
     except ImportError as exc:
-        raise ImportError(
-            f"{purpose} needs the redis extra: pip install 'unified-messaging[redis]'"
-        ) from exc
+        from ._errors import MissingExtra
+
+        raise MissingExtra(purpose, extra="redis", setting="UM_REDIS_URL") from exc
     errors: tuple[type[Exception], ...] = (RedisError, OSError)
     if not isinstance(url_or_client, str):
         return RedisConnection(url_or_client, False, _describe(url_or_client), errors)

@@ -12,7 +12,7 @@ bucket, its ``hit`` answers only a boolean (remaining and reset need a second, n
 trip), and its async Redis storage defaults to ``coredis``; a 30-line script is the smaller
 dependency.
 
-The ``redis`` package is the optional extra ``unified-messaging[redis]``; it is imported when a
+The ``redis`` package is the optional extra ``redis``; it is imported when a
 limiter is built, so the core imports and runs without it.
 """
 

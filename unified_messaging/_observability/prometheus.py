@@ -33,7 +33,6 @@ __all__ = ["CONTENT_TYPE", "MULTIPROC_ENV", "PrometheusMetrics"]
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 #: prometheus_client's multi-process mode is on when this names a directory.
 MULTIPROC_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
-_EXTRA_HINT: Final = "metrics need prometheus_client: pip install 'unified-messaging[metrics]'"
 
 #: A provider request: tens of milliseconds to the 30 s an adapter waits at most.
 PROVIDER_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -49,7 +48,9 @@ def _require_client() -> None:
     try:
         import prometheus_client  # noqa: F401
     except ImportError:
-        raise ImportError(_EXTRA_HINT) from None
+        from .._errors import MissingExtra
+
+        raise MissingExtra("Metrics", extra="metrics", setting="metrics") from None
 
 
 class PrometheusMetrics:

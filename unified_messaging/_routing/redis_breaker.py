@@ -9,7 +9,7 @@ A key expires a day after its last write: no window, cool-down, pause or probe l
 that long, so an expired key is a closed breaker with nothing to remember (and the keys of
 removed connections go away by themselves).
 
-The ``redis`` package is the optional extra ``unified-messaging[redis]``, imported when a
+The ``redis`` package is the optional extra ``redis``, imported when a
 store is built, as for :class:`~._redis_ratelimit.RedisRateLimiter`.
 """
 

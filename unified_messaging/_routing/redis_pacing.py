@@ -9,7 +9,7 @@ an idle limit needs no memory (a removed connection's keys go away by themselves
 hosts synced by NTP agree within milliseconds. A host whose clock runs ahead could send a
 little early (by its lead times the rate); one behind only waits longer.
 
-The ``redis`` package is the optional extra ``unified-messaging[redis]``, imported when a
+The ``redis`` package is the optional extra ``redis``, imported when a
 pacer is built, as for :class:`~._redis_ratelimit.RedisRateLimiter`.
 """
 

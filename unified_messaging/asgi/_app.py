@@ -136,9 +136,9 @@ def _what_runs(*, worker: bool, mcp: bool) -> str:
 def _wants_mcp(mcp: bool | None) -> bool:
     installed = importlib.util.find_spec("mcp") is not None
     if mcp and not installed:
-        raise ImportError(
-            "the /mcp endpoint needs the MCP SDK: pip install 'unified-messaging[mcp]'"
-        )
+        from .._errors import MissingExtra
+
+        raise MissingExtra("The /mcp endpoint", extra="mcp", setting="mcp")
     return installed if mcp is None else mcp
 
 

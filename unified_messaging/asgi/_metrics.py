@@ -70,8 +70,7 @@ def metrics_exposition(messenger: Messenger) -> MetricsExposition:
     metrics = messenger.metrics
     if not isinstance(metrics, MetricsExposition):
         raise ValueError(
-            "serving /metrics needs a Messenger(metrics=PrometheusMetrics()) "
-            "(pip install 'unified-messaging[metrics]')"
+            "serving /metrics needs a Messenger(metrics=PrometheusMetrics()) (the 'metrics' extra)"
         )
     return metrics
 

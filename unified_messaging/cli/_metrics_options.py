@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ._args import CommandFailed, UsageError
+from ._args import UsageError
 
 if TYPE_CHECKING:
     import asyncio
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["METRICS_TOKEN_ENV", "MetricsListener", "MetricsSettings", "add_metrics_options"]
 
 METRICS_TOKEN_ENV: Final = "UM_METRICS_TOKEN"  # noqa: S105 - a variable's name, no secret
-_METRICS_EXTRA: Final = "metrics need prometheus_client: pip install 'unified-messaging[metrics]'"
-_SERVER_EXTRA: Final = "--metrics-bind needs uvicorn: pip install 'unified-messaging[server]'"
 #: How long a scrape in flight may finish when the command stops.
 _STOP_SECONDS: Final = 5
 
@@ -132,10 +130,7 @@ class MetricsSettings:
             return None
         from .._observability.prometheus import PrometheusMetrics
 
-        try:
-            return PrometheusMetrics(workspace_labels=self.workspace_labels)
-        except ImportError:
-            raise CommandFailed(_METRICS_EXTRA) from None
+        return PrometheusMetrics(workspace_labels=self.workspace_labels)  # or MissingExtra
 
 
 class MetricsListener:
@@ -160,7 +155,9 @@ class MetricsListener:
         try:
             import uvicorn
         except ImportError:
-            raise CommandFailed(_SERVER_EXTRA) from None
+            from .._errors import MissingExtra
+
+            raise MissingExtra("--metrics-bind", extra="server", setting="--metrics-bind") from None
         from ..asgi._metrics import create_metrics_app
         from ._serve import _base_url, _listening
 

@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_serve"]
 
-_SERVER_EXTRA = "serve needs the server extra: pip install 'unified-messaging[server]'"
 #: How long open requests may finish after SIGINT/SIGTERM before they are cut.
 _GRACEFUL_SECONDS = 10
 _DEMO_SENDER = "DEMO"
@@ -185,7 +184,9 @@ def _run(args: argparse.Namespace) -> int:
 
         from ..asgi import create_app  # noqa: F401
     except ImportError:
-        raise CommandFailed(_SERVER_EXTRA) from None
+        from .._errors import MissingExtra
+
+        raise MissingExtra("serve", extra="server", setting="serve") from None
     import asyncio
 
     asyncio.run(_serve(args))

@@ -22,7 +22,6 @@ __all__ = ["DEFAULT_DATABASE_URL", "SqlStore", "migrate", "store_from_url"]
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./unified_messaging.db"
 
 _MEMORY = "memory"
-_EXTRA_HINT = "The SQL store needs the 'sql' extra: pip install 'unified-messaging[sql]'"
 
 
 def store_from_url(url: str | None, *, cache_ttl: float = 0.0) -> Store:
@@ -45,7 +44,7 @@ async def migrate(
         from . import migrations
         from ._sql_engine import EngineOptions, make_engines, normalize_url
     except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(_EXTRA_HINT) from exc
+        raise _missing_sql() from exc
     parsed, dialect = normalize_url(url)
     engines = make_engines(parsed, dialect, EngineOptions(connect_args=connect_args))
     try:
@@ -58,7 +57,7 @@ def _sql_store_class() -> type[SqlStore]:
     try:
         from ._sql_store import SqlStore
     except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(_EXTRA_HINT) from exc
+        raise _missing_sql() from exc
     return SqlStore
 
 
@@ -67,3 +66,9 @@ def __getattr__(name: str) -> object:
     if name == "SqlStore":
         return _sql_store_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _missing_sql() -> Exception:
+    from .._errors import MissingExtra
+
+    return MissingExtra("The SQL store", extra="sql", setting="UM_DATABASE_URL")
