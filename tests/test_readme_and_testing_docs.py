@@ -57,7 +57,19 @@ def test_the_async_tour_snippet_runs() -> None:
 
 def test_the_sync_tour_snippet_runs() -> None:
     (code,) = _PYTHON.findall(section(README, "### Sync: `SyncMessenger`"))
-    assert "sent msg_" in run_python(code)
+    output = run_python(code)
+    assert "sent msg_" in output
+    assert output.splitlines()[-1] == "delivered"  # the worker the snippet runs delivered it
+
+
+def test_the_quick_start_commands_are_on_the_path_scripts_demo_made() -> None:
+    # scripts/demo installs into .venv and never activates it: a bare `unified-messaging`
+    # after it is "command not found" in the reader's shell.
+    quick_start = section(README, "## Quick start")
+    named = re.findall(r"(\S*)unified-messaging (?:workspaces|keys|connections|demo|messages)",
+                       quick_start)  # fmt: skip
+    assert named
+    assert all(prefix.endswith(".venv/bin/") for prefix in named), named
 
 
 def test_the_quick_start_waits_longer_than_the_report_takes() -> None:

@@ -91,10 +91,18 @@ def test_vault_generate_key_prints_a_spec_for_um_master_keys(cli: Cli) -> None:
 
     spec = text.ok().stdout.strip()
     assert Vault.from_spec(spec).active_kid.startswith("k")
-    assert "vault rotate" in text.stderr
+    assert "vault rotate" in text.stderr  # the test's environment has UM_MASTER_KEYS
     document = as_json.json()
     assert document["key_id"] == "k9"
     assert Vault.from_spec(document["key_spec"]).active_kid == "k9"
+
+
+def test_vault_generate_key_on_a_first_set_up_says_to_set_the_variable(cli: Cli) -> None:
+    first = cli("vault", "generate-key", UM_MASTER_KEYS="").ok()
+
+    assert "Set UM_MASTER_KEYS to it" in first.stderr
+    assert "rotate" not in first.stderr  # nothing to rotate from yet
+    assert first.stdout.strip() not in first.stderr  # the key is printed once, on stdout
 
 
 def test_usage_errors_exit_2_and_never_echo_a_credential(cli: Cli, tmp_path: Path) -> None:

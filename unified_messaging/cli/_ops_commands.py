@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 
@@ -86,6 +87,17 @@ async def _rotate(args: argparse.Namespace) -> Report:
     return Report(data, text)
 
 
+def _what_next() -> str:
+    # A first set-up has no keys to rotate from: telling it to prepend and rotate misleads.
+    if not os.environ.get("UM_MASTER_KEYS", "").strip():
+        return (
+            "Set UM_MASTER_KEYS to it (export UM_MASTER_KEYS='…') wherever the server, the "
+            "worker and the commands run, and keep it safe: what it seals cannot be read "
+            "without it."
+        )
+    return "Prepend it to UM_MASTER_KEYS (new,old), then run 'unified-messaging vault rotate'."
+
+
 async def _generate_key(args: argparse.Namespace) -> Report:
     # A time-based id, not a fixed "k1": the new key is prepended to the old one, and two
     # keys under one id would be refused.
@@ -97,9 +109,6 @@ async def _generate_key(args: argparse.Namespace) -> Report:
     except VaultError as exc:
         raise UsageError("--kid", exc.message) from None
     if not args.json:
-        print(
-            "Prepend it to UM_MASTER_KEYS (new,old), then run 'unified-messaging vault rotate'.",
-            file=sys.stderr,
-        )
+        print(_what_next(), file=sys.stderr)
     data: JsonObject = {"key_spec": spec, "key_id": kid}
     return Report(data, spec)
