@@ -158,7 +158,7 @@ def test_without_the_extra_the_error_says_what_to_install(
 
     monkeypatch.setitem(sys.modules, "prometheus_client", None)  # as if not installed
 
-    with pytest.raises(ImportError, match=r"pip install 'unified-messaging\[metrics\]'"):
+    with pytest.raises(ImportError, match=r"pip install '\.\[metrics\]'"):
         PrometheusMetrics()
 
 

@@ -479,7 +479,7 @@ def test_redis_without_the_extra_names_the_install_command(
     monkeypatch.setitem(sys.modules, "redis", None)
     monkeypatch.setitem(sys.modules, "redis.asyncio", None)
 
-    with pytest.raises(ImportError, match=r"pip install 'unified-messaging\[redis\]'"):
+    with pytest.raises(ImportError, match=r"needs the 'redis' extra.*pip install '\.\[redis\]'"):
         RedisRateLimiter("redis://127.0.0.1:6379/0")
 
 
