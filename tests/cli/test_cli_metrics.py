@@ -283,3 +283,21 @@ def test_multiprocess_mode_sums_every_process(cli: Cli, tmp_path: Path) -> None:
     assert value(from_second, "um_messages_total", **labels) == 3
     assert value(from_first, "um_store_up") == 1  # the store's gauges once, not summed
     assert any(shared.iterdir())  # the processes' values live in files there
+
+
+def test_a_campaign_beside_serve_counts_in_its_scrape(cli: Cli, tmp_path: Path) -> None:
+    # Issue 24: `campaign send` sends from a process of its own; in multi-process mode its
+    # messages are summed into serve's /metrics like those of serve and the worker.
+    shared = tmp_path / "prometheus"
+    shared.mkdir()
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(shared)}
+    rows = tmp_path / "rows.csv"
+    rows.write_text("phone\n+905551230001\n+905551230002\n+905551230003\n")
+    with serving(cli, "--demo", "--no-worker", "--metrics-token", TOKEN, **env) as served:
+        workspace = served.started["workspace_id"]
+        cli("campaign", "send", "--workspace", workspace, "--csv", str(rows), "--body", "hi",
+            "--test", "--no-progress", **env).ok()  # fmt: skip
+        text = scrape(f"{served.url}/metrics").text
+
+    labels = {"provider": "sms_a", "channel": "sms", "outcome": "sent", "mode": "test"}
+    assert value(text, "um_messages_total", **labels) == 3

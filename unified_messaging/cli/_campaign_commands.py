@@ -123,7 +123,7 @@ def _run_send(args: argparse.Namespace) -> int:
     request = _send_request(args)
 
     async def send() -> SendResponse:
-        async with messenger_session(args) as m:
+        async with messenger_session(args, sends=True) as m:
             principal = await m.principal(args.workspace, livemode=not args.test)
             return await m.send(principal, request)
 
@@ -273,7 +273,7 @@ async def _campaign(
 
     limiter = rate_limiter(args)
     try:
-        async with messenger_session(args) as m:
+        async with messenger_session(args, sends=True) as m:
             campaign = Campaign(
                 m,
                 settings,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     # and the Messenger alone brings pydantic, httpx and the providers.
     from .._access.ratelimit import RateLimiter
     from .._messenger import Messenger
+    from .._observability.metrics import Metrics
     from .._routing.redis_breaker import RedisBreakerStore
     from .._routing.redis_pacing import RedisPacer
     from .._vault import Vault
@@ -157,9 +158,11 @@ def send_pacer(args: argparse.Namespace) -> RedisPacer | None:
 
 @asynccontextmanager
 async def messenger_session(
-    args: argparse.Namespace, *, vault: Vault | None = None
+    args: argparse.Namespace, *, vault: Vault | None = None, sends: bool = False
 ) -> AsyncIterator[Messenger]:
-    """An open Messenger on the configured store and vault, closed on the way out."""
+    """An open Messenger on the configured store and vault, closed on the way out.
+    ``sends``: the command sends messages (``send``, ``campaign send``), so in Prometheus'
+    multi-process mode it counts them where ``serve``'s scrape sums every process."""
     from .._messenger import Messenger
 
     # The vault first: a bad key spec should fail before the database is touched.
@@ -171,7 +174,7 @@ async def messenger_session(
     try:
         async with Messenger(
             open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
-            pacer=pacer,
+            pacer=pacer, metrics=shared_metrics() if sends else None,
         ) as messenger:  # fmt: skip
             yield messenger
     finally:
@@ -179,6 +182,20 @@ async def messenger_session(
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
+
+
+def shared_metrics() -> Metrics | None:
+    """Prometheus metrics that ``serve``'s scrape reads, when there is a way to share them:
+    multi-process mode (``PROMETHEUS_MULTIPROC_DIR``) with ``prometheus_client`` installed.
+    Else ``None``: this process's counters would die with it unread."""
+    from .._observability.prometheus import PrometheusMetrics, multiprocess_dir
+
+    if multiprocess_dir() is None:
+        return None
+    try:
+        return PrometheusMetrics()
+    except ImportError:
+        return None
 
 
 def admin_command(call: AdminCall) -> Run:
