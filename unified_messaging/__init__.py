@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RateLimitPolicy,
     )
     from ._admin import CreatedApiKey, QuotaUsage
+    from ._client import AsyncClient, Client, Health
     from ._clock import Clock, ManualClock, SystemClock
     from ._domain import (
         ApiKey,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         MasterKeyError,
         MessageNotFound,
         MessagingError,
+        MissingExtra,
         NotFound,
         PayloadTooLarge,
         ProviderNotConnected,
@@ -110,6 +112,7 @@ __all__ = [
     "SMS_PROVIDERS",
     "AlreadyExists",
     "ApiKey",
+    "AsyncClient",
     "Attempt",
     "AttemptOut",
     "BodyTooLong",
@@ -121,6 +124,7 @@ __all__ = [
     "BulkResult",
     "Channel",
     "ChatUnreachable",
+    "Client",
     "Clock",
     "ConfigurationError",
     "Conflict",
@@ -135,6 +139,7 @@ __all__ = [
     "ErrorInfo",
     "ErrorObject",
     "FallbackNotAllowed",
+    "Health",
     "IdempotencyConflict",
     "IdempotencyInProgress",
     "IngestResult",
@@ -152,6 +157,7 @@ __all__ = [
     "MessagingError",
     "Messenger",
     "Metrics",
+    "MissingExtra",
     "NoMetrics",
     "NotFound",
     "Pacer",
@@ -208,6 +214,7 @@ __all__ = [
 _LAZY: dict[str, tuple[str, ...]] = {
     "_access.authorize": ("RateLimitRefused",),
     "_admin": ("CreatedApiKey", "QuotaUsage"),
+    "_client": ("AsyncClient", "Client", "Health"),
     "_clock": ("Clock", "ManualClock", "SystemClock"),
     "_lifecycle.runtime": ("IngestResult",),
     "_domain": (
@@ -238,6 +245,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "MasterKeyError",
         "MessageNotFound",
         "MessagingError",
+        "MissingExtra",
         "NotFound",
         "PayloadTooLarge",
         "ProviderNotConnected",

@@ -108,6 +108,8 @@ class MessagingError(Exception):
     http_status: ClassVar[int] = 500
     code: ClassVar[str] = "INTERNAL_ERROR"
     default_message: ClassVar[str] = "Internal error."
+    #: The server's ``X-Request-ID`` when the error came over HTTP (:class:`Client`).
+    request_id: str | None = None
 
     def __init__(self, message: str | None = None) -> None:
         self.message = message or self.default_message

@@ -1,0 +1,74 @@
+"""Issue 24: a ``Client`` whose server is killed (SIGKILL) while its send waits on the provider,
+then started again at the same address. The client's retry carries the same Idempotency-Key,
+so it gets the one job back: the provider saw the message once, and the store holds one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from _served import free_port, serving
+from fakes._server import serve
+from fakes.netgsm import Canned, NetgsmFake
+
+from unified_messaging import AsyncClient, Messenger
+from unified_messaging._vault import Vault, generate_key_spec
+from unified_messaging.store.sql import store_from_url
+
+PROVIDER_DELAY = 3.0  # the provider answers long after the server was killed
+
+
+async def _live_workspace(database_url: str, keys: str, provider_url: str, fake: NetgsmFake) -> str:
+    async with Messenger(store_from_url(database_url), vault=Vault.from_spec(keys)) as messenger:
+        workspace = await messenger.create_workspace("client-crash")
+        await messenger.add_connection(
+            workspace.id, "sms_a", credentials={"usercode": fake.usercode,
+            "password": fake.password}, default_sender="ACME", base_url=provider_url,
+        )  # fmt: skip
+        return (await messenger.create_api_key(workspace.id, livemode=True)).secret
+
+
+async def _brief(seconds: float) -> None:
+    await asyncio.sleep(min(seconds, 0.2))
+
+
+async def test_a_send_cut_off_by_a_killed_server_is_one_job_after_the_retry(
+    tmp_path: Path,
+) -> None:
+    keys = generate_key_spec("k1")
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"
+    fake = NetgsmFake()
+    fake.script(Canned(status=200, body=json.dumps({"code": "00", "jobid": "9000001"}).encode(),
+                       delay=PROVIDER_DELAY))  # fmt: skip
+    port = free_port()
+    args = ("--database-url", database_url, "--submit-timeout", "1")
+    async with serve(fake.app) as provider_url:
+        api_key = await _live_workspace(database_url, keys, provider_url, fake)
+        with ExitStack() as first:
+            server = await asyncio.to_thread(first.enter_context,
+                                             serving(tmp_path, port, keys, *args))  # fmt: skip
+            # The client's own back-off, shortened: the retries are what is under test.
+            client = AsyncClient(server.url, api_key, max_retries=30, sleep=_brief)
+            sending = asyncio.ensure_future(client.send({"to": "+905552000001", "body": "tek"}))
+            deadline = time.monotonic() + 20
+            while not fake.sends:
+                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                await asyncio.sleep(0.05)
+            server.proc.kill()  # SIGKILL: no answer will ever come for that request
+            await asyncio.to_thread(server.proc.wait, 30)
+        with ExitStack() as second:
+            await asyncio.to_thread(second.enter_context, serving(tmp_path, port, keys, *args))
+            answer = await sending
+            record = await client.get_message(answer.job_id)
+            await client.aclose()
+
+    assert len(fake.sends) == 1, "the retry reached the provider again"
+    async with Messenger(store_from_url(database_url), vault=Vault.from_spec(keys)) as messenger:
+        [workspace] = await messenger.list_workspaces()
+        principal = await messenger.principal(workspace.id, livemode=True)
+        page = await messenger.list_messages(principal, {})
+    assert [r.job_id for r in page.data] == [answer.job_id]  # one job, the one answered
+    assert record.job_id == answer.job_id
