@@ -146,7 +146,7 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         success = _SUCCESS.match(text)
         if status == 200 and success:
             return SubmitOutcome.accepted(success.group(1))
-        if 200 <= status < 300 or status < 200 or 300 <= status < 400:
+        if status < 400:
             # Not Jasmin's answer (a proxy's page, a portal): we cannot tell it was sent.
             return SubmitOutcome.unavailable(
                 f"The gateway answered HTTP {status} with an unrecognized body: {said}"
@@ -241,7 +241,7 @@ def _reason(text: str) -> str:
 def _refusal_code(status: int, reason: str) -> str:
     if status == 401 or "authentication failure" in reason or "authorization failed" in reason:
         return "PROVIDER_AUTH_FAILED"
-    if "cannot charge" in reason or "balance" in reason:
+    if "cannot charge" in reason:
         return "INSUFFICIENT_CREDIT"
     if "source_address filter" in reason:
         return "SENDER_NOT_APPROVED"
