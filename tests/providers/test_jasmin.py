@@ -148,7 +148,6 @@ async def test_the_request_is_a_send_form_post_with_jasmins_fields(
         "dlr": "yes",
         "dlr-url": f"{PUBLIC}/v1/dlr/conn_e/{TOKEN}",
         "dlr-level": "3",
-        "dlr-method": "POST",
     }
     [sent] = fake.sent
     assert (outcome.kind, outcome.provider_message_id) == ("accepted", sent.id)
