@@ -8,6 +8,7 @@ per logical message, and the choice between a live adapter and the simulator (D2
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -77,6 +78,7 @@ from .providers.base import (
     ProviderAdapter,
     ProviderReport,
     ProviderTemplate,
+    RepliesToReports,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
@@ -683,7 +685,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
                 if simulated is None:
                     raise
             if live_read:
-                return await self._lifecycle.ingest(connection, live_read, livemode=True)
+                return _replied(
+                    live, await self._lifecycle.ingest(connection, live_read, livemode=True)
+                )
         assert simulated is not None
         try:
             reports = simulated.parse_reports(callback)
@@ -692,7 +696,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
                 raise
             # The provider's own format, read, with nothing for us in it (an inbound-message
             # webhook, another number's status): 200, or the provider retries it for days.
-            return await self._lifecycle.ingest(connection, live_read, livemode=True)
+            return _replied(
+                live, await self._lifecycle.ingest(connection, live_read, livemode=True)
+            )
         return await self._lifecycle.ingest(connection, reports, livemode=False)
 
     async def dlr_challenge(
@@ -760,6 +766,14 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         check = getattr(adapter, "check", None)
         if check is not None:
             await check()
+
+
+def _replied(adapter: ProviderAdapter | None, result: IngestResult) -> IngestResult:
+    """``result`` with the answer the provider wants for a report it pushed (D20), if any:
+    the DLR endpoint sends it as is."""
+    if isinstance(adapter, RepliesToReports):
+        return dataclasses.replace(result, reply=adapter.report_reply)
+    return result
 
 
 def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:

@@ -158,6 +158,7 @@ NOT_FOR_ADMIN = (
     "unified_messaging.providers.verimor",
     "unified_messaging.providers.mutlucell",
     "unified_messaging.providers.kannel",
+    "unified_messaging.providers.jasmin",
     "unified_messaging.providers.telegram",
     "unified_messaging.providers.whatsapp",
     "unified_messaging.webhooks._transport",

@@ -1,9 +1,10 @@
 """A local Kannel smsbox speaking the ``sendsms`` interface the ``sms_e`` adapter expects.
 
 It answers as ``gw/smsbox.c`` does, in ``text/html``: 202 ``0: Accepted for delivery`` (or, by
-:attr:`KannelFake.mode`, ``3: Queued for later delivery``, ``Sent.`` or Jasmin's
-``Success "<id>"``); 403 ``Authorization failed for sendsms``; 400 for field errors
-(``Missing receiver number, rejected``, ``Sender missing and no global set, rejected``,
+:attr:`KannelFake.mode`, ``3: Queued for later delivery``, ``Sent.`` or a Kannel-compatible
+front end's ``Success "<id>"``; Jasmin has its own API and fake, :mod:`fakes.jasmin`);
+403 ``Authorization failed for sendsms``; 400 for field errors (``Missing receiver number,
+rejected``, ``Sender missing and no global set, rejected``,
 ``Coding field misformed, rejected``, ``DLR-Mask field misformed, rejected``,
 ``DLR-URL field misformed, rejected``); 404 ``Unknown request.`` elsewhere.
 
@@ -33,7 +34,7 @@ USERNAME = "tester"
 #: Characters that need escaping, to prove the query is built right.
 PASSWORD = "p@ss word&="
 
-Mode = Literal["accepted", "queued", "sent", "jasmin"]
+Mode = Literal["accepted", "queued", "sent", "success-id"]
 
 _OK_BODY: dict[Mode, str] = {
     "accepted": "0: Accepted for delivery",
@@ -126,7 +127,7 @@ class KannelFake:
             return _html(400, "Coding field misformed, rejected")
         if not params.get("from") and self.global_sender is None:
             return _html(400, "Sender missing and no global set, rejected")
-        if self.mode == "jasmin":
+        if self.mode == "success-id":
             return _html(200, f'Success "{uuid.uuid4()}"')
         return _html(202, _OK_BODY[self.mode])
 

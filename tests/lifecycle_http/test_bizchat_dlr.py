@@ -12,7 +12,7 @@ import httpx
 import pytest
 from _support import bearer, dlr_path, error_code, running_servers
 from fakes import whatsapp
-from fakes.whatsapp import WhatsAppFake, status
+from fakes.whatsapp import WhatsAppFake, graph_error, status
 
 from unified_messaging import Connection, ManualClock, Messenger
 from unified_messaging.asgi import create_app
@@ -29,14 +29,26 @@ class Live:
     http: httpx.AsyncClient
     connection: Connection
     key: str
+    clock: ManualClock
 
     async def send(self) -> dict[str, Any]:
-        response = await self.http.post(
-            "/v1/messages", json={"to": IN_WINDOW, "body": "Selam"}, headers=bearer(self.key)
-        )
+        response = await self.post_message()
         assert response.status_code == 201, response.text
         document: dict[str, Any] = response.json()
         return document
+
+    async def post_message(self) -> httpx.Response:
+        return await self.http.post(
+            "/v1/messages", json={"to": IN_WINDOW, "body": "Selam"}, headers=bearer(self.key)
+        )
+
+    async def breaker(self) -> str:
+        [health] = await self.messenger.connection_health(self.connection.workspace_id)
+        return health.state
+
+    @property
+    def sends(self) -> int:
+        return sum(1 for r in self.fake.received if r.path.endswith("/messages"))
 
     async def get(self, job_id: str) -> dict[str, Any]:
         response = await self.http.get(f"/v1/messages/{job_id}", headers=bearer(self.key))
@@ -54,7 +66,8 @@ class Live:
 @pytest.fixture
 async def live() -> AsyncIterator[Live]:
     fake = WhatsAppFake()
-    messenger = Messenger(clock=ManualClock())
+    clock = ManualClock()
+    messenger = Messenger(clock=clock)
     await messenger.open()
     try:
         async with running_servers() as servers:
@@ -74,7 +87,7 @@ async def live() -> AsyncIterator[Live]:
             key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
             base_url = await servers.start(create_app(messenger, worker=False, mcp=False))
             async with httpx.AsyncClient(base_url=base_url) as http:
-                yield Live(messenger, fake, http, connection, key)
+                yield Live(messenger, fake, http, connection, key, clock)
     finally:
         await messenger.aclose()
 
@@ -104,6 +117,50 @@ async def test_a_live_send_goes_through_the_fake(live: Live) -> None:
     }
     assert message.headers["authorization"] == f"Bearer {whatsapp.ACCESS_TOKEN}"
     assert wamid_of(record)
+
+
+# --------------------------------------------------------------------------- Meta's error codes
+
+
+async def test_a_user_who_stopped_marketing_messages_is_a_recipient_failure(live: Live) -> None:
+    live.fake.script(graph_error(400, 131050, "Unable to deliver message", "User opted out"))
+
+    response = await live.post_message()
+
+    assert response.status_code == 201, response.text
+    sent = response.json()
+    assert (sent["status"], sent["error"]["code"]) == ("failed", "RECIPIENT_OPTED_OUT")
+    assert "131050" in sent["error"]["message"]
+    assert await live.breaker() == "closed"
+
+
+@pytest.mark.parametrize(("code", "pause"), [(133016, 60), (131048, 3600), (130429, 5)])
+async def test_a_throttling_code_pauses_the_connection(live: Live, code: int, pause: int) -> None:
+    live.fake.script(graph_error(400, code, "Rate limit hit"))
+
+    first = await live.post_message()
+
+    assert (first.status_code, error_code(first)) == (502, "PROVIDER_UNAVAILABLE")
+    assert await live.breaker() == "paused"
+    second = await live.post_message()
+    assert second.status_code == 502
+    assert live.sends == 1  # the paused connection is not called
+    live.clock.advance(pause - 1)
+    assert (await live.post_message()).status_code == 502
+    live.clock.advance(1)
+    assert (await live.post_message()).status_code == 201
+    assert live.sends == 2
+
+
+async def test_a_pair_rate_limit_does_not_pause_the_connection(live: Live) -> None:
+    live.fake.script(graph_error(400, 131056, "(Business Account, Consumer Account) pair rate"))
+
+    first = await live.post_message()
+
+    assert first.status_code == 502
+    assert await live.breaker() == "closed"
+    assert (await live.post_message()).status_code == 201
+    assert live.sends == 2
 
 
 # --------------------------------------------------------------------------- the handshake
@@ -190,6 +247,21 @@ async def test_a_signed_failed_status_carries_whatsapps_error(live: Live) -> Non
     assert record["status"] == "failed"
     assert record["error"]["code"] == "RECIPIENT_UNREACHABLE"
     assert "131026" in record["error"]["message"]
+
+
+async def test_a_failed_status_with_a_user_level_code_maps_as_a_send_answer_would(
+    live: Live,
+) -> None:
+    sent = await live.send()
+    wamid = wamid_of(await live.get(sent["job_id"]))
+    errors: list[dict[str, object]] = [{"code": 131050, "title": "User opted out of marketing"}]
+    body, headers = live.fake.status_webhook([status(wamid, "failed", errors=errors)])
+
+    response = await live.post(body, headers)
+
+    assert response.json()["changed"] == 1
+    record = await live.get(sent["job_id"])
+    assert (record["status"], record["error"]["code"]) == ("failed", "RECIPIENT_OPTED_OUT")
 
 
 async def test_a_status_for_another_phone_number_is_200_and_ignored(live: Live) -> None:

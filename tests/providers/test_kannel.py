@@ -17,10 +17,10 @@ from unified_messaging._errors import InvalidCredentials, ProviderUnavailable, R
 from unified_messaging.providers.base import InboundCallback, ProviderAdapter, SubmitRequest
 from unified_messaging.providers.kannel import (
     MAX_ANSWER_BYTES,
-    SPEC,
     Credentials,
     KannelAdapter,
 )
+from unified_messaging.providers.registry import LIVE_ADAPTERS
 
 BASE = "http://kannel.test:13013"
 PUBLIC = "https://sms.example.com/messaging"
@@ -77,8 +77,9 @@ def mock_adapter(handler: Any, **kw: Any) -> KannelAdapter:
 def test_is_a_provider_adapter_for_sms_e_with_no_batches(adapter: KannelAdapter) -> None:
     assert isinstance(adapter, ProviderAdapter)
     assert (adapter.code, adapter.max_batch) == ("sms_e", 1)
-    assert (SPEC.code, SPEC.credentials) == ("sms_e", Credentials)
-    assert isinstance(SPEC.factory(connection(), CREDENTIALS), KannelAdapter)
+    spec = LIVE_ADAPTERS["sms_e"]
+    assert (spec.code, spec.credentials) == ("sms_e", Credentials)
+    assert isinstance(spec.factory(connection(), CREDENTIALS), KannelAdapter)
 
 
 # --- sending ------------------------------------------------------------------------------------
@@ -173,7 +174,7 @@ async def test_no_sender_leaves_from_out_for_the_gateways_default() -> None:
     assert "from" not in fake.received[0].params
 
 
-@pytest.mark.parametrize("mode", ["queued", "sent", "jasmin"])
+@pytest.mark.parametrize("mode", ["queued", "sent", "success-id"])
 async def test_every_success_answer_style_is_accepted(
     adapter: KannelAdapter, fake: KannelFake, mode: Any
 ) -> None:

@@ -27,6 +27,7 @@ from unified_messaging._errors import (
     RequestInvalid,
     Unauthorized,
 )
+from unified_messaging.providers._whatsapp_codes import GRAPH_CODES
 from unified_messaging.providers.base import (
     InboundCallback,
     ProviderAdapter,
@@ -280,7 +281,20 @@ NOT_HEALTHY = "This message was not delivered to maintain healthy ecosystem enga
         ),
         (graph_error(400, 131042, "Business eligibility payment issue"), "rejected", REJECTED),
         (graph_error(400, 133010, "Phone number Not Registered"), "rejected", REJECTED),
+        (graph_error(400, 135000, "Generic user error"), "rejected", REJECTED),
+        (graph_error(400, 131037, "Display name not approved"), "rejected", REJECTED),
         (graph_error(400, 132015, "Template is Paused"), "rejected", "TEMPLATE_REJECTED"),
+        (
+            graph_error(400, 132008, "Template parameter value invalid"),
+            "rejected",
+            "TEMPLATE_REJECTED",
+        ),
+        (
+            graph_error(400, 131050, "Unable to deliver message: user stopped marketing"),
+            RECIPIENT,
+            "RECIPIENT_OPTED_OUT",
+        ),
+        (graph_error(400, 137000, "Identity key mismatch"), RECIPIENT, UNREACHABLE),
         (graph_error(400, 130429, "Rate limit hit"), "unavailable", BUSY),
         (graph_error(400, 131048, "Spam rate limit hit"), "unavailable", BUSY),
         (
@@ -290,6 +304,14 @@ NOT_HEALTHY = "This message was not delivered to maintain healthy ecosystem enga
         ),
         (graph_error(400, 80007, "Rate limit issues"), "unavailable", BUSY),
         (graph_error(400, 4, "Too many API calls"), "unavailable", BUSY),
+        (graph_error(400, 133016, "Register/deregister rate limit"), "unavailable", BUSY),
+        (graph_error(400, 131064, "Messaging limit reached"), "unavailable", BUSY),
+        (
+            graph_error(400, 613, "Calls to this api have exceeded the rate limit"),
+            "unavailable",
+            BUSY,
+        ),
+        (graph_error(400, 133004, "Server temporarily unavailable"), "unavailable", BUSY),
         (graph_error(500, 131000, "Something went wrong"), "unavailable", BUSY),
         (graph_error(503, 2, "Service temporarily unavailable"), "unavailable", BUSY),
         (graph_error(503, 131016, "Service unavailable"), "unavailable", BUSY),
@@ -315,9 +337,20 @@ async def test_graph_error_codes_map_to_outcomes(
 
 
 @pytest.mark.parametrize(
-    ("code", "retry_after"), [(130429, 60.0), (80007, 60.0), (4, 60.0), (131056, None), (2, None)]
+    ("code", "retry_after"),
+    [
+        (4, 60.0),  # the app's call limit: rolling windows of minutes
+        (80007, 60.0),
+        (613, 60.0),
+        (133016, 60.0),
+        (130429, 5.0),  # throughput: a second's worth of messages too many
+        (131048, 3600.0),  # spam and messaging limits follow the number's quality
+        (131064, 3600.0),
+        (131056, None),  # one recipient's pair rate: no pause of the connection
+        (2, None),  # an outage, not throttling: the breaker counts it
+    ],
 )
-async def test_account_throttling_pauses_a_minute_without_a_retry_after(
+async def test_throttling_codes_pause_the_connection_without_a_retry_after(
     adapter: WhatsAppAdapter, fake: WhatsAppFake, code: int, retry_after: float | None
 ) -> None:
     fake.script(graph_error(400, code, "Rate limit hit"))
@@ -494,7 +527,10 @@ def test_each_status_is_read(
         (131049, NOT_HEALTHY, "RECIPIENT_UNREACHABLE"),
         (132001, "Template does not exist", "TEMPLATE_REJECTED"),
         (131000, "Something went wrong", "PROVIDER_UNAVAILABLE"),
-        (135000, "Generic user error", "RECIPIENT_UNREACHABLE"),
+        (131050, "User stopped marketing messages", "RECIPIENT_OPTED_OUT"),
+        (131048, "Spam rate limit hit", "PROVIDER_UNAVAILABLE"),
+        (135000, "Generic user error", "PROVIDER_REJECTED"),
+        (999999, "A code nobody has seen yet", "RECIPIENT_UNREACHABLE"),
     ],
 )
 def test_a_failed_status_carries_the_mapped_error(
@@ -516,6 +552,28 @@ def test_a_failed_status_carries_the_mapped_error(
     assert report.error is not None
     assert report.error.code == our_code
     assert f"(#{code}) {title}: Details from Meta." == report.error.message
+
+
+# Every code but the 200-299 block's inner ones (one row stands for the range).
+TABLE_CODES = sorted(c for c in GRAPH_CODES if not 200 < c < 299)
+
+
+@pytest.mark.parametrize("code", TABLE_CODES)
+async def test_a_code_means_the_same_in_a_send_answer_and_in_a_failed_status(
+    adapter: WhatsAppAdapter, fake: WhatsAppFake, code: int
+) -> None:
+    fake.script(graph_error(400, code, GRAPH_CODES[code].title))
+    outcome = await adapter.submit(message())
+    errors: list[dict[str, object]] = [{"code": code, "title": GRAPH_CODES[code].title}]
+    body, headers = fake.status_webhook([status("wamid.T", "failed", errors=errors)])
+
+    [report] = adapter.parse_reports(pushed(body, headers))
+
+    assert outcome.error is not None
+    assert report.error is not None
+    assert report.error.code == outcome.error.code
+    assert outcome.kind == ("unavailable" if GRAPH_CODES[code].effect == "throttled"
+                            else GRAPH_CODES[code].effect)  # fmt: skip
 
 
 def test_a_failed_status_without_errors_is_still_failed(

@@ -151,6 +151,8 @@ class IngestResult:
     received: int
     matched: int
     changed: int
+    #: The exact body the provider wants in answer (Jasmin's ``ACK/Jasmin``), or ``None``.
+    reply: str | None = None
 
 
 Step = Callable[[MessageRecord, datetime], Transition]

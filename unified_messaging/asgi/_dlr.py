@@ -11,7 +11,8 @@ body in the simulator's push format is read too, and only ever touches test-mode
 
 A request that was read is answered ``200 {"received", "matched", "changed"}`` even when no
 report matched a known message, so a provider does not retry reports for messages sent
-elsewhere; only errors of the request itself are 4xx.
+elsewhere; only errors of the request itself are 4xx. A provider that wants a set answer
+(Jasmin reads ``ACK/Jasmin``, else it sends the report again) gets that, as plain text.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ class DlrEndpoint:
             result = await self._messenger.ingest_dlr(connection_id, token, callback)
         except MessagingError as exc:
             return error_response(exc)
+        if result.reply is not None:
+            # The provider reads this exact body as its acknowledgement (Jasmin's ACK/Jasmin).
+            return PlainTextResponse(result.reply)
         body = json_bytes(
             {"received": result.received, "matched": result.matched, "changed": result.changed}
         )

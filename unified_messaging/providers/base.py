@@ -48,6 +48,7 @@ __all__ = [
     "ProviderProfile",
     "ProviderReport",
     "ProviderTemplate",
+    "RepliesToReports",
     "ReportCalls",
     "ReportStatus",
     "SubmitOutcome",
@@ -249,6 +250,15 @@ class PacedPolling(Protocol):
         ...
 
 
+@runtime_checkable
+class RepliesToReports(Protocol):
+    """Protocol: an adapter whose provider wants a set body back for each report it pushes
+    (Jasmin's DLR thrower sends a report again unless it reads ``ACK/Jasmin``)."""
+
+    @property
+    def report_reply(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderProfile:
     """The facts about a provider that both its live adapter and its simulator obey."""
@@ -304,8 +314,8 @@ _SMS_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{1,10}|\+?[0-9]{2,16}")
 
 PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     # NetGSM (encoding "TR"), Verimor (datacoding 1) and Mutlucell (charset "turkish") send
-    # the single-shift table; İletimerkezi picks the coding from the text itself. Kannel's
-    # sendsms cannot build the shift-table UDH: its Turkish text is UCS-2 (coding 2).
+    # the single-shift table; İletimerkezi picks the coding from the text itself. Neither
+    # Kannel's sendsms nor Jasmin's /send can build the shift-table UDH: Turkish text is UCS-2.
     # NetGSM: "10 report calls a minute" (code 80 past it); reports are asked every minute.
     "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False,
                              turkish_shift=True,
@@ -319,7 +329,7 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     # one call per pack, and no per-minute cap documented.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
                              False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15))),
-    "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
+    "sms_e": ProviderProfile("sms_e", "SMS gateway", "Kannel sendsms or Jasmin HTTP API", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
     # Telegram's Bot FAQ: no more than about 30 messages a second to many chats (429 past it).
     "chatbot": ProviderProfile("chatbot", "Telegram", "Telegram Bot API", 1, 4096, None, None,

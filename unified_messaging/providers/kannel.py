@@ -1,4 +1,4 @@
-"""``sms_e``: the Kannel ``sendsms`` HTTP interface, and gateways that speak it.
+"""``sms_e`` (the default ``gateway=kannel``): the Kannel ``sendsms`` HTTP interface.
 
 Owns the request of one SMS to a Kannel smsbox (or a Kannel-compatible aggregator), the reading
 of its answer, and the delivery reports Kannel fetches from the ``dlr-url`` we hand it.
@@ -19,8 +19,9 @@ Wire facts (Kannel user guide, "Sending SMS"; ``gw/smsbox.c``):
   ``403 Not routable. Do not try again.``; ``503 Temporal failure, try again later.``;
   ``500 Sending failed.``; ``400 <field> ..., rejected`` (e.g. ``Sender missing and no global
   set, rejected``, ``Missing receiver number, rejected``, ``Number(s) has/have been denied by
-  white- and/or black-lists.``); ``404 Unknown request.``. Jasmin-style gateways answer
-  ``Success "<id>"`` / ``Error "<reason>"``.
+  white- and/or black-lists.``); ``404 Unknown request.``. A ``Success "<id>"`` from a
+  Kannel-compatible front end is read as accepted too. (Jasmin is not one: it has its own
+  API, :mod:`.jasmin`, chosen with the ``gateway`` credential.)
 - Kannel's answer carries no message id, so we mint one, put it in the ``dlr-url``'s query and
   use it as the ``provider_message_id``: the report then names the message itself.
 - ``dlr-url`` escapes, substituted URL-encoded when Kannel fetches it (GET): ``%d`` report
@@ -38,19 +39,22 @@ import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import ClassVar, Final
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 import httpx
-from pydantic import Field, SecretStr, field_validator
 
 from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
-from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, logger
+from ._http import Answer, HttpAdapter, logger
+from ._sms_gateway import GatewayCredentials, KannelCredentials, require_base_url
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
-__all__ = ["SPEC", "Credentials", "KannelAdapter"]
+__all__ = ["Credentials", "KannelAdapter"]
+
+#: ``sms_e``'s credentials schema, shared with the Jasmin adapter (:mod:`._sms_gateway`).
+Credentials = GatewayCredentials
 
 SENDSMS_PATH: Final = "/cgi-bin/sendsms"
 #: Every report type Kannel knows (1 | 2 | 4 | 8 | 16).
@@ -75,57 +79,18 @@ _FAILED_STAT: Final[Mapping[str, ReportStatus]] = {
 }
 
 
-class Credentials(CredentialsModel):
-    """A ``sendsms-user`` of the gateway, and where Kannel should push delivery reports.
-
-    ``dlr_url`` is the public base address where this library's ASGI app is reachable (e.g.
-    ``https://sms.example.com``); the adapter appends ``/v1/dlr/{connection id}/{dlr token}``.
-    Without it no ``dlr-url`` is sent and the messages get no reports (D10: they end
-    ``unknown`` after the connection's ``dlr_timeout``).
-    """
-
-    username: str = Field(min_length=1)
-    password: SecretStr = Field(min_length=1)
-    dlr_url: str | None = None
-    #: Force one SMSC route of the gateway (Kannel's ``smsc`` parameter).
-    smsc: str | None = None
-
-    @field_validator("dlr_url")
-    @classmethod
-    def _public_base(cls, value: str | None) -> str | None:
-        if not value:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            # Kannel itself refuses anything else: "DLR-URL field misformed, rejected".
-            raise ValueError("must be an http:// or https:// address")
-        if "%" in value or parts.query or parts.fragment:
-            # '%' would read as a Kannel escape code, and we append our own path and query.
-            raise ValueError("must be a plain base address without '%', query or fragment")
-        return value.rstrip("/")
-
-
-class KannelAdapter(HttpAdapter[Credentials]):
-    """The live ``sms_e`` adapter: one message per ``sendsms`` request."""
+class KannelAdapter(HttpAdapter[KannelCredentials]):
+    """The live ``sms_e`` adapter for a Kannel gateway: one message per ``sendsms`` request."""
 
     PROVIDER_CODE: ClassVar[ProviderCode] = "sms_e"
-    credentials_model = Credentials
+    credentials_model = KannelCredentials
     # Every Kannel is someone's own host: there is no public default.
     default_base_url = ""
 
     @classmethod
     def validate_connection(cls, connection: Connection) -> None:
         """``base_url`` is required (no public default) and must be an http(s) address."""
-        base = (connection.base_url or "").strip()
-        if not base:
-            raise InvalidCredentials(
-                "Invalid credentials: base_url is missing: set the connection's base_url to "
-                "the gateway's sendsms address (e.g. http://kannel.example:13013)."
-            )
-        if urlsplit(base).scheme not in ("http", "https") or not urlsplit(base).netloc:
-            raise InvalidCredentials(
-                "Invalid credentials: base_url must start with http:// or https://."
-            )
+        require_base_url(connection, "http://kannel.example:13013")
 
     # --- sending --------------------------------------------------------------------------------
 
@@ -340,10 +305,3 @@ def _epoch(value: str) -> datetime | None:
         return datetime.fromtimestamp(int(value), UTC)
     except (OverflowError, OSError, ValueError):
         return None
-
-
-def _factory(connection: Connection, credentials: Mapping[str, str]) -> KannelAdapter:
-    return KannelAdapter(connection, credentials)
-
-
-SPEC: Final = AdapterSpec("sms_e", Credentials, _factory)

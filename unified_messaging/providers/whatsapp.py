@@ -14,7 +14,8 @@ Wire facts (developers.facebook.com/docs/whatsapp/cloud-api: messages, error cod
   [{"id": "wamid.…"}]}``.
 - Errors: ``{"error": {"message": "(#131047) Re-engagement message", "type", "code",
   "error_data": {"messaging_product", "details"}, "fbtrace_id"}}``; Meta asks clients to decide
-  on ``code`` (titles will go). The codes we map are in ``_CODES`` below.
+  on ``code`` (titles will go). Every code and its outcome is in :mod:`._whatsapp_codes`, one
+  table for send answers and status webhooks alike.
 - Free text reaches a user only within 24 hours of their last message (131047); outside it only
   an approved template does.
 - Status webhooks: ``{"object": "whatsapp_business_account", "entry": [{"changes": [{"value":
@@ -47,9 +48,9 @@ from ._http import (
     JsonUnreadable,
     decode_json_object,
 )
+from ._whatsapp_codes import UNKNOWN_FAILURE, graph_code
 from .base import (
     InboundCallback,
-    OutcomeKind,
     ProviderReport,
     ReportStatus,
     SubmitOutcome,
@@ -62,43 +63,6 @@ DEFAULT_BASE_URL: Final = "https://graph.facebook.com"
 DEFAULT_API_VERSION: Final = "v21.0"
 MAX_ANSWER_BYTES: Final = 64 * 1024
 SIGNATURE_HEADER: Final = "X-Hub-Signature-256"
-
-_AUTH: Final = ("rejected", "PROVIDER_AUTH_FAILED")
-_REJECTED: Final = ("rejected", "PROVIDER_REJECTED")
-_TEMPLATE: Final = ("rejected", "TEMPLATE_REJECTED")
-_BUSY: Final = ("unavailable", "PROVIDER_UNAVAILABLE")
-#: Throttling of the account or app: the connection pauses (D26), a minute unless a
-#: Retry-After says otherwise (Meta's rate-limit errors carry none; its windows are minutes
-#: to an hour, and the breaker's probe guards the rest).
-_THROTTLING: Final = frozenset({4, 80007, 130429, 131048})
-_THROTTLE_PAUSE: Final = 60.0
-_UNREACHABLE: Final = ("recipient_failed", "RECIPIENT_UNREACHABLE")
-#: Graph API error code → (outcome kind, our code). Codes not here fall back on HTTP status.
-_CODES: Final[Mapping[int, tuple[OutcomeKind, str]]] = {
-    # Authorization: token expired/invalid, permission missing or revoked.
-    0: _AUTH, 3: _AUTH, 10: _AUTH, 190: _AUTH,
-    **dict.fromkeys(range(200, 300), _AUTH),
-    # Throttling: app call limit, account rate limit, throughput, spam limit; the pair rate
-    # (one recipient) is no sign of the connection's health, so the breaker leaves it out.
-    **dict.fromkeys(_THROTTLING, _BUSY),
-    131056: ("unavailable", "PROVIDER_RECIPIENT_THROTTLED"),
-    # Meta's side: unknown/temporary, something went wrong, service unavailable, maintenance.
-    1: _BUSY, 2: _BUSY, 131000: _BUSY, 131016: _BUSY, 131057: _BUSY,
-    # The recipient: outside the customer service window, undeliverable, per-user marketing
-    # limit, part of an experiment, the recipient is the sender.
-    131047: ("recipient_failed", "OUTSIDE_CUSTOMER_SERVICE_WINDOW"),
-    470: ("recipient_failed", "OUTSIDE_CUSTOMER_SERVICE_WINDOW"),
-    131026: _UNREACHABLE, 131049: _UNREACHABLE, 130472: _UNREACHABLE,
-    131021: ("recipient_failed", "INVALID_RECIPIENT"),
-    # The request or the account: invalid parameter, missing/invalid value, unsupported type,
-    # business number deleted/unregistered, payment, policy blocks, locked account.
-    100: _REJECTED, 33: _REJECTED, 131008: _REJECTED, 131009: _REJECTED, 131051: _REJECTED,
-    133010: _REJECTED, 131042: _REJECTED, 368: _REJECTED, 130497: _REJECTED,
-    131031: _REJECTED, 131005: _REJECTED,
-    # Templates: parameter count or format, missing, text too long, paused, disabled.
-    132000: _TEMPLATE, 132001: _TEMPLATE, 132005: _TEMPLATE, 132007: _TEMPLATE,
-    132012: _TEMPLATE, 132015: _TEMPLATE, 132016: _TEMPLATE,
-}  # fmt: skip
 
 _STATUS_OF: Final[Mapping[str, ReportStatus]] = {
     "sent": "pending",
@@ -170,18 +134,11 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         error = document.get("error") if document is not None else None
         if not isinstance(error, dict):
             return _by_status(answer, f"WhatsApp answered HTTP {status} ({_kind(answer, None)}).")
-        code = error.get("code")
         said = self._quote(_describe(error))
-        mapped = _CODES.get(code) if isinstance(code, int) else None
-        if mapped is None or status >= 500:
+        row = graph_code(error.get("code"))
+        if row is None or status >= 500:
             return _by_status(answer, said)
-        kind, our_code = mapped
-        if code in _THROTTLING:
-            wait = answer.retry_after if answer.retry_after is not None else _THROTTLE_PAUSE
-            return SubmitOutcome.unavailable(said, retry_after=wait)
-        if kind == "unavailable":
-            return SubmitOutcome.unavailable(said, code=our_code, retry_after=answer.retry_after)
-        return SubmitOutcome(kind, error=ErrorInfo(our_code, said))
+        return row.outcome(said, answer.retry_after)
 
     def _quote(self, text: str) -> str:
         token = self.secret(self.credentials.access_token)
@@ -262,10 +219,10 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
             return
         document = _json(answer.body)
         error = document.get("error") if document is not None else None
-        code = error.get("code") if isinstance(error, dict) else None
-        if answer.status >= 500 or (isinstance(code, int) and _CODES.get(code) == _BUSY):
+        row = graph_code(error.get("code")) if isinstance(error, dict) else None
+        if answer.status >= 500 or (row is not None and row.effect in ("unavailable", "throttled")):
             raise ProviderUnavailable(f"WhatsApp answered HTTP {answer.status}.")
-        if answer.status in (401, 403) or (isinstance(code, int) and _CODES.get(code) == _AUTH):
+        if answer.status in (401, 403) or (row is not None and row.code == "PROVIDER_AUTH_FAILED"):
             raise InvalidCredentials("WhatsApp refused the access token.")
         raise InvalidCredentials(
             "WhatsApp does not know this phone_number_id, or the token cannot reach it."
@@ -402,14 +359,11 @@ def _status_error(item: Mapping[str, Any]) -> ErrorInfo:
     errors = item.get("errors")
     first = errors[0] if isinstance(errors, list) and errors else None
     if not isinstance(first, dict):
-        return ErrorInfo("RECIPIENT_UNREACHABLE", "WhatsApp could not deliver the message.")
-    code = first.get("code")
-    kind, our_code = _CODES.get(code, _UNREACHABLE) if isinstance(code, int) else _UNREACHABLE
-    if kind == "unavailable":
-        # Throttled or broken after acceptance: the provider's fault, not the recipient's.
-        our_code = "PROVIDER_UNAVAILABLE"
+        return ErrorInfo(UNKNOWN_FAILURE.code, "WhatsApp could not deliver the message.")
+    # The same table as a send's answer: a code means one thing wherever it arrives.
+    row = graph_code(first.get("code")) or UNKNOWN_FAILURE
     title = first.get("title") or first.get("message")
-    return ErrorInfo(our_code, _describe({**first, "message": title}))
+    return ErrorInfo(row.code, _describe({**first, "message": title}))
 
 
 def _timestamp(value: object) -> datetime | None:
