@@ -333,7 +333,7 @@ async def test_text_one_over_the_maximum_length_is_rejected(
     outcome = await sim_for(code).submit(request(to, text=text))
     assert outcome.kind == "rejected"
     assert outcome.error is not None
-    assert outcome.error.code == "PROVIDER_REJECTED"
+    assert outcome.error.code == "BODY_TOO_LONG"  # as the live adapters say it
 
 
 async def test_empty_text_is_rejected(sms: Simulator) -> None:
