@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -52,6 +52,7 @@ class Stamped:
 
 @dataclass
 class Rig:
+    messenger: Messenger
     clock: ManualClock
     client: httpx.AsyncClient
     url: str
@@ -81,13 +82,22 @@ class Rig:
         document: dict[str, Any] = answer.json()
         return document
 
+    async def work(self, *, until: datetime) -> None:
+        """Run the worker, one item at a time, moving the clock in 0.1 s steps to ``until``."""
+        worker = self.messenger.worker(batch=1)
+        while True:
+            await worker.run_until_idle()
+            if self.clock.now() >= until:
+                return
+            self.clock.advance(0.1)
+
 
 def outcomes(bulk: dict[str, Any]) -> list[tuple[str, str | None]]:
     return [(r["status"], r["error"]["code"] if r.get("error") else None) for r in bulk["results"]]
 
 
 @contextlib.asynccontextmanager
-async def rig() -> AsyncIterator[Rig]:
+async def rig(*, verimor_calls: float | None = None) -> AsyncIterator[Rig]:
     clock = ManualClock()
     waits: list[float] = []
 
@@ -122,9 +132,11 @@ async def rig() -> AsyncIterator[Rig]:
         await messenger.add_connection(
             workspace.id, "sms_c", base_url=c, default_sender="UMTEST",
             credentials={"username": verimor.username, "password": verimor.password},
+            **({"max_calls": verimor_calls} if verimor_calls else {}),  # type: ignore[arg-type]
         )  # fmt: skip
         key = await messenger.create_api_key(workspace.id, livemode=True)
-        yield Rig(clock, client, url, key.secret, verimor, iletimerkezi, netgsm, stamps, waits)
+        yield Rig(messenger, clock, client, url, key.secret, verimor, iletimerkezi, netgsm, stamps,
+                  waits)  # fmt: skip
 
 
 # --- a text over the provider's part limit ------------------------------------------------------
@@ -178,6 +190,26 @@ async def test_a_verimor_duplicate_in_a_bulk_fails_only_the_duplicate() -> None:
         # Each extra call kept to Verimor's 240 calls a minute (D27): 0.25 s apart at least.
         gaps = [(b - a).total_seconds() for a, b in pairwise(r.stamps.arrivals)]
         assert len(gaps) == 6 and min(gaps) >= 0.25 - 1e-6
+
+
+async def test_the_halves_share_the_sends_bound_and_what_misses_it_is_queued() -> None:
+    async with rig(verimor_calls=1) as r:  # one call a second: the halves must wait
+        assert (await r.send("sms_c", TO.format(5), "Kod 5")).status_code == 201
+        start = r.clock.now()
+
+        bulk = await r.bulk("sms_c", [f"Kod {n}" for n in range(8)])  # item 5: sent before
+
+        # The campaign at 1 s, refused; its first half at 2 s; the second would be at 3 s,
+        # past the 2 s every send keeps to (D27), so it waits for the worker.
+        assert [status for status, _ in outcomes(bulk)] == ["sent"] * 4 + ["queued"] * 4
+        assert sum(r.waits) == pytest.approx(2.0)
+        await r.work(until=start + timedelta(seconds=10))
+        records = [await r.record(item["job_id"]) for item in bulk["results"]]
+        assert [(x["status"], x["error"] and x["error"]["code"]) for x in records] == (
+            [("sent", None)] * 5 + [("failed", "DUPLICATE_MESSAGE")] + [("sent", None)] * 2
+        )
+        gaps = [(b - a).total_seconds() for a, b in pairwise(r.stamps.arrivals)]
+        assert min(gaps) >= 1 - 1e-6  # the worker's sends keep to the rate too
 
 
 async def test_a_forbidden_word_fails_only_its_message() -> None:

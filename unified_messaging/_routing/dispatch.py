@@ -225,10 +225,16 @@ async def _call(
         requests = [job.request_for(hop, first_attempt + index) for job in group]
         return _submit_all(hop.adapter, requests, limiter)
 
+    # The halves of a refused batch share the first call's bound (D27: max_wait bounds the
+    # whole send); what misses it is queued for the worker like any paced job.
+    deadline = pacing.deadline() if pacing is not None else None
+
     async def once(group: list[Job]) -> tuple[list[Job], list[SubmitOutcome]]:
         if pacing is None:
             return group, await submit(group)
-        paced = await pacing.send(hop.connection, hop.adapter.max_batch, group, submit)
+        paced = await pacing.send(
+            hop.connection, hop.adapter.max_batch, group, submit, deadline=deadline
+        )
         for job, due in paced.deferred:
             job.paced_until, job.paced_hop = due, index
         return paced.sent, paced.outcomes
