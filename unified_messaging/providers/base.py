@@ -137,8 +137,7 @@ class SubmitOutcome:
     def refused_together(self, count: int) -> list[SubmitOutcome]:
         """The outcomes of ``count`` messages that one request carried and the provider
         refused as a whole, naming no culprit: each marked :attr:`batch_refusal` when there
-        were several (a refusal is never a reason to resend a message alone: that one is
-        the culprit)."""
+        were several. A message that went alone is the culprit: its refusal is its own."""
         if count < 2 or self.kind not in ("rejected", "recipient_failed"):
             return [self] * count
         return [replace(self, batch_refusal=True)] * count
