@@ -26,8 +26,8 @@ async def a_connection(
 
 @pytest.mark.parametrize(
     ("provider", "max_rate", "max_calls"),
-    [("sms_c", None, 2.5), ("chatbot", 30, None), ("bizchat", 80, None),
-     ("sms_a", None, None), ("sms_b", None, None), ("sms_d", None, None), ("sms_e", None, None)],
+    [("sms_c", None, 4), ("chatbot", 30, None), ("bizchat", 80, None),
+     ("sms_a", None, None), ("sms_b", 100, None), ("sms_d", None, None), ("sms_e", None, None)],
 )  # fmt: skip
 async def test_a_new_connection_gets_its_providers_documented_limit(
     messenger: Messenger, provider: str, max_rate: float | None, max_calls: float | None
@@ -42,14 +42,14 @@ async def test_a_new_connection_gets_its_providers_documented_limit(
 
 async def test_a_rate_is_set_on_add_and_changed_or_turned_off_later(messenger: Messenger) -> None:
     connection = await a_connection(messenger, "sms_c", max_rate=100)
-    assert (connection.max_rate, connection.max_calls) == (100, 2.5)
+    assert (connection.max_rate, connection.max_calls) == (100, 4)
 
     changed = await messenger.set_send_rate(connection.id, max_calls=10)
     assert (changed.max_rate, changed.max_calls) == (100, 10)  # the other one stays
     off = await messenger.set_send_rate(connection.id, max_rate="off", max_calls=None)
     assert (off.max_rate, off.max_calls) == (None, None)
     back = await messenger.set_send_rate(connection.id, max_calls="default")
-    assert (back.max_rate, back.max_calls) == (None, 2.5)
+    assert (back.max_rate, back.max_calls) == (None, 4)
     assert await messenger.get_connection(connection.id) == back
 
 

@@ -333,7 +333,17 @@ async def test_text_one_over_the_maximum_length_is_rejected(
     outcome = await sim_for(code).submit(request(to, text=text))
     assert outcome.kind == "rejected"
     assert outcome.error is not None
-    assert outcome.error.code == "PROVIDER_REJECTED"
+    assert outcome.error.code == "BODY_TOO_LONG"  # as the live adapters say it
+
+
+@pytest.mark.parametrize("code", ["sms_b", "sms_c"])
+async def test_text_over_seven_parts_is_too_long_as_the_live_adapter_says(
+    sim_for: Factory, code: ProviderCode
+) -> None:
+    simulator = sim_for(code)
+    assert (await simulator.submit(request(text="a" * 1071))).kind == "accepted"  # 7 parts
+    outcome = await simulator.submit(request(text="a" * 1072))
+    assert (outcome.kind, outcome.error and outcome.error.code) == ("rejected", "BODY_TOO_LONG")
 
 
 async def test_empty_text_is_rejected(sms: Simulator) -> None:

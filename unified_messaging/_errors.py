@@ -249,8 +249,16 @@ class TemplateVariableMissing(Unprocessable):
 
 
 class BodyTooLong(Unprocessable):
+    """The text is longer than allowed: 1-1600 characters (D9), or longer than the provider
+    takes (its part limit). In the latter case the refused job is kept as ``failed``:
+    ``job_id`` names it, as for ``CHAT_UNREACHABLE``."""
+
     code = "BODY_TOO_LONG"
     default_message = "The message text must be 1-1600 characters."
+
+    def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
 
 
 class InvalidCredentials(Unprocessable):

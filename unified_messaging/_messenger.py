@@ -32,6 +32,7 @@ from ._domain import (
     Template,
 )
 from ._errors import (
+    BodyTooLong,
     ChatUnreachable,
     FallbackNotAllowed,
     IdempotencyInProgress,
@@ -655,6 +656,8 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             return
         if record.error.code == ChatUnreachable.code:
             raise ChatUnreachable(record.error.message, job_id=record.job_id)
+        if record.error.code == BodyTooLong.code:  # over the part limit of every hop tried
+            raise BodyTooLong(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
             raise ProviderUnavailable(
                 "No provider could be reached; the message was not sent.", job_id=record.job_id

@@ -2,10 +2,11 @@
 
 It checks ``request.authentication`` (401), the order the way İletimerkezi documents it (400
 unparsable, 402 credit, 450/459/460 header, 451 same text to the same numbers within ten
-minutes, 452 bad or blocked number, 453 over 7 SMS, 454 empty text, 468/469 IYS fields),
-answers with the HTTP status equal to ``response.status.code``, keeps one report row per
-number (110 until a test sets another), and serves ``/v1/get-report/json`` (paged, 455 for an
-unknown order) and ``/v1/get-balance/json``. :meth:`IletimerkeziFake.webhook` builds the push
+minutes, 452 bad or blocked number, 453 over 7 SMS once its `` B186`` is appended, 454 empty
+text, 468/469 IYS fields; each for the whole order, naming no message), answers with the HTTP
+status equal to ``response.status.code``, keeps one report row per number (110 until a test
+sets another), and serves ``/v1/get-report/json`` (paged, 455 for an unknown order) and
+``/v1/get-balance/json``. :meth:`IletimerkeziFake.webhook` builds the push
 İletimerkezi would send.
 
 Knobs script the next answers (:meth:`IletimerkeziFake.script`): a forced code, a delay, any
@@ -29,7 +30,11 @@ from starlette.routing import Route
 from unified_messaging._encoding import analyze_sms
 from unified_messaging.providers.base import InboundCallback
 
-__all__ = ["Canned", "IletimerkeziFake", "Received", "ReportRow"]
+__all__ = ["OPERATOR_CODE", "Canned", "IletimerkeziFake", "Received", "ReportRow"]
+
+#: The BTK operator code İletimerkezi appends to every SMS (its API overview), so a text
+#: that fits 7 SMS on its own may not once it is there (453, for the whole order).
+OPERATOR_CODE = " B186"
 
 _MESSAGES = {
     200: "İşlem başarılı",
@@ -192,7 +197,7 @@ class IletimerkeziFake:
             text, numbers = message.get("text"), message["receipents"].get("number")
             if not isinstance(text, str) or not text:
                 return 454
-            if analyze_sms(text).segments > 7:
+            if analyze_sms(text + OPERATOR_CODE).segments > 7:
                 return 453
             if not isinstance(numbers, list) or not numbers:
                 return 452

@@ -1,6 +1,7 @@
 """A local NetGSM REST v2 server speaking the wire format the ``sms_a`` adapter expects.
 
-It checks Basic auth (code 30), the header list (40), the JSON shape (70), answers 406 for
+It checks Basic auth (code 30), the header list (40), the JSON shape (70), a text it will not
+take (20, for the whole request: :attr:`NetgsmFake.refused_words`), answers 406 for
 refusals and 200 ``{"code": "00", "jobid"}`` for acceptance, keeps one report row per
 message (status 0 until a test sets another), and serves ``/sms/rest/v2/report`` with
 paging and NetGSM's 10-calls-a-minute limit (code 80), and ``/sms/rest/v2/msgheader``.
@@ -77,6 +78,9 @@ class NetgsmFake:
         self.usercode = usercode
         self.password = password
         self.msgheaders = list(headers)
+        #: Words that make NetGSM refuse a text: code 20 ("a problem in the message text"),
+        #: for the whole request it is in, naming no message.
+        self.refused_words: set[str] = set()
         self.received: list[Received] = []
         self.rows: list[ReportRow] = []
         self._script: deque[Canned] = deque()
@@ -160,6 +164,9 @@ class NetgsmFake:
         problem = _send_problem(body)
         if problem is not None:
             return _refuse(*problem)
+        texts = [str(m["msg"]) for m in body["messages"]]  # type: ignore[attr-defined]
+        if any(word in text for text in texts for word in self.refused_words):
+            return _refuse("20", "Mesaj metninde ki problemden dolayı gönderilemedi")
         if body["msgheader"] not in self.msgheaders:
             return _refuse("40", "Check the msgheader parameter")
         jobid = str(self._next_job)

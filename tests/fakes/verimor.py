@@ -5,6 +5,10 @@ Speaks the wire format of ``verimor/SMS-API`` ``user_guide.md`` and the v2 OpenA
 ``401`` for a bad account), ``GET /v2/balance``, and builds the JSON array Verimor pushes as
 delivery reports. It records every request it receives.
 
+A campaign is refused as a whole, as Verimor does, when any one of its messages is at fault
+(over 7 parts, a bad number, the same SMS to the same number again, a forbidden word), the
+error code naming none of them.
+
 Knobs script misbehaviour for every later send: :meth:`FakeVerimor.fail_with` (a 400 code),
 :meth:`FakeVerimor.answer` (any status, body and content type: 5xx, malformed, HTML, huge),
 :meth:`FakeVerimor.throttle` (429 with or without ``Retry-After``) and ``delay`` (seconds
@@ -34,6 +38,8 @@ _PLAIN = "text/plain; charset=utf-8"
 _DEST = re.compile(r"90[0-9]{10}")
 #: Longest text per data coding: 7 parts (the user guide's "SMS boy karakter limitleri").
 _MAX_LENGTH = {"0": 1071, "1": 1043, "2": 469}
+#: Not-1 of that table: with datacoding 0 or 1 these count as 2 characters.
+_DOUBLE = frozenset("^{}\\[]~|€")
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,11 @@ class FakeVerimor:
     credits: int = 10_000
     #: Numbers Verimor would call malformed (400 INVALID_DESTINATION_ADDRESS for the campaign).
     bad_numbers: set[str] = field(default_factory=set)
+    #: Words that make Verimor refuse a text (400 FORBIDDEN_MESSAGE for the campaign).
+    forbidden_words: set[str] = field(default_factory=set)
+    #: ``(msg, dest)`` pairs taken so far: the same SMS again "within 24 hours" (the fake's
+    #: whole life) is 400 MUKERRER_RAPORLAMA for the campaign it rides in.
+    taken: set[tuple[str, str]] = field(default_factory=set)
     delay: float = 0.0
     received: list[Received] = field(default_factory=list)
     campaigns: dict[int, _Campaign] = field(default_factory=dict)
@@ -183,6 +194,7 @@ class FakeVerimor:
             payload.get("iys_recipient_type"),
         )
         self.campaigns[campaign.id] = campaign
+        self.taken.update((m["msg"], m["dest"]) for m in campaign.messages)
         self.credits -= len(campaign.messages)
         return _plain(200, str(campaign.id))
 
@@ -204,12 +216,16 @@ class FakeVerimor:
         for message in messages:
             if not isinstance(message, dict) or not message.get("msg"):
                 return "MISSING_MESSAGE"
-            if len(message["msg"]) > _MAX_LENGTH[datacoding]:
+            if _length(message["msg"], datacoding) > _MAX_LENGTH[datacoding]:
                 return "MESSAGE_TOO_LONG"
             if not message.get("dest"):
                 return "MISSING_DESTINATION_ADDRESS"
             if any(not _DEST.fullmatch(d) or d in self.bad_numbers for d in _dests(message)):
                 return "INVALID_DESTINATION_ADDRESS"
+            if any((message["msg"], d) in self.taken for d in _dests(message)):
+                return "MUKERRER_RAPORLAMA"
+            if any(word in message["msg"] for word in self.forbidden_words):
+                return "FORBIDDEN_MESSAGE"
         if sum(len(_dests(m)) for m in messages) > self.credits:
             return "INSUFFICIENT_CREDITS"
         return None
@@ -220,6 +236,13 @@ class FakeVerimor:
         if (query.get("username"), query.get("password")) != (self.username, self.password):
             return _plain(401, "Geçersiz kullanıcı adı/şifre")
         return _plain(200, f"{self.credits}.0")
+
+
+def _length(text: str, datacoding: str) -> int:
+    """A text's length as Verimor's length table counts it for this data coding."""
+    if datacoding == "2":
+        return len(text)
+    return len(text) + sum(1 for c in text if c in _DOUBLE)
 
 
 def _dests(message: Mapping[str, str]) -> list[str]:

@@ -407,18 +407,17 @@ async def test_a_batch_is_grouped_by_sender_and_iys_and_keeps_its_order(
     assert outcomes[4].provider_message_id == "40000001:+905320000004"
 
 
-async def test_a_bad_number_in_an_order_fails_only_that_number(
+async def test_a_bad_number_refuses_its_order_marked_refused_together(
     adapter: IletimerkeziAdapter, fake: IletimerkeziFake
 ) -> None:
+    # Routing finds the number by sending again (tests/lifecycle_http/test_batch_refusals_http.py).
     fake.blocked.add("5320000002")
     requests = [message(to=f"+90532000000{i}", text="Duyuru") for i in (1, 2, 3)]
 
     outcomes = await adapter.submit_batch(requests)
 
-    assert [o.kind for o in outcomes] == ["accepted", "recipient_failed", "accepted"]
-    assert [len(order_of(o)["message"]["receipents"]["number"]) for o in fake.orders] == [
-        3, 1, 1, 1,
-    ]  # fmt: skip
+    assert {(o.kind, o.batch_refusal) for o in outcomes} == {("recipient_failed", True)}
+    assert len(fake.orders) == 1
 
 
 # --- pushed reports ----------------------------------------------------------------------------

@@ -397,15 +397,40 @@ async def test_batch_groups_by_header_and_iys_mode(
     assert [s.json["source_addr"] for s in fake.sends()] == ["UMTEST", "BASLIGIM", "UMTEST"]
 
 
-async def test_batch_refused_for_one_number_finds_it_by_sending_alone(
+async def test_batch_refused_for_one_number_is_marked_refused_together(
+    adapter: VerimorAdapter, fake: FakeVerimor
+) -> None:
+    # Routing finds the number by sending again (tests/lifecycle_http/test_batch_refusals_http.py).
+    fake.bad_numbers = {"905320000001"}
+    outcomes = await adapter.submit_batch([message(to) for to in numbers(3)])
+    assert {(o.kind, o.error and o.error.code, o.batch_refusal) for o in outcomes} == {
+        ("recipient_failed", "INVALID_RECIPIENT", True)
+    }
+    assert [len(s.json["messages"]) for s in fake.sends()] == [3]
+
+
+async def test_one_message_refused_alone_carries_its_own_refusal(
     adapter: VerimorAdapter, fake: FakeVerimor
 ) -> None:
     fake.bad_numbers = {"905320000001"}
-    outcomes = await adapter.submit_batch([message(to) for to in numbers(3)])
-    assert [o.kind for o in outcomes] == ["accepted", "recipient_failed", "accepted"]
-    assert outcomes[1].error is not None
-    assert outcomes[1].error.code == "INVALID_RECIPIENT"
-    assert [len(s.json["messages"]) for s in fake.sends()] == [3, 1, 1, 1]
+    [outcome] = await adapter.submit_batch([message("+905320000001")])
+    assert (outcome.kind, outcome.batch_refusal) == ("recipient_failed", False)
+
+
+async def test_a_text_over_seven_parts_fails_alone_before_any_campaign(
+    adapter: VerimorAdapter, fake: FakeVerimor
+) -> None:
+    # The shift table's ş is 2 septets (TS 23.038): 1 + 1041 + 1 fills 7 parts of 149 exactly.
+    texts = ["a" * 1071, "a" * 1072, "ş" + "a" * 1041, "ş" + "a" * 1042]
+    encodings: list[Encoding] = ["gsm7", "gsm7", "gsm7_turkish", "gsm7_turkish"]
+    requests = [message(to, t, encoding=e)
+                for to, t, e in zip(numbers(4), texts, encodings, strict=True)]  # fmt: skip
+    outcomes = await adapter.submit_batch(requests)
+    assert [(o.kind, o.error and o.error.code) for o in outcomes] == [
+        ("accepted", None), ("rejected", "BODY_TOO_LONG"),
+        ("accepted", None), ("rejected", "BODY_TOO_LONG"),
+    ]  # fmt: skip
+    assert sorted(len(s.json["messages"]) for s in fake.sends()) == [1, 1]  # one per coding
 
 
 async def test_batch_refused_for_the_account_fails_every_message_once(

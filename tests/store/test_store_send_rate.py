@@ -54,18 +54,60 @@ async def test_connections_before_0009_get_their_providers_documented_limit(
     finally:
         await engine.dispose()
 
-    await migrate(sql_database.url, connect_args=sql_database.connect_args)
+    await migrate(sql_database.url, revision="0009", connect_args=sql_database.connect_args)
 
-    store = sql_database.store()
-    await store.open()
-    try:
-        found = await store.list_connections("ws_1")
-        rates = {c.provider: (c.max_rate, c.max_calls) for c in found}
-    finally:
-        await store.close()
+    rates = {provider: rate for (_, provider), rate in (await _rates(sql_database)).items()}
     assert rates == {
         "sms_a": (None, None),
         "sms_c": (None, 2.5),
         "chatbot": (30, None),
         "bizchat": (80, None),
     }
+
+
+async def test_0010_moves_only_the_rates_still_at_their_former_default(
+    sql_database: Database,
+) -> None:
+    await migrate(sql_database.url, revision="0009", connect_args=sql_database.connect_args)
+    before = {
+        "conn_c_old": ("sms_c", None, 2.5),  # 0009's Verimor default
+        "conn_c_set": ("sms_c", None, 10.0),
+        "conn_c_off": ("sms_c", None, None),
+        "conn_b_old": ("sms_b", None, None),  # İletimerkezi had none
+        "conn_b_set": ("sms_b", 50.0, None),
+        "conn_a": ("sms_a", None, None),
+    }
+    engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
+    try:
+        async with engine.begin() as conn:
+            for id_, (provider, rate, calls) in before.items():  # one provider a workspace
+                await conn.execute(sa.insert(workspaces).values(workspace_row(
+                    Workspace(f"ws_{id_}", "one", START))))  # fmt: skip
+                connection = Connection(id_, f"ws_{id_}", provider, START, "x", max_rate=rate,
+                                        max_calls=calls)  # fmt: skip
+                await conn.execute(sa.insert(connections).values(connection_row(connection)))
+    finally:
+        await engine.dispose()
+
+    await migrate(sql_database.url, connect_args=sql_database.connect_args)
+
+    assert {id_: rate for (id_, _), rate in (await _rates(sql_database)).items()} == {
+        "conn_c_old": (None, 4),
+        "conn_c_set": (None, 10),
+        "conn_c_off": (None, None),
+        "conn_b_old": (100, None),
+        "conn_b_set": (50, None),
+        "conn_a": (None, None),
+    }
+
+
+async def _rates(database: Database) -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """Each connection's rates as the rows hold them (a store would migrate to head first)."""
+    engine = create_async_engine(database.url, connect_args=database.connect_args)
+    c = connections.c
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(sa.select(c.id, c.provider, c.max_rate, c.max_calls))
+            return {(r.id, r.provider): (r.max_rate, r.max_calls) for r in rows}
+    finally:
+        await engine.dispose()

@@ -46,6 +46,7 @@ from ..providers.base import (
 )
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
 from .send_pacing import SendPacing
+from .split import split_refused
 
 __all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "resolve_sender"]
 
@@ -216,20 +217,32 @@ async def _call(
     pacing: SendPacing | None,
 ) -> tuple[list[Job], list[SubmitOutcome]]:
     """Call ``hop`` for ``jobs``: the jobs called, and what each call said. Under ``pacing``
-    the jobs no slot was free for are marked paced and left out of both."""
+    the jobs no slot was free for are marked paced and left out of both. A batch the
+    provider refused as a whole, naming no culprit, is sent again in halves, paced the same
+    way, until the refusal falls on the guilty messages alone (:mod:`.split`)."""
 
     def submit(group: Sequence[Job]) -> Awaitable[list[SubmitOutcome]]:
         requests = [job.request_for(hop, first_attempt + index) for job in group]
         return _submit_all(hop.adapter, requests, limiter)
 
+    # The halves of a refused batch share the first call's bound (D27: max_wait bounds the
+    # whole send); what misses it is queued for the worker like any paced job.
+    deadline = pacing.deadline() if pacing is not None else None
+
+    async def once(group: list[Job]) -> tuple[list[Job], list[SubmitOutcome]]:
+        if pacing is None:
+            return group, await submit(group)
+        paced = await pacing.send(
+            hop.connection, hop.adapter.max_batch, group, submit, deadline=deadline
+        )
+        for job, due in paced.deferred:
+            job.paced_until, job.paced_hop = due, index
+        return paced.sent, paced.outcomes
+
     if not jobs:
         return [], []
-    if pacing is None:
-        return jobs, await submit(jobs)
-    paced = await pacing.send(hop.connection, hop.adapter.max_batch, jobs, submit)
-    for job, due in paced.deferred:
-        job.paced_until, job.paced_hop = due, index
-    return paced.sent, paced.outcomes
+    called, outcomes = await once(jobs)
+    return await split_refused(called, outcomes, once)
 
 
 def _skipped(admission: Admission | None) -> SubmitOutcome:

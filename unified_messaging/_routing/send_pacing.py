@@ -138,20 +138,28 @@ class SendPacing:
     def pacer(self) -> Pacer:
         return self._pacer
 
+    def deadline(self) -> datetime:
+        """When a send starting now stops waiting for slots: a send made of several
+        :meth:`send` calls (a refused batch sent again in halves) shares one bound."""
+        return self._now() + timedelta(seconds=self._max_wait)
+
     async def send(
         self,
         connection: Connection,
         max_batch: int,
         jobs: Sequence[J],
         submit: Callable[[Sequence[J]], Awaitable[list[SubmitOutcome]]],
+        *,
+        deadline: datetime | None = None,
     ) -> Paced[J]:
         """Send ``jobs`` through ``connection`` with ``submit`` (one group at a time), each
-        group after its slot; the jobs no slot is found for in time come back deferred."""
+        group after its slot; the jobs no slot is found for by ``deadline`` (default: the
+        bound from now) come back deferred."""
         plan = _plan(connection, max_batch)
         if plan is None or not jobs:
             return Paced(list(jobs), await submit(jobs) if jobs else [])
         groups = [jobs[i : i + plan.size] for i in range(0, len(jobs), plan.size)]
-        deadline = self._now() + timedelta(seconds=self._max_wait)
+        deadline = deadline or self.deadline()
         done = Paced[J]()
         running: list[asyncio.Task[list[SubmitOutcome]]] = []
         try:

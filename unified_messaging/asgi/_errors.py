@@ -75,7 +75,7 @@ def error_body(error: MessagingError) -> dict[str, object]:
         body["details"] = [{"field": d.field, "message": d.message} for d in details] or [
             {"field": "body", "message": error.message}
         ]
-    job_id = getattr(error, "job_id", None)  # 502 PROVIDER_UNAVAILABLE, 422 CHAT_UNREACHABLE
+    job_id = getattr(error, "job_id", None)  # 502 PROVIDER_UNAVAILABLE, some 422s
     if isinstance(job_id, str):
         body["job_id"] = job_id
     return {"error": body}

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
+from .._encoding import analyze_sms
 from .._errors import ProviderUnavailable
 from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
 
@@ -109,6 +110,12 @@ class SubmitOutcome:
     error: ErrorInfo | None = None
     #: Seconds the provider asked us to wait (429 ``Retry-After`` / ``retry_after``).
     retry_after: float | None = None
+    #: The provider refused a request of several messages as a whole, for a reason that names
+    #: no culprit (a duplicate, a forbidden word, one bad number): nothing of it was sent, and
+    #: this message may be fine on its own. Routing sends such messages again in smaller
+    #: requests until the refusal falls on the guilty ones alone (:mod:`.._routing.split`).
+    #: Never set on the outcome of a request of one message: that refusal names its culprit.
+    batch_refusal: bool = False
 
     @classmethod
     def accepted(cls, provider_message_id: str) -> SubmitOutcome:
@@ -127,6 +134,14 @@ class SubmitOutcome:
         cls, message: str, *, code: str = ProviderUnavailable.code, retry_after: float | None = None
     ) -> SubmitOutcome:
         return cls("unavailable", error=ErrorInfo(code, message), retry_after=retry_after)
+
+    def refused_together(self, count: int) -> list[SubmitOutcome]:
+        """The outcomes of ``count`` messages that one request carried and the provider
+        refused as a whole, naming no culprit: each marked :attr:`batch_refusal` when there
+        were several. A message that went alone is the culprit: its refusal is its own."""
+        if count < 2 or self.kind not in ("rejected", "recipient_failed"):
+            return [self] * count
+        return [replace(self, batch_refusal=True)] * count
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +300,10 @@ class ProviderProfile:
     #: and provider calls a second (``None``: no documented limit, so none by default).
     max_rate: float | None = field(default=None, kw_only=True)
     max_calls: float | None = field(default=None, kw_only=True)
+    #: Most SMS parts the provider takes in one message; a longer one makes it refuse the
+    #: whole request it is in. ``None``: it documents no part limit (``max_text_length``
+    #: still bounds the text).
+    max_parts: int | None = field(default=None, kw_only=True)
 
     @property
     def channel(self) -> Channel:
@@ -299,6 +318,26 @@ class ProviderProfile:
         if not self.sender_pattern.fullmatch(sender):
             return "the message header must be 2-11 letters, digits, spaces, '.', '-' or '_'"
         return None
+
+    def length_problem(self, text: str, encoding: Encoding | None = None) -> str | None:
+        """Why the provider would refuse ``text`` as too long (``BODY_TOO_LONG``), or ``None``.
+
+        The one place of each provider's length rule (D24, issue 22): at most
+        ``max_text_length`` characters, and at most ``max_parts`` SMS parts counted by
+        :func:`~.._encoding.analyze_sms` in the ``encoding`` the message goes out in (the
+        Turkish shift only where it is ``gsm7_turkish``; ``None``: this provider's own
+        choice). Adapters and the simulator ask it before any call, so a text over the limit
+        fails alone instead of making the provider refuse the batch it would ride in.
+        """
+        if len(text) > self.max_text_length:
+            return f"{self.name} takes at most {self.max_text_length} characters of text."
+        if self.max_parts is None:
+            return None
+        shift = self.turkish_shift if encoding is None else encoding == "gsm7_turkish"
+        parts = analyze_sms(text, allow_turkish_shift=shift).segments
+        if parts <= self.max_parts:
+            return None
+        return f"The text takes {parts} SMS parts; {self.name} takes at most {self.max_parts}."
 
 
 def uses_turkish_shift(connection: Connection) -> bool:
@@ -320,11 +359,14 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     "sms_a": ProviderProfile("sms_a", "NetGSM", "NetGSM REST v2", 100, 1600, _SMS_HEADER, False,
                              turkish_shift=True,
                              poll=PollPolicy(timedelta(minutes=1), calls_per_minute=10)),
+    # İletimerkezi: 100 SMS a second per account (its API overview, from 2026-05-05); code 453
+    # past 7 SMS (its error codes).
     "sms_b": ProviderProfile("sms_b", "İletimerkezi", "İletimerkezi JSON v1", 100, 1600,
-                             _SMS_HEADER, True, turkish_shift=True),
-    # Verimor answers 429 above 150 requests a minute: 2.5 calls a second (D27).
+                             _SMS_HEADER, True, turkish_shift=True, max_rate=100, max_parts=7),
+    # Verimor's user guide (GENEL NOTLAR, since 2023-02-28): 240 send requests a minute, 4 a
+    # second (429 past it); 7 parts at most (SMS BOY KARAKTER LİMİTLERİ: 1071 / 1043 / 469).
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
-                             turkish_shift=True, max_calls=2.5),
+                             turkish_shift=True, max_calls=4, max_parts=7),
     # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
     # one call per pack, and no per-minute cap documented.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,

@@ -43,7 +43,6 @@ import httpx
 from pydantic import Field, SecretStr
 
 from .._domain import ErrorInfo
-from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import IysMode, ProviderCode
 from ._http import (
@@ -89,6 +88,10 @@ _CODES: Final[Mapping[int, tuple[str, str, str]]] = {
     469: ("rejected", "PROVIDER_REJECTED", "the IYS list (BIREYSEL or TACIR) is missing"),
     470: ("rejected", "IYS_NOT_CONFIGURED", "no IYS code is set up for the account"),
 }  # fmt: skip
+#: Codes one message earns its whole order without being named: 451 (this text went to this
+#: number within 10 minutes), 452 (a bad or blocked number), 453 (over 7 SMS: the B186 operator
+#: code İletimerkezi appends can push a text that fits on its own past it), 454 (an empty text).
+_NO_CULPRIT: Final = frozenset({451, 452, 453, 454})
 _IYS: Final[Mapping[IysMode, tuple[str, str | None]]] = {
     "informational": ("0", None),
     "commercial_individual": ("1", "BIREYSEL"),
@@ -179,11 +182,9 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         if not request.text:
             return SubmitOutcome.rejected("BODY_REJECTED", "İletimerkezi needs a text.")
         # Over 7 SMS is code 453, which would refuse every other message of the order too.
-        if (
-            len(request.text) > self.profile.max_text_length
-            or analyze_sms(request.text).segments > 7
-        ):
-            return SubmitOutcome.rejected("BODY_TOO_LONG", "İletimerkezi takes at most 7 SMS.")
+        too_long = self.profile.length_problem(request.text, request.encoding)
+        if too_long is not None:
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         return None
 
     def _order(self, sender: str, iys_mode: IysMode, chunk: Sequence[SubmitRequest]) -> object:
@@ -209,10 +210,10 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         read = _send_result(answer)
         if isinstance(read, str):
             return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
-        if read.kind == "recipient_failed" and len(chunk) > 1:
-            # 452 refuses the whole order for one bad number, and nothing was sent: ask again
-            # one number an order, so only the bad ones fail.
-            return [(await self._send_order(sender, iys_mode, [r]))[0] for r in chunk]
+        if _answer_code(answer) in _NO_CULPRIT:
+            # The whole order is refused for one message İletimerkezi does not name, and
+            # nothing was sent: routing asks again in smaller orders to find it.
+            return read.refused_together(len(chunk))
         return [read] * len(chunk)
 
     # --- reports -------------------------------------------------------------------------------
@@ -284,6 +285,12 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
             )
         if isinstance(read, SubmitOutcome) or code != 200:
             raise ProviderUnavailable("İletimerkezi gave no usable answer to the check.")
+
+
+def _answer_code(answer: Answer) -> int | None:
+    """``response.status.code`` of a readable answer, else ``None``."""
+    read = _decode(answer)
+    return None if isinstance(read, SubmitOutcome) else read[0]
 
 
 def _send_result(answer: Answer) -> str | SubmitOutcome:

@@ -103,6 +103,9 @@ _SEND_CODES: Final[Mapping[str, tuple[str, str, str]]] = {
     "100": ("unavailable", "PROVIDER_UNAVAILABLE", "system error"),
     "101": ("unavailable", "PROVIDER_UNAVAILABLE", "system error"),
 }  # fmt: skip
+#: Send codes one message earns its whole request without being named: 20 (a problem in a
+#: text, or one over NetGSM's maximum length, which NetGSM does not put a number on).
+_NO_CULPRIT: Final = frozenset({"20"})
 # Report row status -> (our status, error code or None, what it means).
 _REPORT_STATUS: Final[Mapping[int, tuple[ReportStatus, str | None, str]]] = {
     0: ("pending", None, "waiting for the operator"),
@@ -234,11 +237,11 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         problem = self.profile.sender_problem(sender)
         if problem is not None:
             return SubmitOutcome.rejected("SENDER_NOT_APPROVED", f"NetGSM: {problem}.")
-        if not request.text or len(request.text) > self.profile.max_text_length:
-            return SubmitOutcome.rejected(
-                "BODY_TOO_LONG" if request.text else "BODY_REJECTED",
-                f"NetGSM takes 1-{self.profile.max_text_length} characters of text.",
-            )
+        if not request.text:
+            return SubmitOutcome.rejected("BODY_REJECTED", "NetGSM needs a text.")
+        too_long = self.profile.length_problem(request.text, request.encoding)
+        if too_long is not None:
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         return None
 
     async def _send_chunk(
@@ -258,6 +261,10 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             return [self.transport_outcome(exc)] * len(chunk)
         read = _send_result(answer)
         if isinstance(read, SubmitOutcome):
+            if _answer_code_of(answer) in _NO_CULPRIT:
+                # One text of the request is at fault and NetGSM does not say which; nothing
+                # was sent, so routing asks again in smaller requests to find it.
+                return read.refused_together(len(chunk))
             return [read] * len(chunk)
         return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
 
@@ -373,6 +380,12 @@ def _needs_turkish(request: SubmitRequest) -> bool:
     """``encoding: "TR"`` unless the text is plain GSM-7: ş ğ ı İ ç need NetGSM's TR mode."""
     encoding = request.encoding or analyze_sms(request.text).encoding
     return encoding != "gsm7"
+
+
+def _answer_code_of(answer: Answer) -> str | None:
+    """The ``code`` of a readable JSON answer, else ``None``."""
+    data = json_answer(answer, "NetGSM")
+    return None if isinstance(data, SubmitOutcome) else _answer_code(data)
 
 
 def _send_result(answer: Answer) -> str | SubmitOutcome:

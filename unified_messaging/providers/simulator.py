@@ -280,7 +280,7 @@ class Simulator:
             return SubmitOutcome.rejected("PROVIDER_REJECTED", f"Invalid header: {header_problem}.")
         text_problem = self._text_problem(request)
         if text_problem is not None:
-            return SubmitOutcome.rejected("PROVIDER_REJECTED", text_problem)
+            return text_problem
         if self._shape.fullmatch(request.to) is None:
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT",
@@ -288,15 +288,15 @@ class Simulator:
             )
         return None
 
-    def _text_problem(self, request: SubmitRequest) -> str | None:
+    def _text_problem(self, request: SubmitRequest) -> SubmitOutcome | None:
         # A bizchat provider template is rendered by the provider, so our text is not sent.
         if request.template is not None and self._channel == "bizchat":
             return None
         if not request.text:
-            return "The message text is empty."
-        limit = self._profile.max_text_length
-        if len(request.text) > limit:
-            return f"The message text is longer than {limit} characters."
+            return SubmitOutcome.rejected("PROVIDER_REJECTED", "The message text is empty.")
+        too_long = self._profile.length_problem(request.text, request.encoding)
+        if too_long is not None:  # the live adapters' own check, before any call
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         return None
 
     def _decide_chat(self, request: SubmitRequest) -> tuple[SubmitOutcome, ReportStatus | None]:

@@ -11,8 +11,9 @@ report status. Wire facts, from Verimor's own documentation (``github.com/verimo
   ``messages[{msg, dest}]``, each message its own text, ``dest`` as ``905XXXXXXXXX``.
 * Success is ``200`` with the campaign id as plain text. A refusal is ``400`` with a plain-text
   code (see :data:`_SEND_ERRORS`); a bad user/password, or a server IP that OİM does not allow,
-  is ``401``; a request over 10 MB is ``413``; over the send rate limit (150 requests/min in
-  the user guide, 240/min with a burst of 80 in the OpenAPI spec) is ``429``.
+  is ``401``; a request over 10 MB is ``413``; over the send rate limit (240 requests/min in
+  the user guide since 2023-02-28, with a burst of 80 in the OpenAPI spec) is ``429``. Report
+  queries are limited to 20 a minute; reports here are pushed, never queried.
 * Reports are pushed to the URL set in OİM: a JSON array of ``{type: "outbound", campaign_id,
   message_id, message_custom_id, dest, status, gsm_error, sent_at, done_at, …}``; inbound SMS
   arrive at the same URL with ``type: "inbound"``. Verimor wants a ``200`` and retries three
@@ -24,9 +25,12 @@ report status. Wire facts, from Verimor's own documentation (``github.com/verimo
 Ids. One request is one campaign. Verimor's ``message_id`` is unknown at submit time, so a
 recipient's id is ``"<campaign_id>:<dest>"``, rebuilt the same way from each pushed report. A
 batch never puts one number into a campaign twice (a repeat goes into a request of its own),
-so the pair is unique. A campaign refused for a recipient-level reason does not say which
-number it was; nothing was accepted, so each of its messages is sent again alone to find it.
-Nothing is ever re-sent after an answer that might mean acceptance.
+so the pair is unique. A campaign refused for one of its messages (a bad number, a duplicate,
+a forbidden word: :data:`_NO_CULPRIT`) does not say which; nothing of it was sent, so its
+outcomes are marked ``batch_refusal`` and routing sends them again in smaller campaigns to
+find it (:mod:`unified_messaging._routing.split`). A text over Verimor's 7 parts is refused
+before any campaign (``ProviderProfile.length_problem``). Nothing is ever re-sent after an
+answer that might mean acceptance.
 """
 
 from __future__ import annotations
@@ -109,6 +113,12 @@ _SEND_ERRORS: Final[Mapping[str, tuple[OutcomeKind, str, str]]] = {
     "INVALID_DESTINATION_ADDRESS": (_RF, "INVALID_RECIPIENT", "Verimor refused the number"),
     "MISSING_CONSENT": (_RF, "IYS_CONSENT_MISSING", "The recipient has no IYS consent"),
 }  # fmt: skip
+#: ``400`` codes that one message of a campaign earns the whole campaign without naming it
+#: (the user guide's table: a number, the text, a 24-hour duplicate, forbidden words).
+_NO_CULPRIT: Final = frozenset({
+    "INVALID_DESTINATION_ADDRESS", "MISSING_CONSENT", "MESSAGE_TOO_LONG", "MISSING_MESSAGE",
+    "INVALID_UTF8", "MUKERRER_RAPORLAMA", "FORBIDDEN_MESSAGE",
+})  # fmt: skip
 
 _UNDELIVERED: Final = ErrorInfo("RECIPIENT_UNREACHABLE", "The handset could not be reached.")
 _NO_ROUTE: Final = ErrorInfo(_PR, "Verimor has no route to this recipient.")
@@ -175,6 +185,9 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             return SubmitOutcome.rejected("PROVIDER_REJECTED", f"Invalid header: {header_problem}.")
         if not request.text:
             return SubmitOutcome.rejected("BODY_REJECTED", "The message text is empty.")
+        too_long = self.profile.length_problem(request.text, request.encoding)
+        if too_long is not None:  # MESSAGE_TOO_LONG would refuse its whole campaign
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         if not _is_unicode(request.text):
             return SubmitOutcome.rejected("BODY_REJECTED", "The text is not valid Unicode.")
         if _MOBILE.fullmatch(request.to) is None:
@@ -197,13 +210,8 @@ class VerimorAdapter(HttpAdapter[Credentials]):
         result = self._read_send_answer(answer)
         if isinstance(result, str):
             return [SubmitOutcome.accepted(f"{result}:{r.to[1:]}") for r in group]
-        if result.kind == "recipient_failed" and len(group) > 1:
-            # The campaign was refused for one number Verimor does not name. Nothing was
-            # accepted, so sending each message alone is safe, and finds that number.
-            singles: list[SubmitOutcome] = []
-            for request in group:
-                singles += await self._send_campaign([request])
-            return singles
+        if _refusal_token(answer) in _NO_CULPRIT:
+            return result.refused_together(len(group))
         return [result] * len(group)
 
     def _body(self, group: Sequence[SubmitRequest]) -> bytes:
@@ -252,8 +260,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
         return SubmitOutcome.unavailable(f"Verimor answered with unexpected HTTP {answer.status}.")
 
     def _refusal_outcome(self, text: str) -> SubmitOutcome:
-        match = _ERROR_TOKEN.fullmatch(text)
-        token = match.group(1) if match else None
+        token = _token(text)
         if token is None or token not in _SEND_ERRORS:
             shown = token or _snippet(text, self.secret(self.credentials.password))
             return SubmitOutcome.rejected("PROVIDER_REJECTED", f"Verimor refused it ({shown}).")
@@ -297,6 +304,16 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             )
         if _foreign_answer(answer) is not None or answer.status != httpx.codes.OK:
             raise ProviderUnavailable(f"Verimor's balance check failed (HTTP {answer.status}).")
+
+
+def _refusal_token(answer: Answer) -> str | None:
+    """The plain-text code of a ``400`` refusal, else ``None``."""
+    return _token(answer.text) if answer.status == httpx.codes.BAD_REQUEST else None
+
+
+def _token(text: str) -> str | None:
+    match = _ERROR_TOKEN.fullmatch(text)
+    return match.group(1) if match else None
 
 
 def _campaign_key(request: SubmitRequest) -> Hashable:
