@@ -59,6 +59,9 @@ class FakeMutlucell:
     default_status: str = "1"
     #: An error number the report endpoint answers instead of lines.
     report_error: str | None = None
+    #: The account's blacklist (Mutlucell's ``addblklst``): numbers a pack skips, sending
+    #: nothing to them and using no credit; a pack of only these answers ``$<id>#0.0``.
+    blacklist: set[str] = field(default_factory=set)
     received: list[Received] = field(default_factory=list)
     packs: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     _scripted: tuple[int, bytes, str, dict[str, str]] | None = None
@@ -135,8 +138,9 @@ class FakeMutlucell:
             return _plain("22")
         pack_id = next(self._ids)
         self.packs[pack_id] = pack
-        self.credit -= len(pack)
-        return _plain(f"${pack_id}#{float(len(pack))}")
+        used = sum(1 for number, _ in pack if number not in self.blacklist)
+        self.credit -= used
+        return _plain(f"${pack_id}#{float(used)}")
 
     def _refusal(self, root: ET.Element) -> str | None:
         if root.get("org") not in self.originators:
@@ -163,10 +167,13 @@ class FakeMutlucell:
             return _plain(self.report_error)
         pack_id = int(root.get("id") or 0)
         lines = [
-            f"{number} {self.statuses.get((pack_id, number), self.default_status)}"
+            f"{number} {self.statuses.get((pack_id, number), self._status_of(number))}"
             for number, _ in self.packs.get(pack_id, [])
         ]
         return _plain("\n".join(lines) + ("\n" if lines else ""))
+
+    def _status_of(self, number: str) -> str:
+        return "0" if number in self.blacklist else self.default_status  # 0: not sent
 
     async def _credit(self, request: Request) -> Response:
         root = await self._read(request, "smskredi")

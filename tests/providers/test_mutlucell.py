@@ -236,6 +236,17 @@ async def test_pack_id_is_read_whatever_content_type_mutlucell_declares(
     assert (await adapter.submit(message())).provider_message_id == f"{PACK}:905321234567"
 
 
+async def test_a_pack_that_used_no_credit_is_rejected_as_sent_nothing(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
+) -> None:
+    fake.answer(200, f"${PACK}#0.0")
+    outcome = await adapter.submit(message())
+    assert outcome.kind == "rejected"
+    assert outcome.error is not None
+    assert outcome.error.code == "PROVIDER_REJECTED"
+    assert outcome.provider_message_id is None
+
+
 async def test_huge_answer_is_not_read(adapter: MutlucellAdapter, fake: FakeMutlucell) -> None:
     fake.answer(200, b"$" + b"1" * (4 * 1024 * 1024) + b"#1.0")
     outcome = await adapter.submit(message())

@@ -10,9 +10,10 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   </mesaj>`` per text. ``charset`` is ``default`` (GSM 03.38), ``turkish`` (single shift) or
   ``unicode``; absent, Mutlucell uses its default.
 * The answer is plain text with HTTP 200 either way: ``$<pack id>#<credits used>`` on success
-  (e.g. ``$1234567#1.0``), a bare number on error: 20 malformed XML, 21 not the owner of the
-  header, 22 no credit, 23 bad user/password, 24 another operation of the account is running,
-  25 SMSC stopped (try again in 1-2 minutes), 30 account not activated.
+  (e.g. ``$1234567#1.0``; ``#0.0`` means nothing was sent, a refusal), a bare number on
+  error: 20 malformed XML, 21 not the owner of the header, 22 no credit, 23 bad
+  user/password, 24 another operation of the account is running, 25 SMSC stopped (try again
+  in 1-2 minutes), 30 account not activated.
 * Reports are polled: ``POST {base}/smsgw-ws/gtblkrprtex`` with ``<smsrapor ka pwd id/>``
   answers one ``<number> <status>`` line per recipient (statuses in :data:`_REPORT_STATUS`),
   or 20/23/30. Mutlucell asks for the first poll no sooner than a minute after sending and,
@@ -90,7 +91,7 @@ _IYS_ATTRIBUTES: Final[Mapping[IysMode, Mapping[str, str]]] = {
 }
 
 _MOBILE: Final = re.compile(r"\+905[0-9]{9}")
-_ACCEPTED: Final = re.compile(r"\$([0-9]{1,20})#[0-9]+(?:\.[0-9]+)?")
+_ACCEPTED: Final = re.compile(r"\$([0-9]{1,20})#([0-9]+(?:\.[0-9]+)?)")
 _ERROR_CODE: Final = re.compile(r"[0-9]{1,4}")
 _CREDIT: Final = re.compile(r"\$[0-9]+(?:\.[0-9]+)?")
 _REPORT_LINE: Final = re.compile(r"\s*(\+?[0-9]{7,15})\s+([0-9]{1,3})(?:\s.*)?")
@@ -310,7 +311,7 @@ def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     text = answer.text.strip()
     accepted = _ACCEPTED.fullmatch(text)
     if accepted is not None:
-        return accepted.group(1)
+        return _pack_taken(accepted.group(1), accepted.group(2))
     if _ERROR_CODE.fullmatch(text):
         kind, code, why = _SEND_ERRORS.get(text, (_R, _PR, "Mutlucell refused the message"))
         if kind == "unavailable":
@@ -323,6 +324,18 @@ def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     return SubmitOutcome.unavailable(
         f"Mutlucell answered with an {shape} body instead of a pack id: the message may or "
         "may not have been taken."
+    )
+
+
+def _pack_taken(pack: str, credits: str) -> str | SubmitOutcome:
+    """``$<pack>#<credits>``: the pack id, unless no credit was used, which means Mutlucell
+    sent nothing (every number blacklisted or unreachable for it): a refusal, so fallback
+    moves on. The number after ``#`` is the credit the pack used; client libraries read
+    ``#0.0`` as "no SMS sent" (Ardakilic/laravel-mutlucell-sms ``getStatus``)."""
+    if float(credits) > 0:
+        return pack
+    return SubmitOutcome.rejected(
+        _PR, f"Mutlucell took pack {pack} but sent nothing (it used no credit)."
     )
 
 
