@@ -4,8 +4,9 @@ Speaks the wire format of Mutlucell's API pages and PHP library: ``POST /smsgw-w
 (an ``<smspack>`` in, ``$<pack id>#<credits>`` or a bare error number out, HTTP 200 either
 way), ``POST /smsgw-ws/gtblkrprtex`` (``<smsrapor>`` in, ``<number> <status>`` lines out) and
 ``POST /smsgw-ws/gtcrdtex`` (``<smskredi>`` in, ``$<credit>`` out). It checks the account,
-the header, the charset and the pack's shape as Mutlucell documents them, and records every
-request it receives.
+the header, the charset, the pack's attributes (only the documented ones: an unknown one, an
+IYS attribute included, is refused with 20) and the pack's shape as Mutlucell documents
+them, and records every request it receives.
 
 Knobs script misbehaviour for every later send: :meth:`FakeMutlucell.fail_with` (an error
 number), :meth:`FakeMutlucell.answer` (any status, body and content type: 5xx, malformed,
@@ -34,6 +35,12 @@ __all__ = ["FakeMutlucell", "Received", "serve"]
 
 _PLAIN = "text/plain; charset=UTF-8"
 _CHARSETS = ("default", "turkish", "unicode")
+#: The ``smspack`` attributes Mutlucell documents (its PHP library's ``sendBulk``, github.com/
+#: mutlucell/api): any other attribute is an unknown one, and the pack is refused with 20.
+_PACK_ATTRIBUTES = frozenset(
+    {"ka", "pwd", "org", "tarih", "bitis", "addLinkToEnd", "IP", "aboneid", "bayiid",
+     "zamanayay", "charset"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -147,10 +154,8 @@ class FakeMutlucell:
             return "21"
         if root.get("charset", "default") not in _CHARSETS:
             return "20"
-        if root.get("iys", "0") not in ("0", "1"):
-            return "20"
-        if root.get("iys") == "1" and root.get("iysList") not in ("BIREYSEL", "TACIR"):
-            return "20"
+        if not set(root.attrib) <= _PACK_ATTRIBUTES:
+            return "20"  # no IYS attribute among them: Mutlucell documents none
         messages = root.findall("mesaj")
         if not messages:
             return "20"

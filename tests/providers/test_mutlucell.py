@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
@@ -97,20 +98,42 @@ async def test_charset_follows_the_encoding(
     assert fake.sends()[0].xml.get("charset") == charset
 
 
-@pytest.mark.parametrize(
-    ("iys_mode", "attributes"),
-    [
-        ("informational", {}),
-        ("commercial_individual", {"iys": "1", "iysList": "BIREYSEL"}),
-        ("commercial_merchant", {"iys": "1", "iysList": "TACIR"}),
-    ],
-)
-async def test_iys_attributes_follow_the_connection_mode(
-    adapter: MutlucellAdapter, fake: FakeMutlucell, iys_mode: IysMode, attributes: dict[str, str]
+async def test_an_informational_pack_carries_only_documented_attributes(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
 ) -> None:
-    assert (await adapter.submit(message(iys_mode=iys_mode))).kind == "accepted"
-    root = fake.sends()[0].xml
-    assert {k: v for k, v in root.attrib.items() if k.startswith("iys")} == attributes
+    assert (await adapter.submit(message(encoding="gsm7_turkish"))).kind == "accepted"
+    assert set(fake.sends()[0].xml.attrib) == {"ka", "pwd", "org", "charset"}
+
+
+@pytest.mark.parametrize("iys_mode", ["commercial_individual", "commercial_merchant"])
+async def test_a_commercial_message_is_refused_before_sending(
+    adapter: MutlucellAdapter, fake: FakeMutlucell, iys_mode: IysMode
+) -> None:
+    # Mutlucell documents no IYS attribute: a commercial message is never sent unmarked.
+    outcome = await adapter.submit(message(iys_mode=iys_mode))
+    assert outcome.kind == "rejected"
+    assert outcome.error is not None
+    assert outcome.error.code == "IYS_NOT_CONFIGURED"
+    assert fake.sends() == []
+
+
+@pytest.mark.parametrize(
+    "attributes", [{"iys": "1", "iysList": "BIREYSEL"}, {"iys": "0"}, {"priority": "high"}]
+)
+async def test_the_fake_refuses_attributes_mutlucell_does_not_document(
+    fake: FakeMutlucell, attributes: dict[str, str]
+) -> None:
+    pack = ET.Element("smspack", {"ka": fake.username, "pwd": fake.password, "org": "UMTEST",
+                                  **attributes})  # fmt: skip
+    mesaj = ET.SubElement(pack, "mesaj")
+    ET.SubElement(mesaj, "metin").text = "Merhaba"
+    ET.SubElement(mesaj, "nums").text = "905321234567"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=fake.app)) as client:
+        answer = await client.post(
+            "http://mutlucell.test/smsgw-ws/sndblkex", content=ET.tostring(pack)
+        )
+    assert (answer.status_code, answer.text) == (200, "20")
+    assert fake.packs == {}
 
 
 async def test_turkish_and_xml_special_characters_arrive_intact(
@@ -366,7 +389,7 @@ async def test_batch_sends_a_repeated_number_in_a_pack_of_its_own(
     ]
 
 
-async def test_batch_groups_by_header_charset_and_iys_mode(
+async def test_batch_groups_by_header_and_charset(
     adapter: MutlucellAdapter, fake: FakeMutlucell
 ) -> None:
     outcomes = await adapter.submit_batch(

@@ -34,7 +34,15 @@ from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
 from .._errors import ProviderUnavailable
-from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
+from .._types import (
+    CHANNEL_OF,
+    IYS_MODES,
+    Channel,
+    DeliveryStatus,
+    Encoding,
+    IysMode,
+    ProviderCode,
+)
 
 __all__ = [
     "NO_FALLBACK_CODES",
@@ -275,6 +283,9 @@ class ProviderProfile:
     #: and provider calls a second (``None``: no documented limit, so none by default).
     max_rate: float | None = field(default=None, kw_only=True)
     max_calls: float | None = field(default=None, kw_only=True)
+    #: The IYS modes the provider's wire format can say (a connection may use only these):
+    #: every mode, unless the provider documents no way to mark commercial traffic.
+    iys_modes: frozenset[IysMode] = field(default=frozenset(IYS_MODES), kw_only=True)
 
     @property
     def channel(self) -> Channel:
@@ -316,9 +327,11 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
                              turkish_shift=True, max_calls=2.5),
     # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
-    # one call per pack, and no per-minute cap documented.
+    # one call per pack, and no per-minute cap documented. Its public documents and SDKs
+    # name no IYS attribute of a pack: it carries informational traffic only.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
-                             False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15))),
+                             False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15)),
+                             iys_modes=frozenset({"informational"})),
     "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
     # Telegram's Bot FAQ: no more than about 30 messages a second to many chats (429 past it).

@@ -22,9 +22,12 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   every 15 minutes); one call here is one request per pack.
 * ``POST {base}/smsgw-ws/gtcrdtex`` with ``<smskredi ka pwd/>`` answers ``$<credit>``.
 
-IYS. Mutlucell's public pages do not document IYS attributes of ``smspack``. Informational
-traffic sends none (the documented format, byte for byte); commercial traffic adds the
-attributes in :data:`_IYS_ATTRIBUTES`, which are **unverified** and kept in that one place.
+IYS. Mutlucell's public documents and SDKs (its PHP library's ``sendBulk``: ``ka pwd org
+tarih bitis addLinkToEnd IP aboneid bayiid zamanayay charset``) name no IYS attribute of
+``smspack``, so nothing here marks a pack commercial: ``sms_d`` carries informational traffic
+only. Its profile says so (``iys_modes``), ``add_connection`` refuses a commercial ``sms_d``
+connection, and a commercial message that still reaches this adapter (a connection stored
+before that rule) is refused before sending rather than sent unmarked.
 
 XML. Requests are built with ElementTree, which escapes ``<``, ``&`` and ``"`` in text and
 attributes, so a text or a password containing them arrives intact. A carriage return in the
@@ -51,7 +54,7 @@ from pydantic import Field, SecretStr
 
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
-from .._types import Encoding, IysMode, ProviderCode
+from .._types import Encoding, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import msisdn, numbers_by_id, send_in_groups
 from .base import (
@@ -81,15 +84,6 @@ _CHARSET: Final[Mapping[Encoding, str]] = {
     "gsm7_turkish": "turkish",
     "ucs2": "unicode",
 }
-# UNVERIFIED: Mutlucell documents no IYS attributes publicly; these follow the convention of
-# other Turkish gateways (iys=1, list BIREYSEL/TACIR). Confirm with Mutlucell before relying
-# on commercial sends; the account-level IYS set-up at Mutlucell applies either way.
-_IYS_ATTRIBUTES: Final[Mapping[IysMode, Mapping[str, str]]] = {
-    "informational": {},
-    "commercial_individual": {"iys": "1", "iysList": "BIREYSEL"},
-    "commercial_merchant": {"iys": "1", "iysList": "TACIR"},
-}
-
 _MOBILE: Final = re.compile(r"\+905[0-9]{9}")
 _ACCEPTED: Final = re.compile(r"\$([0-9]{1,20})#([0-9]+(?:\.[0-9]+)?)")
 _ERROR_CODE: Final = re.compile(r"[0-9]{1,4}")
@@ -181,6 +175,12 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             return SubmitOutcome.rejected(
                 "BODY_REJECTED", "The text holds characters XML cannot carry."
             )
+        if request.iys_mode not in self.profile.iys_modes:
+            return SubmitOutcome.rejected(
+                "IYS_NOT_CONFIGURED",
+                "Mutlucell documents no way to mark a message commercial (IYS); send "
+                "commercial messages through another provider.",
+            )
         if _MOBILE.fullmatch(request.to) is None:
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT", "The recipient must be a Turkish mobile number in E.164."
@@ -203,8 +203,6 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         root.set("org", first.sender or "")
         if first.encoding is not None:
             root.set("charset", _CHARSET[first.encoding])
-        for name, value in _IYS_ATTRIBUTES[first.iys_mode].items():
-            root.set(name, value)
         for request in group:
             mesaj = ET.SubElement(root, "mesaj")
             ET.SubElement(mesaj, "metin").text = request.text
@@ -288,8 +286,8 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
 
 
 def _pack_key(request: SubmitRequest) -> Hashable:
-    # Header, charset and IYS attributes belong to the whole smspack.
-    return (request.sender, request.encoding, request.iys_mode)
+    # Header and charset belong to the whole smspack.
+    return (request.sender, request.encoding)
 
 
 def _document(root: ET.Element) -> bytes:
