@@ -13,7 +13,7 @@ from fakes.mutlucell import FakeMutlucell, serve
 from unified_messaging._domain import Connection
 from unified_messaging._errors import InvalidCredentials, ProviderUnavailable
 from unified_messaging._types import Encoding, IysMode
-from unified_messaging.providers.base import InboundCallback, SubmitRequest
+from unified_messaging.providers.base import InboundCallback, ReportCalls, SubmitRequest
 from unified_messaging.providers.mutlucell import SPEC, Credentials, MutlucellAdapter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -492,6 +492,24 @@ async def test_poll_asks_once_per_pack_and_reports_only_what_was_asked(
     polls = [r for r in fake.received if r.path == "/smsgw-ws/gtblkrprtex"]
     assert sorted(p.xml.get("id", "") for p in polls) == [str(PACK), str(PACK + 1)]
     assert polls[0].xml.attrib == {"ka": "umuser", "pwd": fake.password, "id": str(PACK)}
+
+
+async def test_a_poll_call_covers_its_whole_pack_and_stops_at_the_rounds_cap(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
+) -> None:
+    first = await adapter.submit_batch([message(to) for to in numbers(3)])
+    second = await adapter.submit(message(TO))
+    calls = ReportCalls(1)
+    asked = ["x1:90532", first[0].provider_message_id or "", second.provider_message_id or ""]
+
+    reports = await adapter.poll_reports_within(asked, calls)
+
+    assert [r.provider_message_id for r in reports] == [first[0].provider_message_id]
+    # One call: the first pack, every number its answer names (asked or not); the second
+    # pack waits for the next round; an id that is no pack of ours is never asked.
+    assert calls.cut_short
+    assert calls.covered == {o.provider_message_id for o in first} | {"x1:90532"}
+    assert len([r for r in fake.received if r.path == "/smsgw-ws/gtblkrprtex"]) == 1
 
 
 @pytest.mark.parametrize(

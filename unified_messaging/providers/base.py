@@ -27,7 +27,7 @@ calls (:class:`PacedPolling`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
@@ -201,30 +201,50 @@ class PollPolicy:
     the end of the previous round, in whichever process ran it), and a round makes at most
     ``calls_per_minute`` report calls. Since rounds are a minute apart or more, no minute
     ever sees more calls than that, however many workers share the connection.
+
+    Each message is asked about first ``first_after`` its send, and again no sooner than
+    ``again_after`` (default: ``interval``) after it was last asked: its provider reference
+    carries that time (``ProviderRef.poll_after``), so the pace holds per message across
+    processes, and the messages asked least recently are asked first.
     """
 
     interval: timedelta
-    #: The provider's cap on report calls in any minute; ``None``: it documents none.
+    #: The cap on report calls in one round (so in any minute); ``None``: no cap.
     calls_per_minute: int | None = None
+    first_after: timedelta = timedelta(0)
+    again_after: timedelta | None = None
 
     def __post_init__(self) -> None:
         if self.interval < timedelta(minutes=1):
             raise ValueError("a poll interval is a minute or more (the call budget's window)")
         if self.calls_per_minute is not None and self.calls_per_minute < 1:
             raise ValueError("calls_per_minute must be at least 1")
+        if self.first_after < timedelta(0):
+            raise ValueError("first_after must not be negative")
+
+    @property
+    def again(self) -> timedelta:
+        """The least time between two report queries about one message."""
+        return self.interval if self.again_after is None else self.again_after
 
 
 class ReportCalls:
     """The report calls one poll round may still make. An adapter takes one before each
     call to the provider and stops when it is refused; the round then knows it was cut
-    short (:attr:`cut_short`) and asks about the rest next time."""
+    short (:attr:`cut_short`) and asks about the rest next time.
 
-    __slots__ = ("_left", "cut_short", "made")
+    An adapter also says which provider message ids a call it made answered for
+    (:meth:`cover`): a round cut short postpones those only, and the rest is asked first
+    next round."""
+
+    __slots__ = ("_left", "covered", "cut_short", "made")
 
     def __init__(self, limit: int | None) -> None:
         self._left = limit
         self.made = 0
         self.cut_short = False
+        #: Ids a call of this round asked the provider about (whatever it answered).
+        self.covered: set[str] = set()
 
     def take(self) -> bool:
         if self._left is not None and self._left <= 0:
@@ -240,6 +260,11 @@ class ReportCalls:
         another user of the account), or the adapter's own budget is spent."""
         self._left = 0
         self.cut_short = True
+
+    def cover(self, provider_message_ids: Iterable[str]) -> None:
+        """A call was made about these ids: they are not asked again until their policy's
+        ``again`` has passed, whatever the provider answered."""
+        self.covered.update(provider_message_ids)
 
     def __repr__(self) -> str:
         return f"ReportCalls(made={self.made}, left={self._left}, cut_short={self.cut_short})"
@@ -326,12 +351,15 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     # Verimor answers 429 above 150 requests a minute: 2.5 calls a second (D27).
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
                              turkish_shift=True, max_calls=2.5),
-    # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
-    # one call per pack, and no per-minute cap documented. Its public documents and SDKs
-    # name no IYS attribute of a pack: it carries informational traffic only.
+    # Mutlucell: a pack's first report query at least a minute after its send, then at most
+    # every 15 minutes while it is pending, or the account is blocked (see mutlucell.py). A
+    # round a minute, one call per pack; no cap is documented, so ours keeps a round small.
+    # Its public documents and SDKs name no IYS attribute of a pack: informational only.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
-                             False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15)),
-                             iys_modes=frozenset({"informational"})),
+                             False, turkish_shift=True, iys_modes=frozenset({"informational"}),
+                             poll=PollPolicy(timedelta(minutes=1), calls_per_minute=10,
+                                             first_after=timedelta(minutes=1),
+                                             again_after=timedelta(minutes=15))),
     "sms_e": ProviderProfile("sms_e", "Kannel sendsms", "Kannel-compatible sendsms HTTP", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
     # Telegram's Bot FAQ: no more than about 30 messages a second to many chats (429 past it).

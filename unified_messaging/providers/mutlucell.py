@@ -18,8 +18,9 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   answers one ``<number> <status>`` line per recipient (statuses in :data:`_REPORT_STATUS`),
   or 20/23/30. Mutlucell asks for the first poll no sooner than a minute after sending and,
   while messages are pending, no more than once every 15 minutes: it blocks accounts that
-  poll faster. Pacing the polls is the worker's job (the profile's ``PollPolicy``: a round
-  every 15 minutes); one call here is one request per pack.
+  poll faster (its README, "Bulk Report"). Pacing the polls is the worker's job (the
+  profile's ``PollPolicy``: per pack, first a minute after the send, then every 15 minutes;
+  at most 10 calls a round); one call here is one request per pack.
 * ``POST {base}/smsgw-ws/gtcrdtex`` with ``<smskredi ka pwd/>`` answers ``$<credit>``.
 
 IYS. Mutlucell's public documents and SDKs (its PHP library's ``sendBulk``: ``ka pwd org
@@ -220,7 +221,8 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         """One ``gtblkrprtex`` request per pack; a pack that cannot be read is skipped (and
         logged) so the others still report, and the next poll asks again.
 
-        Mutlucell's pace (a round at most every 15 minutes) is its profile's
+        Mutlucell's pace (a pack's first query a minute after its send, then at most every
+        15 minutes, a capped number of calls a round) is its profile's
         :class:`~.base.PollPolicy`, kept by the worker; this call itself never waits.
         """
         return await self.poll_reports_within(provider_message_ids, ReportCalls(None))
@@ -228,17 +230,25 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
     async def poll_reports_within(
         self, provider_message_ids: Sequence[str], calls: ReportCalls
     ) -> list[ProviderReport]:
-        """:meth:`poll_reports`, one of the round's ``calls`` per pack."""
+        """:meth:`poll_reports`, one of the round's ``calls`` per pack. Each call covers the
+        whole pack (every number its answer names), so a pack is asked once a round even
+        when its ids are split across rounds' pages."""
         reports: list[ProviderReport] = []
         for pack, numbers in numbers_by_id(provider_message_ids).items():
+            asked = {f"{pack}:{number}" for number in numbers}
             if not pack.isdigit():
+                calls.cover(asked)  # not a pack id of ours: there is nothing to ask
                 continue
             if not calls.take():
                 break
-            reports += await self._poll_pack(pack, numbers)
+            answered = await self._poll_pack(pack)
+            calls.cover(asked)
+            calls.cover(r.provider_message_id for r in answered)
+            reports += [r for r in answered if r.provider_message_id in asked]
         return reports
 
-    async def _poll_pack(self, pack: str, numbers: set[str]) -> list[ProviderReport]:
+    async def _poll_pack(self, pack: str) -> list[ProviderReport]:
+        """The report of every number of the pack, or ``[]`` if it cannot be read."""
         query = self._root("smsrapor")
         query.set("id", pack)
         try:
@@ -255,12 +265,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
                 text[:4] if _ERROR_CODE.fullmatch(text) else "unreadable",
             )
             return []
-        reports: list[ProviderReport] = []
-        for line in text.splitlines():
-            report = _report(pack, line)
-            if report is not None and report.provider_message_id.partition(":")[2] in numbers:
-                reports.append(report)
-        return reports
+        return [r for r in (_report(pack, line) for line in text.splitlines()) if r is not None]
 
     # --- credentials check ------------------------------------------------------------------
 
