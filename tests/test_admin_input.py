@@ -265,6 +265,28 @@ async def test_an_unknown_iys_mode_is_refused(messenger: Messenger, workspace: W
     assert info.value.message == "iys_mode: unknown IYS mode"
 
 
+@pytest.mark.parametrize("mode", ["commercial_individual", "commercial_merchant"])
+async def test_a_commercial_mutlucell_connection_is_refused(
+    messenger: Messenger, workspace: Workspace, mode: IysMode
+) -> None:
+    # Issue 22.3: Mutlucell documents no IYS attribute, so sms_d cannot mark commercial SMS.
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.add_connection(workspace.id, "sms_d", iys_mode=mode)
+
+    assert field_of(info.value) == "iys_mode"
+    assert f"Mutlucell (sms_d) cannot send {mode} traffic" in info.value.message
+    assert "only informational" in info.value.message
+    assert await messenger.list_connections(workspace.id) == []
+
+
+async def test_an_informational_mutlucell_connection_is_taken(
+    messenger: Messenger, workspace: Workspace
+) -> None:
+    connection = await messenger.add_connection(workspace.id, "sms_d")
+
+    assert connection.iys_mode == "informational"
+
+
 def test_the_cli_offers_the_iys_modes_of_the_type() -> None:
     args = build_parser().parse_args(["connections", "add", "--workspace", "w", "sms_a"])
     assert "{informational,commercial_individual,commercial_merchant}" in args.parser.format_help()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -176,6 +177,19 @@ async def test_magic_02_fails_the_recipient_for_missing_iys_consent(
     assert outcome.kind == "recipient_failed"
     assert outcome.error is not None
     assert outcome.error.code == "IYS_CONSENT_MISSING"
+
+
+async def test_the_mutlucell_simulator_refuses_a_commercial_message_as_its_adapter_does(
+    sim_for: Factory,
+) -> None:
+    # D2: the simulator validates as the adapter; sms_d documents no IYS marking.
+    commercial = replace(request(), iys_mode="commercial_individual")
+    outcome = await sim_for("sms_d").submit(commercial)
+    assert (outcome.kind, outcome.error and outcome.error.code) == (
+        "rejected",
+        "IYS_NOT_CONFIGURED",
+    )
+    assert (await sim_for("sms_a").submit(commercial)).kind == "accepted"
 
 
 @pytest.mark.parametrize("code", NUMBER_CODES)

@@ -219,6 +219,7 @@ class AdminMixin:
             raise RequestInvalid.for_field("provider", f"unknown provider code {provider!r}")
         if iys_mode not in _IYS_MODES:
             raise RequestInvalid.for_field("iys_mode", "unknown IYS mode")
+        _check_iys_mode(provider, iys_mode)
         if dlr_timeout <= timedelta(0):
             raise RequestInvalid.for_field("dlr_timeout", "must be positive")
         if base_url is not None:
@@ -410,6 +411,29 @@ class AdminMixin:
     async def delete_template(self, workspace_id: str, key: str) -> None:
         if not await self._store.delete_template(workspace_id, key):
             raise TemplateNotFound(f"No template with the key {key!r}.")
+
+
+def _check_iys_mode(provider: ProviderCode, iys_mode: IysMode) -> None:
+    """A connection's IYS mode is one its provider's wire format can say (DESIGN §4, IYS).
+
+    Mutlucell (``sms_d``) documents no way to mark a pack commercial: a commercial
+    connection there would send IYS-checked traffic as if it were informational, so it is
+    refused when it is added, not at every send."""
+    profile = PROFILES[provider]
+    if iys_mode in profile.iys_modes:
+        return
+    allowed = " or ".join(sorted(profile.iys_modes))
+    able = ", ".join(
+        code
+        for code, other in PROFILES.items()
+        if other.channel == profile.channel and iys_mode in other.iys_modes
+    )
+    raise RequestInvalid.for_field(
+        "iys_mode",
+        f"{profile.name} ({provider}) cannot send {iys_mode} traffic: its API documents no "
+        f"IYS marking, so only {allowed} is allowed here; send it through a provider that "
+        f"marks it ({able})",
+    )
 
 
 def _check_base_url(base_url: str) -> None:

@@ -134,8 +134,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     ``submit_timeout``: how long after a send's write-ahead its rows are settled ``unknown``
     (``SUBMIT_INTERRUPTED``) by the worker if the send's outcome was never stored (its
     process died mid-call); keep it above the longest fallback chain of provider calls.
-    ``poll_interval``: a floor under the poll interval each polled provider declares (NetGSM
-    1 minute, Mutlucell 15): polling can be slowed down, never sped past a provider's rule.
+    ``poll_interval``: a floor under the poll round interval each polled provider declares
+    (NetGSM and Mutlucell: 1 minute; a Mutlucell pack is asked at most every 15 minutes
+    whatever it is): polling can be slowed down, never sped past a provider's rule.
     ``breaker_store``: where the connections' circuit breakers (D26) are shared (default: the
     store; :class:`~unified_messaging._routing.redis_breaker.RedisBreakerStore` for Redis). A
     half-open probe whose process died is given up after ``submit_timeout``.

@@ -55,6 +55,23 @@ def test_each_bad_value_is_refused_when_given_and_nothing_is_stored(
         assert listing.json() == [], listing.args
 
 
+def test_a_commercial_mutlucell_connection_is_refused_with_the_reason(
+    cli: Cli, workspace_id: str
+) -> None:
+    ws = ("--workspace", workspace_id)
+    refused, listing = cli.many(
+        [
+            ("connections", "add", *ws, "sms_d", "--iys-mode", "commercial_individual"),
+            ("connections", "list", *ws, "--json"),
+        ]
+    )
+
+    assert_refused(refused.stderr, refused.returncode, "iys_mode")
+    assert "Mutlucell (sms_d) cannot send commercial_individual traffic" in refused.stderr
+    assert "its API documents no IYS marking" in refused.stderr
+    assert listing.json() == []
+
+
 def test_the_same_values_written_right_are_accepted(cli: Cli, workspace_id: str) -> None:
     ws = ("--workspace", workspace_id)
     results = cli.many(

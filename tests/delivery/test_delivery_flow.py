@@ -408,5 +408,7 @@ async def test_polling_goes_round_the_open_messages_in_batches() -> None:
         clock.advance(MINUTE)
         await worker.run_until_idle()
 
-    assert [len(batch) for batch in polled] == [2, 2, 1, 2]
+    assert [len(batch) for batch in polled] == [2, 2, 2, 2]
     assert {i for batch in polled[:3] for i in batch} == set(ids)  # everyone asked in a round
+    # Round robin: what was asked waits behind what was not (the fifth before the first two).
+    assert polled[2] == sorted([ids[4], ids[0]])

@@ -35,6 +35,7 @@ from unified_messaging.store.base import ProviderRef, Store
 from unified_messaging.store.sql import SqlStore
 
 MINUTE = timedelta(minutes=1)
+DAY = timedelta(days=1)
 
 
 class FindRefFailsOnce:
@@ -102,22 +103,29 @@ def _messengers(clock: ManualClock, stores: Sequence[Store]) -> tuple[Messenger,
 
 def test_the_polled_providers_declare_their_pace() -> None:
     assert PROFILES["sms_a"].poll == PollPolicy(MINUTE, calls_per_minute=10)
-    assert PROFILES["sms_d"].poll == PollPolicy(timedelta(minutes=15))
+    assert PROFILES["sms_d"].poll == PollPolicy(
+        MINUTE, calls_per_minute=10, first_after=MINUTE, again_after=15 * MINUTE
+    )
     pushed = [code for code, profile in PROFILES.items() if profile.pushes_reports is not False]
     assert all(PROFILES[code].poll is None for code in pushed)
     with pytest.raises(ValueError, match="a minute or more"):
         PollPolicy(timedelta(seconds=30), calls_per_minute=10)
 
 
-async def test_mutlucell_is_polled_once_every_15_minutes_even_with_two_workers(
+async def test_mutlucell_packs_are_asked_at_its_pace_across_two_workers(
     databases: tuple[SqlStore, SqlStore],
 ) -> None:
+    """Issue 22.4: each pack's first query at least a minute after its send, then at most
+    once every 15 minutes, and at most 10 calls a round; two processes take turns, and
+    every pack is asked all the same (a backlog over the cap waits its turn)."""
     clock = ManualClock()
     fake = FakeMutlucell(default_status="2")  # handed to the operator: no receipt yet, ever
     first, second = _messengers(clock, databases)
-    workers = Workers(clock, (first, second), [])
+    sent_at: dict[str, datetime] = {}
+    asked_at: dict[str, list[datetime]] = {}
+    per_round: Counter[datetime] = Counter()
     async with serve(fake.app) as base:
-        workspace = await first.create_workspace("Acme")
+        workspace = await first.create_workspace("Acme", recipient_limit=None)
         await first.add_connection(
             workspace.id, "sms_d", credentials={"username": fake.username,
                                                 "password": fake.password},
@@ -125,24 +133,34 @@ async def test_mutlucell_is_polled_once_every_15_minutes_even_with_two_workers(
         )  # fmt: skip
         key = await first.create_api_key(workspace.id, livemode=True)
         auth = await first.authenticate(key.secret)
-        for number in ("+905321111111", "+905322222222", "+905323333333"):  # three packs
-            await first.send(auth, {"to": number, "body": "Merhaba"})
-            clock.advance(timedelta(seconds=20))
-
-        for minute in range(62):
-            clock.advance(MINUTE)
+        # 26 packs at once (over a round's cap of 10), then one a minute for 20 minutes.
+        singles = [f"+90532{n:07d}" for n in range(24)]
+        await first.send_bulk(auth, {"items": [{"to": n, "body": "x"} for n in singles[:12]]})
+        await first.send_bulk(auth, {"items": [{"to": n, "body": "y"} for n in singles[12:]]})
+        for number in singles:  # a bulk of one text is one pack: split them for the backlog
+            await first.send(auth, {"to": number, "body": "z"})
+        for step in range(2 * 75):  # an hour and a quarter in 30 s steps
+            if step % 2 == 0 and step < 2 * 20:  # a pack a minute for 20 minutes
+                await first.send(auth, {"to": f"+90533{step:07d}", "body": "w"})
+            for pack in {str(p) for p in fake.packs} - set(sent_at):
+                sent_at[pack] = clock.now()
             before = len(fake.received)
-            await workers.run(first=minute % 2)
-            polls = [r for r in fake.received[before:] if r.path == "/smsgw-ws/gtblkrprtex"]
-            workers.calls_at += [clock.now()] * len(polls)
+            await (first if step % 2 else second).worker().run_until_idle()
+            for request in fake.received[before:]:
+                if request.path == "/smsgw-ws/gtblkrprtex":
+                    asked_at.setdefault(request.xml.get("id", ""), []).append(clock.now())
+                    per_round[clock.now()] += 1
+            clock.advance(timedelta(seconds=30))
         await first.aclose()
         await second.aclose()
 
-    rounds = sorted(Counter(workers.calls_at).items())
-    assert len(rounds) == 4  # an hour: four rounds, not sixty
-    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(rounds)]
-    assert all(gap >= timedelta(minutes=15) for gap in gaps), gaps
-    assert all(count == 3 for _, count in rounds)  # each round asks every pack once
+    assert set(asked_at) == set(sent_at)  # every pack was asked
+    assert len(sent_at) == 26 + 20
+    assert max(per_round.values()) == 10  # the backlog met the cap, and never passed it
+    for pack, times in asked_at.items():
+        assert times[0] - sent_at[pack] >= MINUTE, pack
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        assert all(gap >= 15 * MINUTE for gap in gaps), (pack, gaps)
 
 
 async def test_netgsm_gets_at_most_10_report_calls_a_minute_even_after_a_failed_round(
@@ -183,8 +201,8 @@ async def test_netgsm_gets_at_most_10_report_calls_a_minute_even_after_a_failed_
     assert workers.calls_at  # and polling went on
     assert workers.most_calls_in_a_minute() <= 10, Counter(workers.calls_at)
     assert all(row.status == 1 for row in fake.rows)
-    stored = await databases[1].open_provider_refs(
-        (await databases[1].list_connections(workspace.id))[0].id, 1000
+    stored = await databases[1].refs_to_poll(
+        (await databases[1].list_connections(workspace.id))[0].id, clock.now() + DAY, 1000
     )
     assert stored == [], Counter(workers.calls_at)  # every report was applied in the end
 

@@ -4,8 +4,9 @@ Speaks the wire format of Mutlucell's API pages and PHP library: ``POST /smsgw-w
 (an ``<smspack>`` in, ``$<pack id>#<credits>`` or a bare error number out, HTTP 200 either
 way), ``POST /smsgw-ws/gtblkrprtex`` (``<smsrapor>`` in, ``<number> <status>`` lines out) and
 ``POST /smsgw-ws/gtcrdtex`` (``<smskredi>`` in, ``$<credit>`` out). It checks the account,
-the header, the charset and the pack's shape as Mutlucell documents them, and records every
-request it receives.
+the header, the charset, the pack's attributes (only the documented ones: an unknown one, an
+IYS attribute included, is refused with 20) and the pack's shape as Mutlucell documents
+them, and records every request it receives.
 
 Knobs script misbehaviour for every later send: :meth:`FakeMutlucell.fail_with` (an error
 number), :meth:`FakeMutlucell.answer` (any status, body and content type: 5xx, malformed,
@@ -34,6 +35,12 @@ __all__ = ["FakeMutlucell", "Received", "serve"]
 
 _PLAIN = "text/plain; charset=UTF-8"
 _CHARSETS = ("default", "turkish", "unicode")
+#: The ``smspack`` attributes Mutlucell documents (its PHP library's ``sendBulk``, github.com/
+#: mutlucell/api): any other attribute is an unknown one, and the pack is refused with 20.
+_PACK_ATTRIBUTES = frozenset(
+    {"ka", "pwd", "org", "tarih", "bitis", "addLinkToEnd", "IP", "aboneid", "bayiid",
+     "zamanayay", "charset"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,9 @@ class FakeMutlucell:
     default_status: str = "1"
     #: An error number the report endpoint answers instead of lines.
     report_error: str | None = None
+    #: The account's blacklist (Mutlucell's ``addblklst``): numbers a pack skips, sending
+    #: nothing to them and using no credit; a pack of only these answers ``$<id>#0.0``.
+    blacklist: set[str] = field(default_factory=set)
     received: list[Received] = field(default_factory=list)
     packs: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     _scripted: tuple[int, bytes, str, dict[str, str]] | None = None
@@ -135,18 +145,17 @@ class FakeMutlucell:
             return _plain("22")
         pack_id = next(self._ids)
         self.packs[pack_id] = pack
-        self.credit -= len(pack)
-        return _plain(f"${pack_id}#{float(len(pack))}")
+        used = sum(1 for number, _ in pack if number not in self.blacklist)
+        self.credit -= used
+        return _plain(f"${pack_id}#{float(used)}")
 
     def _refusal(self, root: ET.Element) -> str | None:
         if root.get("org") not in self.originators:
             return "21"
         if root.get("charset", "default") not in _CHARSETS:
             return "20"
-        if root.get("iys", "0") not in ("0", "1"):
-            return "20"
-        if root.get("iys") == "1" and root.get("iysList") not in ("BIREYSEL", "TACIR"):
-            return "20"
+        if not set(root.attrib) <= _PACK_ATTRIBUTES:
+            return "20"  # no IYS attribute among them: Mutlucell documents none
         messages = root.findall("mesaj")
         if not messages:
             return "20"
@@ -163,10 +172,13 @@ class FakeMutlucell:
             return _plain(self.report_error)
         pack_id = int(root.get("id") or 0)
         lines = [
-            f"{number} {self.statuses.get((pack_id, number), self.default_status)}"
+            f"{number} {self.statuses.get((pack_id, number), self._status_of(number))}"
             for number, _ in self.packs.get(pack_id, [])
         ]
         return _plain("\n".join(lines) + ("\n" if lines else ""))
+
+    def _status_of(self, number: str) -> str:
+        return "0" if number in self.blacklist else self.default_status  # 0: not sent
 
     async def _credit(self, request: Request) -> Response:
         root = await self._read(request, "smskredi")

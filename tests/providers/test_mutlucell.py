@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
@@ -12,7 +13,7 @@ from fakes.mutlucell import FakeMutlucell, serve
 from unified_messaging._domain import Connection
 from unified_messaging._errors import InvalidCredentials, ProviderUnavailable
 from unified_messaging._types import Encoding, IysMode
-from unified_messaging.providers.base import InboundCallback, SubmitRequest
+from unified_messaging.providers.base import InboundCallback, ReportCalls, SubmitRequest
 from unified_messaging.providers.mutlucell import SPEC, Credentials, MutlucellAdapter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -97,20 +98,42 @@ async def test_charset_follows_the_encoding(
     assert fake.sends()[0].xml.get("charset") == charset
 
 
-@pytest.mark.parametrize(
-    ("iys_mode", "attributes"),
-    [
-        ("informational", {}),
-        ("commercial_individual", {"iys": "1", "iysList": "BIREYSEL"}),
-        ("commercial_merchant", {"iys": "1", "iysList": "TACIR"}),
-    ],
-)
-async def test_iys_attributes_follow_the_connection_mode(
-    adapter: MutlucellAdapter, fake: FakeMutlucell, iys_mode: IysMode, attributes: dict[str, str]
+async def test_an_informational_pack_carries_only_documented_attributes(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
 ) -> None:
-    assert (await adapter.submit(message(iys_mode=iys_mode))).kind == "accepted"
-    root = fake.sends()[0].xml
-    assert {k: v for k, v in root.attrib.items() if k.startswith("iys")} == attributes
+    assert (await adapter.submit(message(encoding="gsm7_turkish"))).kind == "accepted"
+    assert set(fake.sends()[0].xml.attrib) == {"ka", "pwd", "org", "charset"}
+
+
+@pytest.mark.parametrize("iys_mode", ["commercial_individual", "commercial_merchant"])
+async def test_a_commercial_message_is_refused_before_sending(
+    adapter: MutlucellAdapter, fake: FakeMutlucell, iys_mode: IysMode
+) -> None:
+    # Mutlucell documents no IYS attribute: a commercial message is never sent unmarked.
+    outcome = await adapter.submit(message(iys_mode=iys_mode))
+    assert outcome.kind == "rejected"
+    assert outcome.error is not None
+    assert outcome.error.code == "IYS_NOT_CONFIGURED"
+    assert fake.sends() == []
+
+
+@pytest.mark.parametrize(
+    "attributes", [{"iys": "1", "iysList": "BIREYSEL"}, {"iys": "0"}, {"priority": "high"}]
+)
+async def test_the_fake_refuses_attributes_mutlucell_does_not_document(
+    fake: FakeMutlucell, attributes: dict[str, str]
+) -> None:
+    pack = ET.Element("smspack", {"ka": fake.username, "pwd": fake.password, "org": "UMTEST",
+                                  **attributes})  # fmt: skip
+    mesaj = ET.SubElement(pack, "mesaj")
+    ET.SubElement(mesaj, "metin").text = "Merhaba"
+    ET.SubElement(mesaj, "nums").text = "905321234567"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=fake.app)) as client:
+        answer = await client.post(
+            "http://mutlucell.test/smsgw-ws/sndblkex", content=ET.tostring(pack)
+        )
+    assert (answer.status_code, answer.text) == (200, "20")
+    assert fake.packs == {}
 
 
 async def test_turkish_and_xml_special_characters_arrive_intact(
@@ -236,6 +259,17 @@ async def test_pack_id_is_read_whatever_content_type_mutlucell_declares(
     assert (await adapter.submit(message())).provider_message_id == f"{PACK}:905321234567"
 
 
+async def test_a_pack_that_used_no_credit_is_rejected_as_sent_nothing(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
+) -> None:
+    fake.answer(200, f"${PACK}#0.0")
+    outcome = await adapter.submit(message())
+    assert outcome.kind == "rejected"
+    assert outcome.error is not None
+    assert outcome.error.code == "PROVIDER_REJECTED"
+    assert outcome.provider_message_id is None
+
+
 async def test_huge_answer_is_not_read(adapter: MutlucellAdapter, fake: FakeMutlucell) -> None:
     fake.answer(200, b"$" + b"1" * (4 * 1024 * 1024) + b"#1.0")
     outcome = await adapter.submit(message())
@@ -355,7 +389,7 @@ async def test_batch_sends_a_repeated_number_in_a_pack_of_its_own(
     ]
 
 
-async def test_batch_groups_by_header_charset_and_iys_mode(
+async def test_batch_groups_by_header_and_charset(
     adapter: MutlucellAdapter, fake: FakeMutlucell
 ) -> None:
     outcomes = await adapter.submit_batch(
@@ -458,6 +492,24 @@ async def test_poll_asks_once_per_pack_and_reports_only_what_was_asked(
     polls = [r for r in fake.received if r.path == "/smsgw-ws/gtblkrprtex"]
     assert sorted(p.xml.get("id", "") for p in polls) == [str(PACK), str(PACK + 1)]
     assert polls[0].xml.attrib == {"ka": "umuser", "pwd": fake.password, "id": str(PACK)}
+
+
+async def test_a_poll_call_covers_its_whole_pack_and_stops_at_the_rounds_cap(
+    adapter: MutlucellAdapter, fake: FakeMutlucell
+) -> None:
+    first = await adapter.submit_batch([message(to) for to in numbers(3)])
+    second = await adapter.submit(message(TO))
+    calls = ReportCalls(1)
+    asked = ["x1:90532", first[0].provider_message_id or "", second.provider_message_id or ""]
+
+    reports = await adapter.poll_reports_within(asked, calls)
+
+    assert [r.provider_message_id for r in reports] == [first[0].provider_message_id]
+    # One call: the first pack, every number its answer names (asked or not); the second
+    # pack waits for the next round; an id that is no pack of ours is never asked.
+    assert calls.cut_short
+    assert calls.covered == {o.provider_message_id for o in first} | {"x1:90532"}
+    assert len([r for r in fake.received if r.path == "/smsgw-ws/gtblkrprtex"]) == 1
 
 
 @pytest.mark.parametrize(

@@ -466,9 +466,37 @@ async def test_many_ids_are_polled_in_as_few_calls_as_the_api_allows(
     reports = await adapter.poll_reports([f"{9000 + i}:+905320000001" for i in range(150)])
 
     assert len(reports) == 150
-    # 100 job ids (a full page, then an empty one), then the other 50.
-    assert [len(c.json["jobids"]) for c in fake.report_calls] == [100, 100, 50]  # type: ignore[index]
-    assert [c.json["pagenumber"] for c in fake.report_calls] == [0, 1, 0]  # type: ignore[index]
+    # 100 job ids (a full page answering every one), then the other 50: no empty page asked.
+    assert [len(c.json["jobids"]) for c in fake.report_calls] == [100, 50]  # type: ignore[index]
+    assert [c.json["pagenumber"] for c in fake.report_calls] == [0, 0]  # type: ignore[index]
+
+
+async def test_a_full_page_that_answers_everything_asked_is_the_last_call(
+    adapter: NetgsmAdapter, fake: NetgsmFake
+) -> None:
+    # Issue 22.19: one job of exactly 100 rows used to cost a second call for an empty page.
+    fake.rows = [ReportRow("9000", f"53200{n:05d}", 1) for n in range(100)]
+
+    reports = await adapter.poll_reports([f"9000:+9053200{n:05d}" for n in range(100)])
+
+    assert len(reports) == 100
+    assert [c.json["pagenumber"] for c in fake.report_calls] == [0]  # type: ignore[index]
+
+
+async def test_a_full_page_that_misses_some_asked_numbers_asks_the_next_page(
+    adapter: NetgsmAdapter, fake: NetgsmFake
+) -> None:
+    # Two jobs of 100 rows; half of each is asked about: one call, two pages of rows.
+    fake.rows = [ReportRow(job, f"53200{n:05d}", 1) for job in ("9000", "9001") for n in range(100)]
+    asked = [f"{job}:+9053200{n:05d}" for job in ("9000", "9001") for n in range(0, 100, 2)]
+
+    reports = await adapter.poll_reports(asked)
+
+    assert sorted(r.provider_message_id for r in reports) == sorted(asked)
+    assert [(c.json["jobids"], c.json["pagenumber"]) for c in fake.report_calls] == [  # type: ignore[index]
+        (["9000", "9001"], 0),
+        (["9000", "9001"], 1),
+    ]
 
 
 async def test_polling_stays_within_ten_calls_a_minute(
@@ -482,8 +510,8 @@ async def test_polling_stays_within_ten_calls_a_minute(
     clock.advance(timedelta(minutes=1))
     later = await adapter.poll_reports(ids[len(first) :])
 
-    assert len(fake.report_calls) == 20
-    assert (len(first), len(again), len(later)) == (500, 0, 500)
+    assert len(fake.report_calls) == 12  # ten calls of 100 reports, then two more
+    assert (len(first), len(again), len(later)) == (1000, 0, 200)
 
 
 async def test_netgsms_own_limit_answer_stops_polling_for_a_minute(

@@ -451,19 +451,42 @@ async def test_provider_refs_find_their_job_and_keep_the_first(ws: Store) -> Non
     assert await ws.find_provider_ref("conn_1", "'; DROP TABLE um_messages; --") is None
 
 
-async def test_open_provider_refs_are_what_polling_asks_about(ws: Store) -> None:
+async def test_refs_to_poll_are_live_open_and_due_the_longest_due_first(ws: Store) -> None:
+    minute = timedelta(minutes=1)
     refs = [ProviderRef("conn_1", f"p{n}", f"job_{n}", "ws_1", True) for n in range(5)]
-    await ws.add_provider_refs([*refs, ProviderRef("conn_2", "p0", "job_9", "ws_1", True)])
-    assert await ws.open_provider_refs("conn_1", 3) == refs[:3]
+    later = ProviderRef("conn_1", "p5", "job_5", "ws_1", True, poll_after=T0 + minute)
+    test_mode = [ProviderRef("conn_1", f"t{n}", f"job_0{n}", "ws_1", False) for n in range(3)]
+    other = ProviderRef("conn_2", "p0", "job_9", "ws_1", True)
+    await ws.add_provider_refs([*refs, later, *test_mode, other])
+
+    assert await ws.refs_to_poll("conn_1", T0, 3) == refs[:3]  # never asked: by job id
     await ws.close_provider_refs("conn_1", ["p0", "p2", "unknown"])
     await ws.close_provider_refs("conn_1", [])
-    assert await ws.open_provider_refs("conn_1", 10) == [refs[1], refs[3], refs[4]]
-    assert [r.job_id for r in await ws.open_provider_refs("conn_2", 10)] == ["job_9"]
-    assert await ws.open_provider_refs("conn_1", 10, after="job_1") == [refs[3], refs[4]]
-    assert await ws.open_provider_refs("conn_1", 1, after="job_3") == [refs[4]]
-    assert await ws.open_provider_refs("conn_1", 10, after="job_4") == []
+    assert await ws.refs_to_poll("conn_1", T0, 10) == [refs[1], refs[3], refs[4]]
+    assert [r.job_id for r in await ws.refs_to_poll("conn_2", T0, 10)] == ["job_9"]
+    assert await ws.refs_to_poll("conn_1", T0 + minute, 10) == [refs[1], refs[3], refs[4], later]
+
+    # Asked: due again later, behind what was not asked; the longest due comes first.
+    await ws.postpone_refs("conn_1", ["p1", "p3", "unknown"], T0 + 2 * minute)
+    await ws.postpone_refs("conn_1", [], T0)
+    assert await ws.refs_to_poll("conn_1", T0 + minute, 10) == [refs[4], later]
+    due = await ws.refs_to_poll("conn_1", T0 + 2 * minute, 10)
+    assert [r.provider_message_id for r in due] == ["p4", "p5", "p1", "p3"]
+    assert due[2] == replace(refs[1], poll_after=T0 + 2 * minute)
+
     closed = await ws.find_provider_ref("conn_1", "p0")
     assert closed == ProviderRef("conn_1", "p0", "job_0", "ws_1", True, open=False)
+
+
+async def test_test_mode_refs_never_fill_a_poll_page(ws: Store) -> None:
+    # Issue 22.11: 500 open test-mode refs sorted before a live one used to fill the page.
+    await ws.add_provider_refs(
+        [ProviderRef("conn_1", f"t{n:03d}", f"job_0{n:03d}", "ws_1", False) for n in range(600)]
+    )
+    live = ProviderRef("conn_1", "p1", "job_9", "ws_1", True)
+    await ws.add_provider_refs([live])
+
+    assert await ws.refs_to_poll("conn_1", T0, 500) == [live]
 
 
 async def test_updating_an_unknown_message_changes_nothing(ws: Store) -> None:

@@ -1,35 +1,47 @@
 """Polling providers that do not push delivery reports (D20), at the pace each one allows.
 
 A provider's profile declares its :class:`~.providers.base.PollPolicy`: how often a
-connection may be asked (NetGSM every minute, Mutlucell every 15 minutes) and how many
-report calls a minute it takes (NetGSM 10). The lifecycle keeps one durable poll item per
+connection's round may run, how many report calls a round makes, and per message how soon
+after its send it is first asked about and how long until it is asked again (Mutlucell: a
+minute, then 15 minutes; NetGSM: every round). The lifecycle keeps one durable poll item per
 connection, leased to one worker at a time and due again an interval after each round ends,
-so rounds never overlap and are an interval apart in whichever processes run them. This
-module runs one round: it caps the round's report calls at the per-minute budget (rounds
-being a minute apart or more, no minute sees more) and goes round the connection's open
-provider message ids, so a backlog never starves the newer ones.
+so rounds never overlap and are an interval apart in whichever processes run them.
+
+The pace of each message lives with its provider reference, in the store
+(``ProviderRef.poll_after``): a round reads the connection's live, open, due refs, the
+longest due first, asks the provider about as many as the round's calls allow, and postpones
+the ones it asked. No cursor is kept anywhere, so the pace and the order are exact across
+processes, every round starts with what waited longest, and refs that are never asked
+(test-mode ones get simulated reports) are never read: nothing can hold the others back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Final
 
+from .._clock import Clock
 from .._domain import Connection
 from .._routing.dispatch import AdapterSource
-from ..providers.base import PacedPolling, PollPolicy, ProviderReport, ReportCalls
+from ..providers.base import PROFILES, PacedPolling, PollPolicy, ProviderReport, ReportCalls
 from ..store.base import Store
 
-__all__ = ["POLL_BATCH", "Poller"]
+__all__ = ["POLL_BATCH", "Poller", "first_poll"]
 
-#: Open refs a poll round reads from the store at most.
-POLL_BATCH: Final = 500
-#: Ids per ``poll_reports`` call within a round (a provider takes ~100 ids per report query).
-_CHUNK: Final = 100
+#: Refs a round reads: what a full round can ask about (10 calls of up to 100 rows at NetGSM,
+#: 10 packs of up to 100 numbers at Mutlucell).
+POLL_BATCH: Final = 1000
 
 #: Applies the reports a round got (``Lifecycle.ingest`` for live messages).
 Ingest = Callable[[Connection, Sequence[ProviderReport]], Awaitable[object]]
+
+
+def first_poll(connection: Connection, sent_at: datetime) -> datetime | None:
+    """When a message the connection's provider took at ``sent_at`` may first be asked
+    about (D20; Mutlucell: a minute after its send); ``None`` where reports are not polled."""
+    policy = PROFILES[connection.provider].poll
+    return None if policy is None else sent_at + policy.first_after
 
 
 class Poller:
@@ -40,6 +52,7 @@ class Poller:
         store: Store,
         adapters: AdapterSource,
         ingest: Ingest,
+        clock: Clock,
         *,
         interval_floor: timedelta | None = None,
         batch: int = POLL_BATCH,
@@ -47,11 +60,10 @@ class Poller:
         self._store = store
         self._adapters = adapters
         self._ingest = ingest
+        self._clock = clock
         #: Slows every provider down to at least this (``None``: their own intervals).
         self._floor = interval_floor
         self._batch = batch
-        #: Per connection: the job id after which the next round starts (per process).
-        self._cursor: dict[str, str] = {}
 
     def every(self, policy: PollPolicy) -> timedelta:
         """The time from the end of one round of a connection to the start of the next."""
@@ -59,33 +71,31 @@ class Poller:
         return policy.interval if floor is None else max(policy.interval, floor)
 
     async def round(self, connection: Connection, policy: PollPolicy) -> None:
-        """Ask about the connection's open refs, in chunks, until the round's report calls
-        (``policy.calls_per_minute``) are spent.
-
-        Round robin over the open refs: the next round starts after the last chunk this one
-        asked about in full, so messages that never get a report cannot keep the newer ones
-        from being asked about."""
-        after = self._cursor.pop(connection.id, None)
-        page = await self._store.open_provider_refs(connection.id, self._batch, after=after)
-        refs = [r for r in page if r.livemode]  # test-mode messages get simulated reports
+        """Ask about the connection's due refs, the longest due first, until the round's
+        report calls (``policy.calls_per_minute``) are spent; postpone those asked by the
+        policy's ``again``. A round cut short postpones only what its calls covered: the
+        rest is due still, so it is asked first next round."""
+        now = self._clock.now()
+        refs = await self._store.refs_to_poll(connection.id, now, self._batch)
         if not refs:
             return
+        ids = [r.provider_message_id for r in refs]
         adapter = self._adapters.for_connection(connection, livemode=True)
         calls = ReportCalls(policy.calls_per_minute)
-        for start in range(0, len(refs), _CHUNK):
-            chunk = refs[start : start + _CHUNK]
-            ids = [r.provider_message_id for r in chunk]
+        until = now + policy.again
+        try:
             if isinstance(adapter, PacedPolling):
                 reports = await adapter.poll_reports_within(ids, calls)
             else:
                 reports = await adapter.poll_reports(ids)
-            if reports:
-                await self._ingest(connection, reports)
-            if calls.cut_short:
-                # The rest of this chunk is asked first next round; a round that could not
-                # finish its first chunk moves on anyway, so the cursor always advances.
-                done = refs[start - 1] if start else chunk[-1]
-                self._cursor[connection.id] = done.job_id
-                return
-        if len(page) == self._batch:
-            self._cursor[connection.id] = page[-1].job_id
+                calls.cover(ids)
+        except BaseException:
+            # The calls made were made: their messages wait their turn all the same.
+            await self._store.postpone_refs(connection.id, sorted(calls.covered), until)
+            raise
+        asked = calls.covered if calls.cut_short else calls.covered.union(ids)
+        # Postponed before the reports are applied: should applying them fail, the provider
+        # is still not asked again sooner than it allows.
+        await self._store.postpone_refs(connection.id, sorted(asked), until)
+        if reports:
+            await self._ingest(connection, reports)

@@ -64,7 +64,7 @@ from ..providers.base import PROFILES, ProviderReport
 from ..providers.simulator import Simulator, simulated_report
 from ..store.base import JsonValue, ProviderRef, Store, WorkItem
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
-from .polling import POLL_BATCH, Poller
+from .polling import POLL_BATCH, Poller, first_poll
 from .rules import (
     EVENT_TYPES,
     NO_PROVIDER_REACHED,
@@ -183,8 +183,9 @@ class Lifecycle:
         self._adapters = adapters
         self.events: EventSink = events or NoEvents()
         self._poller = Poller(
-            store, adapters, self._ingest_live, interval_floor=poll_interval, batch=poll_batch
-        )
+            store, adapters, self._ingest_live, clock, interval_floor=poll_interval,
+            batch=poll_batch,
+        )  # fmt: skip
         self._submit_timeout = submit_timeout
         #: How long an early report waits for its message: past a late submit's outcome.
         self._keep_for = max(KEEP_FOR, submit_timeout + MAX_WAIT)
@@ -306,7 +307,7 @@ class Lifecycle:
         now = self._clock.now()
         refs.append(
             ProviderRef(connection.id, message_id, record.job_id, record.workspace_id,
-                        record.livemode)
+                        record.livemode, poll_after=first_poll(connection, now))
         )  # fmt: skip
         where: dict[str, JsonValue] = {
             "workspace_id": record.workspace_id,

@@ -27,7 +27,7 @@ calls (:class:`PacedPolling`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal, Protocol, runtime_checkable
@@ -35,7 +35,15 @@ from typing import Final, Literal, Protocol, runtime_checkable
 from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import ProviderUnavailable
-from .._types import CHANNEL_OF, Channel, DeliveryStatus, Encoding, IysMode, ProviderCode
+from .._types import (
+    CHANNEL_OF,
+    IYS_MODES,
+    Channel,
+    DeliveryStatus,
+    Encoding,
+    IysMode,
+    ProviderCode,
+)
 
 __all__ = [
     "NO_FALLBACK_CODES",
@@ -209,30 +217,50 @@ class PollPolicy:
     the end of the previous round, in whichever process ran it), and a round makes at most
     ``calls_per_minute`` report calls. Since rounds are a minute apart or more, no minute
     ever sees more calls than that, however many workers share the connection.
+
+    Each message is asked about first ``first_after`` its send, and again no sooner than
+    ``again_after`` (default: ``interval``) after it was last asked: its provider reference
+    carries that time (``ProviderRef.poll_after``), so the pace holds per message across
+    processes, and the messages asked least recently are asked first.
     """
 
     interval: timedelta
-    #: The provider's cap on report calls in any minute; ``None``: it documents none.
+    #: The cap on report calls in one round (so in any minute); ``None``: no cap.
     calls_per_minute: int | None = None
+    first_after: timedelta = timedelta(0)
+    again_after: timedelta | None = None
 
     def __post_init__(self) -> None:
         if self.interval < timedelta(minutes=1):
             raise ValueError("a poll interval is a minute or more (the call budget's window)")
         if self.calls_per_minute is not None and self.calls_per_minute < 1:
             raise ValueError("calls_per_minute must be at least 1")
+        if self.first_after < timedelta(0):
+            raise ValueError("first_after must not be negative")
+
+    @property
+    def again(self) -> timedelta:
+        """The least time between two report queries about one message."""
+        return self.interval if self.again_after is None else self.again_after
 
 
 class ReportCalls:
     """The report calls one poll round may still make. An adapter takes one before each
     call to the provider and stops when it is refused; the round then knows it was cut
-    short (:attr:`cut_short`) and asks about the rest next time."""
+    short (:attr:`cut_short`) and asks about the rest next time.
 
-    __slots__ = ("_left", "cut_short", "made")
+    An adapter also says which provider message ids a call it made answered for
+    (:meth:`cover`): a round cut short postpones those only, and the rest is asked first
+    next round."""
+
+    __slots__ = ("_left", "covered", "cut_short", "made")
 
     def __init__(self, limit: int | None) -> None:
         self._left = limit
         self.made = 0
         self.cut_short = False
+        #: Ids a call of this round asked the provider about (whatever it answered).
+        self.covered: set[str] = set()
 
     def take(self) -> bool:
         if self._left is not None and self._left <= 0:
@@ -248,6 +276,11 @@ class ReportCalls:
         another user of the account), or the adapter's own budget is spent."""
         self._left = 0
         self.cut_short = True
+
+    def cover(self, provider_message_ids: Iterable[str]) -> None:
+        """A call was made about these ids: they are not asked again until their policy's
+        ``again`` has passed, whatever the provider answered."""
+        self.covered.update(provider_message_ids)
 
     def __repr__(self) -> str:
         return f"ReportCalls(made={self.made}, left={self._left}, cut_short={self.cut_short})"
@@ -304,6 +337,9 @@ class ProviderProfile:
     #: whole request it is in. ``None``: it documents no part limit (``max_text_length``
     #: still bounds the text).
     max_parts: int | None = field(default=None, kw_only=True)
+    #: The IYS modes the provider's wire format can say (a connection may use only these):
+    #: every mode, unless the provider documents no way to mark commercial traffic.
+    iys_modes: frozenset[IysMode] = field(default=frozenset(IYS_MODES), kw_only=True)
 
     @property
     def channel(self) -> Channel:
@@ -367,10 +403,15 @@ PROFILES: Final[Mapping[ProviderCode, ProviderProfile]] = {
     # second (429 past it); 7 parts at most (SMS BOY KARAKTER LİMİTLERİ: 1071 / 1043 / 469).
     "sms_c": ProviderProfile("sms_c", "Verimor", "Verimor v2", 100, 1600, _SMS_HEADER, True,
                              turkish_shift=True, max_calls=4, max_parts=7),
-    # Mutlucell blocks accounts that poll more than once every 15 minutes (see mutlucell.py);
-    # one call per pack, and no per-minute cap documented.
+    # Mutlucell: a pack's first report query at least a minute after its send, then at most
+    # every 15 minutes while it is pending, or the account is blocked (see mutlucell.py). A
+    # round a minute, one call per pack; no cap is documented, so ours keeps a round small.
+    # Its public documents and SDKs name no IYS attribute of a pack: informational only.
     "sms_d": ProviderProfile("sms_d", "Mutlucell", "Mutlucell XML", 100, 1600, _SMS_HEADER,
-                             False, turkish_shift=True, poll=PollPolicy(timedelta(minutes=15))),
+                             False, turkish_shift=True, iys_modes=frozenset({"informational"}),
+                             poll=PollPolicy(timedelta(minutes=1), calls_per_minute=10,
+                                             first_after=timedelta(minutes=1),
+                                             again_after=timedelta(minutes=15))),
     "sms_e": ProviderProfile("sms_e", "SMS gateway", "Kannel sendsms or Jasmin HTTP API", 1,
                              1600, _SMS_HEADER, True, turkish_shift=False),
     # Telegram's Bot FAQ: no more than about 30 messages a second to many chats (429 past it).

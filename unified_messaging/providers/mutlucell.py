@@ -10,20 +10,25 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   </mesaj>`` per text. ``charset`` is ``default`` (GSM 03.38), ``turkish`` (single shift) or
   ``unicode``; absent, Mutlucell uses its default.
 * The answer is plain text with HTTP 200 either way: ``$<pack id>#<credits used>`` on success
-  (e.g. ``$1234567#1.0``), a bare number on error: 20 malformed XML, 21 not the owner of the
-  header, 22 no credit, 23 bad user/password, 24 another operation of the account is running,
-  25 SMSC stopped (try again in 1-2 minutes), 30 account not activated.
+  (e.g. ``$1234567#1.0``; ``#0.0`` means nothing was sent, a refusal), a bare number on
+  error: 20 malformed XML, 21 not the owner of the header, 22 no credit, 23 bad
+  user/password, 24 another operation of the account is running, 25 SMSC stopped (try again
+  in 1-2 minutes), 30 account not activated.
 * Reports are polled: ``POST {base}/smsgw-ws/gtblkrprtex`` with ``<smsrapor ka pwd id/>``
   answers one ``<number> <status>`` line per recipient (statuses in :data:`_REPORT_STATUS`),
   or 20/23/30. Mutlucell asks for the first poll no sooner than a minute after sending and,
   while messages are pending, no more than once every 15 minutes: it blocks accounts that
-  poll faster. Pacing the polls is the worker's job (the profile's ``PollPolicy``: a round
-  every 15 minutes); one call here is one request per pack.
+  poll faster (its README, "Bulk Report"). Pacing the polls is the worker's job (the
+  profile's ``PollPolicy``: per pack, first a minute after the send, then every 15 minutes;
+  at most 10 calls a round); one call here is one request per pack.
 * ``POST {base}/smsgw-ws/gtcrdtex`` with ``<smskredi ka pwd/>`` answers ``$<credit>``.
 
-IYS. Mutlucell's public pages do not document IYS attributes of ``smspack``. Informational
-traffic sends none (the documented format, byte for byte); commercial traffic adds the
-attributes in :data:`_IYS_ATTRIBUTES`, which are **unverified** and kept in that one place.
+IYS. Mutlucell's public documents and SDKs (its PHP library's ``sendBulk``: ``ka pwd org
+tarih bitis addLinkToEnd IP aboneid bayiid zamanayay charset``) name no IYS attribute of
+``smspack``, so nothing here marks a pack commercial: ``sms_d`` carries informational traffic
+only. Its profile says so (``iys_modes``), ``add_connection`` refuses a commercial ``sms_d``
+connection, and a commercial message that still reaches this adapter (a connection stored
+before that rule) is refused before sending rather than sent unmarked.
 
 XML. Requests are built with ElementTree, which escapes ``<``, ``&`` and ``"`` in text and
 attributes, so a text or a password containing them arrives intact. A carriage return in the
@@ -50,7 +55,7 @@ from pydantic import Field, SecretStr
 
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
-from .._types import Encoding, IysMode, ProviderCode
+from .._types import Encoding, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import msisdn, numbers_by_id, send_in_groups
 from .base import (
@@ -80,17 +85,8 @@ _CHARSET: Final[Mapping[Encoding, str]] = {
     "gsm7_turkish": "turkish",
     "ucs2": "unicode",
 }
-# UNVERIFIED: Mutlucell documents no IYS attributes publicly; these follow the convention of
-# other Turkish gateways (iys=1, list BIREYSEL/TACIR). Confirm with Mutlucell before relying
-# on commercial sends; the account-level IYS set-up at Mutlucell applies either way.
-_IYS_ATTRIBUTES: Final[Mapping[IysMode, Mapping[str, str]]] = {
-    "informational": {},
-    "commercial_individual": {"iys": "1", "iysList": "BIREYSEL"},
-    "commercial_merchant": {"iys": "1", "iysList": "TACIR"},
-}
-
 _MOBILE: Final = re.compile(r"\+905[0-9]{9}")
-_ACCEPTED: Final = re.compile(r"\$([0-9]{1,20})#[0-9]+(?:\.[0-9]+)?")
+_ACCEPTED: Final = re.compile(r"\$([0-9]{1,20})#([0-9]+(?:\.[0-9]+)?)")
 _ERROR_CODE: Final = re.compile(r"[0-9]{1,4}")
 _CREDIT: Final = re.compile(r"\$[0-9]+(?:\.[0-9]+)?")
 _REPORT_LINE: Final = re.compile(r"\s*(\+?[0-9]{7,15})\s+([0-9]{1,3})(?:\s.*)?")
@@ -180,6 +176,12 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             return SubmitOutcome.rejected(
                 "BODY_REJECTED", "The text holds characters XML cannot carry."
             )
+        if request.iys_mode not in self.profile.iys_modes:
+            return SubmitOutcome.rejected(
+                "IYS_NOT_CONFIGURED",
+                "Mutlucell documents no way to mark a message commercial (IYS); send "
+                "commercial messages through another provider.",
+            )
         if _MOBILE.fullmatch(request.to) is None:
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT", "The recipient must be a Turkish mobile number in E.164."
@@ -202,8 +204,6 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         root.set("org", first.sender or "")
         if first.encoding is not None:
             root.set("charset", _CHARSET[first.encoding])
-        for name, value in _IYS_ATTRIBUTES[first.iys_mode].items():
-            root.set(name, value)
         for request in group:
             mesaj = ET.SubElement(root, "mesaj")
             ET.SubElement(mesaj, "metin").text = request.text
@@ -221,7 +221,8 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         """One ``gtblkrprtex`` request per pack; a pack that cannot be read is skipped (and
         logged) so the others still report, and the next poll asks again.
 
-        Mutlucell's pace (a round at most every 15 minutes) is its profile's
+        Mutlucell's pace (a pack's first query a minute after its send, then at most every
+        15 minutes, a capped number of calls a round) is its profile's
         :class:`~.base.PollPolicy`, kept by the worker; this call itself never waits.
         """
         return await self.poll_reports_within(provider_message_ids, ReportCalls(None))
@@ -229,17 +230,25 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
     async def poll_reports_within(
         self, provider_message_ids: Sequence[str], calls: ReportCalls
     ) -> list[ProviderReport]:
-        """:meth:`poll_reports`, one of the round's ``calls`` per pack."""
+        """:meth:`poll_reports`, one of the round's ``calls`` per pack. Each call covers the
+        whole pack (every number its answer names), so a pack is asked once a round even
+        when its ids are split across rounds' pages."""
         reports: list[ProviderReport] = []
         for pack, numbers in numbers_by_id(provider_message_ids).items():
+            asked = {f"{pack}:{number}" for number in numbers}
             if not pack.isdigit():
+                calls.cover(asked)  # not a pack id of ours: there is nothing to ask
                 continue
             if not calls.take():
                 break
-            reports += await self._poll_pack(pack, numbers)
+            answered = await self._poll_pack(pack)
+            calls.cover(asked)
+            calls.cover(r.provider_message_id for r in answered)
+            reports += [r for r in answered if r.provider_message_id in asked]
         return reports
 
-    async def _poll_pack(self, pack: str, numbers: set[str]) -> list[ProviderReport]:
+    async def _poll_pack(self, pack: str) -> list[ProviderReport]:
+        """The report of every number of the pack, or ``[]`` if it cannot be read."""
         query = self._root("smsrapor")
         query.set("id", pack)
         try:
@@ -256,12 +265,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
                 text[:4] if _ERROR_CODE.fullmatch(text) else "unreadable",
             )
             return []
-        reports: list[ProviderReport] = []
-        for line in text.splitlines():
-            report = _report(pack, line)
-            if report is not None and report.provider_message_id.partition(":")[2] in numbers:
-                reports.append(report)
-        return reports
+        return [r for r in (_report(pack, line) for line in text.splitlines()) if r is not None]
 
     # --- credentials check ------------------------------------------------------------------
 
@@ -287,8 +291,8 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
 
 
 def _pack_key(request: SubmitRequest) -> Hashable:
-    # Header, charset and IYS attributes belong to the whole smspack.
-    return (request.sender, request.encoding, request.iys_mode)
+    # Header and charset belong to the whole smspack.
+    return (request.sender, request.encoding)
 
 
 def _document(root: ET.Element) -> bytes:
@@ -310,7 +314,7 @@ def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     text = answer.text.strip()
     accepted = _ACCEPTED.fullmatch(text)
     if accepted is not None:
-        return accepted.group(1)
+        return _pack_taken(accepted.group(1), accepted.group(2))
     if _ERROR_CODE.fullmatch(text):
         kind, code, why = _SEND_ERRORS.get(text, (_R, _PR, "Mutlucell refused the message"))
         if kind == "unavailable":
@@ -323,6 +327,18 @@ def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     return SubmitOutcome.unavailable(
         f"Mutlucell answered with an {shape} body instead of a pack id: the message may or "
         "may not have been taken."
+    )
+
+
+def _pack_taken(pack: str, credits: str) -> str | SubmitOutcome:
+    """``$<pack>#<credits>``: the pack id, unless no credit was used, which means Mutlucell
+    sent nothing (every number blacklisted or unreachable for it): a refusal, so fallback
+    moves on. The number after ``#`` is the credit the pack used; client libraries read
+    ``#0.0`` as "no SMS sent" (Ardakilic/laravel-mutlucell-sms ``getStatus``)."""
+    if float(credits) > 0:
+        return pack
+    return SubmitOutcome.rejected(
+        _PR, f"Mutlucell took pack {pack} but sent nothing (it used no credit)."
     )
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import ClassVar, Final, Protocol
@@ -140,6 +140,8 @@ class _Budget(Protocol):
 
     def stop(self) -> None: ...
 
+    def cover(self, provider_message_ids: Iterable[str]) -> None: ...
+
 
 class _ReportBudget:
     """At most ``limit`` report calls in any minute, shared by every direct poll of this
@@ -161,6 +163,9 @@ class _ReportBudget:
     def stop(self) -> None:
         # NetGSM says we are over (another process shares the account): wait a full minute.
         self._calls = deque([self._clock.now()] * self._limit)
+
+    def cover(self, provider_message_ids: Iterable[str]) -> None:
+        """Direct polls keep no per-message pace: the worker's rounds do."""
 
 
 def _answer_code(data: Mapping[str, object]) -> str:
@@ -290,10 +295,8 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
     ) -> list[ProviderReport]:
         wanted = numbers_by_id(provider_message_ids)
         reports: list[ProviderReport] = []
-        jobids = list(wanted)
-        step = REPORT_JOBIDS_PER_CALL
-        for start in range(0, len(jobids), step):
-            if not await self._poll_jobs(jobids[start : start + step], wanted, reports, calls):
+        for jobids in _report_calls(wanted):
+            if not await self._poll_jobs(jobids, wanted, reports, calls):
                 break
         return reports
 
@@ -304,7 +307,14 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         out: list[ProviderReport],
         calls: _Budget,
     ) -> bool:
-        """Page through one call's jobs; ``False`` when the budget or NetGSM stopped us."""
+        """Page through one call's jobs until every number asked about has its row, or a
+        page comes back short; ``False`` when the budget or NetGSM stopped us.
+
+        A full page whose rows answer everything asked is the last one asked for: the next
+        page would be empty (NetGSM's code 60), a call of the ten a minute spent on nothing
+        (issue 22.19)."""
+        asked = {jobid: wanted[jobid] for jobid in jobids}
+        missing = {f"{jobid}:{number}" for jobid, numbers in asked.items() for number in numbers}
         page = 0
         while True:
             if not calls.take():
@@ -312,11 +322,13 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             rows = await self._report_page(jobids, page, calls)
             if rows is None:
                 return False
-            for row in rows:
-                report = _report_of(row, {j: wanted[j] for j in jobids})
-                if report is not None:
-                    out.append(report)
-            if len(rows) < REPORT_PAGE_SIZE:
+            found = [r for r in (_report_of(row, asked) for row in rows) if r is not None]
+            out += found
+            answered = [r.provider_message_id for r in found]
+            missing.difference_update(answered)
+            calls.cover(answered)
+            if len(rows) < REPORT_PAGE_SIZE or not missing:
+                calls.cover(f"{j}:{number}" for j, numbers in asked.items() for number in numbers)
                 return True
             page += 1
 
@@ -374,6 +386,26 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             )
         if isinstance(data, SubmitOutcome) or _answer_code(data) != "00":
             raise ProviderUnavailable("NetGSM gave no usable answer to the credentials check.")
+
+
+def _report_calls(wanted: Mapping[str, set[str]]) -> list[list[str]]:
+    """The job ids of each report call: as many jobs as one page of rows holds, counted by
+    the numbers asked about (a job has at least those rows), and at most
+    :data:`REPORT_JOBIDS_PER_CALL`; so a call asks about up to a page of messages, whether
+    they are one job of 100 or 100 jobs of one."""
+    groups: list[list[str]] = []
+    current: list[str] = []
+    rows = 0
+    for jobid, numbers in wanted.items():
+        full = rows + len(numbers) > REPORT_PAGE_SIZE or len(current) >= REPORT_JOBIDS_PER_CALL
+        if current and full:
+            groups.append(current)
+            current, rows = [], 0
+        current.append(jobid)
+        rows += len(numbers)
+    if current:
+        groups.append(current)
+    return groups
 
 
 def _needs_turkish(request: SubmitRequest) -> bool:

@@ -281,6 +281,10 @@ class Simulator:
         text_problem = self._text_problem(request)
         if text_problem is not None:
             return text_problem
+        if request.iys_mode not in self._profile.iys_modes:  # Mutlucell: informational only
+            return SubmitOutcome.rejected(
+                "IYS_NOT_CONFIGURED", f"{self._profile.name} cannot mark messages commercial (IYS)."
+            )
         if self._shape.fullmatch(request.to) is None:
             return SubmitOutcome.recipient_failed(
                 "INVALID_RECIPIENT",

@@ -9,7 +9,8 @@ from one server to the next.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Final
 
 import sqlalchemy as sa
 
@@ -32,6 +33,7 @@ from ._sql_rows import (
     workspace_row,
 )
 from ._tables import (
+    UtcDateTime,
     api_keys,
     connections,
     due_work,
@@ -416,17 +418,28 @@ class CoreMixin(SqlBase):
         )
         return None if row is None else provider_ref_from(row)
 
-    async def open_provider_refs(
-        self, connection_id: str, limit: int, *, after: str | None = None
+    async def refs_to_poll(
+        self, connection_id: str, now: datetime, limit: int
     ) -> list[ProviderRef]:
-        cursor = sa.true() if after is None else provider_refs.c.job_id > after
-        rows = await self._all(
-            sa.select(provider_refs)
-            .where(provider_refs.c.connection_id == connection_id, provider_refs.c.open, cursor)
-            .order_by(provider_refs.c.job_id, provider_refs.c.provider_message_id)
-            .limit(limit)
-        )
+        rows = await self._all(_REFS_TO_POLL, connection_id=connection_id, now=now, limit=limit)
         return [provider_ref_from(row) for row in rows]
+
+    async def postpone_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str], until: datetime
+    ) -> None:
+        if not provider_message_ids:
+            return
+        ids = list(provider_message_ids)
+
+        def postpone(conn: sa.Connection) -> None:
+            for start in range(0, len(ids), _POSTPONE_CHUNK):
+                conn.execute(
+                    _POSTPONE_REFS,
+                    {"b_connection_id": connection_id, "b_until": until,
+                     "b_ids": ids[start : start + _POSTPONE_CHUNK]},
+                )  # fmt: skip
+
+        await self._transact(postpone)
 
     async def close_provider_refs(
         self, connection_id: str, provider_message_ids: Sequence[str]
@@ -525,6 +538,36 @@ _VERSIONS_FOR_UPDATE = (
     .with_for_update()
 )
 _DELETE_WORK = sa.delete(due_work).where(due_work.c.id.in_(sa.bindparam("ids", expanding=True)))
+# Live, open and due; the longest due first (never asked: NULL, first), so every round starts
+# with what waited longest and no page of refs that are not asked can hold the others back.
+_REFS_TO_POLL = (
+    sa.select(provider_refs)
+    .where(
+        provider_refs.c.connection_id == sa.bindparam("connection_id"),
+        provider_refs.c.open,
+        provider_refs.c.livemode,
+        sa.or_(
+            provider_refs.c.poll_after.is_(None),
+            provider_refs.c.poll_after <= sa.bindparam("now", type_=UtcDateTime()),
+        ),
+    )
+    .order_by(
+        provider_refs.c.poll_after.asc().nulls_first(),
+        provider_refs.c.job_id,
+        provider_refs.c.provider_message_id,
+    )
+    .limit(sa.bindparam("limit", type_=sa.Integer()))
+)
+#: Ids per UPDATE of :meth:`postpone_refs` (well under every driver's parameter limit).
+_POSTPONE_CHUNK: Final = 500
+_POSTPONE_REFS = (
+    sa.update(provider_refs)
+    .where(
+        provider_refs.c.connection_id == sa.bindparam("b_connection_id"),
+        provider_refs.c.provider_message_id.in_(sa.bindparam("b_ids", expanding=True)),
+    )
+    .values(poll_after=sa.bindparam("b_until", type_=UtcDateTime()))
+)
 _REF_BY_ID = sa.select(provider_refs).where(
     provider_refs.c.connection_id == sa.bindparam("connection_id"),
     provider_refs.c.provider_message_id == sa.bindparam("provider_message_id"),

@@ -324,7 +324,10 @@ def message_from(row: RowMap) -> MessageRecord:
 
 # -- provider message ids
 
-_REF_COLS = ("connection_id", "provider_message_id", "job_id", "workspace_id", "livemode", "open")
+_REF_COLS = (
+    "connection_id", "provider_message_id", "job_id", "workspace_id", "livemode", "open",
+    "poll_after",
+)  # fmt: skip
 
 
 def provider_ref_row(ref: ProviderRef) -> Values:

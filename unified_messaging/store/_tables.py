@@ -229,7 +229,11 @@ provider_refs = sa.Table(
     sa.Column("livemode", sa.Boolean, nullable=False),
     # Still waiting for a report: what a polling worker asks the provider about.
     sa.Column("open", sa.Boolean, nullable=False),
+    # Not asked about before this (polled providers' pace per message); NULL: at once.
+    sa.Column("poll_after", UtcDateTime, nullable=True),
     sa.Index("ix_um_provider_refs_connection_id_open", "connection_id", "open"),
+    # What a poll round reads: a connection's live open refs, the longest due first.
+    sa.Index("ix_um_provider_refs_poll", "connection_id", "open", "livemode", "poll_after"),
 )
 
 quota = sa.Table(

@@ -168,6 +168,9 @@ class ProviderRef:
     livemode: bool
     #: Still waiting for its report (a polling worker asks the provider about open refs).
     open: bool = True
+    #: Polled providers: not asked about before this (its send plus the provider's
+    #: ``first_after``, then each query plus ``again_after``); ``None``: at once.
+    poll_after: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,11 +418,19 @@ class Store(Protocol):
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None: ...
 
-    async def open_provider_refs(
-        self, connection_id: str, limit: int, *, after: str | None = None
+    async def refs_to_poll(
+        self, connection_id: str, now: datetime, limit: int
     ) -> list[ProviderRef]:
-        """Up to ``limit`` open refs of a connection, oldest message first; with ``after``,
-        only those of messages whose ``job_id`` sorts after it (a poller's cursor)."""
+        """Up to ``limit`` refs a report poll of the connection may ask about at ``now``:
+        live, open, and due (``poll_after`` unset or not after ``now``), the longest due
+        first (``poll_after``, then ``job_id``). Test-mode refs are never among them: their
+        reports are simulated, and a page of them must not hide the live ones (issue 22.11)."""
+        ...
+
+    async def postpone_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str], until: datetime
+    ) -> None:
+        """A poll asked about these refs: none is due again before ``until``."""
         ...
 
     async def close_provider_refs(

@@ -10,7 +10,7 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from .._access.flood_guard import RecipientLimit
@@ -308,15 +308,27 @@ class MemoryStore:
     ) -> ProviderRef | None:
         return self._refs.get((connection_id, provider_message_id))
 
-    async def open_provider_refs(
-        self, connection_id: str, limit: int, *, after: str | None = None
+    async def refs_to_poll(
+        self, connection_id: str, now: datetime, limit: int
     ) -> list[ProviderRef]:
         found = [
             r
-            for r in self._refs.values()
-            if r.connection_id == connection_id and r.open and (after is None or r.job_id > after)
+            for r in list(self._refs.values())
+            if r.connection_id == connection_id
+            and r.open
+            and r.livemode
+            and (r.poll_after is None or r.poll_after <= now)
         ]
-        return sorted(found, key=lambda r: (r.job_id, r.provider_message_id))[:limit]
+        return sorted(found, key=_poll_order)[:limit]
+
+    async def postpone_refs(
+        self, connection_id: str, provider_message_ids: Sequence[str], until: datetime
+    ) -> None:
+        with self._lock:
+            for message_id in provider_message_ids:
+                ref = self._refs.get((connection_id, message_id))
+                if ref is not None:
+                    self._refs[(connection_id, message_id)] = replace(ref, poll_after=until)
 
     async def close_provider_refs(
         self, connection_id: str, provider_message_ids: Sequence[str]
@@ -614,6 +626,14 @@ class MemoryStore:
             return table[key]
         except KeyError:
             raise ResourceNotFound(f"{kind} {key} not found.") from None
+
+
+_AT_ONCE = datetime.min.replace(tzinfo=UTC)
+
+
+def _poll_order(ref: ProviderRef) -> tuple[datetime, str, str]:
+    # The SQL store's order: no poll_after first (NULLS FIRST), then the longest due.
+    return (ref.poll_after or _AT_ONCE, ref.job_id, ref.provider_message_id)
 
 
 def _json_copy(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
