@@ -152,11 +152,10 @@ async def test_jasmins_throughput_refusal_pauses_the_connection_for_a_second(rig
 async def test_a_text_jasmin_would_cut_fails_instead_of_going_out_short(rig: Rig) -> None:
     response = await rig.send("x" * 800)  # six parts; Jasmin's default is five
 
-    assert response.status_code == 201, response.text
-    assert (response.json()["status"], response.json()["error"]["code"]) == (
-        "failed",
-        "BODY_TOO_LONG",
-    )
+    # A single send over a part limit is a 422 naming the job it left failed (issue 22.1).
+    assert response.status_code == 422, response.text
+    assert error_code(response) == "BODY_TOO_LONG"
+    assert response.json()["error"]["job_id"].startswith("msg_")
     assert rig.fake.received == []
 
 
