@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "unified_messaging"
 ROOT = PACKAGE.parent
 
 EDGES = ("unified_messaging.asgi", "unified_messaging.cli", "unified_messaging.testing",
-         "unified_messaging.__main__")  # fmt: skip
+         "unified_messaging.contrib", "unified_messaging.__main__")  # fmt: skip
 TOOLS = ("unified_messaging._demo", "unified_messaging._campaign")
 FACADE = ("unified_messaging._messenger", "unified_messaging._sync")
 

@@ -7,7 +7,7 @@ prefixed ``um_``, none autouse, and imports nothing heavy until a fixture is use
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -68,3 +68,14 @@ def um_clock(um_testbed: TestBed) -> ManualClock:
     clock = um_testbed.clock
     assert isinstance(clock, ManualClock)  # build_testbed() always makes one
     return clock
+
+
+@pytest.fixture
+def um_django_outbox() -> Any:
+    """With pytest-django: what the test sent through
+    :func:`unified_messaging.contrib.django.get_messenger`, empty when the test starts
+    (``unified_messaging.contrib.django.testing.outbox``; the ``django`` extra)."""
+    from ..contrib.django.testing import outbox
+
+    outbox.current().clear()
+    return outbox

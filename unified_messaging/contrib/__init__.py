@@ -1,0 +1,1 @@
+"""Integrations with frameworks: each subpackage is an optional extra (``django``)."""

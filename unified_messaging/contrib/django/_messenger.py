@@ -1,0 +1,125 @@
+"""The process's :class:`~unified_messaging.SyncMessenger`, as the settings describe it.
+
+Made on first use, never at import: Django imports the app in the reloader's parent process
+of ``runserver`` and in a pre-fork server's master, where a loop thread would not survive the
+fork. After a fork the child makes its own (the parent's thread does not exist there), and the
+process that made one closes it at exit. Under Django's test runner or pytest-django the
+messenger sends to the simulator instead (:mod:`.testing`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..._access.principal import Principal
+    from ..._models import SendResponse
+    from ..._sync import SyncMessenger
+    from ...testing import TestBed
+
+__all__ = ["get_messenger", "get_principal", "send"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    pid: int
+    messenger: SyncMessenger
+    #: Set in tests: the simulated workspace, its principal and outbox.
+    testbed: TestBed | None
+
+
+_lock = threading.Lock()
+_made: _Made | None = None
+
+
+def get_messenger() -> SyncMessenger:
+    """This process's messenger (made now if it has none yet, or only its parent had one)."""
+    return _current().messenger
+
+
+def get_principal() -> Principal:
+    """Whose sends :func:`send` makes: the settings' ``API_KEY``, or ``WORKSPACE`` in the mode
+    ``TEST_MODE`` says; in tests, the simulated workspace's test key."""
+    from .settings import get_settings
+
+    made = _current()
+    if made.testbed is not None:
+        return made.testbed.principal
+    settings = get_settings()
+    if settings.api_key:
+        return made.messenger.authenticate(settings.api_key)
+    if settings.workspace:
+        return made.messenger.principal(settings.workspace, livemode=not settings.test_mode)
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("UNIFIED_MESSAGING needs API_KEY or WORKSPACE to send")
+
+
+def send(request: Mapping[str, Any] | None = None, /, **fields: Any) -> SendResponse:
+    """Send one message as the configured principal: ``send(to="0555…", body="Merhaba")`` or
+    ``send({"to": …, "template": …, "variables": {…}})``. Raises the library's errors."""
+    body = {**(request or {}), **fields}
+    return get_messenger().send(get_principal(), body)
+
+
+def _current() -> _Made:
+    global _made
+    made = _made
+    if made is not None and made.pid == os.getpid():
+        return made
+    with _lock:
+        if _made is None or _made.pid != os.getpid():
+            _made = _make()
+            atexit.register(_close, _made)
+        return _made
+
+
+def _make() -> _Made:
+    from . import testing
+
+    if testing.in_tests():
+        messenger, testbed = testing.simulated_messenger()
+        return _Made(os.getpid(), messenger, testbed)
+    return _Made(os.getpid(), _configured(), None)
+
+
+def _configured() -> SyncMessenger:
+    from ..._messenger import Messenger
+    from ..._sync import SyncMessenger
+    from ..._vault import Vault
+    from ...store.sql import store_from_url
+    from .settings import get_settings
+
+    settings = get_settings()
+    vault = Vault.from_spec(settings.master_keys) if settings.master_keys else None
+    extras: dict[str, Any] = {}
+    if settings.redis_url:
+        from ..._routing.redis_breaker import RedisBreakerStore
+        from ..._routing.redis_pacing import RedisPacer
+
+        extras = {
+            "breaker_store": RedisBreakerStore(settings.redis_url),
+            "pacer": RedisPacer(settings.redis_url),
+        }
+    messenger = Messenger(store_from_url(settings.database_url), vault=vault, **extras)
+    return SyncMessenger(messenger)
+
+
+def _close(made: _Made) -> None:
+    if made.pid == os.getpid():  # a forked child never closes its parent's
+        made.messenger.close()
+
+
+def _forget_after_fork() -> None:
+    global _made, _lock
+    _lock = threading.Lock()  # a lock held by another thread at the fork stays held here
+    _made = None
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
