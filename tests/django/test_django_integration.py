@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("django")
 pytest.importorskip("pytest_django")
 
-from unified_messaging import Messenger
+from unified_messaging import Messenger, TargetPolicy
 from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
 
@@ -69,8 +69,18 @@ def test_the_live_path_migrates_sends_and_the_worker_delivers_until_sigterm(
     run(["manage.py", "migrate", "-v", "0"], env)  # Django's own tables
     assert "latest schema" in run(["manage.py", "um_migrate"], env).stdout
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'shop.sqlite3'}"
-    workspace_id = _workspace_with_simulated_sms(database_url, keys)
-    env |= {"UM_DJANGO_WORKSPACE": workspace_id, "UM_DJANGO_TEST_MODE": "1"}
+    port = _free_port()
+    workspace_id, secret = _workspace_with_simulated_sms(
+        database_url, keys, f"http://127.0.0.1:{port}/messaging/webhooks/"
+    )
+    signals = tmp_path / "signals.log"
+    env |= {"UM_DJANGO_WORKSPACE": workspace_id, "UM_DJANGO_TEST_MODE": "1",
+            "UM_DJANGO_WEBHOOK_SECRET": secret, "UM_DJANGO_SIGNAL_LOG": str(signals),
+            "UM_WEBHOOK_ALLOW_PRIVATE": "1"}  # fmt: skip
+    web = subprocess.Popen(  # noqa: S603 - the shop itself, receiving our webhooks
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
 
     sent = json.loads(run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"],
                           env).stdout)  # fmt: skip
@@ -80,12 +90,20 @@ def test_the_live_path_migrates_sends_and_the_worker_delivers_until_sigterm(
     )  # fmt: skip
     try:
         status = _wait_for_delivery(database_url, keys, workspace_id, sent["job_id"])
+        wanted = f"message.delivered {sent['job_id']}"
+        deadline = time.monotonic() + 30  # the worker delivers the event to the shop
+        while not (signals.exists() and wanted in signals.read_text()):
+            assert time.monotonic() < deadline, "the delivery signal never arrived"
+            time.sleep(0.2)
     finally:
         worker.send_signal(signal.SIGTERM)
         out, err = worker.communicate(timeout=60)
+        web.terminate()
+        web.wait(30)
 
     assert sent["status"] == "sent"
     assert status == "delivered"
+    assert f"message.sent {sent['job_id']}" in signals.read_text()  # each event, once verified
     assert worker.returncode == 0, err
     assert out.splitlines() == [
         "unified-messaging worker started",
@@ -93,14 +111,30 @@ def test_the_live_path_migrates_sends_and_the_worker_delivers_until_sigterm(
     ]
 
 
-def _workspace_with_simulated_sms(database_url: str, keys: str) -> str:
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _workspace_with_simulated_sms(database_url: str, keys: str, hook_url: str) -> tuple[str, str]:
+    """A workspace with a simulated ``sms_a`` and a webhook endpoint at the shop; its id and
+    the endpoint's secret (the shop's WEBHOOK_SECRET)."""
     import asyncio
 
-    async def make() -> str:
-        async with Messenger(store_from_url(database_url), vault=Vault.from_spec(keys)) as m:
+    async def make() -> tuple[str, str]:
+        loopback = TargetPolicy(allow_private=True)  # the shop listens on 127.0.0.1
+        vault = Vault.from_spec(keys)
+        async with Messenger(
+            store_from_url(database_url), vault=vault, webhook_policy=loopback
+        ) as m:
             workspace = await m.create_workspace("shop")
             await m.add_connection(workspace.id, "sms_a", default_sender="SHOP")
-            return workspace.id
+            endpoint = await m.create_webhook_endpoint(workspace.id, hook_url)
+            return workspace.id, endpoint.secret
 
     return asyncio.run(make())
 

@@ -26,7 +26,9 @@ UNIFIED_MESSAGING = {
     "DATABASE_URL": "django",  # unified-messaging's tables beside Django's
     "WORKSPACE": os.environ.get("UM_DJANGO_WORKSPACE"),
     "TEST_MODE": os.environ.get("UM_DJANGO_TEST_MODE") == "1",
-    "WEBHOOK_SECRET": "whsec_dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LTMyYnl0ZXM=",
+    "WEBHOOK_SECRET": os.environ.get(
+        "UM_DJANGO_WEBHOOK_SECRET", "whsec_dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LTMyYnl0ZXM="
+    ),
 }
 if os.environ.get("UM_DJANGO_TYPO"):
     UNIFIED_MESSAGING["DATABASE_ULR"] = "sqlite+aiosqlite:///nowhere.db"

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from shop import views
+from shop import receivers, views  # noqa: F401 - receivers connect on import
 
 urlpatterns = [
     path("notify/", views.notify),

@@ -94,6 +94,7 @@ def _configured() -> SyncMessenger:
     from ..._sync import SyncMessenger
     from ..._vault import Vault
     from ...store.sql import store_from_url
+    from ...webhooks._admin import webhook_policy_from_env
     from .settings import get_settings
 
     settings = get_settings()
@@ -107,7 +108,12 @@ def _configured() -> SyncMessenger:
             "breaker_store": RedisBreakerStore(settings.redis_url),
             "pacer": RedisPacer(settings.redis_url),
         }
-    messenger = Messenger(store_from_url(settings.database_url), vault=vault, **extras)
+    # Webhook targets as the command line allows them (UM_WEBHOOK_ALLOW_PRIVATE=1: loopback
+    # and private networks too, for one host and tests).
+    messenger = Messenger(
+        store_from_url(settings.database_url), vault=vault,
+        webhook_policy=webhook_policy_from_env(), **extras,
+    )  # fmt: skip
     return SyncMessenger(messenger)
 
 
