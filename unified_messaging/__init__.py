@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         RateLimitPolicy,
     )
     from ._admin import CreatedApiKey, QuotaUsage
+    from ._audit import AuditEvent, AuditPage
+    from ._audit_context import Actor, acting_as
     from ._clock import Clock, ManualClock, SystemClock
     from ._domain import (
         ApiKey,
@@ -108,10 +110,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_PROVIDERS",
     "SMS_PROVIDERS",
+    "Actor",
     "AlreadyExists",
     "ApiKey",
     "Attempt",
     "AttemptOut",
+    "AuditEvent",
+    "AuditPage",
     "BodyTooLong",
     "BreakerHealth",
     "BreakerPolicy",
@@ -197,6 +202,7 @@ __all__ = [
     "Worker",
     "Workspace",
     "__version__",
+    "acting_as",
     "analyze_sms",
     "generate_key_spec",
     "normalize_recipient",
@@ -295,6 +301,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_vault": ("Vault", "generate_key_spec"),
     "_vault_rotation": ("VaultRotation",),
     "webhooks._admin": ("CreatedWebhookEndpoint",),
+    "_audit": ("AuditEvent", "AuditPage"),
+    "_audit_context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
 }

@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
 from ._access.ratelimit import RateLimitPolicy
+from ._audit_context import Actor, acting_as, current_actor
 from ._clock import Clock
 from ._domain import ApiKey
 from ._messenger import Messenger
@@ -77,7 +78,8 @@ class SyncMessenger:
         if self._closed:
             coroutine.close()
             raise RuntimeError("SyncMessenger is closed")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        # The loop thread has a context of its own: the caller's actor (D32) goes along.
+        return asyncio.run_coroutine_threadsafe(_as(current_actor(), coroutine), self._loop)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self._submit(coroutine).result()
@@ -200,6 +202,9 @@ class SyncMessenger:
     list_templates = _blocking(Messenger.list_templates)
     delete_template = _blocking(Messenger.delete_template)
 
+    # -- audit log (D32)
+    list_audit_events = _blocking(Messenger.list_audit_events)
+
     # -- webhook endpoints
     create_webhook_endpoint = _blocking(Messenger.create_webhook_endpoint)
     list_webhook_endpoints = _blocking(Messenger.list_webhook_endpoints)
@@ -207,7 +212,13 @@ class SyncMessenger:
     remove_webhook_endpoint = _blocking(Messenger.remove_webhook_endpoint)
     rotate_webhook_secret = _blocking(Messenger.rotate_webhook_secret)
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
+    disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
+
+
+async def _as(actor: Actor, coroutine: Coroutine[Any, Any, T]) -> T:
+    with acting_as(actor):
+        return await coroutine
 
 
 async def _build() -> Messenger:
