@@ -22,7 +22,6 @@ from types import TracebackType
 from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
 from ._access.ratelimit import RateLimitPolicy
-from ._audit_context import Actor, acting_as, current_actor
 from ._clock import Clock
 from ._domain import ApiKey
 from ._messenger import Messenger
@@ -78,8 +77,9 @@ class SyncMessenger:
         if self._closed:
             coroutine.close()
             raise RuntimeError("SyncMessenger is closed")
-        # The loop thread has a context of its own: the caller's actor (D32) goes along.
-        return asyncio.run_coroutine_threadsafe(_as(current_actor(), coroutine), self._loop)
+        # The task runs in a copy of the caller's context (call_soon_threadsafe copies it),
+        # so the actor a sync host sets with acting_as (D32) reaches the admin methods.
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self._submit(coroutine).result()
@@ -214,11 +214,6 @@ class SyncMessenger:
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
     disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
-
-
-async def _as(actor: Actor, coroutine: Coroutine[Any, Any, T]) -> T:
-    with acting_as(actor):
-        return await coroutine
 
 
 async def _build() -> Messenger:
