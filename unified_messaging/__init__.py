@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         RateLimitPolicy,
     )
     from ._admin import CreatedApiKey, QuotaUsage
+    from ._audit import AuditEvent, AuditPage
+    from ._audit_context import Actor, acting_as
     from ._client import AsyncClient, Client, Health
     from ._clock import Clock, ManualClock, SystemClock
     from ._domain import (
@@ -110,11 +112,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_PROVIDERS",
     "SMS_PROVIDERS",
+    "Actor",
     "AlreadyExists",
     "ApiKey",
     "AsyncClient",
     "Attempt",
     "AttemptOut",
+    "AuditEvent",
+    "AuditPage",
     "BodyTooLong",
     "BreakerHealth",
     "BreakerPolicy",
@@ -203,6 +208,7 @@ __all__ = [
     "Worker",
     "Workspace",
     "__version__",
+    "acting_as",
     "analyze_sms",
     "generate_key_spec",
     "normalize_recipient",
@@ -303,6 +309,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_vault": ("Vault", "generate_key_spec"),
     "_vault_rotation": ("VaultRotation",),
     "webhooks._admin": ("CreatedWebhookEndpoint",),
+    "_audit": ("AuditEvent", "AuditPage"),
+    "_audit_context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
 }

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 from ._access.authorize import normalize_allowlist_entry
 from ._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
 from ._access.keys import generate_api_key, hash_api_key, key_display_prefix
+from ._audit import DEFAULT_AUDIT_LIMIT, AuditPage, audit_page
+from ._audit_actions import audited, of_argument, of_record, of_workspace
 from ._clock import Clock
 from ._domain import DEFAULT_DLR_TIMEOUT, DEFAULT_QUEUE_TTL, ApiKey, Connection, Template, Workspace
 from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound, TemplateNotFound
@@ -65,6 +67,7 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ workspaces
 
+    @audited("workspace.create", of_workspace)
     async def create_workspace(
         self,
         name: str,
@@ -100,12 +103,14 @@ class AdminMixin:
     async def list_workspaces(self) -> list[Workspace]:
         return await self._store.list_workspaces()
 
+    @audited("workspace.quota", of_workspace)
     async def set_monthly_quota(self, workspace_id: str, monthly_quota: int | None) -> Workspace:
         _check_quota(monthly_quota)
         workspace = replace(await self.get_workspace(workspace_id), monthly_quota=monthly_quota)
         await self._store.update_workspace(workspace)
         return workspace
 
+    @audited("workspace.retry_unavailable", of_workspace)
     async def set_retry_unavailable(self, workspace_id: str, enabled: bool) -> Workspace:
         """D7's opt-in: when no provider can be reached, answer ``201 queued`` and let the
         worker hand the message over with backoff for up to the workspace's ``queue_ttl``
@@ -114,6 +119,7 @@ class AdminMixin:
         await self._store.update_workspace(workspace)
         return workspace
 
+    @audited("workspace.queue_ttl", of_workspace)
     async def set_queue_ttl(self, workspace_id: str, queue_ttl: timedelta) -> Workspace:
         """How long D7 keeps retrying this workspace's queued messages before they end
         ``failed`` (default 10 minutes); messages queued already keep the TTL they got."""
@@ -122,6 +128,7 @@ class AdminMixin:
         await self._store.update_workspace(workspace)
         return workspace
 
+    @audited("workspace.recipient_limit", of_workspace)
     async def set_recipient_limit(
         self, workspace_id: str, recipient_limit: RecipientLimit | str | None
     ) -> Workspace:
@@ -142,6 +149,7 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ API keys
 
+    @audited("api_key.create", lambda created, _: of_record(created.record, _))
     async def create_api_key(
         self,
         workspace_id: str,
@@ -182,6 +190,7 @@ class AdminMixin:
     async def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
         return await self._store.list_api_keys(workspace_id)
 
+    @audited("api_key.revoke", of_record)
     async def revoke_api_key(self, key_id: str) -> ApiKey:
         key = await self._store.get_api_key(key_id)
         if key is None:
@@ -193,6 +202,7 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ connections
 
+    @audited("connection.add", of_record)
     async def add_connection(
         self,
         workspace_id: str,
@@ -278,11 +288,13 @@ class AdminMixin:
             raise ResourceNotFound(f"Connection {connection_id} not found.")
         return connection
 
+    @audited("connection.default", of_record)
     async def set_default_connection(self, connection_id: str) -> Connection:
         connection = await self.get_connection(connection_id)
         await self._store.set_default_connection(connection.workspace_id, connection_id)
         return await self.get_connection(connection_id)
 
+    @audited("connection.breaker_policy", of_record)
     async def set_breaker_policy(
         self, /, connection_id: str, policy: BreakerPolicy | None = None, **changes: object
     ) -> Connection:
@@ -298,6 +310,7 @@ class AdminMixin:
         await self._store.update_connection(updated)
         return await self.get_connection(connection_id)
 
+    @audited("connection.send_rate", of_record)
     async def set_send_rate(self, /, connection_id: str, **limits: RateSetting) -> Connection:
         """Change a connection's send rate (D27): ``max_rate`` (messages a second) and/or
         ``max_calls`` (provider calls a second), each a number, ``None``/``"off"`` for no
@@ -319,10 +332,18 @@ class AdminMixin:
         await self._store.update_connection(updated)
         return await self.get_connection(connection_id)
 
-    async def remove_connection(self, connection_id: str) -> None:
+    @audited("connection.remove", of_record)
+    async def remove_connection(self, connection_id: str) -> Connection:
+        """Remove a connection; returns it as it was. If it was the default, the oldest
+        remaining one becomes the default."""
+        connection = await self.get_connection(connection_id)
         if not await self._store.remove_connection(connection_id):
             raise ResourceNotFound(f"Connection {connection_id} not found.")
+        return connection
 
+    # Not atomic: a rotation writes rows of every workspace, and one transaction would hold
+    # the write lock (SQLite: every send) for all of it. Its row follows once it succeeded.
+    @audited("vault.rotate", lambda rotation, _: (None, rotation.active_key_id), atomic=False)
     async def rotate_vault(self) -> VaultRotation:
         """Re-seal everything the vault seals under its active key (D21): every connection's
         credentials and every webhook endpoint's secret, the previous one too while it still
@@ -335,11 +356,13 @@ class AdminMixin:
 
     async def rotate_credentials(self) -> int:
         """:meth:`rotate_vault` under its older name: re-seals everything the vault seals
-        (webhook secrets too) and returns how many tokens it re-sealed."""
+        (webhook secrets too) and returns how many tokens it re-sealed. Recorded as
+        ``vault.rotate``, by :meth:`rotate_vault`."""
         return (await self.rotate_vault()).total
 
     # ------------------------------------------------------------------ IP allowlist
 
+    @audited("allowlist.add", lambda entry, call: (call["workspace_id"], entry))
     async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> str:
         """Admit an IPv4/IPv6 address or network (D18); returns the entry as stored.
 
@@ -351,11 +374,15 @@ class AdminMixin:
         await self._store.add_allowlist_entry(workspace_id, entry)
         return entry
 
-    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
+    @audited("allowlist.remove", lambda entry, call: (call["workspace_id"], entry))
+    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> str:
+        """Remove an entry (given as added, or in any form that normalizes to it); returns
+        the entry as it was stored."""
         await self.get_workspace(workspace_id)
         entry = _allowlist_entry(cidr)
         if not await self._store.remove_allowlist_entry(workspace_id, entry):
             raise ResourceNotFound(f"{entry} is not on the allowlist.")
+        return entry
 
     async def list_allowlist(self, workspace_id: str) -> list[str]:
         await self.get_workspace(workspace_id)
@@ -363,6 +390,7 @@ class AdminMixin:
 
     # ------------------------------------------------------------------ templates
 
+    @audited("template.set", lambda template, _: (template.workspace_id, template.key))
     async def set_template(
         self,
         workspace_id: str,
@@ -408,9 +436,41 @@ class AdminMixin:
     async def list_templates(self, workspace_id: str) -> list[Template]:
         return await self._store.list_templates(workspace_id)
 
+    @audited("template.delete", of_argument("key"))
     async def delete_template(self, workspace_id: str, key: str) -> None:
         if not await self._store.delete_template(workspace_id, key):
             raise TemplateNotFound(f"No template with the key {key!r}.")
+
+    # ------------------------------------------------------------------ audit log (D32)
+
+    async def list_audit_events(
+        self,
+        *,
+        workspace_id: str | None = None,
+        action: str | None = None,
+        limit: int = DEFAULT_AUDIT_LIMIT,
+        starting_after: str | None = None,
+        actor: str | None = None,
+        occurred_after: datetime | None = None,
+        occurred_before: datetime | None = None,
+    ) -> AuditPage:
+        """The audit log, newest first: every change made through the admin methods (D32).
+
+        Filters: ``workspace_id``, ``action`` (one of ``AUDIT_ACTIONS``), ``actor`` (``cli``,
+        ``library``, ``dashboard:<e-mail>``), ``occurred_after`` (inclusive) and
+        ``occurred_before`` (exclusive). ``limit`` 1-100 (default 50); ``starting_after``
+        the last event id of the previous page (Stripe's cursor).
+        """
+        return await audit_page(
+            self._store,
+            workspace_id=workspace_id,
+            action=action,
+            actor=actor,
+            occurred_after=occurred_after,
+            occurred_before=occurred_before,
+            limit=limit,
+            starting_after=starting_after,
+        )
 
 
 def _check_iys_mode(provider: ProviderCode, iys_mode: IysMode) -> None:

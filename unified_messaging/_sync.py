@@ -77,6 +77,8 @@ class SyncMessenger:
         if self._closed:
             coroutine.close()
             raise RuntimeError("SyncMessenger is closed")
+        # The task runs in a copy of the caller's context (call_soon_threadsafe copies it),
+        # so the actor a sync host sets with acting_as (D32) reaches the admin methods.
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -200,6 +202,9 @@ class SyncMessenger:
     list_templates = _blocking(Messenger.list_templates)
     delete_template = _blocking(Messenger.delete_template)
 
+    # -- audit log (D32)
+    list_audit_events = _blocking(Messenger.list_audit_events)
+
     # -- webhook endpoints
     create_webhook_endpoint = _blocking(Messenger.create_webhook_endpoint)
     list_webhook_endpoints = _blocking(Messenger.list_webhook_endpoints)
@@ -207,6 +212,7 @@ class SyncMessenger:
     remove_webhook_endpoint = _blocking(Messenger.remove_webhook_endpoint)
     rotate_webhook_secret = _blocking(Messenger.rotate_webhook_secret)
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
+    disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
 
 

@@ -53,6 +53,8 @@ def test_an_endpoint_session_shows_each_secret_once(cli: Cli, workspace_id: str)
     assert new["secret"].startswith("whsec_") and new["secret"] != created["secret"]
     assert new["previous_secret_expires_at"] is not None
 
+    disabled = cli("webhooks", "disable", endpoint_id, "--json").json()
+    assert (disabled["enabled"], disabled["disabled_at"] is not None) == (False, True)
     enabled, after_rotation = cli.many(
         [("webhooks", "enable", endpoint_id, "--json"), ("webhooks", "list", *ws, "--json")]
     )

@@ -31,6 +31,7 @@ from .._errors import ConfigurationError, MessagingError
 from .._version import __version__
 from ._admin_commands import add_allowlist, add_keys, add_templates, add_workspaces
 from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
+from ._audit_commands import add_audit
 from ._campaign_commands import add_campaign, add_send
 from ._connection_commands import add_connections
 from ._message_commands import add_messages, add_stats
@@ -202,5 +203,6 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_messages,
     add_stats,
     add_vault,
+    add_audit,
     _add_demo,
 )

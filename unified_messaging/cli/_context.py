@@ -11,6 +11,8 @@
   one is configured, else the store.
 - The connections' send slots (D27): the same Redis when one is configured, else the store,
   so every process that sends (``serve``, ``worker``, ``send``, ``campaign``) shares them.
+- Who is acting (D32): every command's Messenger comes from :func:`messenger_session`,
+  which makes ``cli`` the actor its changes are recorded under in the audit log.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ async def messenger_session(
     """An open Messenger on the configured store and vault, closed on the way out.
     ``sends``: the command sends messages (``send``, ``campaign send``), so in Prometheus'
     multi-process mode it counts them where ``serve``'s scrape sums every process."""
+    from .._audit_context import CLI, acting_as
     from .._messenger import Messenger
 
     # The vault first: a bad key spec should fail before the database is touched.
@@ -176,7 +179,8 @@ async def messenger_session(
             open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
             pacer=pacer, metrics=shared_metrics() if sends else None,
         ) as messenger:  # fmt: skip
-            yield messenger
+            with acting_as(CLI):  # the one place: every command's changes are the CLI's
+                yield messenger
     finally:
         if breakers is not None:
             await breakers.aclose()

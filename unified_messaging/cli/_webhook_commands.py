@@ -1,4 +1,5 @@
-"""``webhooks``: add, list, remove, rotate-secret, enable and deliveries, on the admin façade.
+"""``webhooks``: add, list, remove, rotate-secret, enable, disable and deliveries, on the admin
+façade.
 
 The secret of a new or rotated endpoint is printed once, like ``keys create`` prints a key.
 Loopback and private targets are refused unless ``UM_WEBHOOK_ALLOW_PRIVATE=1`` is set (the
@@ -93,6 +94,13 @@ def add_webhooks(commands: Subparsers) -> None:
         run=admin_command(_enable),
     )
     enable.add_argument("endpoint_id", metavar="ID")
+    disable = add_command(
+        group,
+        "disable",
+        help="stop delivering to an endpoint until it is enabled again",
+        run=admin_command(_disable),
+    )
+    disable.add_argument("endpoint_id", metavar="ID")
     deliveries = add_command(
         group,
         "deliveries",
@@ -234,6 +242,10 @@ async def _rotate(m: Messenger, args: argparse.Namespace) -> Report:
 
 async def _enable(m: Messenger, args: argparse.Namespace) -> Report:
     return _endpoint_report(await m.enable_webhook_endpoint(args.endpoint_id))
+
+
+async def _disable(m: Messenger, args: argparse.Namespace) -> Report:
+    return _endpoint_report(await m.disable_webhook_endpoint(args.endpoint_id))
 
 
 async def _deliveries(m: Messenger, args: argparse.Namespace) -> Report:

@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
@@ -48,6 +49,13 @@ if TYPE_CHECKING:
 __all__ = ["SqlBase"]
 
 T = TypeVar("T")
+
+#: The transaction of the ``atomic()`` block this task is in, and the store it belongs to:
+#: every query and write of that store in the task joins it (a context variable, so two
+#: tasks' blocks never share one, and a task's block never leaks into another store).
+_joined: ContextVar[tuple[SqlBase, AsyncConnection] | None] = ContextVar(
+    "um_sql_atomic", default=None
+)
 
 #: PostgreSQL: group commits in flight at once, each on its own pooled connection.
 _POSTGRES_WRITERS = 4
@@ -133,6 +141,31 @@ class SqlBase:
         if engines is not None:
             await engines.dispose()
 
+    @asynccontextmanager
+    async def atomic(self) -> AsyncIterator[None]:
+        """One write transaction for the block (see ``Store.atomic``): every query,
+        :meth:`_write` and :meth:`_transact` of this store in this task joins it, and it
+        commits when the block ends without an error. A block inside a block joins it."""
+        if self._joined_connection() is not None:
+            yield
+            return
+        self._forget()
+        try:
+            with storage_errors(password=self._password):
+                async with self._get_engines().write.begin() as connection:
+                    token = _joined.set((self, connection))
+                    try:
+                        yield
+                    finally:
+                        _joined.reset(token)
+        finally:
+            # What was read or cached during the block may predate its commit.
+            self._forget()
+
+    def _joined_connection(self) -> AsyncConnection | None:
+        joined = _joined.get()
+        return joined[1] if joined is not None and joined[0] is self else None
+
     # -- helpers for the table methods
 
     def _get_engines(self) -> Engines:
@@ -148,7 +181,8 @@ class SqlBase:
         Values are records (frozen) or tuples, so a caller can never change a cached one.
         ``misses=False`` keeps no ``None`` (an unknown API key: guesses must not fill it).
         """
-        if self._cache_ttl <= 0:
+        if self._cache_ttl <= 0 or self._joined_connection() is not None:
+            # Inside an atomic block a read may see writes not yet committed: never cache it.
             return await load()
         now = time.monotonic()
         hit = self._cache.get(key)
@@ -197,6 +231,10 @@ class SqlBase:
         connections by then, and a read is safe to repeat. Writes are not repeated: a
         commit that may have happened must not happen twice.
         """
+        joined = self._joined_connection()
+        if joined is not None:
+            with storage_errors(password=self._password):
+                return take(await joined.execute(statement, dict(params)))
         engines = self._get_engines()
         with storage_errors(password=self._password):
             if engines.sync_read is not None:
@@ -243,8 +281,12 @@ class SqlBase:
         ``ResourceNotFound`` when a unique or foreign-key constraint stops the write.
         """
         self._forget()
+        joined = self._joined_connection()
         try:
             with storage_errors(password=self._password, exists=exists, missing=missing):
+                if joined is not None:
+                    yield joined  # committed with the atomic block it joins
+                    return
                 async with self._get_engines().write.begin() as connection:
                     yield connection
         finally:
@@ -264,7 +306,10 @@ class SqlBase:
         ``operation`` may run twice (only one run commits), so it must touch nothing but
         the connection it is given. ``exists`` and ``missing`` as for :meth:`_write`.
         """
+        joined = self._joined_connection()
         with storage_errors(password=self._password, exists=exists, missing=missing):
+            if joined is not None:
+                return await joined.run_sync(operation)
             if self._writer is None:
                 parallel = 1 if self._dialect == "sqlite" else _POSTGRES_WRITERS
                 self._writer = GroupWriter(self._transactions(), parallel=parallel)

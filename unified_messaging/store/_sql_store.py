@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._sql_audit import AuditMixin
 from ._sql_breaker import BreakerMixin
 from ._sql_core import CoreMixin
 from ._sql_pacing import PacingMixin
@@ -11,7 +12,7 @@ from ._sql_work import WorkMixin
 __all__ = ["SqlStore"]
 
 
-class SqlStore(CoreMixin, WorkMixin, SearchMixin, BreakerMixin, PacingMixin):
+class SqlStore(CoreMixin, WorkMixin, SearchMixin, BreakerMixin, PacingMixin, AuditMixin):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.
 

@@ -24,6 +24,7 @@ __all__ = [
     "UtcDateTime",
     "allowlist",
     "api_keys",
+    "audit_log",
     "breakers",
     "connections",
     "due_work",
@@ -329,6 +330,24 @@ pacing = sa.Table(
     metadata,
     sa.Column("key", _Text, primary_key=True),
     sa.Column("tat", sa.BigInteger, nullable=False),
+)
+
+# D32: the audit log, append-only (the store has no method that changes or deletes a row).
+# No foreign key: a row records what was done, and stays whatever happens to its target.
+audit_log = sa.Table(
+    "um_audit_log",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("at", UtcDateTime, nullable=False),
+    sa.Column("actor", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, nullable=True),
+    sa.Column("action", _Text, nullable=False),
+    sa.Column("target", _Text, nullable=False),
+    sa.Column("client_address", _Text, nullable=True),
+    # The list's order, alone and under each filter an operator reaches for first.
+    sa.Index("ix_um_audit_log_list", "at", "id"),
+    sa.Index("ix_um_audit_log_workspace", "workspace_id", "at", "id"),
+    sa.Index("ix_um_audit_log_action", "action", "at", "id"),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -25,15 +25,22 @@ idempotency records and webhook endpoints and deliveries.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode
+
+if TYPE_CHECKING:
+    # Only for the protocol's signatures: the records bring pydantic, which the command
+    # line's ``--help`` (it reads ``webhooks._admin``, which imports this module) never needs.
+    from .._audit import AuditEvent
+    from .._audit_actions import AuditQuery
 
 __all__ = [
     "ConnectionStats",
@@ -256,6 +263,18 @@ class Store(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+    def atomic(self) -> AbstractAsyncContextManager[None]:
+        """A block whose writes commit together at its end, or not at all if it raises.
+
+        Every write this task makes through the store inside the block joins one transaction
+        (reads inside see them), so an admin change and its audit row (D32) are stored
+        together or not at all. A block inside a block joins the outer one. The SQL store
+        holds its write transaction for the block: keep it short, and call no provider in it.
+        The memory store applies each write at once and undoes nothing: nothing it holds
+        survives a crash, and the admin methods raise before they write.
+        """
+        ...
 
     # -- workspaces
     async def create_workspace(self, workspace: Workspace) -> None: ...
@@ -593,6 +612,17 @@ class Store(Protocol):
     async def put_breaker(self, connection_id: str, data: str, *, version: int) -> bool:
         """Compare-and-set: store ``data`` as version ``version + 1`` if the stored version is
         ``version`` (``0``: none stored yet); ``False``, changing nothing, if it is not."""
+        ...
+
+    # -- audit log (D32): append and list, nothing else; no row is ever changed or deleted
+    async def append_audit_event(self, event: AuditEvent) -> None:
+        """Append one event (inside :meth:`atomic`, with the change it records)."""
+        ...
+
+    async def list_audit_events(self, query: AuditQuery) -> list[AuditEvent]:
+        """Up to ``query.limit`` events that match it, newest first: ``at`` descending, ties
+        by ``id`` descending. :class:`ResourceNotFound` if ``query.starting_after`` names no
+        stored event."""
         ...
 
     # -- send-rate pacing (D27): one number per key, like the quota counters

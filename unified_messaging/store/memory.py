@@ -14,10 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from .._access.flood_guard import RecipientLimit
+from .._audit import AuditEvent
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
+from ._memory_audit import MemoryAuditMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from .base import (
@@ -39,7 +41,7 @@ __all__ = ["MemoryStore"]
 V = TypeVar("V")
 
 
-class MemoryStore:
+class MemoryStore(MemoryAuditMixin):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -58,6 +60,7 @@ class MemoryStore:
         self._recipients = RecipientIndex()
         self._breakers: dict[str, StoredBreaker] = {}
         self._pacing: dict[str, int] = {}
+        self._audit_log: list[AuditEvent] = []
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
+from .._audit_actions import audited, of_record
 from .._errors import RequestInvalid, ResourceNotFound
 from .._ids import new_id
 from .._lifecycle.rules import EVENT_TYPES
@@ -130,6 +131,7 @@ class WebhookAdminMixin:
     #: Which webhook targets are allowed (private and loopback addresses only if it says so).
     _webhook_policy: TargetPolicy
 
+    @audited("webhook_endpoint.create", lambda created, _: of_record(created.endpoint, _))
     async def create_webhook_endpoint(
         self, workspace_id: str, url: str, *, events: Sequence[str] | None = None
     ) -> CreatedWebhookEndpoint:
@@ -168,11 +170,16 @@ class WebhookAdminMixin:
             raise ResourceNotFound(f"Webhook endpoint {endpoint_id} not found.")
         return endpoint
 
-    async def remove_webhook_endpoint(self, endpoint_id: str) -> None:
-        """Remove the endpoint and its delivery log; pending deliveries are dropped."""
+    @audited("webhook_endpoint.remove", of_record)
+    async def remove_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        """Remove the endpoint and its delivery log; pending deliveries are dropped.
+        Returns the endpoint as it was."""
+        endpoint = await self.get_webhook_endpoint(endpoint_id)
         if not await self._store.remove_webhook_endpoint(endpoint_id):
             raise ResourceNotFound(f"Webhook endpoint {endpoint_id} not found.")
+        return endpoint
 
+    @audited("webhook_endpoint.rotate_secret", lambda created, _: of_record(created.endpoint, _))
     async def rotate_webhook_secret(
         self, endpoint_id: str, *, overlap: timedelta = DEFAULT_ROTATION_OVERLAP
     ) -> CreatedWebhookEndpoint:
@@ -200,6 +207,7 @@ class WebhookAdminMixin:
         await self._store.update_webhook_endpoint(endpoint)
         return CreatedWebhookEndpoint(endpoint, secret)
 
+    @audited("webhook_endpoint.enable", of_record)
     async def enable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
         """Re-enable an endpoint (after it was disabled for failing); its failure run restarts.
 
@@ -208,6 +216,16 @@ class WebhookAdminMixin:
         endpoint = await self.get_webhook_endpoint(endpoint_id)
         endpoint = replace(endpoint, enabled=True, disabled_at=None, failing_since=None)
         await self._store.update_webhook_endpoint(endpoint)
+        return endpoint
+
+    @audited("webhook_endpoint.disable", of_record)
+    async def disable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        """Stop delivering to an endpoint until :meth:`enable_webhook_endpoint`: its events
+        are not queued meanwhile (the same as when failures disabled it)."""
+        endpoint = await self.get_webhook_endpoint(endpoint_id)
+        if endpoint.enabled:
+            endpoint = replace(endpoint, enabled=False, disabled_at=self._clock.now())
+            await self._store.update_webhook_endpoint(endpoint)
         return endpoint
 
     async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
