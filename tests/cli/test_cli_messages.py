@@ -145,12 +145,14 @@ def test_messages_list_refuses_bad_values_as_the_rest_api_does(cli: Cli, sent: S
 
 
 def test_messages_show_tells_one_messages_story_in_order(cli: Cli, sent: Sent) -> None:
-    as_json, text = cli.many(
+    as_json, text, by_id_alone = cli.many(
         [
             ["messages", "show", sent.fell_back, "--workspace", sent.workspace_id, "--json"],
             ["messages", "show", sent.fell_back, "--workspace", sent.workspace_id],
+            ["messages", "show", sent.fell_back, "--json"],  # the id is enough (issue 24)
         ]
     )
+    assert by_id_alone.json() == as_json.json()
 
     document = as_json.json()
     assert document["message"]["job_id"] == sent.fell_back
@@ -177,9 +179,14 @@ def test_messages_show_tells_one_messages_story_in_order(cli: Cli, sent: Sent) -
 
 
 def test_messages_show_of_an_unknown_job_is_message_not_found(cli: Cli, sent: Sent) -> None:
-    result = cli("messages", "show", "msg_nope", "--workspace", sent.workspace_id)
-    assert result.returncode == 1
-    assert result.stderr.startswith("error: MESSAGE_NOT_FOUND:")
+    for result in cli.many(
+        [
+            ["messages", "show", "msg_nope", "--workspace", sent.workspace_id],
+            ["messages", "show", "msg_nope"],
+        ]
+    ):
+        assert result.returncode == 1
+        assert result.stderr.startswith("error: MESSAGE_NOT_FOUND:")
 
 
 # --------------------------------------------------------------------------- stats

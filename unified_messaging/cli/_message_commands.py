@@ -94,7 +94,9 @@ def add_messages(commands: Subparsers) -> None:
         run=admin_command(_show),
     )
     show.add_argument("job_id", metavar="JOB_ID")
-    _workspace(show)
+    show.add_argument(
+        "--workspace", metavar="ID", help="the message's workspace (default: found by its id)"
+    )
 
 
 def add_stats(commands: Subparsers) -> None:
@@ -168,18 +170,26 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 async def _show(m: Messenger, args: argparse.Namespace) -> Report:
     from .._errors import MessageNotFound
 
-    record = None
-    for livemode in (True, False):  # an operator may read both modes
-        principal = await m.principal(args.workspace, livemode=livemode)
-        try:
-            record = await m.get_message(principal, args.job_id)
+    # Job ids are unique across workspaces: without --workspace, every one is asked (an
+    # operator's command; a deployment has few workspaces).
+    workspaces = [args.workspace] if args.workspace else [w.id for w in await m.list_workspaces()]
+    found = None
+    for workspace_id in workspaces:
+        for livemode in (True, False):  # an operator may read both modes
+            principal = await m.principal(workspace_id, livemode=livemode)
+            try:
+                found = (workspace_id, await m.get_message(principal, args.job_id))
+                break
+            except MessageNotFound:
+                continue
+        if found is not None:
             break
-        except MessageNotFound:
-            continue
-    if record is None:
-        raise MessageNotFound(f"No message {args.job_id!r} in workspace {args.workspace}.")
-    deliveries = await _deliveries_about(m, args.workspace, args.job_id)
-    urls = {e.id: e.url for e in await m.list_webhook_endpoints(args.workspace)}
+    if found is None:
+        where = f" in workspace {args.workspace}" if args.workspace else ""
+        raise MessageNotFound(f"No message {args.job_id!r}{where}.")
+    workspace_id, record = found
+    deliveries = await _deliveries_about(m, workspace_id, args.job_id)
+    urls = {e.id: e.url for e in await m.list_webhook_endpoints(workspace_id)}
     events = _timeline(record, deliveries, urls)
     data: JsonObject = {
         "message": record.to_dict(),
