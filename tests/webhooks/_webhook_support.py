@@ -6,6 +6,7 @@ records every request and answers from a script, then 200 once the script runs o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ class Answer:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
+    #: Answer only once this is set (a receiver that hangs until the test lets it go).
+    release: asyncio.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Receiver:
     base_url: str = ""
     received: list[Received] = field(default_factory=list)
     script: list[Answer] = field(default_factory=list)
+    #: Set at each request's arrival (a test clears it to wait for the next one).
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def url(self, path: str = "/hook") -> str:
         return self.base_url + path
@@ -58,6 +63,9 @@ class Receiver:
             Received(request.url.path, dict(request.headers), await request.body())
         )
         answer = self.script.pop(0) if self.script else Answer()
+        self.arrived.set()
+        if answer.release is not None:
+            await answer.release.wait()
         return Response(answer.body, status_code=answer.status, headers=dict(answer.headers))
 
 

@@ -7,6 +7,7 @@ verifiers' five-minute tolerance holds whatever the manual clock says.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -562,6 +563,63 @@ async def test_an_inline_attempt_cut_off_is_made_again_once_its_lease_runs_out(
     [delivery] = await bed.deliveries(endpoint_id)
     assert delivery.status == "delivered"
     assert await pending_work(bed) == []
+
+
+async def test_a_delivery_queued_after_a_renewal_is_held_under_the_renewed_lease(
+    bed: Bed,
+) -> None:
+    # Issue 22 item 15: the event item ran past its first lease and the heartbeat renewed it;
+    # its deliveries must be stored under the renewed lease, not the one it was claimed with,
+    # or a second worker claims them while the inline attempt is still at the receiver.
+    await bed.add()
+    release = asyncio.Event()
+    bed.receiver.answer(Answer(200, release=release))
+    outbox = bed.outbox()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+
+    async def event(item: WorkItem) -> None:
+        bed.clock.advance(DEFAULT_LEASE * 3 / 4)  # a slow event item...
+        await first.renew_leases()  # ...whose heartbeat kept its lease
+        await outbox.emit_document(bed.workspace_id, "message.sent", document, event_id="evt_1")
+
+    first = Worker(bed.store, bed.clock, {"event": event}, worker_id="first")
+    second = Worker(bed.store, bed.clock, {WORK_KIND: outbox.handle}, worker_id="second")
+    now = bed.clock.now()
+    await bed.store.enqueue_work(WorkItem("evt_1", "event", "job_1", due_at=now, created_at=now))
+    running = asyncio.create_task(first.run_once())
+    try:
+        await bed.receiver.arrived.wait()  # the inline attempt is at the receiver
+        bed.clock.advance(DEFAULT_LEASE / 2)  # past the claimed lease, within the renewed one
+        assert await second.run_once() == 0
+    finally:
+        release.set()
+        assert await running == 1
+    assert len(bed.receiver.received) == 1
+
+
+async def test_an_event_item_whose_lease_was_lost_queues_and_sends_nothing(bed: Bed) -> None:
+    # The heartbeat learns that another worker claimed the event item: this worker writes no
+    # delivery under the lost lease and makes no attempt (the new holder does both).
+    endpoint_id, _ = await bed.add()
+    outbox = bed.outbox()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+
+    async def event(item: WorkItem) -> None:
+        bed.clock.advance(DEFAULT_LEASE + SECONDS)  # the heartbeat could not reach the store
+        later = bed.clock.now()
+        taken = await bed.store.claim_due_work(now=later, worker_id="other", lease=DEFAULT_LEASE,
+                                               limit=9)  # fmt: skip
+        assert [t.id for t in taken] == ["evt_1"]
+        await first.renew_leases()  # the store says: another worker has it
+        await outbox.emit_document(bed.workspace_id, "message.sent", document, event_id="evt_1")
+
+    first = Worker(bed.store, bed.clock, {"event": event}, worker_id="first")
+    now = bed.clock.now()
+    await bed.store.enqueue_work(WorkItem("evt_1", "event", "job_1", due_at=now, created_at=now))
+    assert await first.run_once() == 1
+    assert bed.receiver.received == []
+    assert await bed.deliveries(endpoint_id) == []
+    assert await pending_work(bed) == ["evt_1"]  # still the other worker's to finish
 
 
 async def test_a_process_not_allowed_private_targets_never_disables_their_endpoint(
