@@ -262,6 +262,24 @@ async def test_retry_after_lengthens_the_wait(bed: Bed) -> None:
     assert len(bed.receiver.received) == 2
 
 
+@pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b3", "99999999999", "soon"])
+async def test_an_unreadable_retry_after_is_a_failed_attempt_on_the_schedule(
+    bed: Bed, value: str
+) -> None:
+    # Issue 22 item 16: "²".isdigit() is true and float("²") raises; the attempt must still
+    # count (on the schedule, marking the endpoint failing), never raise out of the sender.
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(503, headers={"retry-after": value}))
+    outbox = bed.outbox(schedule=(5 * SECONDS, 300 * SECONDS))
+
+    await emit_and_run(bed, outbox)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 503)
+    wait = 300 * SECONDS if value.isascii() and value.isdigit() else 5 * SECONDS  # capped
+    assert delivery.next_attempt_at == bed.clock.now() + wait
+    assert (await bed.get(endpoint_id)).failing_since == bed.clock.now()
+
+
 async def test_a_spent_schedule_fails_the_delivery_but_keeps_the_endpoint(bed: Bed) -> None:
     endpoint_id, _ = await bed.add()
     bed.receiver.answer(Answer(500), Answer(500))

@@ -20,7 +20,7 @@ import httpx
 
 from .._asyncio_net import AsyncioBackend
 from .._clock import Clock
-from ..providers._http import parse_retry_after
+from .._retry_after import parse_retry_after
 from ._sender import (
     _HOW,
     _THROTTLE_STATUSES,
