@@ -640,6 +640,32 @@ async def test_an_event_item_whose_lease_was_lost_queues_and_sends_nothing(bed: 
     assert await pending_work(bed) == ["evt_1"]  # still the other worker's to finish
 
 
+async def test_a_hanging_endpoint_does_not_delay_another_on_the_same_host(bed: Bed) -> None:
+    # Issue 22 item 18: the in-flight bound was per host:port, so deliveries hanging at one
+    # endpoint took every slot and a healthy endpoint on the same host waited behind them.
+    release = asyncio.Event()
+    bed.receiver.hold("/hang", release)
+    create = bed.messenger.create_webhook_endpoint
+    await create(bed.workspace_id, bed.receiver.url("/hang"), events=["message.failed"])
+    await create(bed.workspace_id, bed.receiver.url("/ok"), events=["message.delivered"])
+    record = message_record(bed.workspace_id)
+    async with WebhookSender(policy=LOOPBACK, per_endpoint=2) as sender:
+        outbox = WebhookOutbox(bed.store, bed.vault, bed.clock, sender=sender)
+        for _ in range(2):  # every slot of the hanging endpoint, claimed first
+            await outbox.emit(record, "message.failed")
+        await outbox.emit(record, "message.delivered")
+        running = asyncio.create_task(bed.worker(outbox).run_once())
+        try:
+            # Bounded: with one bound per host the healthy delivery waits for the release.
+            await asyncio.wait_for(bed.receiver.seen("/ok").wait(), timeout=10)
+            assert not running.done()  # the hanging ones are still held
+        finally:
+            release.set()
+        assert await running == 3
+    paths = sorted(r.path for r in bed.receiver.received)
+    assert paths == ["/hang", "/hang", "/ok"]
+
+
 async def test_a_process_not_allowed_private_targets_never_disables_their_endpoint(
     bed: Bed, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -41,9 +41,10 @@ sender imports on its first delivery: a process that builds a Messenger and neve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self
@@ -70,6 +71,7 @@ __all__ = [
     "USER_AGENT",
     "DeliveryOutcome",
     "DeliveryResult",
+    "EndpointSlots",
     "GuardedNetworkBackend",
     "GuardedTransport",
     "IPAddress",
@@ -115,7 +117,7 @@ EXCERPT_BYTES: Final = 200
 #: (an unread body leaves the HTTP/1.1 connection mid-message: it must be closed). A longer
 #: answer is abandoned, and its connection with it.
 DRAIN_BYTES: Final = 64 * 1024
-#: Requests in flight to one endpoint (scheme, host and port) from one sender at most.
+#: Requests in flight to one endpoint (its URL) from one sender at most.
 DEFAULT_PER_ENDPOINT: Final = 8
 _ERROR_CHARS: Final = 300
 _THROTTLE_STATUSES: Final = frozenset({429, 502, 503, 504})
@@ -326,9 +328,43 @@ class Post(Protocol):
     ) -> DeliveryResult: ...
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+class EndpointSlots:
+    """At most ``per_endpoint`` requests in flight to each endpoint, one bound per endpoint
+    URL (issue 22, item 18).
+
+    The bound was per origin (scheme, host and port): the hanging deliveries of one endpoint
+    took every slot of its host and port, and a healthy endpoint on the same host waited up
+    to two time-outs behind them. Keyed by the endpoint's URL, one endpoint's slots are its
+    own. A bound is dropped when nothing holds or waits for it, so the table stays as small
+    as the deliveries in flight.
+    """
+
+    __slots__ = ("_bounds", "_per_endpoint")
+
+    def __init__(self, per_endpoint: int) -> None:
+        if per_endpoint < 1:
+            raise ValueError("per_endpoint must be at least 1")
+        self._per_endpoint = per_endpoint
+        self._bounds: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._bounds)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, url: str) -> AsyncIterator[None]:
+        """Hold one of ``url``'s slots while inside."""
+        entry = self._bounds.get(url)
+        if entry is None:
+            entry = self._bounds[url] = (asyncio.Semaphore(self._per_endpoint), [0])
+        bound, users = entry
+        users[0] += 1
+        try:
+            async with bound:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:
+                del self._bounds[url]
 
 
 class WebhookSender:
@@ -351,12 +387,9 @@ class WebhookSender:
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        if per_endpoint < 1:
-            raise ValueError("per_endpoint must be at least 1")
-        self._per_endpoint = per_endpoint
-        # One bound per endpoint origin, so a slow receiver holds at most per_endpoint of the
-        # worker's slots' connections and never starves the pool for the others.
-        self._in_flight: dict[str, asyncio.Semaphore] = {}
+        # One bound per endpoint, so a slow receiver holds at most per_endpoint connections
+        # and never delays another endpoint, on its host or elsewhere.
+        self._slots = EndpointSlots(per_endpoint)
         self._policy = policy or TargetPolicy()
         self._timeout = timeout
         self._clock = clock or SystemClock()
@@ -417,11 +450,7 @@ class WebhookSender:
             **headers,
         }
         client, attempt = self._connection()
-        origin = _origin(url)
-        bound = self._in_flight.get(origin)
-        if bound is None:
-            bound = self._in_flight[origin] = asyncio.Semaphore(self._per_endpoint)
-        async with bound:
+        async with self._slots.slot(url):
             return await attempt(
                 client, url, body, request_headers, timeout=self._timeout, clock=self._clock
             )

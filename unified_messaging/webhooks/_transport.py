@@ -152,9 +152,12 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     ) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else None
         context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
-        # Every connection may stay open: endpoints are few, and reconnecting per delivery
-        # costs more than the delivery (see DEFAULT_PER_ENDPOINT for the bound per endpoint).
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
+        # No cap on connections in flight: the bounds are the sender's, per endpoint
+        # (EndpointSlots), and the worker's concurrency. A pool-wide cap would be shared by
+        # every endpoint, so hanging ones could hold it all and delay the healthy (issue 22,
+        # item 18). Idle connections may stay open, up to 100: reconnecting per delivery
+        # costs more than the delivery.
+        limits = limits or httpx.Limits(max_connections=None, max_keepalive_connections=100)
         super().__init__(verify=context, trust_env=False, limits=limits)
         # httpx builds its pool without a network-backend seam; this pool is the same one,
         # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
