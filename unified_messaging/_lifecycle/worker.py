@@ -89,6 +89,9 @@ class Leases:
     def held(self) -> list[str]:
         return sorted(self._until)
 
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._until
+
     def hold(self, item_id: str, until: datetime) -> None:
         self._until[item_id] = until
         self._lost.discard(item_id)
@@ -214,19 +217,24 @@ class Worker:
             now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
         )
         if items:
-            for item in items:
-                self._hold(item)
+            fresh = self._take(items)
             heartbeat = asyncio.create_task(self._heartbeat())
             try:
-                await asyncio.gather(*(self._run_item(item) for item in items))
+                await asyncio.gather(*(self._run_item(item) for item in fresh))
             finally:
                 heartbeat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await heartbeat
         return len(items)
 
-    def _hold(self, item: WorkItem) -> None:
-        self._leases.hold(item.id, item.lease_until or self._clock.now() + self._lease)
+    def _take(self, items: Sequence[WorkItem]) -> list[WorkItem]:
+        """Hold the claimed ``items`` and return those to run. An item this worker is running
+        already (its lease ran out unrenewed, and this worker claimed it again) keeps its one
+        run: the claim only renewed its lease, which the running handler reads."""
+        fresh = [item for item in items if item.id not in self._leases]
+        for item in items:
+            self._leases.hold(item.id, item.lease_until or self._clock.now() + self._lease)
+        return fresh
 
     async def _heartbeat(self, *, forever: bool = False) -> None:
         """Renew the leases of the items still running, three times per lease."""
@@ -295,8 +303,7 @@ class Worker:
                     except Exception:
                         logger.exception("the worker could not claim due work; retrying")
                         items = []
-                    for item in items:
-                        self._hold(item)
+                    for item in self._take(items):
                         task = asyncio.create_task(self._run_item(item))
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
