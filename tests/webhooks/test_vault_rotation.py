@@ -341,6 +341,31 @@ async def test_an_admin_update_between_the_rotations_read_and_write_is_not_writt
     assert endpoint.previous_secret_ciphertext is None
 
 
+async def test_a_rotation_between_an_admin_setters_read_and_write_is_not_undone() -> None:
+    # The other way round: the admin setter writes the whole row it read; the credentials
+    # it read are under the old key, and the rotation re-sealed them meanwhile.
+    store, clock = ChangedBeforeTheWrite(), ManualClock()
+    async with messenger(store, OLD, clock) as first:
+        workspace = await first.create_workspace("Acme")
+        connection = await first.add_connection(
+            workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD}
+        )
+
+    async with messenger(store, f"{NEW},{OLD}", clock) as rotating:
+
+        async def rotate() -> None:
+            assert (await rotating.rotate_vault()).connections == 1
+
+        store.on_connection = rotate
+        await rotating.set_breaker_policy(connection.id, consecutive=9)
+        after = await rotating.get_connection(connection.id)
+
+    assert after.breaker.consecutive == 9
+    assert after.credentials.split(".")[1] == "k2"  # not the old-key token read before
+    ids = {"workspace_id": workspace.id, "connection_id": connection.id}
+    assert Vault.from_spec(NEW).decrypt_json(after.credentials, **ids)["password"] == PASSWORD
+
+
 async def test_rotate_credentials_keeps_its_name_and_returns_the_count(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"
     clock = ManualClock()

@@ -295,7 +295,12 @@ class Store(Protocol):
         """The workspace's connections, oldest first."""
         ...
 
-    async def update_connection(self, connection: Connection) -> None: ...
+    async def update_connection(self, connection: Connection) -> None:
+        """Store the connection's settings. Its default flag and its sealed credentials are
+        left as stored: they move only through :meth:`set_default_connection` and
+        :meth:`swap_connection_credentials`, so a whole row written from a stale read never
+        puts back credentials that a vault rotation re-sealed meanwhile."""
+        ...
 
     async def swap_connection_credentials(
         self, connection_id: str, expected: str, sealed: str

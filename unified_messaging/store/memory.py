@@ -137,8 +137,11 @@ class MemoryStore:
     async def update_connection(self, connection: Connection) -> None:
         with self._lock:
             current = self._require(self._connections, connection.id, "Connection")
-            # The default flag moves only through set_default_connection, atomically.
-            self._connections[connection.id] = replace(connection, is_default=current.is_default)
+            # The default flag moves only through set_default_connection, atomically, and the
+            # credentials only through swap_connection_credentials.
+            self._connections[connection.id] = replace(
+                connection, is_default=current.is_default, credentials=current.credentials
+            )
 
     async def swap_connection_credentials(
         self, connection_id: str, expected: str, sealed: str
