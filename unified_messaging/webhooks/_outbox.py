@@ -37,7 +37,7 @@ from .._domain import MessageRecord
 from .._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
 from .._ids import new_id
 from .._lifecycle.rules import EventType
-from .._lifecycle.worker import Lease, LeaseLost, current_lease
+from .._lifecycle.worker import Lease, current_lease
 from .._observability.metrics import NO_METRICS, Metrics, record_webhook
 from .._responses import status_record
 from .._vault import Vault
@@ -142,7 +142,8 @@ class WebhookOutbox:
         read of what was just written. If the process dies mid-attempt, the lease runs out
         and a worker makes the attempt (at least once, under the same ``webhook-id``).
         Outside a worker, deliveries are only queued. Under a lease that was lost (another
-        worker now runs the event item), nothing is queued: :class:`LeaseLost` is raised.
+        worker now runs the event item), nothing is queued:
+        :class:`~.._lifecycle.worker.LeaseLost` is raised.
         """
         lease = current_lease() if attempt_now else None
         queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
@@ -209,7 +210,10 @@ class WebhookOutbox:
     ) -> None:
         try:
             if not lease.holds(work.id):
-                raise LeaseLost(f"work item {work.id} is no longer held")  # a worker has it
+                # Lost (or run out unrenewed): a worker may be making this attempt already.
+                logger.warning("webhook delivery %s: its lease was lost; left to the worker",
+                               delivery.id)  # fmt: skip
+                return
             again = await self._attempt(delivery, endpoint)
             if again is None:
                 await self._store.complete_work(work.id, lease.worker_id)
