@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +62,15 @@ class Built:
         return [adapter.client.is_closed for adapter in self.adapters]
 
 
+async def new_credentials(messenger: Messenger, connection_id: str, sealed: str) -> None:
+    """Store new sealed credentials the one way they move: compare-and-set."""
+    current = await messenger.store.get_connection(connection_id)
+    assert current is not None
+    assert await messenger.store.swap_connection_credentials(
+        connection_id, current.credentials, sealed
+    )
+
+
 def credentials(route: int) -> dict[str, str]:
     # The SMSC route tells on the wire which adapter (which credentials) sent a request.
     return {"username": USERNAME, "password": PASSWORD, "smsc": f"route-{route}"}
@@ -87,7 +95,7 @@ async def test_replacing_credentials_under_sends_in_flight_closes_old_pools_and_
                 sealed = vault.encrypt_json(
                     credentials(route), workspace_id=workspace.id, connection_id=connection.id
                 )
-                await messenger.store.update_connection(replace(connection, credentials=sealed))
+                await new_credentials(messenger, connection.id, sealed)
             body = {"to": "+905321234567", "body": f"message {route}"}
             sends.append(asyncio.create_task(messenger.send(auth, body)))
             await gate.wait_for(route + 1)  # this send is now in flight on adapter `route`
@@ -109,7 +117,7 @@ async def test_replacing_credentials_under_sends_in_flight_closes_old_pools_and_
         sealed = vault.encrypt_json(
             credentials(ROUNDS), workspace_id=workspace.id, connection_id=connection.id
         )
-        await messenger.store.update_connection(replace(connection, credentials=sealed))
+        await new_credentials(messenger, connection.id, sealed)
         answer = await messenger.send(auth, {"to": "+905321234567", "body": "after"})
         await messenger._adapters.settle()
 

@@ -11,6 +11,14 @@ the command line. Layers:
    root that re-exports the public names;
 2. **tools on the façade**: the demo and the CSV campaign (``_demo``, ``_campaign``);
 3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``__main__``.
+
+Within the layers, no module imports itself through others: the import graph has no circle
+(issue 22, Structure). For circles every import counts: at module level, inside a function
+(a lazy import is still an arrow; it only moves the failure to the first call) and under
+``if TYPE_CHECKING:`` (a circle of types is a circle of concepts, and it becomes an import
+crash the day one of its names is needed at run time: a default value, an ``isinstance``).
+The core's records (``_domain``, ``_errors``, ``_types``, ``_policies``) import nothing but
+root modules of the core, not even for a type.
 """
 
 from __future__ import annotations
@@ -155,6 +163,105 @@ def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
     assert layer("unified_messaging.asgi._app") > layer(name)
     demo = dict(imports_of(PACKAGE / "_demo.py"))
     assert "unified_messaging._messenger" in demo
+
+
+def import_graph(*, type_only_too: bool = True) -> dict[str, set[str]]:
+    """Every module of the package and the package modules it imports (itself left out)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = module_name(path)
+        found = imports_of(path, type_only_too=type_only_too)
+        graph[importer] = {imported for imported, _ in found if imported != importer}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted: the
+    modules that import each other, directly or through the others."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_circle_among_the_package_modules() -> None:
+    graph = import_graph()
+    report = [
+        " <-> ".join(circle)
+        + ": "
+        + "; ".join(f"{a} imports {', '.join(sorted(graph[a] & set(circle)))}" for a in circle)
+        for circle in circles(graph)
+    ]
+    assert report == []
+
+
+def test_the_circle_finder_finds_lazy_and_type_only_circles(tmp_path: Path) -> None:
+    """A two-module circle closed by an import inside a function, and a longer one closed by
+    a type-only import, are both found; a one-way chain is not a circle."""
+    graph = {
+        "a": {"b"},
+        "b": {"c"},
+        "c": {"a"},  # say, under TYPE_CHECKING
+        "d": {"e"},
+        "e": {"d"},  # say, inside a function
+        "f": {"a", "d"},
+    }
+    assert circles(graph) == [["a", "b", "c"], ["d", "e"]]
+    source = tmp_path / "_fake.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from ._domain import MessageRecord\n"
+        "def late():\n"
+        "    from .webhooks import _outbox\n",
+        encoding="utf-8",
+    )
+    every = {name for name, _ in imports_of(source, name="unified_messaging._fake",
+                                            type_only_too=True)}  # fmt: skip
+    assert every == {"unified_messaging._domain", "unified_messaging.webhooks._outbox"}
+
+
+CORE_RECORDS = ("unified_messaging._domain", "unified_messaging._errors",
+                "unified_messaging._types", "unified_messaging._policies")  # fmt: skip
+
+
+def test_the_cores_records_import_no_feature_module() -> None:
+    """Records are what every feature module reads; a record importing a feature module (for
+    a default, or a type) made ``_domain`` → ``_access.flood_guard`` → ``_errors`` a circle."""
+    wrong = []
+    for record in CORE_RECORDS:
+        path = ROOT / (record.replace(".", "/") + ".py")
+        for imported, line in imports_of(path, type_only_too=True):
+            if imported.count(".") > 1 or layer(imported) > 0:
+                wrong.append(f"{record}:{line} imports {imported}")
+    assert wrong == []
 
 
 def test_logger_names_name_a_concern_not_a_private_module() -> None:

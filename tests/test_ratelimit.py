@@ -25,11 +25,10 @@ from unified_messaging._access.ratelimit import (
     RateLimitDecision,
     RateLimiter,
     RateLimitPolicy,
-    rate_limiter_from_url,
     retry_after_header,
     retry_after_seconds,
 )
-from unified_messaging._access.redis_ratelimit import RedisRateLimiter
+from unified_messaging._access.redis_ratelimit import RedisRateLimiter, rate_limiter_from_url
 from unified_messaging._clock import ManualClock
 from unified_messaging._errors import RecipientRateLimited, StorageUnavailable
 from unified_messaging.asgi._errors import error_response

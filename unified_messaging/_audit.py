@@ -7,18 +7,16 @@ no way to change or delete one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._audit_actions import AUDIT_ACTIONS, AuditAction, AuditQuery
+from ._audit_names import AUDIT_ACTIONS, AuditAction
 from ._errors import RequestInvalid, ResourceNotFound
 from ._models import _Response
 from ._text import storable
-
-if TYPE_CHECKING:
-    from .store.base import Store
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -27,6 +25,7 @@ __all__ = [
     "AuditAction",
     "AuditEvent",
     "AuditPage",
+    "AuditQuery",
     "audit_page",
 ]
 
@@ -62,8 +61,33 @@ class AuditPage(_Response):
 # ----------------------------------------------------------------------------- reading
 
 
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    """Which events to list, newest first (``at`` descending, ties by ``id`` descending).
+
+    Every filter given must hold. ``occurred_after`` is inclusive, ``occurred_before``
+    exclusive. ``starting_after`` is an event id from an earlier page: only events that sort
+    after it (the store raises ``ResourceNotFound`` for an id it does not have).
+    """
+
+    workspace_id: str | None = None
+    action: str | None = None
+    actor: str | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    starting_after: str | None = None
+    limit: int = 50
+
+
+class AuditLog(Protocol):
+    """Protocol: what reading a page needs of a store (``Store.list_audit_events``); named
+    here so the records never import the store, which imports them."""
+
+    async def list_audit_events(self, query: AuditQuery) -> list[AuditEvent]: ...
+
+
 async def audit_page(
-    store: Store,
+    store: AuditLog,
     *,
     workspace_id: str | None = None,
     action: str | None = None,

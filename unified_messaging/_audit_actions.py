@@ -13,7 +13,7 @@ different shape, forget the actor, or write two rows:
 
 There is no way to change or delete a row: the store offers append and list, nothing else.
 Free of pydantic, so the command line's ``--help`` (which reads ``webhooks._admin``) stays
-light; the records themselves are in ``_audit``.
+light; the names are in ``_audit_names``, the records and the query in ``_audit``.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, Final, Literal, ParamSpec, Protocol, TypeVar
-from typing import get_args as _get_args
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 from ._audit_context import current_actor
+from ._audit_names import AUDIT_ACTIONS, MAX_FIELD_LENGTH, AuditAction
 
 if TYPE_CHECKING:
     from ._clock import Clock
@@ -37,64 +35,12 @@ __all__ = [
     "AUDIT_ACTIONS",
     "MAX_FIELD_LENGTH",
     "AuditAction",
-    "AuditQuery",
     "audited",
     "audited_action",
     "of_argument",
     "of_record",
     "of_workspace",
 ]
-
-#: What an audit row says was done. Closed: a new admin change needs a new name here (and a
-#: line in docs/operations.md), so a reader of the log knows every value it can meet.
-AuditAction = Literal[
-    "workspace.create",
-    "workspace.quota",
-    "workspace.retry_unavailable",
-    "workspace.queue_ttl",
-    "workspace.recipient_limit",
-    "api_key.create",
-    "api_key.revoke",
-    "connection.add",
-    "connection.remove",
-    "connection.default",
-    "connection.breaker_policy",
-    "connection.send_rate",
-    "template.set",
-    "template.delete",
-    "allowlist.add",
-    "allowlist.remove",
-    "webhook_endpoint.create",
-    "webhook_endpoint.remove",
-    "webhook_endpoint.rotate_secret",
-    "webhook_endpoint.enable",
-    "webhook_endpoint.disable",
-    "vault.rotate",
-]
-AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
-
-#: Where a row's text fields stop: ids and keys are far shorter; the bound keeps a row
-#: small whatever a caller passes.
-MAX_FIELD_LENGTH: Final = 255
-
-
-@dataclass(frozen=True, slots=True)
-class AuditQuery:
-    """Which events to list, newest first (``at`` descending, ties by ``id`` descending).
-
-    Every filter given must hold. ``occurred_after`` is inclusive, ``occurred_before``
-    exclusive. ``starting_after`` is an event id from an earlier page: only events that sort
-    after it (the store raises ``ResourceNotFound`` for an id it does not have).
-    """
-
-    workspace_id: str | None = None
-    action: str | None = None
-    actor: str | None = None
-    occurred_after: datetime | None = None
-    occurred_before: datetime | None = None
-    starting_after: str | None = None
-    limit: int = 50
-
 
 # ----------------------------------------------------------------------------- recording
 

@@ -43,6 +43,7 @@ from ._errors import (
     RequestInvalid,
 )
 from ._models import BulkRequest, BulkResponse, SendRequest, SendResponse, StatusRecord, parse_model
+from ._retry_after import parse_retry_after
 from ._search import MessagePage
 from ._version import __version__
 
@@ -149,11 +150,8 @@ def _with_request_id(error: MessagingError, headers: Mapping[str, str]) -> Messa
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Delta-seconds of ``Retry-After``; ``None`` when absent or not plain ASCII digits."""
-    value = headers.get("retry-after", "").strip()
-    if not value or not value.isascii() or not value.isdigit() or len(value) > 9:
-        return None
-    return float(value)
+    """The answer's ``Retry-After`` in seconds (the one reader: never raises), or ``None``."""
+    return parse_retry_after(headers.get("retry-after"))
 
 
 # ------------------------------------------------------------------------------ retries

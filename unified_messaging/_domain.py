@@ -11,8 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
-from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from ._policies import (
+    DEFAULT_BREAKER_POLICY,
+    DEFAULT_RECIPIENT_LIMIT,
+    BreakerPolicy,
+    RecipientLimit,
+)
 from ._types import (
     CHANNEL_OF,
     AttemptStatus,

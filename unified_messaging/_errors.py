@@ -49,10 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
-
-if TYPE_CHECKING:
-    from ._access.flood_guard import RecipientRefusal
+from typing import ClassVar, Protocol
 
 __all__ = [
     "AlreadyExists",
@@ -304,11 +301,27 @@ class RecipientRateLimited(TooManyRequests):
         self,
         message: str | None = None,
         retry_after: float = 1.0,
-        refusals: Sequence[RecipientRefusal] = (),
+        refusals: Sequence[RecipientOverLimit] = (),
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
-        self.refusals: tuple[RecipientRefusal, ...] = tuple(refusals)
+        self.refusals: tuple[RecipientOverLimit, ...] = tuple(refusals)
+
+
+class RecipientOverLimit(Protocol):
+    """One recipient over its limit, as :class:`RecipientRateLimited` carries it
+    (``_access.flood_guard.RecipientRefusal``). A protocol, so the errors, a core record,
+    import no feature module, not even for a type (issue 22, Structure)."""
+
+    @property
+    def to(self) -> str: ...
+    @property
+    def free(self) -> int: ...
+    @property
+    def retry_after(self) -> float: ...
+    @property
+    def message(self) -> str: ...
+    def error(self) -> RecipientRateLimited: ...
 
 
 class ProviderUnavailable(MessagingError, ConnectionError):

@@ -14,16 +14,19 @@ Every token is opened before anything is written, so one that cannot be opened (
 dropped too early: :class:`~unified_messaging.UnknownKeyId`, naming it) stops the rotation
 with nothing changed. Each row is read again just before it is written, and only its sealed
 fields change: a secret rotated or an endpoint disabled meanwhile is kept, not overwritten
-with what the first read saw. Running a rotation twice is harmless: what is already under
-the active key is left alone.
+with what the first read saw. Each write is a compare-and-set on the row's sealed fields
+alone (``Store.swap_connection_credentials``, ``Store.swap_webhook_secrets``): a row changed
+between the re-read and the write is read and planned again, never written over. Running a
+rotation twice is harmless: what is already under the active key is left alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
+from ._errors import Conflict
 from .webhooks._admin import open_secret, seal_secret
 
 if TYPE_CHECKING:
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
     from .store.base import Store, WebhookEndpoint
 
 __all__ = ["VaultRotation", "rotate_sealed"]
+
+#: Compare-and-set rounds per row: a row changing this often during one rotation is a bug.
+_SWAP_TRIES: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,42 +133,48 @@ def _endpoint_plan(vault: Vault, endpoint: WebhookEndpoint, now: datetime) -> _E
 
 
 async def _write_connection(store: Store, vault: Vault, read: Connection, sealed: str) -> bool:
-    """Store ``sealed`` as the connection's credentials, on its current row."""
-    current = await store.get_connection(read.id)
-    if current is None:
-        return False  # removed meanwhile
-    if current.credentials != read.credentials:
-        # New credentials stored meanwhile: re-seal those, if they need it.
+    """Store ``sealed`` as the connection's credentials by compare-and-set on the row.
+
+    The swap writes the credentials column alone, and only while it still holds what was
+    re-sealed: a concurrent admin update (new credentials, a send rate) is never written
+    over, and credentials stored meanwhile are re-sealed in their turn (issue 22, item 20).
+    """
+    expected = read.credentials
+    for _ in range(_SWAP_TRIES):
+        if await store.swap_connection_credentials(read.id, expected, sealed):
+            return True
+        current = await store.get_connection(read.id)
+        if current is None:
+            return False  # removed meanwhile
         resealed = _resealed_credentials(vault, current)
         if resealed is None:
-            return False
-        sealed = resealed
-    await store.update_connection(replace(current, credentials=sealed))
-    return True
+            return False  # stored meanwhile under the active key
+        expected, sealed = current.credentials, resealed
+    raise Conflict(f"connection {read.id} kept changing during the vault rotation")
 
 
 async def _write_endpoint(
     store: Store, vault: Vault, read: WebhookEndpoint, plan: _EndpointPlan, now: datetime
 ) -> _EndpointPlan | None:
-    """Store ``plan``'s secrets on the endpoint's current row (its health as it is now)."""
-    current = await store.get_webhook_endpoint(read.id)
-    if current is None:
-        return None  # removed meanwhile
-    if (current.secret_ciphertext, current.previous_secret_ciphertext) != (
-        read.secret_ciphertext,
-        read.previous_secret_ciphertext,
-    ):
-        # Its secret was rotated meanwhile: plan again from what is stored now.
+    """Store ``plan``'s secrets by compare-and-set on the endpoint's row: only its sealed
+    fields, and only while they still are what the plan was made from (a secret rotated
+    meanwhile is planned again; the endpoint's health and URL are never touched)."""
+    expected = read.sealed_secrets
+    for _ in range(_SWAP_TRIES):
+        swapped = await store.swap_webhook_secrets(
+            read.id,
+            expected=expected,
+            secret=plan.secret,
+            previous=plan.previous,
+            previous_expires_at=plan.previous_expires_at,
+        )
+        if swapped:
+            return plan
+        current = await store.get_webhook_endpoint(read.id)
+        if current is None:
+            return None  # removed meanwhile
         fresh = _endpoint_plan(vault, current, now)
         if fresh is None:
-            return None
-        plan = fresh
-    await store.update_webhook_endpoint(
-        replace(
-            current,
-            secret_ciphertext=plan.secret,
-            previous_secret_ciphertext=plan.previous,
-            previous_secret_expires_at=plan.previous_expires_at,
-        )
-    )
-    return plan
+            return None  # rotated meanwhile, under the active key
+        expected, plan = current.sealed_secrets, fresh
+    raise Conflict(f"webhook endpoint {read.id} kept changing during the vault rotation")

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from _cli_support import Cli
 from test_cli_serve import serving, stop
+from test_serve_logs import mistyped
 
 from unified_messaging._observability.json_log import JsonLogFormatter
 from unified_messaging._observability.log_context import (
@@ -24,6 +25,11 @@ from unified_messaging._observability.logsafe import SafeLogFilter, mask_numbers
 
 NUMBERS = ("+905321112233", "+905321112244")
 BODY = "Gizli kod 908172 icin tesekkurler"
+SECRET_REQUEST_IDS = (
+    "um_live_0123456789abcdefghijABCDEFGHIJ",
+    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    "sk-Abc123xyz789Abc123xyz789Abc123xyz789",
+)
 
 
 @pytest.mark.parametrize(
@@ -114,22 +120,36 @@ def test_serve_json_logs_a_full_run_without_secrets_bodies_or_numbers(cli: Cli) 
             )
             listed = client.get("/v1/messages", params={"to": NUMBERS[1], "limit": 5})
             refused = client.get("/v1/messages", headers={"Authorization": "Bearer um_test_nope"})
+            # Issue 22 item 17: secrets a client put in X-Request-ID, and mistyped DLR paths.
+            echoed = [
+                client.get("/v1/health", headers={"X-Request-ID": rid}).headers["x-request-id"]
+                for rid in SECRET_REQUEST_IDS
+            ]
+            connection = cli("connections", "list", "--workspace", demo["workspace_id"],
+                             "--json").json()[0]  # fmt: skip
+            wrong = [client.post(path, json={}).status_code
+                     for path in mistyped(connection["dlr_path"])]  # fmt: skip
         rest, stderr = stop(proc, signal.SIGTERM)
 
     assert (sent.status_code, bulk.status_code, listed.status_code) == (201, 201, 200)
     assert refused.status_code == 401
+    assert wrong == [404] * len(wrong)
+    assert all(rid.startswith("req_") for rid in echoed)  # replaced, not echoed
     lines = lines_of(stderr)
     access = [line for line in lines if line["logger"] == "uvicorn.access"]
-    assert [(a["method"], a["status"]) for a in access] == [
+    assert [(a["method"], a["status"]) for a in access[:4]] == [
         ("POST", 201), ("POST", 201), ("GET", 200), ("GET", 401)
     ]  # fmt: skip
+    assert [a["request_id"] for a in access[4:7]] == echoed
+    token = connection["dlr_path"].rsplit("/", 1)[1]
     first = access[0]
     assert first["request_id"] == "req-from-client-1" == sent.headers["x-request-id"]
     assert first["workspace_id"] == demo["workspace_id"]
     assert access[2]["request_id"] == listed.headers["x-request-id"]
     assert "workspace_id" not in access[3]  # the key was refused: no workspace is known
     logged = rest + stderr
-    for secret in (api_key, "um_test_nope", BODY, "908172", *NUMBERS, NUMBERS[1][1:]):
+    for secret in (api_key, "um_test_nope", BODY, "908172", *NUMBERS, NUMBERS[1][1:], token,
+                   *SECRET_REQUEST_IDS):  # fmt: skip
         assert secret not in logged, secret
     assert "%2B********2244" in access[2]["path"]
 

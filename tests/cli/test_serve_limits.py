@@ -27,13 +27,13 @@ import uvicorn
 from _cli_support import Cli
 from test_cli_serve import serving, stop
 
-from unified_messaging.cli._serve import _listening
 from unified_messaging.cli._serve_http import (
     accept_errors_reported,
     guarded_protocol,
     server_answer,
 )
 from unified_messaging.cli._serve_limits import LogThrottle, ServeLimits
+from unified_messaging.cli._serve_socket import listening as _listening
 
 WATCHDOG = 10  # seconds: only for a test that would otherwise hang; never an assertion
 FAST = ServeLimits(max_connections=50, keep_alive_timeout=0.2, header_timeout=0.2, body_timeout=0.2)

@@ -83,13 +83,15 @@ def test_an_access_record_keeps_its_shape_with_the_secrets_masked() -> None:
 
 
 def test_any_other_record_is_rendered_escaped_and_masked_once() -> None:
-    message = record("unified_messaging.asgi", "unhandled error in %s %s", "GET", "/v1/dlr/c/t\nX")
+    message = record(
+        "unified_messaging.asgi", "unhandled error in %s %s", "GET", "/v1/dlr/conn_c/t\nX"
+    )
     safe = SafeLogFilter()
 
     safe.filter(message)
     safe.filter(message)  # a second handler: no double escaping
 
-    assert message.getMessage() == "unhandled error in GET /v1/dlr/c/***"
+    assert message.getMessage() == "unhandled error in GET /v1/dlr/conn_c/***"
     assert "\n" not in logging.Formatter().format(message)
 
 
@@ -107,6 +109,19 @@ def test_a_traceback_is_masked_and_keeps_its_lines() -> None:
     assert "um_test_Secret123" not in text
     assert "\n  ValueError: bad token um_test_***\\r\n  INFO: forged" in text
     assert all(line.startswith("  ") for line in text.splitlines()[1:])
+
+
+def mistyped(dlr_path: str) -> list[str]:
+    """``/v1/dlr/{connection}/{token}`` slightly wrong: each one a 404 with the token in it."""
+    _, _, connection, token = dlr_path.strip("/").split("/")
+    return [
+        f"/v1/dlr//{connection}/{token}",
+        f"/v1/DLR/{connection}/{token}",
+        f"/v1/Dlr/{connection}/{token}/extra",
+        f"/dlr/{connection}/{token}",
+        f"/v1/dlr/{token}",
+        f"/api/v1/dlr/{connection}/{token}?x=1",
+    ]
 
 
 def test_serve_logs_one_line_per_request_without_secrets_or_forged_lines(cli: Cli) -> None:
@@ -136,6 +151,8 @@ def test_serve_logs_one_line_per_request_without_secrets_or_forged_lines(cli: Cl
             ("GET", f"/v1/messages?api_key={api_key}&token=qsecret2&limit=1", {}, None),
             ("GET", "/v1/messages/job%0AINFO:%20%20%20%20forged%0D%0Aline", auth, None),
             ("GET", "/nowhere%0D%0AINFO:%20forged%1B[31m", {}, None),
+            # Issue 22 item 17: mistyped DLR paths (404s) carry the token as surely.
+            *(("POST", wrong, {}, {"status": "delivered"}) for wrong in mistyped(dlr_path)),
         ]  # fmt: skip
         with httpx.Client(base_url=url, timeout=10) as client:
             statuses = [

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from unified_messaging import Worker
+from unified_messaging import ManualClock, Worker
 from unified_messaging._clock import SystemClock
+from unified_messaging._lifecycle.worker import DEFAULT_LEASE
 from unified_messaging.store.base import WorkItem
 from unified_messaging.store.memory import MemoryStore
 
@@ -107,3 +108,34 @@ async def test_a_slow_item_does_not_hold_back_work_that_becomes_due_meanwhile() 
     assert (
         await store.claim_due_work(now=datetime.now(UTC), worker_id="x", lease=LEASE, limit=9) == []
     )
+
+
+async def test_an_item_the_worker_claims_back_while_running_it_is_not_run_twice() -> None:
+    # Its heartbeat could not reach the store for a whole lease, so the lease ran out and the
+    # same worker's next claim took the item back: the run in progress stays the only one.
+    store = MemoryStore()
+    clock = ManualClock()
+    now = clock.now()
+    await store.enqueue_work(WorkItem("w_1", "slow", "job_1", due_at=now, created_at=now))
+    started, release = asyncio.Event(), asyncio.Event()
+    runs: list[str] = []
+
+    async def slow(item: WorkItem) -> datetime | None:
+        runs.append(item.id)
+        started.set()
+        if len(runs) == 1:
+            await release.wait()
+        return None
+
+    worker = Worker(store, clock, {"slow": slow}, worker_id="w")
+    first = asyncio.create_task(worker.run_once())
+    await started.wait()
+    clock.advance(DEFAULT_LEASE + timedelta(seconds=1))
+    try:
+        assert await worker.run_once() == 1  # claimed back by the same worker...
+        assert runs == ["w_1"]  # ...and not started a second time
+    finally:
+        release.set()
+    assert await first == 1
+    later = clock.now() + timedelta(days=1)
+    assert await store.claim_due_work(now=later, worker_id="x", lease=LEASE, limit=9) == []

@@ -208,7 +208,11 @@ async def test_a_refusal_that_echoes_the_password_is_blanked(
 # --- answers that are not Verimor speaking ------------------------------------------------------
 
 
-@pytest.mark.parametrize(("header", "retry_after"), [("30", 30.0), (None, 60.0)])
+@pytest.mark.parametrize(
+    ("header", "retry_after"),
+    # An unreadable value ("²" passes str.isdigit) is as if absent; a huge one is bounded.
+    [("30", 30.0), (None, 60.0), ("\u00b2", 60.0), ("99999999999", 86_400.0)],
+)
 async def test_throttling_is_unavailable_with_retry_after(
     adapter: VerimorAdapter, fake: FakeVerimor, header: str | None, retry_after: float
 ) -> None:

@@ -28,7 +28,8 @@ from unified_messaging import (
     generate_key_spec,
 )
 from unified_messaging._admin import AdminMixin
-from unified_messaging._audit_actions import AUDIT_ACTIONS, AuditQuery, audited_action
+from unified_messaging._audit import AuditQuery
+from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
 from unified_messaging.store.base import Store
 from unified_messaging.webhooks._admin import WebhookAdminMixin
 

@@ -6,6 +6,7 @@ records every request and answers from a script, then 200 once the script runs o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ class Answer:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
+    #: Answer only once this is set (a receiver that hangs until the test lets it go).
+    release: asyncio.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class Receiver:
     base_url: str = ""
     received: list[Received] = field(default_factory=list)
     script: list[Answer] = field(default_factory=list)
+    #: Set at each request's arrival (a test clears it to wait for the next one).
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Requests to these paths are answered only once the event is set (see :meth:`hold`).
+    holds: dict[str, asyncio.Event] = field(default_factory=dict)
+    #: Set at the first request to each path (see :meth:`seen`).
+    sightings: dict[str, asyncio.Event] = field(default_factory=dict)
 
     def url(self, path: str = "/hook") -> str:
         return self.base_url + path
@@ -53,11 +62,26 @@ class Receiver:
         """Answer the next requests with these, in order; 200 after them."""
         self.script.extend(answers)
 
+    def hold(self, path: str, release: asyncio.Event) -> None:
+        """Requests to ``path`` hang until ``release`` is set (a receiver that never answers)."""
+        self.holds[path] = release
+
+    def seen(self, path: str) -> asyncio.Event:
+        """Set once a request to ``path`` has arrived."""
+        return self.sightings.setdefault(path, asyncio.Event())
+
     async def _handle(self, request: Request) -> Response:
         self.received.append(
             Received(request.url.path, dict(request.headers), await request.body())
         )
         answer = self.script.pop(0) if self.script else Answer()
+        self.arrived.set()
+        self.seen(request.url.path).set()
+        if answer.release is not None:
+            await answer.release.wait()
+        held = self.holds.get(request.url.path)
+        if held is not None:
+            await held.wait()
         return Response(answer.body, status_code=answer.status, headers=dict(answer.headers))
 
 

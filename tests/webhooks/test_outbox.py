@@ -7,6 +7,7 @@ verifiers' five-minute tolerance holds whatever the manual clock says.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -259,6 +260,24 @@ async def test_retry_after_lengthens_the_wait(bed: Bed) -> None:
     assert len(bed.receiver.received) == 1
     await advance_and_run(bed, outbox, 1 * SECONDS)
     assert len(bed.receiver.received) == 2
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b3", "99999999999", "soon"])
+async def test_an_unreadable_retry_after_is_a_failed_attempt_on_the_schedule(
+    bed: Bed, value: str
+) -> None:
+    # Issue 22 item 16: "²".isdigit() is true and float("²") raises; the attempt must still
+    # count (on the schedule, marking the endpoint failing), never raise out of the sender.
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(503, headers={"retry-after": value}))
+    outbox = bed.outbox(schedule=(5 * SECONDS, 300 * SECONDS))
+
+    await emit_and_run(bed, outbox)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 503)
+    wait = 300 * SECONDS if value.isascii() and value.isdigit() else 5 * SECONDS  # capped
+    assert delivery.next_attempt_at == bed.clock.now() + wait
+    assert (await bed.get(endpoint_id)).failing_since == bed.clock.now()
 
 
 async def test_a_spent_schedule_fails_the_delivery_but_keeps_the_endpoint(bed: Bed) -> None:
@@ -562,6 +581,89 @@ async def test_an_inline_attempt_cut_off_is_made_again_once_its_lease_runs_out(
     [delivery] = await bed.deliveries(endpoint_id)
     assert delivery.status == "delivered"
     assert await pending_work(bed) == []
+
+
+async def test_a_delivery_queued_after_a_renewal_is_held_under_the_renewed_lease(
+    bed: Bed,
+) -> None:
+    # Issue 22 item 15: the event item ran past its first lease and the heartbeat renewed it;
+    # its deliveries must be stored under the renewed lease, not the one it was claimed with,
+    # or a second worker claims them while the inline attempt is still at the receiver.
+    await bed.add()
+    release = asyncio.Event()
+    bed.receiver.answer(Answer(200, release=release))
+    outbox = bed.outbox()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+
+    async def event(item: WorkItem) -> None:
+        bed.clock.advance(DEFAULT_LEASE * 3 / 4)  # a slow event item...
+        await first.renew_leases()  # ...whose heartbeat kept its lease
+        await outbox.emit_document(bed.workspace_id, "message.sent", document, event_id="evt_1")
+
+    first = Worker(bed.store, bed.clock, {"event": event}, worker_id="first")
+    second = Worker(bed.store, bed.clock, {WORK_KIND: outbox.handle}, worker_id="second")
+    now = bed.clock.now()
+    await bed.store.enqueue_work(WorkItem("evt_1", "event", "job_1", due_at=now, created_at=now))
+    running = asyncio.create_task(first.run_once())
+    try:
+        await bed.receiver.arrived.wait()  # the inline attempt is at the receiver
+        bed.clock.advance(DEFAULT_LEASE / 2)  # past the claimed lease, within the renewed one
+        assert await second.run_once() == 0
+    finally:
+        release.set()
+        assert await running == 1
+    assert len(bed.receiver.received) == 1
+
+
+async def test_an_event_item_whose_lease_was_lost_queues_and_sends_nothing(bed: Bed) -> None:
+    # The heartbeat learns that another worker claimed the event item: this worker writes no
+    # delivery under the lost lease and makes no attempt (the new holder does both).
+    endpoint_id, _ = await bed.add()
+    outbox = bed.outbox()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+
+    async def event(item: WorkItem) -> None:
+        bed.clock.advance(DEFAULT_LEASE + SECONDS)  # the heartbeat could not reach the store
+        later = bed.clock.now()
+        taken = await bed.store.claim_due_work(now=later, worker_id="other", lease=DEFAULT_LEASE,
+                                               limit=9)  # fmt: skip
+        assert [t.id for t in taken] == ["evt_1"]
+        await first.renew_leases()  # the store says: another worker has it
+        await outbox.emit_document(bed.workspace_id, "message.sent", document, event_id="evt_1")
+
+    first = Worker(bed.store, bed.clock, {"event": event}, worker_id="first")
+    now = bed.clock.now()
+    await bed.store.enqueue_work(WorkItem("evt_1", "event", "job_1", due_at=now, created_at=now))
+    assert await first.run_once() == 1
+    assert bed.receiver.received == []
+    assert await bed.deliveries(endpoint_id) == []
+    assert await pending_work(bed) == ["evt_1"]  # still the other worker's to finish
+
+
+async def test_a_hanging_endpoint_does_not_delay_another_on_the_same_host(bed: Bed) -> None:
+    # Issue 22 item 18: the in-flight bound was per host:port, so deliveries hanging at one
+    # endpoint took every slot and a healthy endpoint on the same host waited behind them.
+    release = asyncio.Event()
+    bed.receiver.hold("/hang", release)
+    create = bed.messenger.create_webhook_endpoint
+    await create(bed.workspace_id, bed.receiver.url("/hang"), events=["message.failed"])
+    await create(bed.workspace_id, bed.receiver.url("/ok"), events=["message.delivered"])
+    record = message_record(bed.workspace_id)
+    async with WebhookSender(policy=LOOPBACK, per_endpoint=2) as sender:
+        outbox = WebhookOutbox(bed.store, bed.vault, bed.clock, sender=sender)
+        for _ in range(2):  # every slot of the hanging endpoint, claimed first
+            await outbox.emit(record, "message.failed")
+        await outbox.emit(record, "message.delivered")
+        running = asyncio.create_task(bed.worker(outbox).run_once())
+        try:
+            # Bounded: with one bound per host the healthy delivery waits for the release.
+            await asyncio.wait_for(bed.receiver.seen("/ok").wait(), timeout=10)
+            assert not running.done()  # the hanging ones are still held
+        finally:
+            release.set()
+        assert await running == 3
+    paths = sorted(r.path for r in bed.receiver.received)
+    assert paths == ["/hang", "/hang", "/ok"]
 
 
 async def test_a_process_not_allowed_private_targets_never_disables_their_endpoint(

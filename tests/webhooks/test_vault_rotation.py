@@ -14,11 +14,12 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -35,7 +36,8 @@ from unified_messaging import (
     VaultRotation,
     generate_key_spec,
 )
-from unified_messaging.store.base import Store
+from unified_messaging._domain import Connection
+from unified_messaging.store.base import Store, WebhookEndpoint
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.webhooks import verify
@@ -226,26 +228,51 @@ async def test_a_token_under_a_key_no_longer_configured_stops_the_rotation_befor
     assert endpoint_after.secret_ciphertext == endpoint.endpoint.secret_ciphertext
 
 
-class SecretRotatedMeanwhile(MemoryStore):
-    """A store on which an operator rotates an endpoint's secret (with the new key) and the
-    worker disables the endpoint, between the rotation's first read and its write."""
+Racer = Callable[[], Awaitable[None]]
+
+
+class ChangedBeforeTheWrite(MemoryStore):
+    """A store on which an operator's admin update lands after the rotation's last read of a
+    row and before its write to it: once armed, the racer runs right after the next read of
+    that kind of row, or right before the next compare-and-set of it, whichever comes first
+    (issue 22, item 20)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.meanwhile: Messenger | None = None
+        self.on_connection: Racer | None = None
+        self.on_endpoint: Racer | None = None
 
-    async def get_webhook_endpoint(self, endpoint_id: str):  # type: ignore[no-untyped-def]
-        racer, self.meanwhile = self.meanwhile, None
+    async def _race(self, name: str) -> None:
+        racer = getattr(self, name)
+        setattr(self, name, None)
         if racer is not None:
-            await racer.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
-            await self.set_webhook_endpoint_health(
-                endpoint_id, enabled=False, disabled_at=racer.now(), failing_since=None
-            )
-        return await super().get_webhook_endpoint(endpoint_id)
+            await racer()
+
+    async def get_connection(self, connection_id: str) -> Connection | None:
+        found = await super().get_connection(connection_id)
+        await self._race("on_connection")
+        return found
+
+    async def swap_connection_credentials(
+        self, connection_id: str, expected: str, sealed: str
+    ) -> bool:
+        await self._race("on_connection")
+        return await super().swap_connection_credentials(connection_id, expected, sealed)
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
+        found = await super().get_webhook_endpoint(endpoint_id)
+        await self._race("on_endpoint")
+        return found
+
+    async def swap_webhook_secrets(self, endpoint_id: str, **sealed: Any) -> bool:
+        await self._race("on_endpoint")
+        return await super().swap_webhook_secrets(endpoint_id, **sealed)
 
 
 async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> None:
-    store, clock = SecretRotatedMeanwhile(), ManualClock()
+    # An operator rotates the endpoint's secret (with the new key) and the worker disables
+    # the endpoint, between the rotation's reads and its write.
+    store, clock = ChangedBeforeTheWrite(), ManualClock()
     async with messenger(store, OLD, clock) as first:
         workspace = await first.create_workspace("Acme")
         created = await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
@@ -255,7 +282,14 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
         messenger(store, NEW, clock) as operator,
         messenger(store, f"{NEW},{OLD}", clock) as rotating,
     ):
-        store.meanwhile = operator
+
+        async def meanwhile() -> None:
+            await operator.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+            await store.set_webhook_endpoint_health(
+                endpoint_id, enabled=False, disabled_at=operator.now(), failing_since=None
+            )
+
+        store.on_endpoint = meanwhile
         report = await rotating.rotate_vault()
         after = await rotating.get_webhook_endpoint(endpoint_id)
 
@@ -264,6 +298,72 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
     assert not after.enabled
     assert after.secret_ciphertext != created.endpoint.secret_ciphertext
     assert after.secret_ciphertext.split(".")[1] == "k2"
+
+
+async def test_an_admin_update_between_the_rotations_read_and_write_is_not_written_over() -> None:
+    store, clock = ChangedBeforeTheWrite(), ManualClock()
+    async with messenger(store, OLD, clock) as first:
+        workspace = await first.create_workspace("Acme")
+        connection = await first.add_connection(
+            workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD}
+        )
+        created = await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+    endpoint_id = created.endpoint.id
+    new_secrets: list[str] = []
+
+    async with (
+        messenger(store, NEW, clock) as operator,
+        messenger(store, f"{NEW},{OLD}", clock) as rotating,
+    ):
+
+        async def new_send_rate() -> None:
+            await operator.set_send_rate(connection.id, max_rate=3)
+
+        async def new_webhook_secret() -> None:
+            rotated = await operator.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+            new_secrets.append(rotated.secret)
+
+        store.on_connection, store.on_endpoint = new_send_rate, new_webhook_secret
+        report = await rotating.rotate_vault()
+        after = await rotating.get_connection(connection.id)
+        endpoint = await rotating.get_webhook_endpoint(endpoint_id)
+
+    # The operator's send rate stands, and the credentials are re-sealed under the new key.
+    assert after.max_rate == 3
+    assert report.connections == 1
+    assert after.credentials.split(".")[1] == "k2"
+    ids = {"workspace_id": workspace.id, "connection_id": connection.id}
+    assert Vault.from_spec(NEW).decrypt_json(after.credentials, **ids)["password"] == PASSWORD
+    # The operator's new webhook secret stands: the rotation did not put the old one back.
+    [secret] = new_secrets
+    ids = {"workspace_id": workspace.id, "endpoint_id": endpoint_id}
+    assert open_secret(Vault.from_spec(NEW), endpoint.secret_ciphertext, **ids) == secret
+    assert endpoint.previous_secret_ciphertext is None
+
+
+async def test_a_rotation_between_an_admin_setters_read_and_write_is_not_undone() -> None:
+    # The other way round: the admin setter writes the whole row it read; the credentials
+    # it read are under the old key, and the rotation re-sealed them meanwhile.
+    store, clock = ChangedBeforeTheWrite(), ManualClock()
+    async with messenger(store, OLD, clock) as first:
+        workspace = await first.create_workspace("Acme")
+        connection = await first.add_connection(
+            workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD}
+        )
+
+    async with messenger(store, f"{NEW},{OLD}", clock) as rotating:
+
+        async def rotate() -> None:
+            assert (await rotating.rotate_vault()).connections == 1
+
+        store.on_connection = rotate
+        await rotating.set_breaker_policy(connection.id, consecutive=9)
+        after = await rotating.get_connection(connection.id)
+
+    assert after.breaker.consecutive == 9
+    assert after.credentials.split(".")[1] == "k2"  # not the old-key token read before
+    ids = {"workspace_id": workspace.id, "connection_id": connection.id}
+    assert Vault.from_spec(NEW).decrypt_json(after.credentials, **ids)["password"] == PASSWORD
 
 
 async def test_rotate_credentials_keeps_its_name_and_returns_the_count(tmp_path: Path) -> None:

@@ -34,7 +34,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from .._errors import RecipientRateLimited, RequestInvalid
+from .._errors import RecipientOverLimit, RecipientRateLimited, RequestInvalid
+from .._policies import (
+    DEFAULT_RECIPIENT_LIMIT,
+    MAX_LIMIT,
+    MAX_WINDOW,
+    MIN_WINDOW,
+    RecipientLimit,
+)
+from .._policies import RECIPIENT_LIMIT_FIELD as _FIELD
+from .._policies import WINDOW_UNITS as _UNITS
+from .._policies import window_text as _window_text
 from .ratelimit import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -58,48 +68,7 @@ __all__ = [
 ]
 
 RECIPIENT_RATE_LIMITED: Final = RecipientRateLimited.code
-#: More than this many messages to one person per window is no limit at all.
-MAX_LIMIT: Final = 10_000
-MIN_WINDOW: Final = timedelta(seconds=1)
-#: A window beyond a week is almost surely a unit mistake (and weekly caps cover marketing).
-MAX_WINDOW: Final = timedelta(days=7)
-
-_FIELD: Final = "recipient_limit"
-_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _TEXT: Final = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*([smhd]?)\s*", re.IGNORECASE | re.ASCII)
-
-
-@dataclass(frozen=True, slots=True)
-class RecipientLimit:
-    """At most ``limit`` messages to one recipient in any ``window`` (a sliding window).
-
-    Checked when made: ``limit`` 1-10,000 and ``window`` 1 second to 7 days, else
-    :class:`RequestInvalid` naming ``recipient_limit`` (to turn the guard off, a workspace
-    has no limit: ``None``, not 0).
-    """
-
-    limit: int
-    window: timedelta
-
-    def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int):
-            raise RequestInvalid.for_field(_FIELD, "the limit must be a whole number")
-        if not 1 <= self.limit <= MAX_LIMIT:
-            raise RequestInvalid.for_field(
-                _FIELD, f"the limit must be 1-{MAX_LIMIT:,} messages (to turn it off: off)"
-            )
-        if not isinstance(self.window, timedelta) or not MIN_WINDOW <= self.window <= MAX_WINDOW:
-            raise RequestInvalid.for_field(_FIELD, "the window must be 1 second to 7 days")
-
-    def __str__(self) -> str:
-        """The text form :func:`parse_recipient_limit` reads: ``10/1h``, ``5/10m``, ``3/90s``."""
-        return f"{self.limit}/{_window_text(self.window)}"
-
-
-#: D28's default, on for every workspace: 10 messages per recipient per hour. A login that
-#: needs a code, a resend or two and a few notifications stays well inside it; a pumping bot
-#: gets 10 messages an hour per number instead of as many as the API rate allows (50/s).
-DEFAULT_RECIPIENT_LIMIT: Final = RecipientLimit(10, timedelta(hours=1))
 
 
 def parse_recipient_limit(text: str) -> RecipientLimit | None:
@@ -117,15 +86,6 @@ def parse_recipient_limit(text: str) -> RecipientLimit | None:
     if seconds > MAX_WINDOW.total_seconds():
         raise RequestInvalid.for_field(_FIELD, "the window must be 1 second to 7 days")
     return RecipientLimit(int(count), timedelta(seconds=seconds))
-
-
-def _window_text(window: timedelta) -> str:
-    seconds = window.total_seconds()
-    for unit in ("d", "h", "m"):
-        size = _UNITS[unit]
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)}{unit}"
-    return f"{seconds:g}s"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -212,12 +172,12 @@ def refused(refusals: Sequence[RecipientRefusal]) -> RecipientRateLimited:
 
 def items_over_limit(
     error: RecipientRateLimited, items: Sequence[tuple[int, str]]
-) -> dict[int, RecipientRefusal]:
+) -> dict[int, RecipientOverLimit]:
     """Which bulk items to refuse, by index: for each refused recipient, its items in request
     order past the ``free`` ones. ``items`` are ``(index, recipient)`` of the items sent."""
     by_recipient = {refusal.to: refusal for refusal in error.refusals}
     seen: Counter[str] = Counter()
-    over: dict[int, RecipientRefusal] = {}
+    over: dict[int, RecipientOverLimit] = {}
     for index, to in items:
         refusal = by_recipient.get(to)
         if refusal is None:

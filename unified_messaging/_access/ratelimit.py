@@ -29,7 +29,6 @@ __all__ = [
     "RateLimitDecision",
     "RateLimitPolicy",
     "RateLimiter",
-    "rate_limiter_from_url",
     "retry_after_header",
     "retry_after_seconds",
 ]
@@ -268,20 +267,3 @@ class MemoryRateLimiter:
 
     def __repr__(self) -> str:
         return f"MemoryRateLimiter(clock={self._clock!r}, max_keys={self._max_keys})"
-
-
-def rate_limiter_from_url(url: str | None) -> RateLimiter:
-    """A limiter for ``UM_REDIS_URL``-style settings: ``None`` or ``memory://`` keep it in
-    process; ``redis://``, ``rediss://`` and ``unix://`` share it through Redis."""
-    if url is None or url in {"memory://", "memory:"}:
-        return MemoryRateLimiter()
-    scheme = url.partition("://")[0].lower()
-    if scheme in {"redis", "rediss", "unix"}:
-        # Imported here so the core never needs the optional redis extra.
-        from .redis_ratelimit import RedisRateLimiter
-
-        return RedisRateLimiter(url)
-    raise ValueError(
-        f"unsupported rate limiter URL scheme {scheme!r}: use memory://, redis://, rediss:// "
-        "or unix://"
-    )

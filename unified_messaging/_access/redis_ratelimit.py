@@ -22,13 +22,20 @@ from typing import TYPE_CHECKING, Final
 
 from .._errors import StorageUnavailable
 from .._redis_client import connect_redis
-from .ratelimit import RateLimitDecision, RateLimitPolicy, check_key, decide
+from .ratelimit import (
+    MemoryRateLimiter,
+    RateLimitDecision,
+    RateLimiter,
+    RateLimitPolicy,
+    check_key,
+    decide,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-__all__ = ["RedisRateLimiter"]
+__all__ = ["RedisRateLimiter", "rate_limiter_from_url"]
 
 # KEYS[1] bucket hash {tokens, ts}; ARGV rate (tokens/s), burst, cost. Returns {allowed, tokens}
 # with tokens as a string: Redis truncates Lua numbers to integers on the way out.
@@ -124,3 +131,21 @@ def _parse(reply: object) -> tuple[bool, float]:
     if isinstance(tokens, bytes):
         tokens = tokens.decode("ascii")
     return bool(allowed), float(tokens)
+
+
+def rate_limiter_from_url(url: str | None) -> RateLimiter:
+    """A limiter for ``UM_REDIS_URL``-style settings: ``None`` or ``memory://`` keep it in
+    process; ``redis://``, ``rediss://`` and ``unix://`` share it through Redis.
+
+    Here, not in :mod:`.ratelimit`, so that the in-process limiter's module never imports
+    this one (issue 22, Structure: the two were an import circle); ``redis`` itself is
+    still imported only when a Redis limiter is built."""
+    if url is None or url in {"memory://", "memory:"}:
+        return MemoryRateLimiter()
+    scheme = url.partition("://")[0].lower()
+    if scheme in {"redis", "rediss", "unix"}:
+        return RedisRateLimiter(url)
+    raise ValueError(
+        f"unsupported rate limiter URL scheme {scheme!r}: use memory://, redis://, rediss:// "
+        "or unix://"
+    )

@@ -10,7 +10,9 @@ Handlers must therefore be safe to run twice for one item (at least once, never 
 While a batch runs, a heartbeat renews the leases of its items that are still running, so an
 item that takes longer than its lease (a slow provider, a webhook receiver's 15 s) is never
 claimed by a second worker while the first still has it. Only a worker that stops beating
-(it died) lets its items go.
+(it died) lets its items go. The leases a worker holds live in one object, :class:`Leases`:
+the heartbeat renews it, and every write under a lease (:class:`Lease`, what a handler sees)
+reads the current lease from it and fails closed (:class:`LeaseLost`) once the lease is gone.
 
 A handler returns ``None`` when the item is done (the row is deleted) or a time to run it
 again (the row is rescheduled). A handler that raises is logged and retried with backoff, so a
@@ -24,9 +26,9 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -36,7 +38,16 @@ from .._observability.log_context import bind_log_context
 from .._observability.tracing import TRACE_KEY, span
 from ..store.base import Store, WorkItem
 
-__all__ = ["DEFAULT_LEASE", "Handler", "Lease", "Worker", "current_lease", "error_backoff"]
+__all__ = [
+    "DEFAULT_LEASE",
+    "Handler",
+    "Lease",
+    "LeaseLost",
+    "Leases",
+    "Worker",
+    "current_lease",
+    "error_backoff",
+]
 
 logger = logging.getLogger("unified_messaging.worker")
 
@@ -48,26 +59,111 @@ _UNKNOWN_KIND_DELAY: Final = timedelta(minutes=10)
 _MAX_ERROR_BACKOFF: Final = timedelta(minutes=30)
 
 
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """The lease of the work item whose handler is running (see :func:`current_lease`).
+class LeaseLost(RuntimeError):
+    """This worker no longer holds the item: another worker may run it now. Whatever was to
+    be written under the lease is not written (fail closed)."""
 
-    A handler that stores new work under this lease (``claimed_by=worker_id``,
-    ``lease_until=until``) and does it at once, without a claim, calls :meth:`hold` so the
-    worker's heartbeat renews that item's lease as it renews the handler's own, and
-    :meth:`release` when it is done with it. If the worker dies, every such item becomes
-    claimable when the leases run out, like the handler's own item.
+
+class Leases:
+    """The one truth of what a worker holds and until when.
+
+    The worker records each item it claims here, its heartbeat renews every held item and
+    records the new ``until`` (or that the item was lost to another worker), and every write
+    under a lease reads the lease from here at the moment of the write. A copy taken at claim
+    time would go stale at the first renewal (issue 22, item 15: follow-up items written
+    under a lease that had run out were claimed by a second worker at once).
     """
 
-    worker_id: str
-    until: datetime
-    _running: set[str] = field(repr=False)
+    def __init__(self, worker_id: str, clock: Clock) -> None:
+        self.worker_id = worker_id
+        self._clock = clock
+        self._until: dict[str, datetime] = {}
+        self._lost: set[str] = set()
 
-    def hold(self, item_id: str) -> None:
-        self._running.add(item_id)
+    def __repr__(self) -> str:
+        return f"Leases({self.worker_id!r}, held={len(self._until)}, lost={len(self._lost)})"
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+    def held(self) -> list[str]:
+        return sorted(self._until)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._until
+
+    def hold(self, item_id: str, until: datetime) -> None:
+        self._until[item_id] = until
+        self._lost.discard(item_id)
 
     def release(self, item_id: str) -> None:
-        self._running.discard(item_id)
+        self._until.pop(item_id, None)
+        self._lost.discard(item_id)
+
+    def renewed(self, asked: Sequence[str], kept: Sequence[str], until: datetime) -> None:
+        """A heartbeat asked to renew ``asked`` to ``until``; the store still had ``kept``.
+        An item asked for and not kept was claimed by another worker: it is lost."""
+        still = set(kept)
+        for item_id in asked:
+            if item_id not in self._until:
+                continue  # released while the renewal ran: done, not lost
+            if item_id in still:
+                self._until[item_id] = until
+            else:
+                self._lost.add(item_id)
+
+    def until(self, item_id: str) -> datetime:
+        """The lease of ``item_id`` as of now; :class:`LeaseLost` if this worker does not
+        hold it any more (another worker claimed it, or it ran out unrenewed)."""
+        until = self._until.get(item_id)
+        if until is None or item_id in self._lost or until <= self._clock.now():
+            raise LeaseLost(f"work item {item_id} is no longer held by {self.worker_id}")
+        return until
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The lease of the work item whose handler is running (see :func:`current_lease`): a
+    view of the worker's :class:`Leases`, so it is always the current, renewed lease.
+
+    A handler that stores new work under this lease and runs it at once, without a claim,
+    stamps it with :meth:`stamp` (the current ``until``; :class:`LeaseLost` when the lease
+    is gone), calls :meth:`hold` once it is stored, so the heartbeat renews it with the rest,
+    checks :meth:`holds` before acting on it and calls :meth:`release` when done. If the
+    worker dies, every such item becomes claimable when its lease runs out.
+    """
+
+    item_id: str
+    _leases: Leases = field(repr=False)
+
+    @property
+    def worker_id(self) -> str:
+        return self._leases.worker_id
+
+    @property
+    def until(self) -> datetime:
+        """The handler's item's lease now; :class:`LeaseLost` if it was lost."""
+        return self._leases.until(self.item_id)
+
+    def stamp(self, item: WorkItem) -> WorkItem:
+        """``item`` held under this lease as it stands now (:class:`LeaseLost` if lost)."""
+        return replace(item, claimed_by=self.worker_id, lease_until=self.until)
+
+    def hold(self, item: WorkItem) -> None:
+        """``item`` (stored under :meth:`stamp`) is renewed with the rest from now on."""
+        if item.lease_until is not None:
+            self._leases.hold(item.id, item.lease_until)
+
+    def holds(self, item_id: str) -> bool:
+        """Is ``item_id`` (held through :meth:`hold`) still this worker's?"""
+        try:
+            self._leases.until(item_id)
+        except LeaseLost:
+            return False
+        return True
+
+    def release(self, item_id: str) -> None:
+        self._leases.release(item_id)
 
 
 _CURRENT_LEASE: ContextVar[Lease | None] = ContextVar("unified_messaging_lease", default=None)
@@ -110,6 +206,7 @@ class Worker:
         self._concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
         self._idle_interval = idle_interval
+        self._leases = Leases(self.worker_id, clock)
 
     def __repr__(self) -> str:
         return f"Worker({self.worker_id!r}, kinds={sorted(self._handlers)})"
@@ -120,29 +217,48 @@ class Worker:
             now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
         )
         if items:
-            running = {item.id for item in items}
-            heartbeat = asyncio.create_task(self._heartbeat(running))
+            fresh = self._take(items)
+            heartbeat = asyncio.create_task(self._heartbeat())
             try:
-                await asyncio.gather(*(self._run_item(item, running) for item in items))
+                await asyncio.gather(*(self._run_item(item) for item in fresh))
             finally:
                 heartbeat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await heartbeat
         return len(items)
 
-    async def _heartbeat(self, running: set[str], *, forever: bool = False) -> None:
+    def _take(self, items: Sequence[WorkItem]) -> list[WorkItem]:
+        """Hold the claimed ``items`` and return those to run. An item this worker is running
+        already (its lease ran out unrenewed, and this worker claimed it again) keeps its one
+        run: the claim only renewed its lease, which the running handler reads."""
+        fresh = [item for item in items if item.id not in self._leases]
+        for item in items:
+            self._leases.hold(item.id, item.lease_until or self._clock.now() + self._lease)
+        return fresh
+
+    async def _heartbeat(self, *, forever: bool = False) -> None:
         """Renew the leases of the items still running, three times per lease."""
         interval = self._lease.total_seconds() / 3
-        while running or forever:
+        while self._leases or forever:
             await asyncio.sleep(interval)
-            if not running:
-                continue
-            try:
-                await self._store.renew_work(
-                    sorted(running), self.worker_id, self._clock.now() + self._lease
-                )
-            except Exception:
-                logger.warning("could not renew the leases of running work", exc_info=True)
+            await self.renew_leases()
+
+    async def renew_leases(self) -> None:
+        """One heartbeat: renew every item this worker holds, and record in :class:`Leases`
+        the new lease, or that an item was lost to another worker. A store outage is logged:
+        the leases then run out on their own, and writes under them fail closed."""
+        asked = self._leases.held()
+        if not asked:
+            return
+        until = self._clock.now() + self._lease
+        try:
+            kept = await self._store.renew_work(asked, self.worker_id, until)
+        except Exception:
+            logger.warning("could not renew the leases of running work", exc_info=True)
+            return
+        self._leases.renewed(asked, kept, until)
+        if len(kept) < len(asked):
+            logger.warning("%d work item(s) were lost to another worker", len(asked) - len(kept))
 
     async def run_until_idle(self, *, max_rounds: int = 1000) -> int:
         """Run batches until none is due (for tests and one-shot jobs); returns items run."""
@@ -165,9 +281,8 @@ class Worker:
         claims (each one a write, sharing SQLite's one writer with the sends) few under load.
         """
         stop = stop or asyncio.Event()
-        running: set[str] = set()
         tasks: set[asyncio.Task[None]] = set()
-        heartbeat = asyncio.create_task(self._heartbeat(running, forever=True))
+        heartbeat = asyncio.create_task(self._heartbeat(forever=True))
         stopping = asyncio.create_task(stop.wait())
         half = max(1, self._batch // 2)
         more_due = True  # the last claim came back full: claim again as soon as there is room
@@ -188,9 +303,8 @@ class Worker:
                     except Exception:
                         logger.exception("the worker could not claim due work; retrying")
                         items = []
-                    for item in items:
-                        running.add(item.id)
-                        task = asyncio.create_task(self._run_item(item, running))
+                    for item in self._take(items):
+                        task = asyncio.create_task(self._run_item(item))
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
                     more_due = len(items) == asked
@@ -216,10 +330,9 @@ class Worker:
                 with contextlib.suppress(asyncio.CancelledError):
                     await heartbeat
 
-    async def _run_item(self, item: WorkItem, running: set[str]) -> None:
+    async def _run_item(self, item: WorkItem) -> None:
         # Each item runs in a task of its own, so the context variable is the item's alone.
-        until = item.lease_until or self._clock.now() + self._lease
-        _CURRENT_LEASE.set(Lease(self.worker_id, until, running))
+        _CURRENT_LEASE.set(Lease(item.id, self._leases))
         _bind_item_log_context(item)
         carrier = item.payload.get(TRACE_KEY)
         try:
@@ -234,7 +347,7 @@ class Worker:
             ):
                 await self._run_one(item)
         finally:
-            running.discard(item.id)
+            self._leases.release(item.id)
 
     async def _run_one(self, item: WorkItem) -> None:
         handler = self._handlers.get(item.kind)
@@ -245,6 +358,11 @@ class Worker:
             else:
                 try:
                     again = await handler(item)
+                except LeaseLost:
+                    # Another worker has the item now: it finishes it, we write nothing.
+                    logger.warning("work item %s (%s): lease lost; left to its new holder",
+                                   item.id, item.kind)  # fmt: skip
+                    return
                 except Exception:
                     logger.exception("work item %s (%s) failed; will retry", item.id, item.kind)
                     again = self._clock.now() + error_backoff(item.attempts)

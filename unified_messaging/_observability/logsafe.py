@@ -10,10 +10,17 @@ errors). Two things must never follow it into a log:
 * **phone numbers**: 10-15 digits (with ``+`` or ``%2B`` or neither) keep their last four,
   ``+90*******4567``, enough to tell recipients apart and not to reach one; ``serve
   --log-full-numbers`` (``SafeLogFilter(full_numbers=True)``) keeps them for debugging;
-* **secrets**: the token segment of ``/v1/dlr/{connection_id}/{token}``, query parameters
+* **secrets**: the token segment of anything shaped like a delivery-report path (a ``dlr``
+  segment in any case, with or without ``/v1``, with any number of segments after it, empty
+  ones included: every segment after it that is not a connection id), query parameters
   whose name says they carry a credential (``api_key``, ``token``, ``hub.verify_token``,
   ``signature``, ``password``…), our own API keys (``um_live_…``, ``um_test_…``), webhook
-  secrets (``whsec_…``) and ``Bearer`` values become ``***``.
+  secrets (``whsec_…``) and ``Bearer`` values become ``***``. Masking goes by what a value
+  looks like, not by the route it came in on: a 404 for a mistyped DLR path carries the
+  token as surely as the right one (issue 22, item 17);
+* **secret-shaped context fields**: a ``request_id`` (or any other context field) that
+  :func:`looks_secret` is written as ``***``: the REST edge replaces such a client-given
+  ``X-Request-ID``, and a host binding its own is covered too.
 
 :class:`SafeLogFilter` applies both to every record a handler emits; ``serve`` installs it on
 its log handlers, and a host may install it on its own.
@@ -27,10 +34,13 @@ import textwrap
 from typing import Final
 from urllib.parse import unquote_plus
 
+from .log_context import CONTEXT_FIELDS
+
 __all__ = [
     "MASK",
     "SafeLogFilter",
     "escape_controls",
+    "looks_secret",
     "mask_numbers",
     "mask_secrets",
     "safe_log_text",
@@ -42,7 +52,18 @@ _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NAMED_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-_DLR_TOKEN = re.compile(r"(/v1/dlr/[^/?#\s]+/)[^/?#\s\"']+")
+# A "dlr" segment (any case; at the start, after "/" or after a space or quote) and every
+# segment after it up to the query: see _mask_dlr_segments.
+_DLR_PATH = re.compile(r"(?i)(?<![^/\s\"'=])(dlr)((?:/[^/?#\s\"']*)+)")
+# Our own ids (new_id: a lower-case prefix, "_", 26 Crockford base32 characters).
+_OUR_ID = re.compile(r"[a-z]{2,10}_[0-9A-HJKMNP-TV-Z]{26}")
+# What a DLR path's connection segment looks like (kept: it tells the lines apart).
+_CONNECTION_ID = re.compile(r"conn_[0-9A-Za-z]{1,26}")
+_SECRET_PREFIX = re.compile(r"(?i)(?:\bum_(?:live|test)_|\bwhsec_|\bbearer\b)")
+# A long run of token characters (base64, base64url, base62, hex) with a letter and a digit:
+# random credentials look like this; words joined by dashes rarely reach 32 with a digit.
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
+_UUID = re.compile(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _QUERY_PARAM = re.compile(r"([?&;])([^=&?#;\s\"']+)=([^&#;\s\"']*)")
 _API_KEY = re.compile(r"\bum_(live|test)_[A-Za-z0-9]+")
 _WEBHOOK_SECRET = re.compile(r"\bwhsec_[A-Za-z0-9+/=_-]+")
@@ -80,11 +101,23 @@ def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
 
 def mask_secrets(text: str) -> str:
     """``text`` with DLR tokens, credential-like query values, keys and secrets masked."""
-    text = _DLR_TOKEN.sub(rf"\g<1>{MASK}", text)
+    text = _DLR_PATH.sub(_mask_dlr_segments, text)
     text = _QUERY_PARAM.sub(_mask_param, text)
     text = _API_KEY.sub(rf"um_\g<1>_{MASK}", text)
     text = _WEBHOOK_SECRET.sub(f"whsec_{MASK}", text)
     return _BEARER.sub(rf"\g<1>{MASK}", text)
+
+
+def looks_secret(value: str) -> bool:
+    """Does ``value`` look like a credential: one of our API keys, a webhook secret, a
+    ``Bearer`` value, or a long token (32+ token characters with a letter and a digit that
+    are not a UUID or one of our ids)? For values logged whole, such as a request id."""
+    if _SECRET_PREFIX.search(value):
+        return True
+    for run in _LONG_TOKEN.findall(_OUR_ID.sub("_", _UUID.sub("-", value))):
+        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
+            return True
+    return False
 
 
 def mask_numbers(text: str) -> str:
@@ -117,6 +150,7 @@ class SafeLogFilter(logging.Filter):
         if getattr(record, self._DONE, False):
             return True
         setattr(record, self._DONE, True)
+        _mask_context_fields(record)
         if record.name == "uvicorn.access" and isinstance(record.args, tuple):
             record.args = tuple(_safe_arg(arg, self.full_numbers) for arg in record.args)
         else:
@@ -128,6 +162,15 @@ class SafeLogFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = _safe_block(record.stack_info, self.full_numbers)
         return True
+
+
+def _mask_context_fields(record: logging.LogRecord) -> None:
+    # Copied onto the record by LogContextFilter (which runs first) and written as JSON
+    # fields by JsonLogFormatter: a secret-shaped value goes whole, the rest is escaped.
+    for name in CONTEXT_FIELDS:
+        value = getattr(record, name, None)
+        if isinstance(value, str):
+            setattr(record, name, MASK if looks_secret(value) else safe_log_text(value))
 
 
 def _safe_block(text: str, full_numbers: bool) -> str:
@@ -165,6 +208,15 @@ def _escape(match: re.Match[str]) -> str:
         return named
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _mask_dlr_segments(match: re.Match[str]) -> str:
+    # Which segment is the token depends on the path being right; it may not be (an empty
+    # segment, an extra one, the connection id left out). So every segment after "dlr" is
+    # masked except empty ones and connection ids (kept, to tell the lines apart).
+    segments = match.group(2).split("/")
+    kept = [s if not s or _CONNECTION_ID.fullmatch(s) else MASK for s in segments]
+    return match.group(1) + "/".join(kept)
 
 
 def _mask_param(match: re.Match[str]) -> str:

@@ -1,9 +1,11 @@
 """``X-Request-ID`` on every response, and the last line of defence that guarantees it.
 
 The middleware echoes a client's id when it is sane (so a caller can correlate its logs with
-ours) and makes one otherwise. It also turns any exception that escaped the app into the
-D13 500 body, logged with the request id, so not even a bug answers without the header or
-with a traceback.
+ours) and makes one otherwise. An id that looks like a secret (one of our API keys, a webhook
+secret, a long token: :func:`~.._observability.logsafe.looks_secret`) is not sane: a client
+that put its key there must not find it in our logs (issue 22, item 17). It also turns any
+exception that escaped the app into the D13 500 body, logged with the request id, so not even
+a bug answers without the header or with a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._ids import new_id
 from .._observability.log_context import bind_log_context
-from .._observability.logsafe import safe_log_text
+from .._observability.logsafe import looks_secret, safe_log_text
 from ._errors import internal_error_response
 
 __all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "new_request_id", "request_id"]
@@ -46,7 +48,7 @@ def _incoming(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name.lower() == b"x-request-id":
             text = value.decode("latin-1").strip()
-            return text if _SANE.fullmatch(text) else None
+            return text if _SANE.fullmatch(text) and not looks_secret(text) else None
     return None
 
 

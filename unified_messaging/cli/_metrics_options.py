@@ -159,7 +159,7 @@ class MetricsListener:
 
             raise MissingExtra("--metrics-bind", extra="server", setting="--metrics-bind") from None
         from ..asgi._metrics import create_metrics_app
-        from ._serve import _base_url, _listening
+        from ._serve_socket import base_url, listening
 
         class _Listener(uvicorn.Server):
             @contextmanager
@@ -176,9 +176,9 @@ class MetricsListener:
             timeout_graceful_shutdown=_STOP_SECONDS,
         )
         host, port = self._settings.bind
-        sock = self._socket.enter_context(_listening(host, port, config.backlog))
+        sock = self._socket.enter_context(listening(host, port, config.backlog))
         address, bound = sock.getsockname()[:2]
-        logger.info("metrics on %s/metrics", _base_url(address, bound, local=False))
+        logger.info("metrics on %s/metrics", base_url(address, bound, local=False))
         server = self._server = _Listener(config)
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="metrics listener")
 

@@ -17,7 +17,6 @@ import argparse
 import json
 import logging
 import signal
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +26,6 @@ from typing import TYPE_CHECKING
 from .._domain import DEFAULT_SUBMIT_TIMEOUT
 from .._types import ALL_PROVIDERS
 from ._args import (
-    CommandFailed,
     Subparsers,
     add_command,
     finite_number,
@@ -54,6 +52,7 @@ from ._serve_limits import (
     ServeLimits,
     default_max_connections,
 )
+from ._serve_socket import base_url, listening
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
@@ -245,14 +244,14 @@ async def _serve(args: argparse.Namespace) -> None:
         await listener.start()  # after uvicorn.Config: it set up the logging
         loop = asyncio.get_running_loop()
         with (
-            _listening(args.host, args.port, config.backlog) as sock,
+            listening(args.host, args.port, config.backlog) as sock,
             accept_errors_reported(loop, limits.report_every),
         ):
             address, port = sock.getsockname()[:2]
-            url = _base_url(args.host, port)
+            url = base_url(args.host, port)
             logging.getLogger("uvicorn.error").info(
                 "Uvicorn running on %s (Press CTRL+C to quit)",
-                _base_url(address, port, local=False),
+                base_url(address, port, local=False),
             )
             if args.demo:
                 emit(await _demo(messenger, url), as_json=args.json)
@@ -272,34 +271,6 @@ async def _serve(args: argparse.Namespace) -> None:
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
-
-
-@contextmanager
-def _listening(host: str, port: int, backlog: int) -> Iterator[socket.socket]:
-    """The server's socket, bound and listening, before uvicorn starts.
-
-    Bound here rather than by uvicorn so that the port ``--port 0`` got is known before
-    the address is printed, and a busy port is this command's error (uvicorn would exit
-    the process itself). Listening at once means a client that connects as soon as the
-    address is printed waits in the backlog instead of being refused.
-    """
-    # uvicorn's rule for the address family: a colon means IPv6. The explicit protocol is
-    # what makes asyncio set TCP_NODELAY on accepted sockets (it checks proto); without it
-    # every keep-alive answer written in two parts waited ~40 ms for a delayed ACK.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(backlog)
-    except OSError as exc:
-        sock.close()
-        raise CommandFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.set_inheritable(True)
-    try:
-        yield sock
-    finally:
-        sock.close()
 
 
 async def _demo(messenger: Messenger, url: str) -> Report:
@@ -329,15 +300,6 @@ def _curl(url: str, api_key: str) -> str:
         f"curl -X POST {url}/v1/messages -H 'Authorization: Bearer {api_key}' "
         f"-H 'Content-Type: application/json' -d '{body}'"
     )
-
-
-def _base_url(host: str, port: int, *, local: bool = True) -> str:
-    # A wildcard bind is reachable on loopback; that is the address a local curl should use.
-    wildcards = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}  # noqa: S104
-    shown = wildcards.get(host, host) if local else host
-    if ":" in shown:
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
 
 
 @contextmanager

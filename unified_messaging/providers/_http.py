@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import email.utils
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 
 import httpx
@@ -38,6 +36,7 @@ from tenacity import (
 
 from .._clock import Clock, SystemClock
 from .._domain import Connection
+from .._retry_after import parse_retry_after
 from .._types import ProviderCode
 from .._version import __version__
 from ._credentials import CredentialsModel, validate_credentials
@@ -87,22 +86,6 @@ class AdapterSpec:
     code: ProviderCode
     credentials: type[CredentialsModel]
     factory: AdapterFactory
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP-date); ``None`` if absent."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from pydantic import SecretStr, field_validator
 
 from .._domain import Connection
 from .._errors import InvalidCredentials, ProviderUnavailable
+from .._retry_after import bounded_wait
 from .._types import ProviderCode
 from ._http import (
     AdapterSpec,
@@ -209,8 +210,8 @@ def _refusal(answer: Answer, document: Mapping[str, Any]) -> SubmitOutcome:
 
 def _retry_after(parameters: Mapping[str, Any], answer: Answer) -> float | None:
     seconds = parameters.get("retry_after")
-    if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
-        return float(seconds)
+    if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+        return bounded_wait(seconds)  # the one bound of every provider's wait
     return answer.retry_after
 
 

@@ -12,8 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from .._audit import AuditEvent
-from .._audit_actions import AuditQuery
+from .._audit import AuditEvent, AuditQuery
 from .._errors import ResourceNotFound
 
 __all__ = ["MemoryAuditMixin", "audit_matches", "audit_order"]

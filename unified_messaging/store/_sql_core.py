@@ -172,8 +172,11 @@ class CoreMixin(SqlBase):
 
     async def update_connection(self, connection: Connection) -> None:
         values = connection_row(connection)
-        # The default flag moves only through set_default_connection, atomically.
+        # The default flag moves only through set_default_connection, atomically, and the
+        # sealed credentials only through swap_connection_credentials: a whole-row write of
+        # what an admin setter read must not put back credentials a rotation re-sealed.
         del values["is_default"]
+        del values["credentials"]
         exists = f"The workspace already has a {connection.provider} connection."
         async with self._write(exists=exists) as conn:
             result = await conn.execute(

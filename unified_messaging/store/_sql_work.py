@@ -1,4 +1,5 @@
-"""SQL store methods for due work, idempotency records, the IP allowlist and webhooks.
+"""SQL store methods for due work, idempotency records, the IP allowlist, webhooks, and the
+compare-and-set of sealed values (the vault rotation's only writes).
 
 Claiming due work is one ``UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING``:
 
@@ -28,7 +29,14 @@ from ._sql_rows import (
     work_from,
     work_row,
 )
-from ._tables import allowlist, due_work, idempotency, webhook_deliveries, webhook_endpoints
+from ._tables import (
+    allowlist,
+    connections,
+    due_work,
+    idempotency,
+    webhook_deliveries,
+    webhook_endpoints,
+)
 from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem, WorkStats
 
 __all__ = ["WorkMixin"]
@@ -356,6 +364,47 @@ class WorkMixin(SqlBase):
                 sa.delete(webhook_endpoints).where(webhook_endpoints.c.id == endpoint_id)
             )
             return result.rowcount > 0
+
+    # -- sealed values: compare-and-set, one row at a time (the vault rotation)
+    async def swap_connection_credentials(
+        self, connection_id: str, expected: str, sealed: str
+    ) -> bool:
+        statement = (
+            sa.update(connections)
+            .where(connections.c.id == connection_id, connections.c.credentials == expected)
+            .values(credentials=sealed)
+        )
+        async with self._write() as conn:
+            return (await conn.execute(statement)).rowcount == 1
+
+    async def swap_webhook_secrets(
+        self,
+        endpoint_id: str,
+        *,
+        expected: tuple[str, str | None],
+        secret: str,
+        previous: str | None,
+        previous_expires_at: datetime | None,
+    ) -> bool:
+        expected_secret, expected_previous = expected
+        stored_previous = webhook_endpoints.c.previous_secret_ciphertext
+        statement = (
+            sa.update(webhook_endpoints)
+            .where(
+                webhook_endpoints.c.id == endpoint_id,
+                webhook_endpoints.c.secret_ciphertext == expected_secret,
+                stored_previous.is_(None)
+                if expected_previous is None
+                else stored_previous == expected_previous,
+            )
+            .values(
+                secret_ciphertext=secret,
+                previous_secret_ciphertext=previous,
+                previous_secret_expires_at=previous_expires_at,
+            )
+        )
+        async with self._write() as conn:
+            return (await conn.execute(statement)).rowcount == 1
 
     # -- webhook deliveries
     async def add_webhook_delivery(

@@ -39,8 +39,7 @@ from .._types import MessageStatus, ProviderCode
 if TYPE_CHECKING:
     # Only for the protocol's signatures: the records bring pydantic, which the command
     # line's ``--help`` (it reads ``webhooks._admin``, which imports this module) never needs.
-    from .._audit import AuditEvent
-    from .._audit_actions import AuditQuery
+    from .._audit import AuditEvent, AuditQuery
 
 __all__ = [
     "ConnectionStats",
@@ -162,6 +161,12 @@ class WebhookEndpoint:
     #: The secret before the last rotation, still signing beside the new one until it expires.
     previous_secret_ciphertext: str | None = field(default=None, repr=False)
     previous_secret_expires_at: datetime | None = None
+
+    @property
+    def sealed_secrets(self) -> tuple[str, str | None]:
+        """(secret, previous secret) as sealed: what :meth:`Store.swap_webhook_secrets`
+        compares before it writes."""
+        return self.secret_ciphertext, self.previous_secret_ciphertext
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +316,21 @@ class Store(Protocol):
         """The workspace's connections, oldest first."""
         ...
 
-    async def update_connection(self, connection: Connection) -> None: ...
+    async def update_connection(self, connection: Connection) -> None:
+        """Store the connection's settings. Its default flag and its sealed credentials are
+        left as stored: they move only through :meth:`set_default_connection` and
+        :meth:`swap_connection_credentials`, so a whole row written from a stale read never
+        puts back credentials that a vault rotation re-sealed meanwhile."""
+        ...
+
+    async def swap_connection_credentials(
+        self, connection_id: str, expected: str, sealed: str
+    ) -> bool:
+        """Compare-and-set of the sealed credentials (D21, the vault rotation): store
+        ``sealed`` only if the stored credentials are still ``expected``, and change nothing
+        else of the row. ``False`` when they changed meanwhile or the connection is gone: the
+        caller reads the row again rather than write over what another writer stored."""
+        ...
 
     async def set_default_connection(self, workspace_id: str, connection_id: str) -> None:
         """Make one connection the default and every other one of the workspace not."""
@@ -570,6 +589,21 @@ class Store(Protocol):
         ...
 
     async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+
+    async def swap_webhook_secrets(
+        self,
+        endpoint_id: str,
+        *,
+        expected: tuple[str, str | None],
+        secret: str,
+        previous: str | None,
+        previous_expires_at: datetime | None,
+    ) -> bool:
+        """Compare-and-set of an endpoint's sealed secrets (D19, D21): store ``secret``,
+        ``previous`` and its expiry only if its (secret, previous secret) are still
+        ``expected``, and change nothing else of the row (its health, its URL). ``False``
+        when they changed meanwhile or the endpoint is gone: the caller reads it again."""
+        ...
 
     async def set_webhook_endpoint_health(
         self,

@@ -140,8 +140,21 @@ class MemoryStore(MemoryAuditMixin):
     async def update_connection(self, connection: Connection) -> None:
         with self._lock:
             current = self._require(self._connections, connection.id, "Connection")
-            # The default flag moves only through set_default_connection, atomically.
-            self._connections[connection.id] = replace(connection, is_default=current.is_default)
+            # The default flag moves only through set_default_connection, atomically, and the
+            # credentials only through swap_connection_credentials.
+            self._connections[connection.id] = replace(
+                connection, is_default=current.is_default, credentials=current.credentials
+            )
+
+    async def swap_connection_credentials(
+        self, connection_id: str, expected: str, sealed: str
+    ) -> bool:
+        with self._lock:
+            current = self._connections.get(connection_id)
+            if current is None or current.credentials != expected:
+                return False
+            self._connections[connection_id] = replace(current, credentials=sealed)
+            return True
 
     async def set_default_connection(self, workspace_id: str, connection_id: str) -> None:
         with self._lock:
@@ -533,6 +546,28 @@ class MemoryStore(MemoryAuditMixin):
         with self._lock:
             self._require(self._endpoints, endpoint.id, "Webhook endpoint")
             self._endpoints[endpoint.id] = endpoint
+
+    async def swap_webhook_secrets(
+        self,
+        endpoint_id: str,
+        *,
+        expected: tuple[str, str | None],
+        secret: str,
+        previous: str | None,
+        previous_expires_at: datetime | None,
+    ) -> bool:
+        with self._lock:
+            current = self._endpoints.get(endpoint_id)
+            stored = None if current is None else current.sealed_secrets
+            if current is None or stored != expected:
+                return False
+            self._endpoints[endpoint_id] = replace(
+                current,
+                secret_ciphertext=secret,
+                previous_secret_ciphertext=previous,
+                previous_secret_expires_at=previous_expires_at,
+            )
+            return True
 
     async def set_webhook_endpoint_health(
         self,

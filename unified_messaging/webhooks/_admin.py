@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from .._audit_actions import audited, of_record
-from .._errors import RequestInvalid, ResourceNotFound
+from .._errors import Conflict, RequestInvalid, ResourceNotFound
 from .._ids import new_id
 from .._lifecycle.rules import EVENT_TYPES
 from ..store.base import WebhookEndpoint
@@ -51,6 +51,8 @@ __all__ = [
     "webhook_policy_from_env",
 ]
 
+#: Compare-and-set rounds of a secret rotation before it gives up (it never should).
+_SWAP_TRIES: Final = 5
 #: How long the previous secret keeps signing after a rotation.
 DEFAULT_ROTATION_OVERLAP: Final = timedelta(hours=24)
 #: Sealed secrets are bound to this pseudo connection id, so a webhook secret can never be
@@ -192,20 +194,32 @@ class WebhookAdminMixin:
 
         if overlap < timedelta(0):
             raise RequestInvalid.for_field("overlap", "must not be negative")
-        endpoint = await self.get_webhook_endpoint(endpoint_id)
         secret = generate_secret()
-        now = self._clock.now()
         keep_old = overlap > timedelta(0)
-        endpoint = replace(
-            endpoint,
-            secret_ciphertext=seal_secret(
-                self._vault, secret, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id
-            ),
-            previous_secret_ciphertext=endpoint.secret_ciphertext if keep_old else None,
-            previous_secret_expires_at=now + overlap if keep_old else None,
-        )
-        await self._store.update_webhook_endpoint(endpoint)
-        return CreatedWebhookEndpoint(endpoint, secret)
+        # Compare-and-set of the sealed fields alone: a vault rotation (or another secret
+        # rotation) landing between the read and the write is read again, not written over,
+        # and the endpoint's health is never touched (issue 22, item 20).
+        for _ in range(_SWAP_TRIES):
+            endpoint = await self.get_webhook_endpoint(endpoint_id)
+            now = self._clock.now()
+            rotated = replace(
+                endpoint,
+                secret_ciphertext=seal_secret(
+                    self._vault, secret, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id
+                ),
+                previous_secret_ciphertext=endpoint.secret_ciphertext if keep_old else None,
+                previous_secret_expires_at=now + overlap if keep_old else None,
+            )
+            swapped = await self._store.swap_webhook_secrets(
+                endpoint_id,
+                expected=endpoint.sealed_secrets,
+                secret=rotated.secret_ciphertext,
+                previous=rotated.previous_secret_ciphertext,
+                previous_expires_at=rotated.previous_secret_expires_at,
+            )
+            if swapped:
+                return CreatedWebhookEndpoint(rotated, secret)
+        raise Conflict(f"Webhook endpoint {endpoint_id} kept changing; try again.")
 
     @audited("webhook_endpoint.enable", of_record)
     async def enable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
@@ -213,10 +227,13 @@ class WebhookAdminMixin:
 
         Deliveries given up while it was disabled are not sent again.
         """
-        endpoint = await self.get_webhook_endpoint(endpoint_id)
-        endpoint = replace(endpoint, enabled=True, disabled_at=None, failing_since=None)
-        await self._store.update_webhook_endpoint(endpoint)
-        return endpoint
+        await self.get_webhook_endpoint(endpoint_id)
+        # Its health alone: a whole-row write of what was read could put back secrets that a
+        # rotation re-sealed meanwhile.
+        await self._store.set_webhook_endpoint_health(
+            endpoint_id, enabled=True, disabled_at=None, failing_since=None
+        )
+        return await self.get_webhook_endpoint(endpoint_id)
 
     @audited("webhook_endpoint.disable", of_record)
     async def disable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:

@@ -141,7 +141,9 @@ class WebhookOutbox:
         heartbeat), so no worker claims it meanwhile, and the attempt needs no claim and no
         read of what was just written. If the process dies mid-attempt, the lease runs out
         and a worker makes the attempt (at least once, under the same ``webhook-id``).
-        Outside a worker, deliveries are only queued.
+        Outside a worker, deliveries are only queued. Under a lease that was lost (another
+        worker now runs the event item), nothing is queued:
+        :class:`~.._lifecycle.worker.LeaseLost` is raised.
         """
         lease = current_lease() if attempt_now else None
         queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
@@ -164,8 +166,6 @@ class WebhookOutbox:
             return []
         now = self._clock.now()
         body = build_event_document(event_type, data, now=now)
-        owner = None if lease is None else lease.worker_id
-        lease_until = None if lease is None else lease.until
 
         async def queue(
             endpoint: WebhookEndpoint,
@@ -184,18 +184,22 @@ class WebhookOutbox:
             # One transaction: a crash can never leave a delivery nobody will make.
             work = WorkItem(
                 id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now,
-                created_at=now, claimed_by=owner, lease_until=lease_until,
+                created_at=now,
             )  # fmt: skip
             if lease is not None:
-                lease.hold(work.id)  # from before it exists, so no heartbeat misses it
+                # The lease as it stands now (renewed by the heartbeat), never a copy taken
+                # when the event item was claimed; LeaseLost if it is gone.
+                work = lease.stamp(work)
             try:
                 await self._store.add_webhook_delivery(delivery, work)
             except (AlreadyExists, ResourceNotFound):
                 # This event reached this endpoint's log before, or the endpoint was removed.
-                if lease is not None:
-                    lease.release(work.id)
                 return None
-            return delivery, endpoint, work  # still held: the first attempt releases it
+            if lease is not None:
+                # Stored with a current lease, so a heartbeat that misses it in between
+                # still leaves it held; the next one renews it. The first attempt releases it.
+                lease.hold(work)
+            return delivery, endpoint, work
 
         # Side by side: the endpoints' rows share one group commit.
         added = await asyncio.gather(*(queue(endpoint) for endpoint in targets))
@@ -205,6 +209,11 @@ class WebhookOutbox:
         self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, work: WorkItem, lease: Lease
     ) -> None:
         try:
+            if not lease.holds(work.id):
+                # Lost (or run out unrenewed): a worker may be making this attempt already.
+                logger.warning("webhook delivery %s: its lease was lost; left to the worker",
+                               delivery.id)  # fmt: skip
+                return
             again = await self._attempt(delivery, endpoint)
             if again is None:
                 await self._store.complete_work(work.id, lease.worker_id)

@@ -3,8 +3,9 @@
 Everything here needs httpx and httpcore (about a tenth of a second to import), so it is
 imported when a :class:`~unified_messaging.webhooks._sender.WebhookSender` makes its first
 delivery, not by every process that builds a Messenger (a one-shot admin command never
-delivers). The policy, the URL checks and the outcomes live in ``_webhook_sender``, whose
-module docstring describes the guard; its names below stay importable from there too.
+delivers). The policy, the URL checks and the outcomes live in ``_rules`` (shared with
+``_sender``, whose module docstring describes the guard); this module never imports
+``_sender``, so the two are no import circle.
 """
 
 from __future__ import annotations
@@ -20,19 +21,19 @@ import httpx
 
 from .._asyncio_net import AsyncioBackend
 from .._clock import Clock
-from ..providers._http import parse_retry_after
-from ._sender import (
-    _HOW,
-    _THROTTLE_STATUSES,
+from .._retry_after import parse_retry_after
+from ._rules import (
     DEFAULT_TIMEOUT,
     DRAIN_BYTES,
     EXCERPT_BYTES,
+    HOW_TO_ALLOW,
+    THROTTLE_STATUSES,
     USER_AGENT,
     DeliveryResult,
     IPAddress,
     Resolver,
     TargetPolicy,
-    _short,
+    short_error,
 )
 
 __all__ = [
@@ -152,9 +153,12 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     ) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else None
         context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
-        # Every connection may stay open: endpoints are few, and reconnecting per delivery
-        # costs more than the delivery (see DEFAULT_PER_ENDPOINT for the bound per endpoint).
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=100)
+        # No cap on connections in flight: the bounds are the sender's, per endpoint
+        # (EndpointSlots), and the worker's concurrency. A pool-wide cap would be shared by
+        # every endpoint, so hanging ones could hold it all and delay the healthy (issue 22,
+        # item 18). Idle connections may stay open, up to 100: reconnecting per delivery
+        # costs more than the delivery.
+        limits = limits or httpx.Limits(max_connections=None, max_keepalive_connections=100)
         super().__init__(verify=context, trust_env=False, limits=limits)
         # httpx builds its pool without a network-backend seam; this pool is the same one,
         # plus the guard. tests/test_webhook_sender.py fails loudly if that ever changes.
@@ -209,11 +213,11 @@ async def post(
         ):
             return await _judge(response, clock)
     except TargetRefused as exc:
-        return DeliveryResult("refused", error=_short(f"refused: {exc}{_HOW}"))
+        return DeliveryResult("refused", error=short_error(f"refused: {exc}{HOW_TO_ALLOW}"))
     except (TimeoutError, httpx.TimeoutException):
         return DeliveryResult("retry", error=f"timed out after {timeout:g} s")
     except httpx.HTTPError as exc:
-        return DeliveryResult("retry", error=_short(f"{type(exc).__name__}: {exc}"))
+        return DeliveryResult("retry", error=short_error(f"{type(exc).__name__}: {exc}"))
 
 
 async def _judge(response: httpx.Response, clock: Clock) -> DeliveryResult:
@@ -224,12 +228,12 @@ async def _judge(response: httpx.Response, clock: Clock) -> DeliveryResult:
     if 300 <= code < 400:
         location = response.headers.get("location", "")
         note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
-        return DeliveryResult("retry", status_code=code, error=_short(note))
-    error = _short(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
+        return DeliveryResult("retry", status_code=code, error=short_error(note))
+    error = short_error(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
     if code == 410:
         return DeliveryResult("disable", status_code=code, error=error)
     retry_after = None
-    if code in _THROTTLE_STATUSES:
+    if code in THROTTLE_STATUSES:
         retry_after = parse_retry_after(response.headers.get("retry-after"), now=clock.now())
     return DeliveryResult("retry", status_code=code, error=error, retry_after=retry_after)
 

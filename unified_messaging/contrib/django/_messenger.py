@@ -81,10 +81,10 @@ def _current() -> _Made:
 
 
 def _make() -> _Made:
-    from . import testing
+    from ._simulated import in_tests, simulated_messenger
 
-    if testing.in_tests():
-        messenger, testbed = testing.simulated_messenger()
+    if in_tests():
+        messenger, testbed = simulated_messenger()
         return _Made(os.getpid(), messenger, testbed)
     return _Made(os.getpid(), _configured(), None)
 

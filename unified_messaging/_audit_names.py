@@ -1,0 +1,45 @@
+"""The audit log's vocabulary (D32): the action names an audit row may carry.
+
+Plain data, importing nothing of the package: the recording decorator (``_audit_actions``),
+the records (``_audit``) and the command line's ``--help`` all read it without pulling each
+other (or pydantic) in.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+from typing import get_args as _get_args
+
+__all__ = ["AUDIT_ACTIONS", "MAX_FIELD_LENGTH", "AuditAction"]
+
+#: What an audit row says was done. Closed: a new admin change needs a new name here (and a
+#: line in docs/operations.md), so a reader of the log knows every value it can meet.
+AuditAction = Literal[
+    "workspace.create",
+    "workspace.quota",
+    "workspace.retry_unavailable",
+    "workspace.queue_ttl",
+    "workspace.recipient_limit",
+    "api_key.create",
+    "api_key.revoke",
+    "connection.add",
+    "connection.remove",
+    "connection.default",
+    "connection.breaker_policy",
+    "connection.send_rate",
+    "template.set",
+    "template.delete",
+    "allowlist.add",
+    "allowlist.remove",
+    "webhook_endpoint.create",
+    "webhook_endpoint.remove",
+    "webhook_endpoint.rotate_secret",
+    "webhook_endpoint.enable",
+    "webhook_endpoint.disable",
+    "vault.rotate",
+]
+AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
+
+#: Where a row's text fields stop: ids and keys are far shorter; the bound keeps a row
+#: small whatever a caller passes.
+MAX_FIELD_LENGTH: Final = 255
