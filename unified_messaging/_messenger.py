@@ -654,8 +654,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         if record.error.code == ChatUnreachable.code:
             raise ChatUnreachable(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
+            # The record's message names each provider's cause (issue 22.9).
             raise ProviderUnavailable(
-                "No provider could be reached; the message was not sent.", job_id=record.job_id
+                f"The message was not sent. {record.error.message}", job_id=record.job_id
             )
 
     # ------------------------------------------------------------------ delivery reports

@@ -256,10 +256,17 @@ async def test_retries_stop_after_connect_retries_and_the_error_is_raised() -> N
 
 
 @pytest.mark.parametrize(
-    "error", [httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError]
+    ("error", "kind"),
+    [
+        (httpx.ReadTimeout, "unknown"),
+        (httpx.ReadError, "unknown"),
+        (httpx.RemoteProtocolError, "unknown"),
+        # Cut short while being written: no HTTP server acts on half a request.
+        (httpx.WriteError, "unavailable"),
+    ],
 )
 async def test_a_request_that_may_have_left_is_never_resent(
-    error: type[httpx.TransportError],
+    error: type[httpx.TransportError], kind: str
 ) -> None:
     calls: list[httpx.Request] = []
 
@@ -272,8 +279,8 @@ async def test_a_request_that_may_have_left_is_never_resent(
         await adapter(handler, sleeps, connect_retries=3).exchange("POST", "/", max_body=99)
 
     assert (len(calls), sleeps.waits) == (1, [])
-    outcome = _Adapter.transport_outcome(raised.value)
-    assert outcome.kind == "unavailable"
+    outcome = adapter(handler).transport_outcome(raised.value)
+    assert outcome.kind == kind
 
 
 async def test_a_refused_loopback_port_is_retried_then_raised() -> None:
@@ -442,28 +449,35 @@ def test_numbers_by_id_skips_ids_without_both_parts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "words"),
+    ("answer", "kind", "words"),
     [
-        (Answer(200, httpx.Headers(), "application/json", b"{", True), "too large"),
-        (Answer(429, httpx.Headers({"Retry-After": "9"}), "", b"", False), "throttling"),
-        (Answer(503, httpx.Headers(), "application/json", b"{}", False), "HTTP 503"),
-        (Answer(200, httpx.Headers(), "text/html", b"{}", False), "text/html, not JSON"),
-        (Answer(200, httpx.Headers(), "", b"<p>", False), "(HTTP 200) is not JSON"),
-        (Answer(200, httpx.Headers(), "text/plain", b"[1]", False), "not a JSON object"),
+        (Answer(200, httpx.Headers(), "application/json", b"{", True), "unknown", "not read"),
+        (Answer(429, httpx.Headers({"Retry-After": "9"}), "", b"", False), "unavailable",
+         "throttling"),
+        (Answer(503, httpx.Headers(), "application/json", b"{}", False), "unavailable",
+         "HTTP 503"),
+        (Answer(200, httpx.Headers(), "text/html", b"{}", False), "unknown", "text/html, not JSON"),
+        (Answer(200, httpx.Headers(), "", b"<p>", False), "unknown", "HTTP 200"),
+        (Answer(200, httpx.Headers(), "text/plain", b"[1]", False), "unknown", "not an object"),
+        (Answer(406, httpx.Headers(), "text/html", b"<p>", False), "unavailable", "HTTP 406"),
     ],
-    ids=["truncated", "429", "5xx", "html", "not-json", "not-object"],
-)
-def test_json_answer_says_why_an_answer_is_unavailable(answer: Answer, words: str) -> None:
-    outcome = json_answer(answer, "Gateway")
+    ids=["truncated", "429", "5xx", "html", "not-json", "not-object", "4xx-html"],
+)  # fmt: skip
+def test_json_answer_is_unknown_for_an_unreadable_2xx_and_unavailable_otherwise(
+    answer: Answer, kind: str, words: str
+) -> None:
+    outcome = json_answer(answer, adapter(lambda request: httpx.Response(500)))
 
     assert isinstance(outcome, SubmitOutcome)
-    assert outcome.kind == "unavailable"
-    assert outcome.error is not None and "Gateway" in outcome.error.message
+    assert outcome.kind == kind
+    assert outcome.error is not None and "Telegram" in outcome.error.message
     assert words in outcome.error.message
     assert outcome.retry_after == (9.0 if answer.status == 429 else None)
+    code = "PROVIDER_OUTCOME_UNKNOWN" if kind == "unknown" else "PROVIDER_UNAVAILABLE"
+    assert outcome.error.code == code
 
 
 def test_json_answer_reads_an_object() -> None:
     answer = Answer(406, httpx.Headers(), "application/json", b'{"code": "30"}', False)
 
-    assert json_answer(answer, "Gateway") == {"code": "30"}
+    assert json_answer(answer, adapter(lambda request: httpx.Response(500))) == {"code": "30"}

@@ -256,7 +256,7 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             answer = await self._call("POST", "/sms/rest/v2/send", body)
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(chunk)
-        read = _send_result(answer)
+        read = _send_result(answer, self)
         if isinstance(read, SubmitOutcome):
             return [read] * len(chunk)
         return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
@@ -329,9 +329,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         try:
             answer = await self._call("POST", "/sms/rest/v2/report", body)
         except httpx.HTTPError as exc:
-            logger.warning("NetGSM report poll failed: %s", type(exc).__name__)
+            logger.warning("NetGSM report poll failed: %s", self.cause(exc))
             return None
-        data = json_answer(answer, "NetGSM")
+        data = json_answer(answer, self)
         if isinstance(data, SubmitOutcome):
             logger.warning("NetGSM report poll: %s", data.error.message if data.error else "")
             return None
@@ -356,17 +356,21 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 "GET", "/sms/rest/v2/msgheader", params={"appname": app} if app else None
             )
         except httpx.HTTPError as exc:
-            raise ProviderUnavailable("NetGSM could not be reached to check credentials.") from exc
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.truncated:
-            raise ProviderUnavailable("NetGSM could not be reached to check credentials.")
-        data = json_answer(answer, "NetGSM")
+            raise self.unreachable(answer, "to check credentials")
+        data = json_answer(answer, self)
         if answer.status in (401, 403) or (isinstance(data, dict) and _answer_code(data) == "30"):
             raise InvalidCredentials(
                 "NetGSM refused the credentials: wrong usercode or password, no API access, "
                 "or this IP is not allowed."
             )
         if isinstance(data, SubmitOutcome) or _answer_code(data) != "00":
-            raise ProviderUnavailable("NetGSM gave no usable answer to the credentials check.")
+            said = data.error.message if isinstance(data, SubmitOutcome) and data.error else ""
+            raise ProviderUnavailable(
+                "NetGSM gave no usable answer to the credentials check: "
+                + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
+            )
 
 
 def _needs_turkish(request: SubmitRequest) -> bool:
@@ -375,9 +379,9 @@ def _needs_turkish(request: SubmitRequest) -> bool:
     return encoding != "gsm7"
 
 
-def _send_result(answer: Answer) -> str | SubmitOutcome:
+def _send_result(answer: Answer, adapter: NetgsmAdapter) -> str | SubmitOutcome:
     """The job id of a send answer, or the outcome of a refusal or an unreadable answer."""
-    data = json_answer(answer, "NetGSM")
+    data = json_answer(answer, adapter)
     if isinstance(data, SubmitOutcome):
         return data
     code = _answer_code(data)
@@ -385,7 +389,7 @@ def _send_result(answer: Answer) -> str | SubmitOutcome:
     if code == "00":
         if isinstance(jobid, str | int) and not isinstance(jobid, bool) and str(jobid).strip():
             return str(jobid).strip()
-        return SubmitOutcome.unavailable("NetGSM said 00 but gave no job id.")
+        return adapter.unreadable(answer, "code 00 but no job id")
     known = _SEND_CODES.get(code)
     if known is None:
         if answer.status in (401, 403):

@@ -223,7 +223,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
 
     def _read_send_answer(self, answer: Answer) -> str | SubmitOutcome:
         """The campaign id, or the outcome of a send not known to be accepted."""
-        problem = _foreign_answer(answer)
+        problem = _foreign_answer(answer, self)
         if problem is not None:
             return problem
         if answer.status == httpx.codes.OK:
@@ -233,10 +233,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             logger.warning(
                 "Verimor answered 200 without a campaign id (%d bytes)", len(answer.text)
             )
-            return SubmitOutcome.unavailable(
-                "Verimor answered 200 without a readable campaign id: the message may or may "
-                "not have been taken."
-            )
+            return self.unreadable(answer, "no campaign id")
         if answer.status == httpx.codes.BAD_REQUEST:
             return self._refusal_outcome(answer.text)
         if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
@@ -249,7 +246,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             return SubmitOutcome.rejected(
                 "PROVIDER_REJECTED", "The request is over Verimor's 10 MB."
             )
-        return SubmitOutcome.unavailable(f"Verimor answered with unexpected HTTP {answer.status}.")
+        return self.unreadable(answer, "an unexpected status")
 
     def _refusal_outcome(self, text: str) -> SubmitOutcome:
         match = _ERROR_TOKEN.fullmatch(text)
@@ -286,17 +283,17 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             answer = await self.exchange(
                 "GET", _BALANCE_PATH, max_body=_ANSWER_LIMIT, params=params
             )
-        except httpx.HTTPError:
-            raise ProviderUnavailable(
-                "Verimor could not be reached to check credentials."
-            ) from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
             raise InvalidCredentials(
                 "Verimor refused the credentials: wrong user name or API password, or OİM "
                 "does not allow this server's IP address."
             )
-        if _foreign_answer(answer) is not None or answer.status != httpx.codes.OK:
-            raise ProviderUnavailable(f"Verimor's balance check failed (HTTP {answer.status}).")
+        if _foreign_answer(answer, self) is not None or answer.status != httpx.codes.OK:
+            raise ProviderUnavailable(
+                f"Verimor's balance check failed (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
 
 
 def _campaign_key(request: SubmitRequest) -> Hashable:
@@ -304,7 +301,7 @@ def _campaign_key(request: SubmitRequest) -> Hashable:
     return (request.sender, request.encoding, request.iys_mode)
 
 
-def _foreign_answer(answer: Answer) -> SubmitOutcome | None:
+def _foreign_answer(answer: Answer, adapter: VerimorAdapter) -> SubmitOutcome | None:
     """An answer that is not Verimor speaking its documented plain text, as an outcome."""
     if answer.status == httpx.codes.TOO_MANY_REQUESTS:
         wait = answer.retry_after if answer.retry_after is not None else _DEFAULT_RETRY_AFTER
@@ -313,17 +310,13 @@ def _foreign_answer(answer: Answer) -> SubmitOutcome | None:
         )
     if answer.status >= httpx.codes.INTERNAL_SERVER_ERROR:
         return SubmitOutcome.unavailable(
-            f"Verimor answered with server error {answer.status}.", retry_after=answer.retry_after
-        )
-    if answer.content_type not in _PLAIN_TYPES:
-        return SubmitOutcome.unavailable(
-            f"Verimor answered with unexpected content type {answer.content_type!r} "
-            f"(HTTP {answer.status})."
+            f"Verimor answered with server error {answer.status}: {adapter.excerpt(answer)}",
+            retry_after=answer.retry_after,
         )
     if answer.truncated:
-        return SubmitOutcome.unavailable(
-            f"Verimor's answer was over {_ANSWER_LIMIT} bytes and was not read."
-        )
+        return adapter.unreadable(answer, "the answer was not read to its end")
+    if answer.content_type not in _PLAIN_TYPES:
+        return adapter.unreadable(answer, "not Verimor's plain text")
     return None
 
 

@@ -150,10 +150,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         except httpx.HTTPError as exc:
             return self.transport_outcome(exc)
         if answer.truncated:
-            return SubmitOutcome.unavailable(
-                f"WhatsApp's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "the message may or may not have been sent."
-            )
+            return self.unreadable(answer, "the answer was not read to its end")
         return self._outcome(answer)
 
     def _outcome(self, answer: Answer) -> SubmitOutcome:
@@ -163,13 +160,13 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
             wamid = _message_id(document)
             if wamid is not None:
                 return SubmitOutcome.accepted(wamid)
-            return SubmitOutcome.unavailable(
-                f"WhatsApp answered HTTP {status} without a message id "
-                f"({_kind(answer, document)}); the message may have been sent."
-            )
+            return self.unreadable(answer, f"no message id, {_kind(answer, document)}")
         error = document.get("error") if document is not None else None
         if not isinstance(error, dict):
-            return _by_status(answer, f"WhatsApp answered HTTP {status} ({_kind(answer, None)}).")
+            said = (
+                f"WhatsApp answered HTTP {status} ({_kind(answer, None)}): {self.excerpt(answer)}"
+            )
+            return _by_status(answer, said)
         code = error.get("code")
         said = self._quote(_describe(error))
         mapped = _CODES.get(code) if isinstance(code, int) else None
@@ -254,17 +251,19 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         """``GET /{version}/{phone_number_id}``: the number must exist and the token reach it."""
         try:
             answer = await self._call("GET", "")
-        except httpx.HTTPError:
-            raise ProviderUnavailable("WhatsApp could not be reached.") from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check the access token") from None
         if answer.truncated:
-            raise ProviderUnavailable("WhatsApp could not be reached.")
+            raise self.unreachable(answer, "to check the access token")
         if answer.is_success:
             return
         document = _json(answer.body)
         error = document.get("error") if document is not None else None
         code = error.get("code") if isinstance(error, dict) else None
         if answer.status >= 500 or (isinstance(code, int) and _CODES.get(code) == _BUSY):
-            raise ProviderUnavailable(f"WhatsApp answered HTTP {answer.status}.")
+            raise ProviderUnavailable(
+                f"WhatsApp answered HTTP {answer.status}: {self.excerpt(answer)}"
+            )
         if answer.status in (401, 403) or (isinstance(code, int) and _CODES.get(code) == _AUTH):
             raise InvalidCredentials("WhatsApp refused the access token.")
         raise InvalidCredentials(

@@ -1,0 +1,201 @@
+"""A 2xx answer we cannot read (issue 22.8), through the REST app, every live adapter and its
+loopback fake wrapped in fault injection.
+
+A 2xx means the request arrived; a body in the wrong format (a captive portal's page) or cut
+mid-way does not say what became of it. The provider may have taken the message, so the send
+must not fall back (that could send the SMS twice): the message ends ``unknown`` with
+``PROVIDER_OUTCOME_UNKNOWN``, the quota unit is kept, and a report that names the attempt
+can still settle it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from _support import bearer, serving
+from fakes._server import serve
+from fakes.faults import Faults
+from fakes.iletimerkezi import IletimerkeziFake
+from fakes.kannel import KannelFake
+from fakes.mutlucell import FakeMutlucell
+from fakes.netgsm import NetgsmFake
+from fakes.telegram import TelegramFake
+from fakes.verimor import FakeVerimor
+from fakes.whatsapp import WhatsAppFake
+
+from unified_messaging import ManualClock, Messenger, Vault
+from unified_messaging.asgi import create_app
+
+UNKNOWN = "PROVIDER_OUTCOME_UNKNOWN"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider code, its fake, and how a connection of it is set up against the fake."""
+
+    code: str
+    fake: Callable[[], Any]
+    credentials: Callable[[Any], dict[str, str]]
+    to: str = "+905551234567"
+    sender: str | None = "UMTEST"
+
+
+def _whatsapp(fake: WhatsAppFake) -> dict[str, str]:
+    return {
+        "access_token": fake.access_token,
+        "phone_number_id": fake.phone_number_id,
+        "app_secret": fake.app_secret,
+        "verify_token": "verify-me",
+    }
+
+
+PROVIDERS = [
+    Provider("sms_a", NetgsmFake, lambda f: {"usercode": f.usercode, "password": f.password}),
+    Provider("sms_b", IletimerkeziFake, lambda f: {"api_key": f.key, "api_hash": f.hash}),
+    Provider("sms_c", FakeVerimor, lambda f: {"username": f.username, "password": f.password}),
+    Provider("sms_d", FakeMutlucell, lambda f: {"username": f.username, "password": f.password}),
+    Provider("sms_e", KannelFake, lambda f: {"username": f.username, "password": f.password}),
+    Provider("chatbot", TelegramFake, lambda f: {"bot_token": f.token}, to="4242", sender=None),
+    Provider("bizchat", WhatsAppFake, lambda f: _whatsapp(f), sender=None),
+]
+BY_CODE = {p.code: p for p in PROVIDERS}
+
+
+@dataclass
+class Rig:
+    messenger: Messenger
+    client: httpx.AsyncClient
+    url: str
+    key: str
+    workspace_id: str
+    primary: Faults
+    backup: Faults | None
+
+    async def send(self, provider: Provider, fallback: list[str]) -> httpx.Response:
+        body: dict[str, Any] = {
+            "to": provider.to,
+            "body": "Kodunuz 4821",
+            "provider": provider.code,
+        }
+        if fallback:
+            body["fallback"] = fallback
+        return await self.client.post(f"{self.url}/v1/messages", json=body,
+                                      headers=bearer(self.key))  # fmt: skip
+
+    async def record(self, job_id: str) -> dict[str, Any]:
+        answer = await self.client.get(f"{self.url}/v1/messages/{job_id}", headers=bearer(self.key))
+        document: dict[str, Any] = answer.json()
+        return document
+
+
+def backup_of(provider: Provider) -> Provider | None:
+    """A healthy SMS provider to fall back to (fallback is SMS only, D6)."""
+    if not provider.code.startswith("sms_"):
+        return None
+    return BY_CODE["sms_a" if provider.code == "sms_b" else "sms_b"]
+
+
+@contextlib.asynccontextmanager
+async def rig(provider: Provider, **credentials: str) -> AsyncIterator[Rig]:
+    backup = backup_of(provider)
+    fake = provider.fake()
+    primary = Faults(fake.app)
+    backup_fake = backup.fake() if backup is not None else None
+    spare = Faults(backup_fake.app) if backup_fake is not None else None
+    messenger = Messenger(clock=ManualClock(), vault=Vault.generate())
+    async with contextlib.AsyncExitStack() as stack:
+        a = await stack.enter_async_context(serve(primary))
+        b = await stack.enter_async_context(serve(spare)) if spare is not None else None
+        await stack.enter_async_context(messenger)
+        url = await stack.enter_async_context(
+            serving(create_app(messenger, worker=False), lifespan=False)
+        )
+        client = await stack.enter_async_context(httpx.AsyncClient(timeout=20))
+        workspace = await messenger.create_workspace("unreadable", recipient_limit=None)
+        await messenger.add_connection(
+            workspace.id, provider.code, base_url=a, default_sender=provider.sender,
+            credentials={**provider.credentials(fake), **credentials},
+        )  # fmt: skip
+        if backup is not None and b is not None:
+            await messenger.add_connection(
+                workspace.id, backup.code, base_url=b, default_sender="UMTEST",
+                credentials=backup.credentials(backup_fake),
+            )  # fmt: skip
+        key = await messenger.create_api_key(workspace.id, livemode=True)
+        yield Rig(messenger, client, url, key.secret, workspace.id, primary, spare)
+
+
+@pytest.mark.parametrize("how", ["wrong-content-type", "cut-body"])
+@pytest.mark.parametrize("provider", PROVIDERS, ids=[p.code for p in PROVIDERS])
+async def test_a_2xx_we_cannot_read_is_unknown_never_a_fallback_and_keeps_its_unit(
+    provider: Provider, how: str
+) -> None:
+    async with rig(provider) as r:
+        if how == "cut-body":
+            r.primary.reset()  # "200", a first byte, then the connection is cut
+        else:
+            r.primary.garble()  # "200" with a captive portal's HTML page
+        backup = backup_of(provider)
+        response = await r.send(provider, [backup.code] if backup else [])
+
+        assert response.status_code == 201, response.text
+        sent = response.json()
+        assert (sent["status"], sent["provider"]) == ("sent", provider.code)  # handed over
+        record = await r.record(sent["job_id"])
+        assert record["status"] == "unknown"
+        assert record["error"]["code"] == UNKNOWN
+        assert "HTTP 200" in record["error"]["message"]
+        assert [(a["provider"], a["status"], a["error"]["code"]) for a in record["attempts"]] == [
+            (provider.code, "unknown", UNKNOWN)
+        ]
+        assert r.primary.requests == 1  # not sent again either
+        if r.backup is not None:
+            assert r.backup.requests == 0  # no second provider for a message that may be out
+        usage = await r.messenger.quota_usage(r.workspace_id)
+        assert usage.used == 1  # D17: the provider may have taken it
+
+
+async def test_a_non_2xx_we_cannot_read_still_falls_back() -> None:
+    """A 4xx or 5xx page proves the provider took nothing: fallback is safe, and the
+    attempt says what the provider answered."""
+    provider = BY_CODE["sms_a"]
+    async with rig(provider) as r:
+        r.primary.garble(status=502, body=b"<html><h1>502 Bad Gateway</h1></html>")
+        response = await r.send(provider, ["sms_b"])
+
+        assert (response.status_code, response.json()["provider"]) == (201, "sms_b")
+        record = await r.record(response.json()["job_id"])
+        first = record["attempts"][0]
+        assert (first["status"], first["error"]["code"]) == ("rejected", "PROVIDER_UNAVAILABLE")
+        assert (
+            "HTTP 502 (text/html): <html><h1>502 Bad Gateway</h1></html>"
+            in (first["error"]["message"])
+        )
+
+
+async def test_a_kannel_report_settles_a_message_left_unknown() -> None:
+    """Kannel's reports name the id we put in the ``dlr-url`` before sending, so a report
+    can still say what became of a message whose answer could not be read."""
+    provider = BY_CODE["sms_e"]
+    async with rig(provider, dlr_url="https://um.example") as r:
+        r.primary.garble()
+        response = await r.send(provider, ["sms_b"])
+        job_id = response.json()["job_id"]
+        (attempt,) = (await r.record(job_id))["attempts"]
+        assert attempt["status"] == "unknown"
+        connection = (await r.messenger.list_connections(r.workspace_id))[0]
+
+        report = await r.client.get(
+            f"{r.url}/v1/dlr/{connection.id}/{connection.dlr_token}",
+            params={"id": attempt["provider_message_id"], "type": "1", "answer": "ACK"},
+        )
+
+        assert report.status_code == 200, report.text
+        record = await r.record(job_id)
+        assert record["status"] == "delivered"
+        assert record["attempts"][0]["status"] == "delivered"
