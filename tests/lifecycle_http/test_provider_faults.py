@@ -126,6 +126,8 @@ async def test_a_hanging_provider_is_skipped_once_open_and_found_again_by_the_pr
             hung = await r.record(response.json()["job_id"])
             assert hung["status"] == "unknown"
             assert codes(hung) == [("sms_a", "PROVIDER_OUTCOME_UNKNOWN")]
+            # Issue 22.9: which wait ran out, after how long.
+            assert "after 0.3 s, once the request was sent" in hung["error"]["message"]
         assert r.sms_b.orders == []  # never a second provider for a send that may be out
         assert await r.breaker() == "open"
 

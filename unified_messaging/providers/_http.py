@@ -27,9 +27,11 @@ from __future__ import annotations
 import abc
 import asyncio
 import email.utils
+import errno
 import json
 import logging
 import re
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -242,14 +244,15 @@ async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
 # long runs of letters and digits (API keys, hashes, tokens).
 _SECRET_SHAPES: Final = (
     (re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{20,}"), "***"),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 ***"),
     (
         re.compile(
             r"(?i)\b((?:api_?)?key|token|access_token|pass(?:word)?|pwd|secret|hash|sig(?:nature)?"
-            r"|auth(?:orization)?|usercode|ka)(\s*[=:]\s*|\"\s*:\s*\"|'\s*:\s*')([^&\s\"',;<>]+)"
+            r"|auth(?:orization)?|usercode|ka)(\s*[=:]\s*|\"\s*:\s*\"|'\s*:\s*')"
+            r"(?!(?:bearer|basic) )([^&\s\"',;<>]+)"
         ),
         r"\1\2***",
     ),
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 ***"),
     (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z_-]*\d)(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}"), "***"),
 )
 
@@ -316,6 +319,22 @@ def _where(exc: httpx.HTTPError) -> tuple[str, float | None]:
     return f"{url.host}:{port}", float(value) if isinstance(value, int | float) else None
 
 
+def _connect_cause(where: str, chain: Sequence[BaseException], words: str) -> str:
+    """Why no connection could be made: DNS, refused, TLS, or the system's own words."""
+    tls = any(isinstance(e, ssl.SSLError) for e in chain)
+    if tls or "ssl" in words or "certificate" in words:
+        return f"the TLS handshake with {where} failed: {_kind(chain[-1])}"
+    if any(isinstance(e, socket.gaierror) for e in chain) or any(w in words for w in _DNS_WORDS):
+        return f"the name {where.rsplit(':', 1)[0]} could not be resolved (DNS)"
+    refused = any(
+        isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED
+        for e in chain
+    )
+    if refused or "refused" in words or f"[errno {errno.ECONNREFUSED}]" in words:
+        return f"{where} refused the connection"
+    return f"could not connect to {where}: {_kind(chain[-1])}"
+
+
 def transport_cause(exc: httpx.HTTPError) -> str:
     """Why a request failed in transport, in a few words (issue 22.9): DNS, refused, TLS,
     which time-out after how long, or a connection broken mid-answer. Unmasked: callers
@@ -333,17 +352,7 @@ def transport_cause(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.WriteTimeout):
         return f"the request could not be written to {where}{after} (write time-out)"
     if isinstance(exc, httpx.ConnectError):
-        if (
-            any(isinstance(e, ssl.SSLError) for e in chain)
-            or "ssl" in words
-            or "certificate" in words
-        ):
-            return f"the TLS handshake with {where} failed: {_kind(chain[-1])}"
-        if any(w in words for w in _DNS_WORDS):
-            return f"the name {where.rsplit(':', 1)[0]} could not be resolved (DNS)"
-        if "refused" in words:
-            return f"{where} refused the connection"
-        return f"could not connect to {where}: {_kind(chain[-1])}"
+        return _connect_cause(where, chain, words)
     if isinstance(exc, MaybeTaken):
         return f"the connection to {where} broke before the answer was complete: {_kind(exc)}"
     return f"{type(exc).__name__} talking to {where}: {_kind(exc)}"

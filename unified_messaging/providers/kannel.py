@@ -47,7 +47,7 @@ from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
-from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, logger
+from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, excerpt, logger
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "KannelAdapter"]
@@ -201,10 +201,8 @@ class KannelAdapter(HttpAdapter[Credentials]):
         )
 
     def _quote(self, text: str) -> str:
-        """The gateway's words for an error message: one line, short, no password in it."""
-        line = " ".join(text.split())[:200] or "(empty body)"
-        password = self.secret(self.credentials.password)
-        return line.replace(password, "***") if password else line
+        """The gateway's words for an error message: one line, short, no credential in it."""
+        return excerpt(text, self.secrets())
 
     async def _sendsms(self, params: Mapping[str, str]) -> Answer:
         """One GET of ``sendsms``, its answer read no further than the cap."""

@@ -42,6 +42,7 @@ from ._http import (
     HttpAdapter,
     JsonUnreadable,
     decode_json_object,
+    redact,
 )
 from .base import SubmitOutcome, SubmitRequest
 
@@ -216,7 +217,7 @@ def _said(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         return "(no description)"
     # The token is never echoed by Telegram, but a URL in a proxy's words might carry it.
-    return _URL_TOKEN.sub("/bot<redacted>", " ".join(description.split()))[:300]
+    return redact(_URL_TOKEN.sub("/bot<redacted>", " ".join(description.split())))[:300]
 
 
 def _json(body: bytes) -> dict[str, Any] | None:

@@ -44,7 +44,15 @@ from pydantic import Field, SecretStr
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
-from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, JsonUnreadable, decode_json
+from ._http import (
+    AdapterSpec,
+    Answer,
+    CredentialsModel,
+    HttpAdapter,
+    JsonUnreadable,
+    decode_json,
+    redact,
+)
 from ._sms import msisdn, send_in_groups
 from .base import (
     InboundCallback,
@@ -364,7 +372,7 @@ def _is_unicode(text: str) -> bool:
 
 def _snippet(text: str, secret: str) -> str:
     """A short printable excerpt of a provider's text, the secret blanked if echoed."""
-    shown = " ".join(text.replace(secret, "***").split()) if secret else " ".join(text.split())
+    shown = redact(" ".join(text.split()), [secret] if secret else [])
     return shown[:120] or "an empty answer"
 
 

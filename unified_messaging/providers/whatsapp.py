@@ -181,8 +181,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         return SubmitOutcome(kind, error=ErrorInfo(our_code, said))
 
     def _quote(self, text: str) -> str:
-        token = self.secret(self.credentials.access_token)
-        return text.replace(token, "***")
+        return self.redact(text)
 
     async def _call(
         self, method: str, path: str, payload: Mapping[str, object] | None = None
