@@ -30,6 +30,7 @@ from fakes.whatsapp import WhatsAppFake
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging.asgi import create_app
+from unified_messaging.providers.registry import LIVE_ADAPTERS
 
 UNKNOWN = "PROVIDER_OUTCOME_UNKNOWN"
 
@@ -199,3 +200,20 @@ async def test_a_kannel_report_settles_a_message_left_unknown() -> None:
         record = await r.record(job_id)
         assert record["status"] == "delivered"
         assert record["attempts"][0]["status"] == "delivered"
+
+
+def test_every_live_adapter_is_in_the_matrix() -> None:
+    """The matrix above is what keeps each adapter on the one rule (HttpAdapter.unreadable):
+    a new adapter must join it."""
+    assert {p.code for p in PROVIDERS} == set(LIVE_ADAPTERS)
+
+
+async def test_the_openapi_document_names_the_code() -> None:
+    messenger = Messenger(vault=Vault.generate())
+    async with messenger:
+        transport = httpx.ASGITransport(app=create_app(messenger, worker=False))
+        async with httpx.AsyncClient(transport=transport, base_url="http://um.test") as client:
+            document = (await client.get("/v1/openapi.json")).json()
+
+    error = document["components"]["schemas"]["ErrorObject"]["properties"]["code"]
+    assert UNKNOWN in error["description"]

@@ -134,6 +134,9 @@ class SubmitOutcome:
     def unavailable(
         cls, message: str, *, code: str = ProviderUnavailable.code, retry_after: float | None = None
     ) -> SubmitOutcome:
+        """Nothing was taken, and the answer proves it (an error status, a throttle, a
+        refusal the provider documents, or a request that never left): routing moves on.
+        An answer that cannot be read is not proof: :meth:`HttpAdapter.unreadable`."""
         return cls("unavailable", error=ErrorInfo(code, message), retry_after=retry_after)
 
     @classmethod
