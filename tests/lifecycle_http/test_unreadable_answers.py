@@ -70,6 +70,7 @@ BY_CODE = {p.code: p for p in PROVIDERS}
 @dataclass
 class Rig:
     messenger: Messenger
+    clock: ManualClock
     client: httpx.AsyncClient
     url: str
     key: str
@@ -102,13 +103,16 @@ def backup_of(provider: Provider) -> Provider | None:
 
 
 @contextlib.asynccontextmanager
-async def rig(provider: Provider, **credentials: str) -> AsyncIterator[Rig]:
+async def rig(
+    provider: Provider, *, retry_unavailable: bool = False, **credentials: str
+) -> AsyncIterator[Rig]:
     backup = backup_of(provider)
     fake = provider.fake()
     primary = Faults(fake.app)
     backup_fake = backup.fake() if backup is not None else None
     spare = Faults(backup_fake.app) if backup_fake is not None else None
-    messenger = Messenger(clock=ManualClock(), vault=Vault.generate())
+    clock = ManualClock()
+    messenger = Messenger(clock=clock, vault=Vault.generate())
     async with contextlib.AsyncExitStack() as stack:
         a = await stack.enter_async_context(serve(primary))
         b = await stack.enter_async_context(serve(spare)) if spare is not None else None
@@ -118,6 +122,7 @@ async def rig(provider: Provider, **credentials: str) -> AsyncIterator[Rig]:
         )
         client = await stack.enter_async_context(httpx.AsyncClient(timeout=20))
         workspace = await messenger.create_workspace("unreadable", recipient_limit=None)
+        await messenger.set_retry_unavailable(workspace.id, retry_unavailable)
         await messenger.add_connection(
             workspace.id, provider.code, base_url=a, default_sender=provider.sender,
             credentials={**provider.credentials(fake), **credentials},
@@ -128,7 +133,7 @@ async def rig(provider: Provider, **credentials: str) -> AsyncIterator[Rig]:
                 credentials=backup.credentials(backup_fake),
             )  # fmt: skip
         key = await messenger.create_api_key(workspace.id, livemode=True)
-        yield Rig(messenger, client, url, key.secret, workspace.id, primary, spare)
+        yield Rig(messenger, clock, client, url, key.secret, workspace.id, primary, spare)
 
 
 @pytest.mark.parametrize("how", ["wrong-content-type", "cut-body"])
@@ -179,15 +184,24 @@ async def test_a_non_2xx_we_cannot_read_still_falls_back() -> None:
         )
 
 
-async def test_a_kannel_report_settles_a_message_left_unknown() -> None:
+@pytest.mark.parametrize("when", ["at-submit", "at-a-d7-retry"])
+async def test_a_kannel_report_settles_a_message_left_unknown(when: str) -> None:
     """Kannel's reports name the id we put in the ``dlr-url`` before sending, so a report
     can still say what became of a message whose answer could not be read."""
     provider = BY_CODE["sms_e"]
-    async with rig(provider, dlr_url="https://um.example") as r:
-        r.primary.garble()
-        response = await r.send(provider, ["sms_b"])
+    async with rig(provider, retry_unavailable=True, dlr_url="https://um.example") as r:
+        if when == "at-a-d7-retry":
+            r.primary.storm(503, count=1)
+        else:
+            r.primary.garble()
+        response = await r.send(provider, ["sms_b"] if when == "at-submit" else [])
+        if when == "at-a-d7-retry":
+            assert response.json()["status"] == "queued"
+            r.primary.garble()
+            r.clock.advance(30)
+            await r.messenger.worker().run_until_idle()
         job_id = response.json()["job_id"]
-        (attempt,) = (await r.record(job_id))["attempts"]
+        attempt = (await r.record(job_id))["attempts"][-1]
         assert attempt["status"] == "unknown"
         connection = (await r.messenger.list_connections(r.workspace_id))[0]
 
@@ -199,7 +213,31 @@ async def test_a_kannel_report_settles_a_message_left_unknown() -> None:
         assert report.status_code == 200, report.text
         record = await r.record(job_id)
         assert record["status"] == "delivered"
-        assert record["attempts"][0]["status"] == "delivered"
+        assert record["attempts"][-1]["status"] == "delivered"
+
+
+async def test_a_d7_retry_that_gets_an_unreadable_2xx_ends_unknown_and_stops() -> None:
+    """The worker's hand-over follows the same rule: D7 retries a provider that was down,
+    and stops for good once it may have taken the message."""
+    provider = BY_CODE["sms_a"]
+    async with rig(provider, retry_unavailable=True) as r:
+        r.primary.storm(503, count=1)
+        response = await r.send(provider, [])
+        assert response.json()["status"] == "queued"
+        r.primary.garble()
+        worker = r.messenger.worker()
+        for _ in range(5):  # well past every back-off step of D7's first minute
+            r.clock.advance(30)
+            await worker.run_until_idle()
+
+        record = await r.record(response.json()["job_id"])
+        assert record["status"] == "unknown"
+        assert [(a["status"], a["error"]["code"]) for a in record["attempts"]] == [
+            ("rejected", "PROVIDER_UNAVAILABLE"),
+            ("unknown", UNKNOWN),
+        ]
+        assert r.primary.requests == 2  # never a third hand-over
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
 
 
 def test_every_live_adapter_is_in_the_matrix() -> None:

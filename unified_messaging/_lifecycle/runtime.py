@@ -680,6 +680,8 @@ class Lifecycle:
             refs: list[ProviderRef] = []
             if result.status == "sent":
                 self._watch_accepted(result, connections, refs, items)
+            elif result.status == "unknown":
+                refs.extend(self._settling_ref(result, connections))  # issue 22.8
             elif job.paced_until is not None:
                 # Also after a fallback (no D7 window): the hand-over is what moves it on;
                 # its provider down at the slot then ends it as D7 says for no window.
