@@ -240,6 +240,27 @@ async def test_a_d7_retry_that_gets_an_unreadable_2xx_ends_unknown_and_stops() -
         assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
 
 
+async def test_a_bulk_batch_answered_with_an_unreadable_2xx_is_unknown_item_by_item() -> None:
+    """NetGSM takes the batch in one request: every message in it may have been taken."""
+    provider = BY_CODE["sms_a"]
+    async with rig(provider) as r:
+        r.primary.garble()
+        items = [{"to": f"+90555123456{i}", "body": "Kodunuz 4821"} for i in range(3)]
+        body = {"items": items, "provider": "sms_a", "fallback": ["sms_b"]}
+        response = await r.client.post(f"{r.url}/v1/messages/bulk", json=body,
+                                        headers=bearer(r.key))  # fmt: skip
+
+        assert response.status_code == 201, response.text
+        results = response.json()["results"]
+        assert [result["status"] for result in results] == ["sent"] * 3
+        for result in results:
+            record = await r.record(result["job_id"])
+            assert (record["status"], record["error"]["code"]) == ("unknown", UNKNOWN)
+        assert r.primary.requests == 1  # one batch request, not sent again
+        assert r.backup is not None and r.backup.requests == 0
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 3
+
+
 def test_every_live_adapter_is_in_the_matrix() -> None:
     """The matrix above is what keeps each adapter on the one rule (HttpAdapter.unreadable):
     a new adapter must join it."""

@@ -567,3 +567,22 @@ def test_an_excerpt_is_one_capped_line() -> None:
     assert "\n" not in shown
     assert len(shown) == 200 and shown.endswith("…")
     assert excerpt("   ") == "(empty body)"
+
+
+@given(
+    status=st.integers(min_value=100, max_value=599),
+    body=st.binary(max_size=600),
+    truncated=st.booleans(),
+)
+def test_an_unreadable_answer_is_unknown_exactly_when_its_status_is_2xx(
+    status: int, body: bytes, truncated: bool
+) -> None:
+    """Issue 22.8's one rule: a 2xx may mean the provider took it; no other status does."""
+    answer = Answer(status, httpx.Headers(), "text/html", b"token=t " + body, truncated)
+
+    outcome = adapter(lambda request: httpx.Response(500)).unreadable(answer, "not our format")
+
+    assert outcome.kind == ("unknown" if 200 <= status < 300 else "unavailable")
+    assert outcome.error is not None and f"HTTP {status} (text/html)" in outcome.error.message
+    assert "token=t " not in outcome.error.message  # the adapter's credential, masked
+    assert outcome.provider_message_id is None
