@@ -166,6 +166,28 @@ async def test_a_2xx_we_cannot_read_is_unknown_never_a_fallback_and_keeps_its_un
         assert usage.used == 1  # D17: the provider may have taken it
 
 
+@pytest.mark.parametrize(
+    ("code", "status", "body", "content_type"),
+    [
+        ("sms_a", 200, b"{}", "application/json"),  # JSON, but no code NetGSM documents
+        ("sms_a", 200, b'{"code": "01", "jobid": "1"}', "application/json"),
+        ("sms_d", 202, b"$88096496#1.0", "text/plain"),  # a 2xx that is not Mutlucell's 200
+    ],
+    ids=["netgsm-no-code", "netgsm-undocumented-code", "mutlucell-202"],
+)
+async def test_a_2xx_in_the_format_that_proves_nothing_is_unknown(
+    code: str, status: int, body: bytes, content_type: str
+) -> None:
+    provider = BY_CODE[code]
+    async with rig(provider) as r:
+        r.primary.garble(status=status, body=body, content_type=content_type)
+        response = await r.send(provider, ["sms_b"])
+
+        record = await r.record(response.json()["job_id"])
+        assert (record["status"], record["error"]["code"]) == ("unknown", UNKNOWN)
+        assert r.backup is not None and r.backup.requests == 0
+
+
 async def test_a_non_2xx_we_cannot_read_still_falls_back() -> None:
     """A 4xx or 5xx page proves the provider took nothing: fallback is safe, and the
     attempt says what the provider answered."""

@@ -301,6 +301,8 @@ def _read_send_answer(answer: Answer, adapter: MutlucellAdapter) -> str | Submit
         return SubmitOutcome.unavailable(
             "Mutlucell is throttling this account (429).", retry_after=answer.retry_after
         )
+    if answer.status != httpx.codes.OK and answer.is_success:
+        return adapter.unreadable(answer, "a 2xx other than Mutlucell's 200")
     if answer.status != httpx.codes.OK:
         return SubmitOutcome.unavailable(
             f"Mutlucell answered with HTTP {answer.status}: {adapter.excerpt(answer)}",

@@ -392,6 +392,9 @@ def _send_result(answer: Answer, adapter: NetgsmAdapter) -> str | SubmitOutcome:
         return adapter.unreadable(answer, "code 00 but no job id")
     known = _SEND_CODES.get(code)
     if known is None:
+        if answer.is_success:
+            # A 2xx that names no documented code proves nothing was taken (issue 22.8).
+            return adapter.unreadable(answer, f"code {code or 'none'} is not one NetGSM documents")
         if answer.status in (401, 403):
             known = _SEND_CODES["30"]
         else:
