@@ -172,8 +172,14 @@ async def test_a_2xx_we_cannot_read_is_unknown_never_a_fallback_and_keeps_its_un
         ("sms_a", 200, b"{}", "application/json"),  # JSON, but no code NetGSM documents
         ("sms_a", 200, b'{"code": "01", "jobid": "1"}', "application/json"),
         ("sms_d", 202, b"$88096496#1.0", "text/plain"),  # a 2xx that is not Mutlucell's 200
+        (
+            "sms_b",
+            200,
+            b'{"response": {"status": {"code": 201, "message": "?"}}}',
+            "application/json",
+        ),
     ],
-    ids=["netgsm-no-code", "netgsm-undocumented-code", "mutlucell-202"],
+    ids=["netgsm-no-code", "netgsm-undocumented-code", "mutlucell-202", "iletimerkezi-201"],
 )
 async def test_a_2xx_in_the_format_that_proves_nothing_is_unknown(
     code: str, status: int, body: bytes, content_type: str
@@ -181,7 +187,9 @@ async def test_a_2xx_in_the_format_that_proves_nothing_is_unknown(
     provider = BY_CODE[code]
     async with rig(provider) as r:
         r.primary.garble(status=status, body=body, content_type=content_type)
-        response = await r.send(provider, ["sms_b"])
+        backup = backup_of(provider)
+        assert backup is not None
+        response = await r.send(provider, [backup.code])
 
         record = await r.record(response.json()["job_id"])
         assert (record["status"], record["error"]["code"]) == ("unknown", UNKNOWN)
