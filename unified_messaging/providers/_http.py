@@ -70,7 +70,6 @@ __all__ = [
     "USER_AGENT",
     "AdapterSpec",
     "Answer",
-    "AnswerUnreadable",
     "CredentialsModel",
     "HttpAdapter",
     "JsonUnreadable",
@@ -161,12 +160,7 @@ class Answer:
 JsonProblem = Literal["too_large", "too_deep", "not_json", "not_object"]
 
 
-class AnswerUnreadable(ValueError):
-    """An answer that is not in the provider's format; ``str()`` says how. An adapter may
-    raise it from its answer parsing and map it with :meth:`HttpAdapter.unreadable`."""
-
-
-class JsonUnreadable(AnswerUnreadable):
+class JsonUnreadable(ValueError):
     """A body that is not the JSON asked for: ``problem`` names why, ``str()`` says it."""
 
     def __init__(self, problem: JsonProblem, message: str) -> None:
@@ -233,9 +227,8 @@ async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
             if len(body) > cap:
                 return bytes(body[:cap]), f"the answer is over {cap} bytes"
     except MaybeTaken as exc:
-        return bytes(
-            body
-        ), f"the connection broke after {len(body)} bytes of the answer ({_kind(exc)})"
+        cut = f"the connection broke after {len(body)} bytes of the answer ({_kind(exc)})"
+        return bytes(body), cut
     return bytes(body), ""
 
 
@@ -300,6 +293,14 @@ _DNS_WORDS: Final = (
 )
 
 
+#: Which of httpx's four time-outs an error is about (the read one otherwise).
+_TIMEOUT_KINDS: Final = (
+    (httpx.PoolTimeout, "pool"),
+    (httpx.ConnectTimeout, "connect"),
+    (httpx.WriteTimeout, "write"),
+)
+
+
 def _where(exc: httpx.HTTPError) -> tuple[str, float | None]:
     """``host:port`` of the failed request (never its path or query: they carry tokens),
     and its time-outs as httpx applied them."""
@@ -310,11 +311,11 @@ def _where(exc: httpx.HTTPError) -> tuple[str, float | None]:
     url = request.url
     port = url.port or (443 if url.scheme == "https" else 80)
     timeouts = request.extensions.get("timeout") or {}
-    kind = "connect" if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout) else "read"
-    if isinstance(exc, httpx.WriteTimeout):
-        kind = "write"
-    if isinstance(exc, httpx.PoolTimeout):
-        kind = "pool"
+    kind = "read"
+    for error, which in _TIMEOUT_KINDS:
+        if isinstance(exc, error):
+            kind = which
+            break
     value = timeouts.get(kind) if isinstance(timeouts, dict) else None
     return f"{url.host}:{port}", float(value) if isinstance(value, int | float) else None
 
