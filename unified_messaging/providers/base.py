@@ -3,7 +3,7 @@
 Every provider (the five SMS gateways, the chat-bot channel, the business chat channel, and
 the simulator that stands in for each of them under a test key) is a
 :class:`ProviderAdapter`. An adapter turns a :class:`SubmitRequest` into the provider's wire
-format and the provider's answer into a :class:`SubmitOutcome` of one of four kinds:
+format and the provider's answer into a :class:`SubmitOutcome` of one of five kinds:
 
 ``accepted``
     The provider took the message; ``provider_message_id`` is its id for it.

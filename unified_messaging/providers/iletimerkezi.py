@@ -1,6 +1,6 @@
 """``sms_b``: the İletimerkezi JSON v1 adapter (send, pushed and polled reports, credentials).
 
-Owns İletimerkezi's wire format and the mapping of its answers to the four outcomes. Wire
+Owns İletimerkezi's wire format and the mapping of its answers to the five outcomes. Wire
 facts, from İletimerkezi's documentation source (github.com/iletimerkezi/apidocs-website:
 ``docs/sms/send/json.mdx``, ``docs/sms/report/json.mdx``, ``docs/sms/report/webhook.mdx``,
 ``docs/account/balance/json.mdx``, ``docs/status-codes.mdx``), its current pages

@@ -1,6 +1,6 @@
 """``sms_a``: the NetGSM REST v2 adapter (send, report polling, credentials check).
 
-Owns NetGSM's wire format and the mapping of its answers to the four outcomes. Wire facts,
+Owns NetGSM's wire format and the mapping of its answers to the five outcomes. Wire facts,
 from NetGSM's OpenAPI document and SDK enums (github.com/netgsm/netgsm-sms-js ``openapi.json``,
 ``src/enums.ts``, ``src/netgsm.ts``) and its Python SDK (netgsm/netgsm-sms-python):
 
