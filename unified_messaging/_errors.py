@@ -32,6 +32,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── QuotaExceeded                   QUOTA_EXCEEDED
     │   └── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
+    ├── ProviderOutcomeUnknown          502 PROVIDER_OUTCOME_UNKNOWN (a record's code, not raised
+    │                                       by a send: the provider may have taken it)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
     │   ├── MissingExtra                    an extra a setting needs is missing (also ImportError)
@@ -72,6 +74,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "ProviderNotConnected",
+    "ProviderOutcomeUnknown",
     "ProviderUnavailable",
     "QuotaExceeded",
     "RateLimited",
@@ -334,6 +337,21 @@ class ProviderUnavailable(MessagingError, ConnectionError):
     def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
         super().__init__(message)
         self.job_id = job_id
+
+
+class ProviderOutcomeUnknown(MessagingError):
+    """The provider may or may not have taken the message (issue 22.8): it answered 2xx in a
+    form we could not read, or gave no answer after the whole request was sent.
+
+    A code carried by a message record and its attempt (the message ends ``unknown``), not
+    an exception a send raises: the send answers 201, the quota unit is kept (D17), and no
+    fallback provider is tried, since that could deliver the SMS twice. A later delivery
+    report that names the attempt settles it.
+    """
+
+    http_status = 502
+    code = "PROVIDER_OUTCOME_UNKNOWN"
+    default_message = "The provider may have taken the message; its answer could not be read."
 
 
 class StorageUnavailable(MessagingError, ConnectionError):

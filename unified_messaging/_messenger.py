@@ -660,8 +660,9 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         if record.error.code == BodyTooLong.code:  # over the part limit of every hop tried
             raise BodyTooLong(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
+            # The record's message names each provider's cause (issue 22.9).
             raise ProviderUnavailable(
-                "No provider could be reached; the message was not sent.", job_id=record.job_id
+                f"The message was not sent. {record.error.message}", job_id=record.job_id
             )
 
     # ------------------------------------------------------------------ delivery reports

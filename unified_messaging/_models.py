@@ -225,8 +225,20 @@ class _Response(BaseModel):
 class ErrorObject(_Response):
     """``{code, message}`` of a failed send (SPEC 2.2)."""
 
-    code: str = Field(examples=["INVALID_RECIPIENT"])
-    message: str
+    code: str = Field(
+        examples=["INVALID_RECIPIENT"],
+        description=(
+            "A stable code. In a message, its attempts and a bulk result: PROVIDER_REJECTED, "
+            "IYS_CONSENT_MISSING, RECIPIENT_UNREACHABLE, CHAT_UNREACHABLE, INVALID_RECIPIENT, "
+            "PROVIDER_UNAVAILABLE, PROVIDER_CIRCUIT_OPEN, SUBMIT_INTERRUPTED, "
+            "PROVIDER_OUTCOME_UNKNOWN (the provider may have taken the message: it ends "
+            "`unknown`, no fallback is tried), or an adapter's own code."
+        ),
+    )
+    message: str = Field(
+        description="Why, in words: a provider failure names its cause (DNS, refused, TLS, "
+        "time-out, or the HTTP status and an excerpt of the answer), never a credential."
+    )
 
 
 class AttemptOut(_Response):

@@ -35,9 +35,12 @@ async def test_connections_test_reports_accepted_refused_and_unreachable(cli: Cl
 
         good = await asyncio.to_thread(add, PASSWORD, base_url)
         bad = await asyncio.to_thread(add, "wrong-password-also-secret", base_url)
-        gone = await asyncio.to_thread(add, PASSWORD, f"http://127.0.0.1:{_closed_port()}")
+        closed = _closed_port()
+        gone = await asyncio.to_thread(add, PASSWORD, f"http://127.0.0.1:{closed}")
+        # TLS spoken to a plain-HTTP server: the handshake fails.
+        no_tls = await asyncio.to_thread(add, PASSWORD, base_url.replace("http:", "https:"))
 
-        accepted, as_text, refused, unreachable, unknown = await asyncio.to_thread(
+        accepted, as_text, refused, unreachable, unknown, tls = await asyncio.to_thread(
             cli.many,
             [
                 ("connections", "test", good, "--json"),
@@ -45,6 +48,7 @@ async def test_connections_test_reports_accepted_refused_and_unreachable(cli: Cl
                 ("connections", "test", bad),
                 ("connections", "test", gone, "--json"),
                 ("connections", "test", "conn_nope"),
+                ("connections", "test", no_tls),
             ],
         )
 
@@ -57,8 +61,13 @@ async def test_connections_test_reports_accepted_refused_and_unreachable(cli: Cl
     assert unreachable.returncode == 1
     assert unreachable.stdout == ""
     assert "error: PROVIDER_UNAVAILABLE:" in unreachable.stderr
+    # Issue 22.9: why it could not be asked.
+    assert f"127.0.0.1:{closed} refused the connection" in unreachable.stderr
+    assert tls.returncode == 1
+    assert "error: PROVIDER_UNAVAILABLE:" in tls.stderr
+    assert "the TLS handshake with 127.0.0.1:" in tls.stderr
     assert unknown.returncode == 1
     assert "error: NOT_FOUND:" in unknown.stderr
-    for result in (accepted, as_text, refused, unreachable, unknown):
+    for result in (accepted, as_text, refused, unreachable, unknown, tls):
         assert PASSWORD not in result.output
         assert "wrong-password-also-secret" not in result.output

@@ -8,7 +8,9 @@ script how the provider misbehaves, the way a real one does on a bad day.
 - :meth:`Faults.throttle`: ``429`` with ``Retry-After`` (the next ``count`` requests);
 - :meth:`Faults.reset`: the answer starts (status, headers, a first byte of a longer body)
   and the connection is cut mid-answer;
-- :meth:`Faults.flap`: up for ``up`` requests, down (5xx) for ``down``, over and over.
+- :meth:`Faults.flap`: up for ``up`` requests, down (5xx) for ``down``, over and over;
+- :meth:`Faults.garble`: a 2xx that is not the provider's format (a captive portal's or a
+  misconfigured proxy's page): it says the request arrived, not what became of it.
 
 Anything not faulted reaches the wrapped fake, which answers in its own wire format. The
 fault layer counts what it saw: :attr:`Faults.requests`, and :attr:`Faults.faulted` per kind.
@@ -28,7 +30,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-Kind = Literal["hang", "slow", "storm", "throttle", "reset", "flap"]
+Kind = Literal["hang", "slow", "storm", "throttle", "reset", "flap", "garble"]
 
 
 class MidAnswerReset(Exception):
@@ -50,6 +52,7 @@ class Faults:
         self._flap = (0, 0)
         self._since = 0
         self._healed = asyncio.Event()
+        self._garbled: tuple[int, bytes, str] = (200, b"", "text/html")
 
     # --- knobs --------------------------------------------------------------------------------
 
@@ -76,6 +79,18 @@ class Faults:
         """Answer ``up`` requests normally, then ``down`` with ``status``, and so on."""
         self._flap, self._status = (up, down), status
         self._set("flap", None)
+
+    def garble(
+        self,
+        *,
+        status: int = 200,
+        body: bytes = b"<html><body><h1>Welcome</h1>Please log in to continue.</body></html>",
+        content_type: str = "text/html; charset=utf-8",
+        count: int | None = None,
+    ) -> None:
+        """Answer ``status`` with ``body`` of ``content_type`` instead of the provider's own."""
+        self._garbled = (status, body, content_type)
+        self._set("garble", count)
 
     def heal(self) -> None:
         """Back to normal; hanging requests are answered 503 (their clients gave up)."""
@@ -111,6 +126,10 @@ class Faults:
             await _answer(send, self._status, b"Too Many Requests",
                           {"retry-after": self._retry_after})  # fmt: skip
             return
+        elif fault == "garble":
+            status, body, content_type = self._garbled
+            await _answer(send, status, body, {}, content_type=content_type)
+            return
         elif fault == "reset":
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"application/json"),
@@ -133,8 +152,15 @@ class Faults:
         return mode
 
 
-async def _answer(send: Send, status: int, body: bytes, headers: dict[str, str]) -> None:
-    raw = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
+async def _answer(
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    content_type: str = "text/plain",
+) -> None:
+    raw = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
     raw += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})

@@ -4,6 +4,8 @@ helpers of ``providers._http`` and the SMS helpers of ``providers._sms``, tested
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -11,6 +13,8 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 from fakes._server import serve
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,6 +34,9 @@ from unified_messaging.providers._http import (
     NotSent,
     decode_json,
     decode_json_object,
+    excerpt,
+    redact,
+    transport_cause,
 )
 from unified_messaging.providers._sms import (
     json_answer,
@@ -256,10 +263,17 @@ async def test_retries_stop_after_connect_retries_and_the_error_is_raised() -> N
 
 
 @pytest.mark.parametrize(
-    "error", [httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError]
+    ("error", "kind"),
+    [
+        (httpx.ReadTimeout, "unknown"),
+        (httpx.ReadError, "unknown"),
+        (httpx.RemoteProtocolError, "unknown"),
+        # Cut short while being written: no HTTP server acts on half a request.
+        (httpx.WriteError, "unavailable"),
+    ],
 )
 async def test_a_request_that_may_have_left_is_never_resent(
-    error: type[httpx.TransportError],
+    error: type[httpx.TransportError], kind: str
 ) -> None:
     calls: list[httpx.Request] = []
 
@@ -272,8 +286,8 @@ async def test_a_request_that_may_have_left_is_never_resent(
         await adapter(handler, sleeps, connect_retries=3).exchange("POST", "/", max_body=99)
 
     assert (len(calls), sleeps.waits) == (1, [])
-    outcome = _Adapter.transport_outcome(raised.value)
-    assert outcome.kind == "unavailable"
+    outcome = adapter(handler).transport_outcome(raised.value)
+    assert outcome.kind == kind
 
 
 async def test_a_refused_loopback_port_is_retried_then_raised() -> None:
@@ -442,28 +456,133 @@ def test_numbers_by_id_skips_ids_without_both_parts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "words"),
+    ("answer", "kind", "words"),
     [
-        (Answer(200, httpx.Headers(), "application/json", b"{", True), "too large"),
-        (Answer(429, httpx.Headers({"Retry-After": "9"}), "", b"", False), "throttling"),
-        (Answer(503, httpx.Headers(), "application/json", b"{}", False), "HTTP 503"),
-        (Answer(200, httpx.Headers(), "text/html", b"{}", False), "text/html, not JSON"),
-        (Answer(200, httpx.Headers(), "", b"<p>", False), "(HTTP 200) is not JSON"),
-        (Answer(200, httpx.Headers(), "text/plain", b"[1]", False), "not a JSON object"),
+        (Answer(200, httpx.Headers(), "application/json", b"{", True), "unknown", "not read"),
+        (Answer(429, httpx.Headers({"Retry-After": "9"}), "", b"", False), "unavailable",
+         "throttling"),
+        (Answer(503, httpx.Headers(), "application/json", b"{}", False), "unavailable",
+         "HTTP 503"),
+        (Answer(200, httpx.Headers(), "text/html", b"{}", False), "unknown", "text/html, not JSON"),
+        (Answer(200, httpx.Headers(), "", b"<p>", False), "unknown", "HTTP 200"),
+        (Answer(200, httpx.Headers(), "text/plain", b"[1]", False), "unknown", "not an object"),
+        (Answer(406, httpx.Headers(), "text/html", b"<p>", False), "unavailable", "HTTP 406"),
     ],
-    ids=["truncated", "429", "5xx", "html", "not-json", "not-object"],
-)
-def test_json_answer_says_why_an_answer_is_unavailable(answer: Answer, words: str) -> None:
-    outcome = json_answer(answer, "Gateway")
+    ids=["truncated", "429", "5xx", "html", "not-json", "not-object", "4xx-html"],
+)  # fmt: skip
+def test_json_answer_is_unknown_for_an_unreadable_2xx_and_unavailable_otherwise(
+    answer: Answer, kind: str, words: str
+) -> None:
+    outcome = json_answer(answer, adapter(lambda request: httpx.Response(500)))
 
     assert isinstance(outcome, SubmitOutcome)
-    assert outcome.kind == "unavailable"
-    assert outcome.error is not None and "Gateway" in outcome.error.message
+    assert outcome.kind == kind
+    assert outcome.error is not None and "Telegram" in outcome.error.message
     assert words in outcome.error.message
     assert outcome.retry_after == (9.0 if answer.status == 429 else None)
+    code = "PROVIDER_OUTCOME_UNKNOWN" if kind == "unknown" else "PROVIDER_UNAVAILABLE"
+    assert outcome.error.code == code
 
 
 def test_json_answer_reads_an_object() -> None:
     answer = Answer(406, httpx.Headers(), "application/json", b'{"code": "30"}', False)
 
-    assert json_answer(answer, "Gateway") == {"code": "30"}
+    assert json_answer(answer, adapter(lambda request: httpx.Response(500))) == {"code": "30"}
+
+
+# --- causes and masking (issue 22.9) ---------------------------------------------------------
+
+
+def _failed(
+    error: type[httpx.TransportError], words: str, cause: BaseException | None = None
+) -> Any:
+    """``error`` as httpx raises it for a request to the provider, ``cause`` its origin."""
+    request = httpx.Request("POST", "https://api.example.test:8443/bot123456:SECRET/send?key=k1")
+    request.extensions["timeout"] = {"connect": 5.0, "read": 15.0, "write": 10.0, "pool": 5.0}
+    exc = error(words, request=request)
+    exc.__cause__ = cause
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "says"),
+    [
+        (_failed(httpx.ConnectError, "[Errno -3] Temporary failure in name resolution",
+                 socket.gaierror(-3, "Temporary failure in name resolution")),
+         "the name api.example.test could not be resolved (DNS)"),
+        (_failed(httpx.ConnectError, "[Errno 111] Connect call failed",
+                 ConnectionRefusedError(111, "Connect call failed")),
+         "api.example.test:8443 refused the connection"),
+        (_failed(httpx.ConnectError, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
+                 ssl.SSLCertVerificationError("certificate verify failed")),
+         "the TLS handshake with api.example.test:8443 failed"),
+        (_failed(httpx.ConnectTimeout, "timed out"),
+         "no connection to api.example.test:8443 after 5 s (connect time-out)"),
+        (_failed(httpx.ReadTimeout, "timed out"),
+         "no answer from api.example.test:8443 after 15 s, once the request was sent"),
+        (_failed(httpx.PoolTimeout, "timed out"), "in the pool after 5 s"),
+        (_failed(httpx.RemoteProtocolError, "Server disconnected without sending a response."),
+         "broke before the answer was complete"),
+    ],
+    ids=["dns", "refused", "tls", "connect-timeout", "read-timeout", "pool-timeout", "cut"],
+)  # fmt: skip
+def test_a_transport_failure_says_its_cause_and_never_the_url_path(
+    exc: httpx.HTTPError, says: str
+) -> None:
+    cause = transport_cause(exc)
+
+    assert says in cause
+    assert "SECRET" not in cause and "k1" not in cause  # host and port only
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("GET /bot123456789:AAH-abcdefghijklmnopqrstuvwxyz01234/sendMessage", "AAH-abcdefghij"),
+        ("proxy: /send?username=u&password=p%40ss&to=1", "p%40ss"),
+        ('{"api_key": "k-1", "hash": "h-2"}', "k-1"),
+        ("Authorization: Bearer EAAGm0PX4ZCpsBAKZC", "EAAGm0PX4ZCpsBAKZC"),
+        ("token a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6 refused", "a1b2c3d4e5f6a7b8c9d0e1f2"),
+    ],
+    ids=["telegram-path", "query", "json", "bearer", "long-token"],
+)
+def test_what_looks_like_a_credential_is_masked(text: str, hidden: str) -> None:
+    assert hidden not in redact(text)
+
+
+@given(
+    secret=st.text(alphabet=st.characters(categories=["L", "N", "P", "S"]), min_size=3),
+    before=st.text(),
+    after=st.text(),
+)
+def test_a_known_secret_never_survives_redaction(secret: str, before: str, after: str) -> None:
+    shown = redact(before + secret + after + secret, [secret])
+
+    assert secret not in shown
+
+
+def test_an_excerpt_is_one_capped_line() -> None:
+    shown = excerpt("<html>\n  <body>" + "x" * 5000 + "</body>\n</html>")
+
+    assert "\n" not in shown
+    assert len(shown) == 200 and shown.endswith("…")
+    assert excerpt("   ") == "(empty body)"
+
+
+@given(
+    status=st.integers(min_value=100, max_value=599),
+    body=st.binary(max_size=600),
+    truncated=st.booleans(),
+)
+def test_an_unreadable_answer_is_unknown_exactly_when_its_status_is_2xx(
+    status: int, body: bytes, truncated: bool
+) -> None:
+    """Issue 22.8's one rule: a 2xx may mean the provider took it; no other status does."""
+    answer = Answer(status, httpx.Headers(), "text/html", b"token=t " + body, truncated)
+
+    outcome = adapter(lambda request: httpx.Response(500)).unreadable(answer, "not our format")
+
+    assert outcome.kind == ("unknown" if 200 <= status < 300 else "unavailable")
+    assert outcome.error is not None and f"HTTP {status} (text/html)" in outcome.error.message
+    assert "token=t " not in outcome.error.message  # the adapter's credential, masked
+    assert outcome.provider_message_id is None

@@ -236,17 +236,15 @@ async def test_malformed_or_truncated_answer_is_never_accepted(
 ) -> None:
     fake.answer(200, body)
     outcome = await adapter.submit(message())
-    assert outcome.kind == "unavailable"
+    assert outcome.kind == "unknown"
     assert outcome.error is not None
     assert "pack id" in outcome.error.message
 
 
-async def test_html_error_page_is_unavailable(
-    adapter: MutlucellAdapter, fake: FakeMutlucell
-) -> None:
+async def test_html_error_page_is_unknown(adapter: MutlucellAdapter, fake: FakeMutlucell) -> None:
     fake.answer(200, "<html><body>Service Unavailable</body></html>", "text/html")
     outcome = await adapter.submit(message())
-    assert outcome.kind == "unavailable"
+    assert outcome.kind == "unknown"
     assert outcome.error is not None
     assert "HTML" in outcome.error.message
 
@@ -273,7 +271,7 @@ async def test_a_pack_that_used_no_credit_is_rejected_as_sent_nothing(
 async def test_huge_answer_is_not_read(adapter: MutlucellAdapter, fake: FakeMutlucell) -> None:
     fake.answer(200, b"$" + b"1" * (4 * 1024 * 1024) + b"#1.0")
     outcome = await adapter.submit(message())
-    assert outcome.kind == "unavailable"
+    assert outcome.kind == "unknown"
     assert outcome.error is not None
     assert "bytes" in outcome.error.message
 
@@ -284,7 +282,7 @@ class _CutOff(httpx.AsyncByteStream):
         raise httpx.ReadError("connection reset by peer")
 
 
-async def test_answer_cut_off_mid_body_is_unavailable_and_not_resent() -> None:
+async def test_answer_cut_off_mid_body_is_unknown_and_not_resent() -> None:
     calls: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -295,11 +293,11 @@ async def test_answer_cut_off_mid_body_is_unavailable_and_not_resent() -> None:
     adapter = MutlucellAdapter(connection(), {"username": "u", "password": "p"}, client=client)
     outcome = await adapter.submit(message())
     await client.aclose()
-    assert outcome.kind == "unavailable"
+    assert outcome.kind == "unknown"
     assert len(calls) == 1
 
 
-async def test_read_time_out_is_unavailable_and_not_retried(fake: FakeMutlucell) -> None:
+async def test_read_time_out_is_unknown_and_not_retried(fake: FakeMutlucell) -> None:
     fake.delay = 0.3
     sleeps: list[float] = []
 
@@ -313,9 +311,9 @@ async def test_read_time_out_is_unavailable_and_not_retried(fake: FakeMutlucell)
         )  # fmt: skip
         outcome = await adapter.submit(message())
         await adapter.aclose()
-    assert outcome.kind == "unavailable"
+    assert outcome.kind == "unknown"
     assert outcome.error is not None
-    assert "in time" in outcome.error.message
+    assert "read time-out" in outcome.error.message
     assert (len(fake.sends()), sleeps) == (1, [])
 
 

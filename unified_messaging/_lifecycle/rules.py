@@ -16,6 +16,10 @@ store what they return. The rules:
 - A submit whose outcome was never stored (the process died during the provider call, or
   the store was down when it answered): ``queued → unknown`` with ``SUBMIT_INTERRUPTED``,
   never a second send. The same holds for a re-dispatch cut off mid-call.
+- A submit the provider may have taken without our knowing (an unreadable 2xx, no answer
+  once the request was sent: an ``unknown`` outcome): ``unknown`` with the attempt's
+  ``PROVIDER_OUTCOME_UNKNOWN``, no fallback and no retry (issue 22.8); a later report
+  naming the attempt settles it, as any late report replaces ``unknown``.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ __all__ = [
     "event_for",
     "is_write_ahead",
     "move",
+    "no_provider_reached",
 ]
 
 EventType = Literal[
@@ -244,6 +249,24 @@ def _report_error(status: DeliveryStatus) -> ErrorInfo:
 
 #: Why a message failed when no provider of its chain took it (each attempt says why).
 NO_PROVIDER_REACHED: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
+#: How much of each provider's cause :func:`no_provider_reached` repeats.
+_CAUSE_CHARS: Final = 300
+
+
+def no_provider_reached(attempts: Sequence[Attempt]) -> ErrorInfo:
+    """D7's error, saying why each provider of the round failed (issue 22.9): the message
+    of a single send's 502 and of the record, where ``attempts[]`` may not be shown."""
+    causes: list[str] = []
+    for attempt in attempts:
+        if attempt.error is not None and attempt.status == "rejected":
+            cause = attempt.error.message
+            if len(cause) > _CAUSE_CHARS:
+                cause = cause[: _CAUSE_CHARS - 1] + "…"
+            causes.append(f"{attempt.provider}: {cause}")
+    if not causes:
+        return NO_PROVIDER_REACHED
+    return replace(NO_PROVIDER_REACHED, message="No provider could be reached. " + " ".join(causes))
+
 
 #: The end of a message whose hand-over to a provider may or may not have happened.
 SUBMIT_INTERRUPTED: Final = ErrorInfo(
@@ -291,9 +314,13 @@ def after_routing(
     - no send slot in time (D27): ``queued`` at the hop it got to, for the worker;
     - a provider accepted it: ``sent``, the rest of the chain kept for fallback (D6), or
       ``delivered`` on the chatbot channel, whose success is final (D10);
+    - the provider it reached may have taken it without our knowing (an ``unknown``
+      outcome): ``unknown`` with that attempt's error, the rest of the chain dropped, since
+      trying it could send the message twice (issue 22.8);
     - every provider unavailable and ``retry`` (D7's window is open): ``queued``, for the
       whole chain again;
-    - otherwise ``failed`` with the last refusal, or ``PROVIDER_UNAVAILABLE`` (D7).
+    - otherwise ``failed`` with the last refusal, or ``PROVIDER_UNAVAILABLE`` naming each
+      provider's cause (D7, issue 22.9).
 
     The record names the hop it is at (its provider, header and D24 encoding); a unit of
     quota stays with every outcome but ``failed`` (D17).
@@ -303,6 +330,8 @@ def after_routing(
         index, status = job.paced_hop, "queued"
     elif job.accepted:
         index, status = job.last_hop, "sent"
+    elif job.unknown:
+        index, status = job.last_hop, "unknown"
     elif retry and job.all_unavailable:
         index, status = 0, "queued"
     else:
@@ -318,8 +347,12 @@ def after_routing(
         outcome = job.last_outcome
         error = outcome.error if outcome is not None else None
         if job.all_unavailable or error is None:
-            error = NO_PROVIDER_REACHED
+            error = no_provider_reached(job.attempts)
         changes.update(error=error, final_at=now)
+        left = ()
+    elif status == "unknown":
+        outcome = job.last_outcome
+        changes.update(error=outcome.error if outcome else None, final_at=now)
         left = ()
     elif status == "sent":
         changes.update(error=None, dlr=None, sent_at=now)

@@ -281,6 +281,8 @@ class Lifecycle:
                 items.append(self._paced_item(record, due, until))
             elif record.status == "sent" and record.attempts:
                 self._watch_accepted(record, connections, refs, items)
+            elif record.status == "unknown" and record.attempts:
+                refs.extend(self._settling_ref(record, connections))
             elif record.status == "queued" and record.attempts:
                 items.append(self._retry_item(record, record.created_at + queue_ttl))
         announced = await self._with_endpoints({r.workspace_id for r in records})
@@ -289,6 +291,23 @@ class Lifecycle:
             if event is not None and record.workspace_id in announced:
                 items.append(self._event_item(record, event))
         return items, refs
+
+    @staticmethod
+    def _settling_ref(
+        record: MessageRecord, connections: Mapping[ProviderCode, Connection]
+    ) -> list[ProviderRef]:
+        """The ref by which a report can still settle a submit that ended ``unknown``
+        (issue 22.8), where the adapter knew the id the provider's report will carry."""
+        attempt = record.attempts[-1]
+        connection = connections.get(attempt.provider)
+        if connection is None or attempt.provider_message_id is None:
+            return []
+        if attempt.status != "unknown":
+            return []
+        return [
+            ProviderRef(connection.id, attempt.provider_message_id, record.job_id,
+                        record.workspace_id, record.livemode)
+        ]  # fmt: skip
 
     def _watch_accepted(
         self,
@@ -664,6 +683,8 @@ class Lifecycle:
             refs: list[ProviderRef] = []
             if result.status == "sent":
                 self._watch_accepted(result, connections, refs, items)
+            elif result.status == "unknown":
+                refs.extend(self._settling_ref(result, connections))  # issue 22.8
             elif job.paced_until is not None:
                 # Also after a fallback (no D7 window): the hand-over is what moves it on;
                 # its provider down at the slot then ends it as D7 says for no window.

@@ -145,7 +145,7 @@ class _ProviderCall:
             return
         kinds = {outcome.kind for outcome in outcomes}
         self._handle.set("unified_messaging.outcome", kinds.pop() if len(kinds) == 1 else "mixed")
-        failed = [o for o in outcomes if o.kind == "unavailable"]
+        failed = [o for o in outcomes if o.kind in ("unavailable", "unknown")]
         if failed:
             error = failed[0].error
             self._handle.error(error.code if error else ProviderUnavailable.code)

@@ -6,8 +6,10 @@ header D3 gives *its* connection.
 
 Each job is tried on the first hop; the jobs a hop rejects or cannot reach move to the next
 hop, all together, so a batch-capable provider still gets one request per batch at every
-hop. Trying stops at the first ``accepted`` and at a ``recipient_failed`` (another provider
-would refuse the recipient too). Every try is an :class:`Attempt`, in order.
+hop. Trying stops at the first ``accepted``, at a ``recipient_failed`` (another provider
+would refuse the recipient too) and at an ``unknown`` (the provider may have taken it:
+another could send it twice, issue 22.8). Every try is an :class:`Attempt`, in order, and
+every try that did not take the message is logged with its cause (issue 22.9).
 
 With ``breakers`` (D26, live sends), each hop asks its connection's circuit breaker first:
 an open (or paused) connection is skipped with no network call, every job getting an
@@ -35,7 +37,7 @@ from .._domain import Attempt, Connection
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
-from .._types import Encoding
+from .._types import AttemptStatus, Encoding
 from ..providers.base import (
     OutcomeKind,
     ProviderAdapter,
@@ -44,6 +46,7 @@ from ..providers.base import (
     SubmitRequest,
     uses_turkish_shift,
 )
+from ..providers.simulator import Simulator
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
 from .send_pacing import SendPacing
 from .split import split_refused
@@ -128,6 +131,11 @@ class Job:
         return self.last_outcome is not None and self.last_outcome.kind == "accepted"
 
     @property
+    def unknown(self) -> bool:
+        """The last provider may have taken it: no fallback, no retry (issue 22.8)."""
+        return self.last_outcome is not None and self.last_outcome.kind == "unknown"
+
+    @property
     def paced(self) -> bool:
         return self.paced_until is not None
 
@@ -197,6 +205,7 @@ async def dispatch(
             await breakers.record(hop.connection, outcomes, admission)
         now = clock.now()
         skip = _skipped(admission)
+        _log_failures(hop, calling, outcomes)
         moving_on: list[Job] = []
         for job, outcome in [*zip(calling, outcomes, strict=True), *((j, skip) for j in skipped)]:
             job.attempts.append(_attempt(hop, outcome, now))
@@ -255,10 +264,41 @@ def _skipped(admission: Admission | None) -> SubmitOutcome:
     return SubmitOutcome.unavailable(refusal.message, code=refusal.code)
 
 
+def _log_failures(hop: Hop, jobs: Sequence[Job], outcomes: Sequence[SubmitOutcome]) -> None:
+    """One log line per distinct failure of a hop's calls, with its cause (issue 22.9): a
+    batch that failed as one is one line, not two hundred. Outcomes carry no credential
+    (the adapters mask them), and the line names no recipient and no text. A provider
+    that may have taken the message or could not be reached is a warning; a refusal is
+    news, not trouble; the simulator's (test keys) only for debugging."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        if outcome.kind == "accepted" or outcome.error is None:
+            continue
+        key = (outcome.kind, outcome.error.code, outcome.error.message)
+        seen.setdefault(key, []).append(job.job_id)
+    for (kind, code, message), job_ids in seen.items():
+        level = logging.INFO if kind in ("rejected", "recipient_failed") else logging.WARNING
+        if isinstance(hop.adapter, Simulator):
+            level = logging.DEBUG  # a test key's failure is a magic number asking for it
+        shown = job_ids[0] if len(job_ids) == 1 else f"{job_ids[0]} and {len(job_ids) - 1} more"
+        logger.log(
+            level,
+            "%s (connection %s) %s for %s: %s: %s",
+            hop.connection.provider, hop.connection.id, kind, shown, code, message,
+        )  # fmt: skip
+
+
+def _attempt_status(outcome: SubmitOutcome) -> AttemptStatus:
+    """An attempt's status from its outcome: ``unknown`` keeps the report able to settle it."""
+    if outcome.kind in ("accepted", "unknown"):
+        return outcome.kind
+    return "rejected"
+
+
 def _attempt(hop: Hop, outcome: SubmitOutcome, now: datetime) -> Attempt:
     return Attempt(
         provider=hop.connection.provider,
-        status="accepted" if outcome.kind == "accepted" else "rejected",
+        status=_attempt_status(outcome),
         at=now,
         provider_message_id=outcome.provider_message_id,
         error=outcome.error,
@@ -309,9 +349,9 @@ async def _guarded_batch(
         logger.error(
             "%s returned %d outcomes for %d requests", adapter.code, len(outcomes), len(requests)
         )
-        return [SubmitOutcome.unavailable("The provider answer could not be matched.")] * len(
-            requests
-        )
+        # The provider answered: some of these may have been taken (issue 22.8).
+        unmatched = SubmitOutcome.unknown("The provider's answer could not be matched to them.")
+        return [unmatched] * len(requests)
     return outcomes
 
 

@@ -6,10 +6,17 @@ The discipline (issue 6 §3):
   redirects followed, a ``User-Agent``;
 - a request is retried only when it provably never left: the connection could not be made
   (refused, connect time-out, pool time-out). A send that may have reached the provider
-  (read time-out, reset mid-answer) is never re-posted: it becomes ``unavailable``;
+  (read time-out, reset mid-answer) is never re-posted: it becomes ``unknown``
+  (:meth:`HttpAdapter.transport_outcome`);
 - a provider 429 is ``unavailable`` with its ``Retry-After`` / ``retry_after`` kept;
 - an answer is read as a stream and no further than a cap (:meth:`HttpAdapter.exchange`), and
-  JSON is decoded within size and depth limits (:func:`decode_json`).
+  JSON is decoded within size and depth limits (:func:`decode_json`);
+- an answer an adapter cannot read goes through :meth:`HttpAdapter.unreadable`, the one rule
+  of issue 22.8: a 2xx may mean the provider took the message, so it is ``unknown`` (no
+  fallback); any other status proves nothing was taken, so it is ``unavailable``;
+- every failure says why (issue 22.9): the transport's cause (DNS, refused, TLS, time-out
+  after N s) or the HTTP status and a short excerpt of the answer, with every credential
+  masked (:meth:`HttpAdapter.redact`).
 
 Tests inject ``client=httpx.AsyncClient(transport=httpx.ASGITransport(fake_app))`` or point
 ``connection.base_url`` at a fake served on loopback.
@@ -19,8 +26,12 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import errno
 import json
 import logging
+import re
+import socket
+import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
@@ -36,6 +47,7 @@ from tenacity import (
 
 from .._clock import Clock, SystemClock
 from .._domain import Connection
+from .._errors import ProviderUnavailable
 from .._retry_after import parse_retry_after
 from .._types import ProviderCode
 from .._version import __version__
@@ -52,6 +64,7 @@ from .base import (
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "EXCERPT_CHARS",
     "MAX_JSON_DEPTH",
     "USER_AGENT",
     "AdapterSpec",
@@ -59,10 +72,13 @@ __all__ = [
     "CredentialsModel",
     "HttpAdapter",
     "JsonUnreadable",
+    "MaybeTaken",
     "NotSent",
     "decode_json",
     "decode_json_object",
+    "excerpt",
     "parse_retry_after",
+    "redact",
     "validate_credentials",
 ]
 
@@ -73,6 +89,12 @@ USER_AGENT = f"unified-messaging/{__version__} (+https://pypi.org/project/unifie
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=15.0, write=10.0, pool=5.0)
 #: Errors raised before any byte of the request reached the provider: safe to retry.
 NotSent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: Errors raised after the whole request was written, while waiting for or reading the
+#: answer: the provider may have acted on it (issue 22.8). A write error or time-out is not
+#: here: a request cut short is one no HTTP server acts on.
+MaybeTaken = (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError)
+#: How much of a provider's answer an error message quotes (issue 22.9).
+EXCERPT_CHARS: Final = 200
 #: Deepest nesting :func:`decode_json` accepts: provider answers and webhooks stay far below it.
 MAX_JSON_DEPTH: Final = 32
 
@@ -98,8 +120,11 @@ class Answer:
     content_type: str
     #: The body; when ``truncated``, only its first bytes (none if ``Content-Length`` was over).
     body: bytes
-    #: The answer was longer than the cap: it was not read to the end, treat it as unreadable.
+    #: The answer was not read to its end (over the cap, or the connection broke mid-body):
+    #: treat it as unreadable (:meth:`HttpAdapter.unreadable`); ``cut_short`` says why.
     truncated: bool
+    #: Why the body is incomplete, when ``truncated`` (``""`` otherwise).
+    cut_short: str = ""
 
     @property
     def text(self) -> str:
@@ -168,17 +193,153 @@ def _deeper_than(value: object, limit: int) -> bool:
     return False
 
 
-async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
-    """At most ``cap`` bytes of the body and whether there was more; stops reading there."""
+async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
+    """At most ``cap`` bytes of the body, and why it is incomplete (``""``: it is whole).
+
+    Stops reading at the cap. A connection that breaks mid-body is not raised: the status
+    line has come, and a 2xx whose body was cut is an answer we cannot read, not one that
+    never came (issue 22.8).
+    """
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > cap:
-        return b"", True
+        return b"", f"the answer is over {cap} bytes"
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
-            return bytes(body[:cap]), True
-    return bytes(body), False
+    try:
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > cap:
+                return bytes(body[:cap]), f"the answer is over {cap} bytes"
+    except MaybeTaken as exc:
+        cut = f"the connection broke after {len(body)} bytes of the answer ({_kind(exc)})"
+        return bytes(body), cut
+    return bytes(body), ""
+
+
+# Values that look like credentials, whatever field they came from (issue 22.9): a Telegram
+# bot token, ``key=value`` pairs named like secrets, an Authorization header's value, and
+# long runs of letters and digits (API keys, hashes, tokens).
+_SECRET_SHAPES: Final = (
+    (re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{20,}"), "***"),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 ***"),
+    (
+        re.compile(
+            r"(?i)\b((?:api_?)?key|token|access_token|pass(?:word)?|pwd|secret|hash|sig(?:nature)?"
+            r"|auth(?:orization)?|usercode|ka)(\s*[=:]\s*|\"\s*:\s*\"|'\s*:\s*')"
+            r"(?!(?:bearer|basic) )([^&\s\"',;<>]+)"
+        ),
+        r"\1\2***",
+    ),
+    (re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z_-]*\d)(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}"), "***"),
+)
+
+
+def redact(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` with each of ``secrets`` and anything shaped like a credential masked."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 3:
+            text = text.replace(secret, "***")
+    for pattern, replacement in _SECRET_SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def excerpt(text: str, secrets: Sequence[str] = (), *, limit: int = EXCERPT_CHARS) -> str:
+    """A provider's words for an error message: one line, masked, at most ``limit`` chars."""
+    line = redact(" ".join(text.split()), secrets)
+    if not line:
+        return "(empty body)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _kind(exc: BaseException) -> str:
+    """An exception's own words, short and one line (never its request's URL)."""
+    words = " ".join(str(exc).split())
+    return words[:EXCERPT_CHARS] if words else type(exc).__name__
+
+
+def _root_causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+_DNS_WORDS: Final = (
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "no address associated",
+    "getaddrinfo failed",
+    "name does not resolve",
+)
+
+
+#: Which of httpx's four time-outs an error is about (the read one otherwise).
+_TIMEOUT_KINDS: Final = (
+    (httpx.PoolTimeout, "pool"),
+    (httpx.ConnectTimeout, "connect"),
+    (httpx.WriteTimeout, "write"),
+)
+
+
+def _where(exc: httpx.HTTPError) -> tuple[str, float | None]:
+    """``host:port`` of the failed request (never its path or query: they carry tokens),
+    and its time-outs as httpx applied them."""
+    try:
+        request = exc.request
+    except RuntimeError:
+        return "the provider", None
+    url = request.url
+    port = url.port or (443 if url.scheme == "https" else 80)
+    timeouts = request.extensions.get("timeout") or {}
+    kind = "read"
+    for error, which in _TIMEOUT_KINDS:
+        if isinstance(exc, error):
+            kind = which
+            break
+    value = timeouts.get(kind) if isinstance(timeouts, dict) else None
+    return f"{url.host}:{port}", float(value) if isinstance(value, int | float) else None
+
+
+def _connect_cause(where: str, chain: Sequence[BaseException], words: str) -> str:
+    """Why no connection could be made: DNS, refused, TLS, or the system's own words."""
+    tls = any(isinstance(e, ssl.SSLError) for e in chain)
+    if tls or "ssl" in words or "certificate" in words:
+        return f"the TLS handshake with {where} failed: {_kind(chain[-1])}"
+    if any(isinstance(e, socket.gaierror) for e in chain) or any(w in words for w in _DNS_WORDS):
+        return f"the name {where.rsplit(':', 1)[0]} could not be resolved (DNS)"
+    refused = any(
+        isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED
+        for e in chain
+    )
+    if refused or "refused" in words or f"[errno {errno.ECONNREFUSED}]" in words:
+        return f"{where} refused the connection"
+    return f"could not connect to {where}: {_kind(chain[-1])}"
+
+
+def transport_cause(exc: httpx.HTTPError) -> str:
+    """Why a request failed in transport, in a few words (issue 22.9): DNS, refused, TLS,
+    which time-out after how long, or a connection broken mid-answer. Unmasked: callers
+    pass it through :func:`redact` (:meth:`HttpAdapter.transport_outcome` does)."""
+    where, seconds = _where(exc)
+    after = f" after {seconds:g} s" if seconds is not None else ""
+    chain = _root_causes(exc)
+    words = " ".join(_kind(e).lower() for e in chain)
+    if isinstance(exc, httpx.PoolTimeout):
+        return f"no free connection to {where} in the pool{after}"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"no connection to {where}{after} (connect time-out)"
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"no answer from {where}{after}, once the request was sent (read time-out)"
+    if isinstance(exc, httpx.WriteTimeout):
+        return f"the request could not be written to {where}{after} (write time-out)"
+    if isinstance(exc, httpx.ConnectError):
+        return _connect_cause(where, chain, words)
+    if isinstance(exc, MaybeTaken):
+        return f"the connection to {where} broke before the answer was complete: {_kind(exc)}"
+    return f"{type(exc).__name__} talking to {where}: {_kind(exc)}"
 
 
 class HttpAdapter(abc.ABC, Generic[C]):
@@ -277,11 +438,13 @@ class HttpAdapter(abc.ABC, Generic[C]):
         )
         response = await self._send(request, stream=True)
         try:
-            body, truncated = await _read_capped(response, max_body)
+            body, cut_short = await _read_capped(response, max_body)
         finally:
             await response.aclose()
         media_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        return Answer(response.status_code, response.headers, media_type, body, truncated)
+        return Answer(
+            response.status_code, response.headers, media_type, body, bool(cut_short), cut_short
+        )
 
     async def _send(self, request: httpx.Request, *, stream: bool) -> httpx.Response:
         async for attempt in self._retrying():
@@ -299,12 +462,77 @@ class HttpAdapter(abc.ABC, Generic[C]):
             reraise=True,
         )
 
-    @staticmethod
-    def transport_outcome(exc: httpx.HTTPError) -> SubmitOutcome:
-        """The outcome of a request that failed in transport (never ``accepted``)."""
-        if isinstance(exc, httpx.TimeoutException):
-            return SubmitOutcome.unavailable("The provider did not answer in time.")
-        return SubmitOutcome.unavailable("The provider could not be reached.")
+    def secrets(self) -> list[str]:
+        """The connection's credential values, to mask wherever a provider's words are shown."""
+        values = (
+            getattr(self.credentials, name, None) for name in type(self.credentials).model_fields
+        )
+        return [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
+
+    def redact(self, text: str) -> str:
+        """``text`` with this connection's credentials, and anything shaped like one, masked."""
+        return redact(text, self.secrets())
+
+    def excerpt(self, answer: Answer) -> str:
+        """The start of ``answer``'s body for an error message: one line, capped, masked."""
+        return excerpt(answer.text, self.secrets())
+
+    def cause(self, exc: httpx.HTTPError) -> str:
+        """Why ``exc`` happened, masked: for outcomes, log lines and ``connections test``."""
+        return self.redact(transport_cause(exc))
+
+    def transport_outcome(
+        self, exc: httpx.HTTPError, *, provider_message_id: str | None = None
+    ) -> SubmitOutcome:
+        """The outcome of a request that failed in transport (never ``accepted``).
+
+        Before the request was whole on the wire (:data:`NotSent`, a write error): nothing
+        was taken, ``unavailable``. After it (:data:`MaybeTaken`: a read time-out, a reset
+        while waiting for the answer): the provider may have taken it, ``unknown``
+        (issue 22.8, docs/decisions.md). Either way the message says why (issue 22.9).
+        ``provider_message_id``: as for :meth:`unreadable`.
+        """
+        name = self.profile.name
+        if isinstance(exc, MaybeTaken):
+            return SubmitOutcome.unknown(
+                f"{name} may have taken the message: {self.cause(exc)}. It was not sent again.",
+                provider_message_id=provider_message_id,
+            )
+        return SubmitOutcome.unavailable(f"{name} could not be reached: {self.cause(exc)}.")
+
+    def unreadable(
+        self, answer: Answer, why: str, *, provider_message_id: str | None = None
+    ) -> SubmitOutcome:
+        """The outcome of a send answer the adapter cannot read: the one rule of issue 22.8.
+
+        A 2xx says the provider took the request, so the message may have been taken:
+        ``unknown`` (``PROVIDER_OUTCOME_UNKNOWN``), never a fallback. Any other status
+        proves it was not: ``unavailable``. Either way the message names the status and
+        quotes the answer (issue 22.9). ``provider_message_id``: the id a later report
+        would carry, where the adapter chose it before sending.
+        """
+        name = self.profile.name
+        why = answer.cut_short or why
+        shown = answer.content_type or "no content type"
+        said = f"HTTP {answer.status} ({shown}): {self.excerpt(answer)}"
+        if answer.is_success:
+            return SubmitOutcome.unknown(
+                f"{name} may have taken the message but its answer could not be read "
+                f"({self.redact(why)}); {said}",
+                provider_message_id=provider_message_id,
+            )
+        return SubmitOutcome.unavailable(f"{name} answered {said} ({self.redact(why)})")
+
+    def unreachable(self, exc: httpx.HTTPError | Answer, doing: str) -> ProviderUnavailable:
+        """The error of a call that sends nothing (``check``, report polls) and failed,
+        with its cause: the transport's, or the status and an excerpt of the answer."""
+        name = self.profile.name
+        if isinstance(exc, Answer):
+            why = exc.cut_short or f"answered HTTP {exc.status}"
+            return ProviderUnavailable(
+                f"{name} could not be reached {doing}: {why}: {self.excerpt(exc)}"
+            )
+        return ProviderUnavailable(f"{name} could not be reached {doing}: {self.cause(exc)}.")
 
     @abc.abstractmethod
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:

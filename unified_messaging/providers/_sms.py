@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._http import Answer, JsonUnreadable, decode_json_object
 from .base import SubmitOutcome, SubmitRequest
 
 __all__ = ["json_answer", "msisdn", "national", "numbers_by_id", "send_in_groups", "split_distinct"]
+
+if TYPE_CHECKING:
+    from ._http import HttpAdapter
 
 K = TypeVar("K", bound=Hashable)
 
@@ -100,24 +103,22 @@ def numbers_by_id(provider_message_ids: Iterable[str]) -> dict[str, set[str]]:
     return wanted
 
 
-def json_answer(answer: Answer, provider: str) -> dict[str, Any] | SubmitOutcome:
-    """The JSON object of a gateway's answer, or the ``unavailable`` outcome of one not read."""
-    if answer.truncated:
-        return SubmitOutcome.unavailable(f"{provider}'s answer is too large to be read.")
+def json_answer(answer: Answer, adapter: HttpAdapter[Any]) -> dict[str, Any] | SubmitOutcome:
+    """The JSON object of a gateway's answer, or the outcome of one not read: ``unknown``
+    for a 2xx, ``unavailable`` otherwise (:meth:`HttpAdapter.unreadable`, issue 22.8)."""
     if answer.status == 429:
         return SubmitOutcome.unavailable(
-            f"{provider} is throttling requests (HTTP 429).", retry_after=answer.retry_after
+            f"{adapter.profile.name} is throttling requests (HTTP 429): {adapter.excerpt(answer)}",
+            retry_after=answer.retry_after,
         )
+    if answer.truncated:
+        return adapter.unreadable(answer, "the answer was not read to its end")
     if answer.status >= 500:
-        return SubmitOutcome.unavailable(f"{provider} answered HTTP {answer.status}.")
+        return adapter.unreadable(answer, "a server error")
     kind = answer.content_type
     if kind and "json" not in kind and kind != "text/plain":
-        return SubmitOutcome.unavailable(
-            f"{provider} answered HTTP {answer.status} with {kind}, not JSON."
-        )
+        return adapter.unreadable(answer, f"{kind}, not JSON")
     try:
         return decode_json_object(answer.body)
     except JsonUnreadable as exc:
-        if exc.problem == "not_object":
-            return SubmitOutcome.unavailable(f"{provider}'s answer is not a JSON object.")
-        return SubmitOutcome.unavailable(f"{provider}'s answer (HTTP {answer.status}) is not JSON.")
+        return adapter.unreadable(answer, str(exc))

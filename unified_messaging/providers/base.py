@@ -3,7 +3,7 @@
 Every provider (the five SMS gateways, the chat-bot channel, the business chat channel, and
 the simulator that stands in for each of them under a test key) is a
 :class:`ProviderAdapter`. An adapter turns a :class:`SubmitRequest` into the provider's wire
-format and the provider's answer into a :class:`SubmitOutcome` of one of four kinds:
+format and the provider's answer into a :class:`SubmitOutcome` of one of five kinds:
 
 ``accepted``
     The provider took the message; ``provider_message_id`` is its id for it.
@@ -14,7 +14,16 @@ format and the provider's answer into a :class:`SubmitOutcome` of one of four ki
     Recipient-level refusal (no IYS consent, chat unreachable): every provider would refuse
     it too, so routing stops.
 ``unavailable``
-    Transport error, time-out, 5xx: nothing is known to have been delivered; routing moves on.
+    Transport error before the request left, 5xx, throttled: the answer proves the provider
+    took nothing, so routing moves on.
+``unknown``
+    The provider may have taken the message and we cannot tell: a 2xx answer we could not
+    read (wrong content type, cut or over-long body, no id), or no answer after the whole
+    request was sent (read time-out, connection broken mid-answer). Routing stops here:
+    another provider, or the same one again, could send the SMS twice (issue 22.8). The
+    rule that tells it from ``unavailable`` is :meth:`HttpAdapter.unreadable
+    <unified_messaging.providers._http.HttpAdapter.unreadable>` and
+    :meth:`~unified_messaging.providers._http.HttpAdapter.transport_outcome`.
 
 Adapters also read the provider's delivery reports, pushed (:meth:`parse_reports`) or polled
 (:meth:`poll_reports`), into :class:`ProviderReport` values. A provider that must be polled
@@ -34,7 +43,7 @@ from typing import Final, Literal, Protocol, runtime_checkable
 
 from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
-from .._errors import ProviderUnavailable
+from .._errors import ProviderOutcomeUnknown, ProviderUnavailable
 from .._types import (
     CHANNEL_OF,
     IYS_MODES,
@@ -65,7 +74,7 @@ __all__ = [
     "uses_turkish_shift",
 ]
 
-OutcomeKind = Literal["accepted", "rejected", "recipient_failed", "unavailable"]
+OutcomeKind = Literal["accepted", "rejected", "recipient_failed", "unavailable", "unknown"]
 
 #: Failure codes that belong to the recipient or the message, not to the provider: another
 #: provider would refuse it too (or deliver a duplicate), so a report carrying one of them
@@ -141,6 +150,9 @@ class SubmitOutcome:
     def unavailable(
         cls, message: str, *, code: str = ProviderUnavailable.code, retry_after: float | None = None
     ) -> SubmitOutcome:
+        """Nothing was taken, and the answer proves it (an error status, a throttle, a
+        refusal the provider documents, or a request that never left): routing moves on.
+        An answer that cannot be read is not proof: :meth:`HttpAdapter.unreadable`."""
         return cls("unavailable", error=ErrorInfo(code, message), retry_after=retry_after)
 
     def refused_together(self, count: int) -> list[SubmitOutcome]:
@@ -150,6 +162,19 @@ class SubmitOutcome:
         if count < 2 or self.kind not in ("rejected", "recipient_failed"):
             return [self] * count
         return [replace(self, batch_refusal=True)] * count
+
+    @classmethod
+    def unknown(cls, message: str, *, provider_message_id: str | None = None) -> SubmitOutcome:
+        """The provider may have taken it (issue 22.8): never a fallback, never a resend.
+
+        ``provider_message_id``: the id a later report would name, where the adapter chose it
+        before sending (Kannel's ``dlr-url``), so that report can still settle the message.
+        """
+        return cls(
+            "unknown",
+            provider_message_id=provider_message_id,
+            error=ErrorInfo(ProviderOutcomeUnknown.code, message),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """``sms_b``: the İletimerkezi JSON v1 adapter (send, pushed and polled reports, credentials).
 
-Owns İletimerkezi's wire format and the mapping of its answers to the four outcomes. Wire
+Owns İletimerkezi's wire format and the mapping of its answers to the five outcomes. Wire
 facts, from İletimerkezi's documentation source (github.com/iletimerkezi/apidocs-website:
 ``docs/sms/send/json.mdx``, ``docs/sms/report/json.mdx``, ``docs/sms/report/webhook.mdx``,
 ``docs/account/balance/json.mdx``, ``docs/status-codes.mdx``), its current pages
@@ -118,16 +118,18 @@ class Credentials(CredentialsModel):
     api_hash: SecretStr = Field(min_length=1)
 
 
-def _decode(answer: Answer) -> tuple[int, str, dict[str, object]] | SubmitOutcome:
+def _decode(
+    answer: Answer, adapter: IletimerkeziAdapter
+) -> tuple[int, str, dict[str, object]] | SubmitOutcome:
     """``(code, message, response)`` of an answer, or the outcome of an unreadable one."""
-    data = json_answer(answer, "İletimerkezi")
+    data = json_answer(answer, adapter)
     if isinstance(data, SubmitOutcome):
         return data
     response = data.get("response")
     status = response.get("status") if isinstance(response, dict) else None
     code = status.get("code") if isinstance(status, dict) else None
     if not isinstance(response, dict) or isinstance(code, bool) or not str(code).isdigit():
-        return SubmitOutcome.unavailable("İletimerkezi's answer has no response.status.code.")
+        return adapter.unreadable(answer, "no response.status.code")
     message = status.get("message") if isinstance(status, dict) else None
     return int(str(code)), message[:200] if isinstance(message, str) else "", response
 
@@ -207,10 +209,10 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
             answer = await self._post("/v1/send-sms/json", self._order(sender, iys_mode, chunk))
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(chunk)
-        read = _send_result(answer)
+        read = _send_result(answer, self)
         if isinstance(read, str):
             return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
-        if _answer_code(answer) in _NO_CULPRIT:
+        if _answer_code(answer, self) in _NO_CULPRIT:
             # The whole order is refused for one message İletimerkezi does not name, and
             # nothing was sent: routing asks again in smaller orders to find it.
             return read.refused_together(len(chunk))
@@ -245,9 +247,9 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
             try:
                 answer = await self._post("/v1/get-report/json", self._envelope(order=order))
             except httpx.HTTPError as exc:
-                logger.warning("İletimerkezi report poll failed: %s", type(exc).__name__)
+                logger.warning("İletimerkezi report poll failed: %s", self.cause(exc))
                 return found
-            read = _decode(answer)
+            read = _decode(answer, self)
             if isinstance(read, SubmitOutcome) or read[0] != 200:
                 # 455 (no such order yet) and 456 (not due yet) are "nothing new" too.
                 return found
@@ -273,10 +275,10 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
         try:
             answer = await self._post("/v1/get-balance/json", self._envelope())
         except httpx.HTTPError as exc:
-            raise ProviderUnavailable("İletimerkezi could not be reached.") from exc
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.truncated:
-            raise ProviderUnavailable("İletimerkezi could not be reached.")
-        read = _decode(answer)
+            raise self.unreachable(answer, "to check credentials")
+        read = _decode(answer, self)
         code = answer.status if isinstance(read, SubmitOutcome) else read[0]
         if code == 401:
             raise InvalidCredentials(
@@ -284,18 +286,22 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
                 "switched off in the panel, or this IP is not allowed."
             )
         if isinstance(read, SubmitOutcome) or code != 200:
-            raise ProviderUnavailable("İletimerkezi gave no usable answer to the check.")
+            said = read.error.message if isinstance(read, SubmitOutcome) and read.error else ""
+            raise ProviderUnavailable(
+                "İletimerkezi gave no usable answer to the check: "
+                + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
+            )
 
 
-def _answer_code(answer: Answer) -> int | None:
+def _answer_code(answer: Answer, adapter: IletimerkeziAdapter) -> int | None:
     """``response.status.code`` of a readable answer, else ``None``."""
-    read = _decode(answer)
+    read = _decode(answer, adapter)
     return None if isinstance(read, SubmitOutcome) else read[0]
 
 
-def _send_result(answer: Answer) -> str | SubmitOutcome:
+def _send_result(answer: Answer, adapter: IletimerkeziAdapter) -> str | SubmitOutcome:
     """The order id of a send answer, or the outcome of a refusal or an unreadable answer."""
-    read = _decode(answer)
+    read = _decode(answer, adapter)
     if isinstance(read, SubmitOutcome):
         return read
     code, message, response = read
@@ -305,7 +311,10 @@ def _send_result(answer: Answer) -> str | SubmitOutcome:
         text = str(order_id).strip() if isinstance(order_id, str | int) else ""
         if text and not isinstance(order_id, bool):
             return text
-        return SubmitOutcome.unavailable("İletimerkezi said 200 but gave no order id.")
+        return adapter.unreadable(answer, "code 200 but no order id")
+    if 200 <= code < 300:
+        # A success code other than 200 is not one İletimerkezi documents (issue 22.8).
+        return adapter.unreadable(answer, f"code {code}, not 200")
     if code == 503 or code >= 500:
         return SubmitOutcome.unavailable(f"İletimerkezi code {code}: {message or 'unavailable'}.")
     kind, our_code, meaning = _CODES.get(code, ("rejected", "PROVIDER_REJECTED", message))

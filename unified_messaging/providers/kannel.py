@@ -47,7 +47,7 @@ from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
-from ._http import Answer, HttpAdapter, logger
+from ._http import Answer, HttpAdapter, excerpt, logger
 from ._sms_gateway import GatewayCredentials, KannelCredentials, require_base_url
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
@@ -99,12 +99,9 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         try:
             answer = await self._sendsms(self._params(request, message_id))
         except httpx.HTTPError as exc:
-            return self.transport_outcome(exc)
+            return self.transport_outcome(exc, provider_message_id=message_id)
         if answer.truncated:
-            return SubmitOutcome.unavailable(
-                f"The gateway's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "it is not a sendsms answer."
-            )
+            return self.unreadable(answer, "not a sendsms answer", provider_message_id=message_id)
         return self._outcome(answer, message_id)
 
     def _params(self, request: SubmitRequest, message_id: str) -> dict[str, str]:
@@ -150,10 +147,9 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
                 # Reports come to the dlr-url we built, so they carry our id, not this one.
                 logger.debug("sms_e gateway id %s for %s", gateway_id.group(1), message_id)
                 return SubmitOutcome.accepted(message_id)
-            # Not a sendsms answer (a proxy's page, a portal): we cannot tell it was sent.
-            return SubmitOutcome.unavailable(
-                f"The gateway answered HTTP {status} with an unrecognized body: {said}"
-            )
+            # Not a sendsms answer (a proxy's page, a portal): we cannot tell it was sent;
+            # a report to our dlr-url (it names message_id) can still settle it.
+            return self.unreadable(answer, "not a sendsms answer", provider_message_id=message_id)
         if status == 401 or (status == 403 and "auth" in text.lower()):
             return SubmitOutcome.rejected(
                 "PROVIDER_AUTH_FAILED", f"The gateway refused the username or password: {said}"
@@ -170,10 +166,8 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         )
 
     def _quote(self, text: str) -> str:
-        """The gateway's words for an error message: one line, short, no password in it."""
-        line = " ".join(text.split())[:200] or "(empty body)"
-        password = self.secret(self.credentials.password)
-        return line.replace(password, "***") if password else line
+        """The gateway's words for an error message: one line, short, no credential in it."""
+        return excerpt(text, self.secrets())
 
     async def _sendsms(self, params: Mapping[str, str]) -> Answer:
         """One GET of ``sendsms``, its answer read no further than the cap."""
@@ -218,10 +212,10 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         }
         try:
             answer = await self._sendsms(params)
-        except httpx.HTTPError:
-            raise ProviderUnavailable("The sms_e gateway could not be reached.") from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.truncated:
-            raise ProviderUnavailable("The sms_e gateway could not be reached.")
+            raise self.unreachable(answer, "to check credentials")
         if answer.status in (401, 403):
             raise InvalidCredentials("The sms_e gateway refused the username or password.")
         if answer.status >= 500:

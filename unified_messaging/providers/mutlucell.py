@@ -193,7 +193,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             answer = await self._post(_SEND_PATH, self._pack(group))
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(group)
-        result = _read_send_answer(answer)
+        result = _read_send_answer(answer, self)
         if isinstance(result, str):
             return [SubmitOutcome.accepted(f"{result}:{r.to[1:]}") for r in group]
         return [result] * len(group)
@@ -254,7 +254,7 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         try:
             answer = await self._post(_REPORT_PATH, _document(query), limit=_REPORT_LIMIT)
         except httpx.HTTPError as exc:
-            logger.warning("Mutlucell report of pack %s not read: %s", pack, type(exc).__name__)
+            logger.warning("Mutlucell report of pack %s not read: %s", pack, self.cause(exc))
             return []
         text = answer.text.strip()
         if answer.status != httpx.codes.OK or answer.truncated or _ERROR_CODE.fullmatch(text):
@@ -273,15 +273,15 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
         """Ask for the credit: 23 (or 30, account not activated) means refused credentials."""
         try:
             answer = await self._post(_CREDIT_PATH, _document(self._root("smskredi")))
-        except httpx.HTTPError:
-            raise ProviderUnavailable(
-                "Mutlucell could not be reached to check credentials."
-            ) from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check credentials") from None
         text = answer.text.strip()
         if answer.status == httpx.codes.OK and text in ("23", "30"):
             raise InvalidCredentials(f"Mutlucell refused the credentials: {_SEND_ERRORS[text][2]}.")
         if answer.status != httpx.codes.OK or answer.truncated or not _CREDIT.fullmatch(text):
-            raise ProviderUnavailable(f"Mutlucell's credit check failed (HTTP {answer.status}).")
+            raise ProviderUnavailable(
+                f"Mutlucell's credit check failed (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
 
     # --- the wire ---------------------------------------------------------------------------
 
@@ -299,18 +299,21 @@ def _document(root: ET.Element) -> bytes:
     return _DECLARATION + ET.tostring(root, encoding="unicode").encode("utf-8")
 
 
-def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
+def _read_send_answer(answer: Answer, adapter: MutlucellAdapter) -> str | SubmitOutcome:
     """The pack id, or the outcome of a send not known to be accepted."""
     if answer.status == httpx.codes.TOO_MANY_REQUESTS:
         return SubmitOutcome.unavailable(
             "Mutlucell is throttling this account (429).", retry_after=answer.retry_after
         )
+    if answer.status != httpx.codes.OK and answer.is_success:
+        return adapter.unreadable(answer, "a 2xx other than Mutlucell's 200")
     if answer.status != httpx.codes.OK:
         return SubmitOutcome.unavailable(
-            f"Mutlucell answered with HTTP {answer.status}.", retry_after=answer.retry_after
+            f"Mutlucell answered with HTTP {answer.status}: {adapter.excerpt(answer)}",
+            retry_after=answer.retry_after,
         )
     if answer.truncated:
-        return SubmitOutcome.unavailable(f"Mutlucell's answer was over {_SEND_LIMIT} bytes.")
+        return adapter.unreadable(answer, "the answer was not read to its end")
     text = answer.text.strip()
     accepted = _ACCEPTED.fullmatch(text)
     if accepted is not None:
@@ -324,10 +327,7 @@ def _read_send_answer(answer: Answer) -> str | SubmitOutcome:
     # proxy's answer or a cut-off body. Its id cannot be trusted, so it is not "accepted".
     shape = "HTML" if text.startswith("<") or "html" in answer.content_type else "unreadable"
     logger.warning("Mutlucell answered 200 with an %s body (%d bytes)", shape, len(text))
-    return SubmitOutcome.unavailable(
-        f"Mutlucell answered with an {shape} body instead of a pack id: the message may or "
-        "may not have been taken."
-    )
+    return adapter.unreadable(answer, f"an {shape} body instead of a pack id")
 
 
 def _pack_taken(pack: str, credits: str) -> str | SubmitOutcome:

@@ -1,6 +1,6 @@
 """``sms_a``: the NetGSM REST v2 adapter (send, report polling, credentials check).
 
-Owns NetGSM's wire format and the mapping of its answers to the four outcomes. Wire facts,
+Owns NetGSM's wire format and the mapping of its answers to the five outcomes. Wire facts,
 from NetGSM's OpenAPI document and SDK enums (github.com/netgsm/netgsm-sms-js ``openapi.json``,
 ``src/enums.ts``, ``src/netgsm.ts``) and its Python SDK (netgsm/netgsm-sms-python):
 
@@ -264,9 +264,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
             answer = await self._call("POST", "/sms/rest/v2/send", body)
         except httpx.HTTPError as exc:
             return [self.transport_outcome(exc)] * len(chunk)
-        read = _send_result(answer)
+        read = _send_result(answer, self)
         if isinstance(read, SubmitOutcome):
-            if _answer_code_of(answer) in _NO_CULPRIT:
+            if _answer_code_of(answer, self) in _NO_CULPRIT:
                 # One text of the request is at fault and NetGSM does not say which; nothing
                 # was sent, so routing asks again in smaller requests to find it.
                 return read.refused_together(len(chunk))
@@ -348,9 +348,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         try:
             answer = await self._call("POST", "/sms/rest/v2/report", body)
         except httpx.HTTPError as exc:
-            logger.warning("NetGSM report poll failed: %s", type(exc).__name__)
+            logger.warning("NetGSM report poll failed: %s", self.cause(exc))
             return None
-        data = json_answer(answer, "NetGSM")
+        data = json_answer(answer, self)
         if isinstance(data, SubmitOutcome):
             logger.warning("NetGSM report poll: %s", data.error.message if data.error else "")
             return None
@@ -375,17 +375,21 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 "GET", "/sms/rest/v2/msgheader", params={"appname": app} if app else None
             )
         except httpx.HTTPError as exc:
-            raise ProviderUnavailable("NetGSM could not be reached to check credentials.") from exc
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.truncated:
-            raise ProviderUnavailable("NetGSM could not be reached to check credentials.")
-        data = json_answer(answer, "NetGSM")
+            raise self.unreachable(answer, "to check credentials")
+        data = json_answer(answer, self)
         if answer.status in (401, 403) or (isinstance(data, dict) and _answer_code(data) == "30"):
             raise InvalidCredentials(
                 "NetGSM refused the credentials: wrong usercode or password, no API access, "
                 "or this IP is not allowed."
             )
         if isinstance(data, SubmitOutcome) or _answer_code(data) != "00":
-            raise ProviderUnavailable("NetGSM gave no usable answer to the credentials check.")
+            said = data.error.message if isinstance(data, SubmitOutcome) and data.error else ""
+            raise ProviderUnavailable(
+                "NetGSM gave no usable answer to the credentials check: "
+                + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
+            )
 
 
 def _report_calls(wanted: Mapping[str, set[str]]) -> list[list[str]]:
@@ -414,15 +418,15 @@ def _needs_turkish(request: SubmitRequest) -> bool:
     return encoding != "gsm7"
 
 
-def _answer_code_of(answer: Answer) -> str | None:
+def _answer_code_of(answer: Answer, adapter: NetgsmAdapter) -> str | None:
     """The ``code`` of a readable JSON answer, else ``None``."""
-    data = json_answer(answer, "NetGSM")
+    data = json_answer(answer, adapter)
     return None if isinstance(data, SubmitOutcome) else _answer_code(data)
 
 
-def _send_result(answer: Answer) -> str | SubmitOutcome:
+def _send_result(answer: Answer, adapter: NetgsmAdapter) -> str | SubmitOutcome:
     """The job id of a send answer, or the outcome of a refusal or an unreadable answer."""
-    data = json_answer(answer, "NetGSM")
+    data = json_answer(answer, adapter)
     if isinstance(data, SubmitOutcome):
         return data
     code = _answer_code(data)
@@ -430,9 +434,12 @@ def _send_result(answer: Answer) -> str | SubmitOutcome:
     if code == "00":
         if isinstance(jobid, str | int) and not isinstance(jobid, bool) and str(jobid).strip():
             return str(jobid).strip()
-        return SubmitOutcome.unavailable("NetGSM said 00 but gave no job id.")
+        return adapter.unreadable(answer, "code 00 but no job id")
     known = _SEND_CODES.get(code)
     if known is None:
+        if answer.is_success:
+            # A 2xx that names no documented code proves nothing was taken (issue 22.8).
+            return adapter.unreadable(answer, f"code {code or 'none'} is not one NetGSM documents")
         if answer.status in (401, 403):
             known = _SEND_CODES["30"]
         else:

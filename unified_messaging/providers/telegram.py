@@ -43,6 +43,7 @@ from ._http import (
     HttpAdapter,
     JsonUnreadable,
     decode_json_object,
+    redact,
 )
 from .base import SubmitOutcome, SubmitRequest
 
@@ -123,25 +124,26 @@ class TelegramAdapter(HttpAdapter[Credentials]):
         except httpx.InvalidURL:
             return SubmitOutcome.unavailable("The connection's base_url is not a valid URL.")
         if answer.truncated:
-            return SubmitOutcome.unavailable(
-                f"Telegram's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "the message may or may not have been sent."
-            )
-        return _outcome(answer, request.to)
+            return self.unreadable(answer, "the answer was not read to its end")
+        return _outcome(answer, request.to, self)
 
     async def check(self) -> None:
         """``getMe``: Telegram answers 401/404 to a token it does not know."""
         try:
             answer = await self._call("getMe", None)
-        except (httpx.HTTPError, httpx.InvalidURL):
-            raise ProviderUnavailable("Telegram could not be reached.") from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check the bot token") from None
+        except httpx.InvalidURL:
+            raise ProviderUnavailable("The connection's base_url is not a valid URL.") from None
         if answer.truncated:
-            raise ProviderUnavailable("Telegram could not be reached.")
+            raise self.unreachable(answer, "to check the bot token")
         if answer.status in (401, 404):
             raise InvalidCredentials("Telegram refused the bot token.")
         document = _json(answer.body)
         if not (answer.is_success and document and document.get("ok") is True):
-            raise ProviderUnavailable(f"Telegram answered getMe with HTTP {answer.status}.")
+            raise ProviderUnavailable(
+                f"Telegram answered getMe with HTTP {answer.status}: {self.excerpt(answer)}"
+            )
 
     async def _call(self, method: str, payload: Mapping[str, object] | None) -> Answer:
         """POST one Bot API method, its answer read no further than the cap."""
@@ -152,27 +154,24 @@ class TelegramAdapter(HttpAdapter[Credentials]):
 # --- reading answers ----------------------------------------------------------------------------
 
 
-def _outcome(answer: Answer, to: str) -> SubmitOutcome:
-    status = answer.status
+def _outcome(answer: Answer, to: str, adapter: TelegramAdapter) -> SubmitOutcome:
     document = _json(answer.body)
     if document is None:
-        kind = answer.headers.get("Content-Type", "no content type").split(";")[0]
-        return SubmitOutcome.unavailable(
-            f"Telegram answered HTTP {status} with a body that is not Bot API JSON ({kind})."
-            + (" The message may have been sent." if answer.is_success else "")
-        )
+        return adapter.unreadable(answer, "not Bot API JSON")
     if document.get("ok") is True:
-        return _accepted(document, to)
+        return _accepted(document, to, answer, adapter)
+    if answer.is_success and document.get("ok") is not False:
+        return adapter.unreadable(answer, 'no "ok" in the Bot API answer')
     return _refusal(answer, document)
 
 
-def _accepted(document: Mapping[str, Any], to: str) -> SubmitOutcome:
+def _accepted(
+    document: Mapping[str, Any], to: str, answer: Answer, adapter: TelegramAdapter
+) -> SubmitOutcome:
     result = document.get("result")
     message_id = result.get("message_id") if isinstance(result, dict) else None
     if not isinstance(message_id, int) or isinstance(message_id, bool):
-        return SubmitOutcome.unavailable(
-            "Telegram answered ok without a message id; the message may have been sent."
-        )
+        return adapter.unreadable(answer, "ok without a message id")
     chat = result.get("chat") if isinstance(result, dict) else None
     chat_id = chat.get("id") if isinstance(chat, dict) else None
     # The numeric id stays valid when a channel's @name changes.
@@ -219,7 +218,7 @@ def _said(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         return "(no description)"
     # The token is never echoed by Telegram, but a URL in a proxy's words might carry it.
-    return _URL_TOKEN.sub("/bot<redacted>", " ".join(description.split()))[:300]
+    return redact(_URL_TOKEN.sub("/bot<redacted>", " ".join(description.split())))[:300]
 
 
 def _json(body: bytes) -> dict[str, Any] | None:

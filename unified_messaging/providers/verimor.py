@@ -48,7 +48,15 @@ from pydantic import Field, SecretStr
 from .._domain import Connection, ErrorInfo
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, IysMode, ProviderCode
-from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter, JsonUnreadable, decode_json
+from ._http import (
+    AdapterSpec,
+    Answer,
+    CredentialsModel,
+    HttpAdapter,
+    JsonUnreadable,
+    decode_json,
+    redact,
+)
 from ._sms import msisdn, send_in_groups
 from .base import (
     InboundCallback,
@@ -231,7 +239,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
 
     def _read_send_answer(self, answer: Answer) -> str | SubmitOutcome:
         """The campaign id, or the outcome of a send not known to be accepted."""
-        problem = _foreign_answer(answer)
+        problem = _foreign_answer(answer, self)
         if problem is not None:
             return problem
         if answer.status == httpx.codes.OK:
@@ -241,10 +249,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             logger.warning(
                 "Verimor answered 200 without a campaign id (%d bytes)", len(answer.text)
             )
-            return SubmitOutcome.unavailable(
-                "Verimor answered 200 without a readable campaign id: the message may or may "
-                "not have been taken."
-            )
+            return self.unreadable(answer, "no campaign id")
         if answer.status == httpx.codes.BAD_REQUEST:
             return self._refusal_outcome(answer.text)
         if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
@@ -257,7 +262,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             return SubmitOutcome.rejected(
                 "PROVIDER_REJECTED", "The request is over Verimor's 10 MB."
             )
-        return SubmitOutcome.unavailable(f"Verimor answered with unexpected HTTP {answer.status}.")
+        return self.unreadable(answer, "an unexpected status")
 
     def _refusal_outcome(self, text: str) -> SubmitOutcome:
         token = _token(text)
@@ -293,17 +298,17 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             answer = await self.exchange(
                 "GET", _BALANCE_PATH, max_body=_ANSWER_LIMIT, params=params
             )
-        except httpx.HTTPError:
-            raise ProviderUnavailable(
-                "Verimor could not be reached to check credentials."
-            ) from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check credentials") from None
         if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
             raise InvalidCredentials(
                 "Verimor refused the credentials: wrong user name or API password, or OİM "
                 "does not allow this server's IP address."
             )
-        if _foreign_answer(answer) is not None or answer.status != httpx.codes.OK:
-            raise ProviderUnavailable(f"Verimor's balance check failed (HTTP {answer.status}).")
+        if _foreign_answer(answer, self) is not None or answer.status != httpx.codes.OK:
+            raise ProviderUnavailable(
+                f"Verimor's balance check failed (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
 
 
 def _refusal_token(answer: Answer) -> str | None:
@@ -321,7 +326,7 @@ def _campaign_key(request: SubmitRequest) -> Hashable:
     return (request.sender, request.encoding, request.iys_mode)
 
 
-def _foreign_answer(answer: Answer) -> SubmitOutcome | None:
+def _foreign_answer(answer: Answer, adapter: VerimorAdapter) -> SubmitOutcome | None:
     """An answer that is not Verimor speaking its documented plain text, as an outcome."""
     if answer.status == httpx.codes.TOO_MANY_REQUESTS:
         wait = answer.retry_after if answer.retry_after is not None else _DEFAULT_RETRY_AFTER
@@ -330,17 +335,13 @@ def _foreign_answer(answer: Answer) -> SubmitOutcome | None:
         )
     if answer.status >= httpx.codes.INTERNAL_SERVER_ERROR:
         return SubmitOutcome.unavailable(
-            f"Verimor answered with server error {answer.status}.", retry_after=answer.retry_after
-        )
-    if answer.content_type not in _PLAIN_TYPES:
-        return SubmitOutcome.unavailable(
-            f"Verimor answered with unexpected content type {answer.content_type!r} "
-            f"(HTTP {answer.status})."
+            f"Verimor answered with server error {answer.status}: {adapter.excerpt(answer)}",
+            retry_after=answer.retry_after,
         )
     if answer.truncated:
-        return SubmitOutcome.unavailable(
-            f"Verimor's answer was over {_ANSWER_LIMIT} bytes and was not read."
-        )
+        return adapter.unreadable(answer, "the answer was not read to its end")
+    if answer.content_type not in _PLAIN_TYPES:
+        return adapter.unreadable(answer, "not Verimor's plain text")
     return None
 
 
@@ -388,7 +389,7 @@ def _is_unicode(text: str) -> bool:
 
 def _snippet(text: str, secret: str) -> str:
     """A short printable excerpt of a provider's text, the secret blanked if echoed."""
-    shown = " ".join(text.replace(secret, "***").split()) if secret else " ".join(text.split())
+    shown = redact(" ".join(text.split()), [secret] if secret else [])
     return shown[:120] or "an empty answer"
 
 

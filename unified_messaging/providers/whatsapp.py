@@ -114,10 +114,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         except httpx.HTTPError as exc:
             return self.transport_outcome(exc)
         if answer.truncated:
-            return SubmitOutcome.unavailable(
-                f"WhatsApp's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "the message may or may not have been sent."
-            )
+            return self.unreadable(answer, "the answer was not read to its end")
         return self._outcome(answer)
 
     def _outcome(self, answer: Answer) -> SubmitOutcome:
@@ -127,13 +124,13 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
             wamid = _message_id(document)
             if wamid is not None:
                 return SubmitOutcome.accepted(wamid)
-            return SubmitOutcome.unavailable(
-                f"WhatsApp answered HTTP {status} without a message id "
-                f"({_kind(answer, document)}); the message may have been sent."
-            )
+            return self.unreadable(answer, f"no message id, {_kind(answer, document)}")
         error = document.get("error") if document is not None else None
         if not isinstance(error, dict):
-            return _by_status(answer, f"WhatsApp answered HTTP {status} ({_kind(answer, None)}).")
+            said = (
+                f"WhatsApp answered HTTP {status} ({_kind(answer, None)}): {self.excerpt(answer)}"
+            )
+            return _by_status(answer, said)
         said = self._quote(_describe(error))
         row = graph_code(error.get("code"))
         if row is None or status >= 500:
@@ -141,8 +138,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         return row.outcome(said, answer.retry_after)
 
     def _quote(self, text: str) -> str:
-        token = self.secret(self.credentials.access_token)
-        return text.replace(token, "***")
+        return self.redact(text)
 
     async def _call(
         self, method: str, path: str, payload: Mapping[str, object] | None = None
@@ -211,17 +207,19 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
         """``GET /{version}/{phone_number_id}``: the number must exist and the token reach it."""
         try:
             answer = await self._call("GET", "")
-        except httpx.HTTPError:
-            raise ProviderUnavailable("WhatsApp could not be reached.") from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to check the access token") from None
         if answer.truncated:
-            raise ProviderUnavailable("WhatsApp could not be reached.")
+            raise self.unreachable(answer, "to check the access token")
         if answer.is_success:
             return
         document = _json(answer.body)
         error = document.get("error") if document is not None else None
         row = graph_code(error.get("code")) if isinstance(error, dict) else None
         if answer.status >= 500 or (row is not None and row.effect in ("unavailable", "throttled")):
-            raise ProviderUnavailable(f"WhatsApp answered HTTP {answer.status}.")
+            raise ProviderUnavailable(
+                f"WhatsApp answered HTTP {answer.status}: {self.excerpt(answer)}"
+            )
         if answer.status in (401, 403) or (row is not None and row.code == "PROVIDER_AUTH_FAILED"):
             raise InvalidCredentials("WhatsApp refused the access token.")
         raise InvalidCredentials(
