@@ -21,6 +21,7 @@ from _support import bearer, serving
 from fakes._server import serve
 from fakes.faults import Faults
 from fakes.iletimerkezi import IletimerkeziFake
+from fakes.jasmin import JasminFake
 from fakes.kannel import KannelFake
 from fakes.mutlucell import FakeMutlucell
 from fakes.netgsm import NetgsmFake
@@ -44,6 +45,11 @@ class Provider:
     credentials: Callable[[Any], dict[str, str]]
     to: str = "+905551234567"
     sender: str | None = "UMTEST"
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.code
 
 
 def _whatsapp(fake: WhatsAppFake) -> dict[str, str]:
@@ -61,10 +67,16 @@ PROVIDERS = [
     Provider("sms_c", FakeVerimor, lambda f: {"username": f.username, "password": f.password}),
     Provider("sms_d", FakeMutlucell, lambda f: {"username": f.username, "password": f.password}),
     Provider("sms_e", KannelFake, lambda f: {"username": f.username, "password": f.password}),
+    Provider(
+        "sms_e",
+        JasminFake,
+        lambda f: {"gateway": "jasmin", "username": f.username, "password": f.password},
+        label="sms_e-jasmin",
+    ),
     Provider("chatbot", TelegramFake, lambda f: {"bot_token": f.token}, to="4242", sender=None),
     Provider("bizchat", WhatsAppFake, lambda f: _whatsapp(f), sender=None),
 ]
-BY_CODE = {p.code: p for p in PROVIDERS}
+BY_CODE = {p.code: p for p in PROVIDERS if not p.label}
 
 
 @dataclass
@@ -137,7 +149,7 @@ async def rig(
 
 
 @pytest.mark.parametrize("how", ["wrong-content-type", "cut-body"])
-@pytest.mark.parametrize("provider", PROVIDERS, ids=[p.code for p in PROVIDERS])
+@pytest.mark.parametrize("provider", PROVIDERS, ids=[p.name for p in PROVIDERS])
 async def test_a_2xx_we_cannot_read_is_unknown_never_a_fallback_and_keeps_its_unit(
     provider: Provider, how: str
 ) -> None:

@@ -138,9 +138,9 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
 
     def _outcome(self, answer: Answer) -> SubmitOutcome:
         if answer.truncated:
-            return SubmitOutcome.unavailable(
-                f"The gateway's answer was larger than {MAX_ANSWER_BYTES} bytes; "
-                "it is not a Jasmin answer."
+            # Cut off or too long to be Jasmin's: a 2xx of it may still mean it was taken.
+            return self.unreadable(
+                answer, f"the answer was not read to its end ({MAX_ANSWER_BYTES} bytes at most)"
             )
         status, text = answer.status, answer.text.strip()
         said = self._quote(text)
@@ -148,10 +148,9 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         if status == 200 and success:
             return SubmitOutcome.accepted(success.group(1))
         if status < 400:
-            # Not Jasmin's answer (a proxy's page, a portal): we cannot tell it was sent.
-            return SubmitOutcome.unavailable(
-                f"The gateway answered HTTP {status} with an unrecognized body: {said}"
-            )
+            # Not Jasmin's answer (a proxy's page, a portal): a 2xx may still mean it was
+            # taken (unknown, issue 22.8); a 3xx proves nothing was.
+            return self.unreadable(answer, "not a Jasmin answer")
         reason = _reason(text)
         if status == 429 or "throughput exceeded" in reason:
             wait = answer.retry_after if answer.retry_after is not None else THROUGHPUT_PAUSE
@@ -165,8 +164,7 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
     def _quote(self, text: str) -> str:
         """The gateway's words for an error message: one line, short, no password in it."""
         line = " ".join(text.split())[:200] or "(empty body)"
-        password = self.secret(self.credentials.password)
-        return line.replace(password, "***") if password else line
+        return self.redact(line)  # the connection's secrets and anything shaped like one
 
     # --- reports --------------------------------------------------------------------------------
 
