@@ -254,8 +254,9 @@ SUBMIT_INTERRUPTED: Final = ErrorInfo(
 
 
 def is_write_ahead(record: MessageRecord) -> bool:
-    """Whether ``record`` is still as its send wrote it before calling any provider."""
-    return record.status == "queued" and not record.attempts
+    """Whether ``record`` is still as its send wrote it before calling any provider: its
+    stored phase says so (a message queued for its send slot with no attempt yet is not)."""
+    return record.phase in ("accepted", "waiting")
 
 
 def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
@@ -272,6 +273,7 @@ def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
         updated_at=now,
         final_at=now,
         fallback_left=(),
+        phase="settled",
     )
     return Transition(ended, changed=True, event="message.unknown")
 
@@ -330,5 +332,5 @@ def after_routing(
     return move(
         record, status, provider=hop.connection.provider, sender=hop.sender,
         attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
-        fallback_left=left, version=record.version + 1, **changes,
+        fallback_left=left, version=record.version + 1, phase="settled", **changes,
     )  # fmt: skip

@@ -55,7 +55,7 @@ from .._quota import release_unit
 from .._responses import status_record
 from .._routing.adapters import AdapterPool
 from .._routing.breaker import Breakers
-from .._routing.dispatch import Hop, Job, dispatch, hop_for
+from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
 from .._text import storable_report
@@ -627,7 +627,7 @@ class Lifecycle:
         )
         if not await self._store.replace_message(marked):
             raise _Contended(job_id)  # the worker retries the item
-        job = Job(job_id, record.to, record.text, workspace_id)
+        job = job_for(record)
         await dispatch(
             [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
             breakers=self._breakers if livemode else None,

@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Protocol
 
 from .._clock import Clock
-from .._domain import Attempt, Connection
+from .._domain import Attempt, Connection, MessageRecord
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
@@ -47,7 +47,7 @@ from ..providers.base import (
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
 from .send_pacing import SendPacing
 
-__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "resolve_sender"]
+__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "job_for", "resolve_sender"]
 
 logger = logging.getLogger("unified_messaging.routing")
 
@@ -159,6 +159,20 @@ class Job:
             workspace_id=self.workspace_id,
             connection_id=connection.id,
         )
+
+
+def job_for(record: MessageRecord) -> Job:
+    """The send of a stored message: its recipient, text and provider template as the
+    record keeps them. The one place a send is built, for the submit (from the write-ahead
+    record) and for every re-send by the worker (a D27 slot, a D7 retry, a D6 fallback), so
+    a re-send can never lose what the submit sent (a ``bizchat`` template going out as free
+    text, which WhatsApp refuses outside the 24 h window). Each hop adds its own header
+    (:func:`hop_for`) and encoding (:meth:`Job.request_for`)."""
+    template = None
+    if record.template_name is not None:
+        language = record.template_language or ""
+        template = ProviderTemplate(record.template_name, language, record.template_params)
+    return Job(record.job_id, record.to, record.text, record.workspace_id, template)
 
 
 async def dispatch(
