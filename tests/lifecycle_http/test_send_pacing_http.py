@@ -26,6 +26,8 @@ from fakes.netgsm import Canned, NetgsmFake
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._domain import Connection
+from unified_messaging._routing.breaker import BreakerHealth
+from unified_messaging._routing.breaker_state import BreakerState
 from unified_messaging._routing.pacing import Pacer, StorePacer
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
@@ -121,6 +123,11 @@ class Rig:
                                          headers=bearer(self.key))  # fmt: skip
         document: dict[str, Any] = response.json()
         return document
+
+    async def health(self) -> BreakerHealth:
+        """The sms_a connection's circuit breaker (D26)."""
+        found = await self.messenger.connection_health(self.workspace_id)
+        return next(h for h in found if h.connection_id == self.connection.id)
 
     def offsets(self, since: datetime) -> list[float]:
         return [(at - since).total_seconds() for at in self.stamps.arrivals]
@@ -358,3 +365,34 @@ async def test_a_fallback_to_a_connection_whose_rate_is_full_waits_queued_then_g
         record = await r.record(job)
         assert (record["status"], record["provider"]) == ("sent", "sms_a")
         assert len(r.stamps.arrivals) == 1
+
+
+async def test_a_half_open_probe_the_rate_keeps_back_is_given_back_and_sent_at_its_slot() -> None:
+    """D26 with D27: the breaker's cool-down is over, so the next send is its one probe; the
+    send rate has no slot for it in the bound. The probe is handed back at once (not held
+    for the whole submit time-out), and its own message goes out at its slot, as the probe,
+    instead of failing ``PROVIDER_CIRCUIT_OPEN``."""
+    async with rig(max_rate=2) as r:
+        start = r.clock.now()
+        opened = BreakerState(phase="open", until=start - timedelta(seconds=1),
+                              opened_at=start - timedelta(seconds=31), reason="down",
+                              at=start - timedelta(seconds=1))  # fmt: skip
+        assert await r.messenger.store.put_breaker(r.connection.id, opened.to_json(), version=0)
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(6):  # another process holds the next 3 s of the rate
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=5, now=start)  # fmt: skip
+
+        answer = await r.send()
+
+        assert (answer.status_code, answer.json()["status"]) == (201, "queued"), answer.text
+        health = await r.health()
+        assert health.state == "open" and health.until is None  # the next call probes
+        job = answer.json()["job_id"]
+
+        await r.work(until=start + timedelta(seconds=3.5))
+
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("sent", "sms_a"), record
+        assert r.offsets(start) == pytest.approx([3.0])
+        assert (await r.health()).state == "closed"  # the probe's success closed it

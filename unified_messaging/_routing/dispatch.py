@@ -206,7 +206,9 @@ async def dispatch(
             elif admission.probe:
                 calling, skipped = pending[:1], pending[1:]
         calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing)
-        if breakers is not None and admission is not None and outcomes:
+        if breakers is not None and admission is not None and (outcomes or admission.probe):
+            # Always for a probe, even one our own send rate kept back (no outcome): the
+            # breaker must hear of it, or its lease holds the connection shut (D26, D27).
             await breakers.record(hop.connection, outcomes, admission)
         now = clock.now()
         skip = _skipped(admission)
