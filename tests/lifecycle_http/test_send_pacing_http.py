@@ -396,3 +396,32 @@ async def test_a_half_open_probe_the_rate_keeps_back_is_given_back_and_sent_at_i
         assert (record["status"], record["provider"]) == ("sent", "sms_a"), record
         assert r.offsets(start) == pytest.approx([3.0])
         assert (await r.health()).state == "closed"  # the probe's success closed it
+
+
+async def test_a_deferred_fallback_that_fails_at_its_slot_keeps_the_unit_a_provider_took() -> None:
+    """D17: sms_b took the message (one unit); its DLR time-out falls back to sms_a, whose
+    rate defers the hand-over, and sms_a is down at the slot. The message ends ``failed``,
+    but a provider had it: its unit is not given back."""
+    async with rig(max_rate=2, live_sms_b=True) as r:
+        start = r.clock.now()
+        sms_b = next(
+            c for c in await r.messenger.list_connections(r.workspace_id) if c.provider == "sms_b"
+        )
+        await r.messenger.store.update_connection(replace(sms_b, dlr_timeout=timedelta(seconds=5)))
+        answer = await r.send(provider="sms_b", fallback=["sms_a"])
+        assert (answer.json()["status"], answer.json()["provider"]) == ("sent", "sms_b")
+        job = answer.json()["job_id"]
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(6):  # another process holds sms_a's slots for 3 s from the time-out
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=100, now=start + timedelta(seconds=5))  # fmt: skip
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
+
+        await r.work(until=start + timedelta(seconds=7))
+        assert (await r.record(job))["status"] == "queued"
+        r.netgsm.script(Canned(status=503, body=b"down"))
+        await r.work(until=start + timedelta(seconds=9))
+
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("failed", "sms_a"), record
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1

@@ -670,9 +670,8 @@ class Lifecycle:
             if not await self._store.replace_message(result, work=items, refs=refs):
                 continue
             record_settled(self.metrics, fresh, result)
-            if result.status == "failed" and retry_until is not None:
-                # Queued, then given up: no provider took it.
-                await release_unit(self._store, result)
+            # Given up: its unit back, unless a provider took it at some point (D17).
+            await release_unit(self._store, result)
             return
         raise _Contended(marked.job_id)
 
