@@ -32,6 +32,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── QuotaExceeded                   QUOTA_EXCEEDED
     │   └── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
+    ├── SubmitInterrupted               SUBMIT_INTERRUPTED: never raised; the error of a message
+    │                                   whose hand-over outcome was never recorded (201/200)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
     │   └── MasterKeyError                  UM_MASTER_KEYS malformed or missing (also a VaultError)
@@ -82,6 +84,7 @@ __all__ = [
     "SenderNotApproved",
     "SenderRequired",
     "StorageUnavailable",
+    "SubmitInterrupted",
     "TemplateNotFound",
     "TemplateVariableMissing",
     "TooManyRequests",
@@ -309,6 +312,21 @@ class ProviderUnavailable(MessagingError, ConnectionError):
     def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
         super().__init__(message)
         self.job_id = job_id
+
+
+class SubmitInterrupted(MessagingError):
+    """Not raised: the ``error`` a message carries (status ``unknown``, in a replayed send
+    answer, a status record, ``campaign status``) when its hand-over to a provider was cut
+    off before the outcome was stored (the process died mid-call, the store was down): a
+    provider may have it, so it is not sent again. A message that never reached a provider
+    is ``queued`` instead, and the worker sends it."""
+
+    http_status = 500
+    code = "SUBMIT_INTERRUPTED"
+    default_message = (
+        "The outcome of handing the message to the provider was never recorded (the process "
+        "stopped, or the store was down); it was not sent again, so that it cannot arrive twice."
+    )
 
 
 class StorageUnavailable(MessagingError, ConnectionError):

@@ -46,6 +46,7 @@ from ._errors import (
     Unauthorized,
 )
 from ._ids import new_id
+from ._lifecycle.holding import WriteAheadHold
 from ._lifecycle.rules import after_routing, begin, is_write_ahead
 from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._lifecycle.worker import Worker
@@ -60,7 +61,7 @@ from ._models import (
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
 from ._recipients import normalize_recipient
-from ._responses import bulk_result, send_response, status_record
+from ._responses import bulk_result, send_response, status_record, submit_status
 from ._routing.adapters import AdapterPool
 from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
@@ -312,11 +313,12 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         with counting_refusals(self._metrics):
             check = await self._accept(auth, [record], 1, idempotency)
         queue = auth.workspace.retry_unavailable
+        hold = WriteAheadHold(self._store, [record])
         await dispatch(
             [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
-        record = self._outcome_record(record, plan, job, queue=queue)
+        record = self._outcome_record(hold.latest(record), plan, job, queue=queue)
         unused = quota.units_to_release([record])
         await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
@@ -357,12 +359,14 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         with counting_refusals(self._metrics):
             check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         queue = auth.workspace.retry_unavailable
+        hold = WriteAheadHold(self._store, [records[i] for i, _ in jobs])
         await dispatch(
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
         finished = [
-            (i, self._outcome_record(records[i], plan, job, queue=queue)) for i, job in jobs
+            (i, self._outcome_record(hold.latest(records[i]), plan, job, queue=queue))
+            for i, job in jobs
         ]
         for index, record in finished:
             records[index] = record
@@ -776,12 +780,14 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
 
 def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
-    sent = sum(1 for r in records if r.status != "failed")
+    # ``sent`` counts the items handed over or queued (D8); an ``unknown`` item (a replay of
+    # a cut-off hand-over) is neither sent nor failed, as its result says.
+    statuses = [submit_status(r) for r in records]
     template_key = records[0].template_key
     return BulkResponse(
         total=len(records),
-        sent=sent,
-        failed=len(records) - sent,
+        sent=sum(1 for status in statuses if status in ("sent", "queued")),
+        failed=statuses.count("failed"),
         provider=provider,
         created_at=records[0].created_at,
         results=[bulk_result(r) for r in records],

@@ -225,7 +225,17 @@ class _Response(BaseModel):
 class ErrorObject(_Response):
     """``{code, message}`` of a failed send (SPEC 2.2)."""
 
-    code: str = Field(examples=["INVALID_RECIPIENT"])
+    code: str = Field(
+        examples=["INVALID_RECIPIENT"],
+        description=(
+            "Why: a request code (INVALID_RECIPIENT, TEMPLATE_VARIABLE_MISSING, "
+            "RECIPIENT_RATE_LIMITED, ...) for a bulk item refused before any provider; "
+            "PROVIDER_REJECTED, IYS_CONSENT_MISSING, RECIPIENT_UNREACHABLE, "
+            "PROVIDER_UNAVAILABLE or an adapter's own code for a provider's refusal; "
+            "SUBMIT_INTERRUPTED (status unknown) for a hand-over cut off before its "
+            "outcome was stored."
+        ),
+    )
     message: str
 
 

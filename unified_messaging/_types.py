@@ -31,8 +31,9 @@ TEMPLATE_KEY_PATTERN: Final = r"^[a-z0-9_]{1,64}$"
 ProviderCode = Literal["sms_a", "sms_b", "sms_c", "sms_d", "sms_e", "chatbot", "bizchat"]
 Channel = Literal["sms", "chatbot", "bizchat"]
 
-#: Status at acceptance (SPEC 3).
-SubmitStatus = Literal["queued", "sent", "failed"]
+#: Status at acceptance (SPEC 3), and ``unknown`` (with ``SUBMIT_INTERRUPTED``) in the answer
+#: to a replayed send whose hand-over was cut off: nothing says whether a provider has it.
+SubmitStatus = Literal["queued", "sent", "failed", "unknown"]
 #: Final delivery status from a report (SPEC 3).
 DeliveryStatus = Literal["delivered", "expired", "rejected", "failed", "unknown"]
 #: Every status a message record can hold (D10).

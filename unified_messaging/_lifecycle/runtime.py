@@ -532,6 +532,11 @@ class Lifecycle:
             work = await self._events(updated, transition.event)
             if transition.fallback:
                 work.append(self._fallback_item(updated))
+            if transition.handover:
+                # No provider has it: handed over at once, as a send slot's hand-over is
+                # (unavailable then: failed, as D7 says without its window).
+                now = self._clock.now()
+                work.append(self._paced_item(updated, now, now))
             closed = await self._answered(record, updated)
             if await self._store.replace_message(updated, work=work, closed=closed):
                 record_settled(self.metrics, record, updated)

@@ -45,7 +45,7 @@ from ..providers.base import (
     uses_turkish_shift,
 )
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
-from .send_pacing import SendPacing
+from .send_pacing import Hold, SendPacing
 
 __all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "job_for", "resolve_sender"]
 
@@ -184,13 +184,15 @@ async def dispatch(
     first_attempt: int = 0,
     breakers: Breakers | None = None,
     pacing: SendPacing | None = None,
+    hold: Hold[Job] | None = None,
 ) -> None:
     """Route every job through ``hops``; results are left on each job.
 
     ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
     continues the count of the message's attempts (providers and the simulator see it).
     ``breakers``: the circuit breakers to consult per hop (D26); ``None`` calls every hop.
-    ``pacing``: the send rates to keep to (D27); ``None`` calls at once.
+    ``pacing``: the send rates to keep to (D27); ``None`` calls at once. ``hold``: told of
+    the jobs that wait for their slots, before and after (:class:`~.send_pacing.Hold`).
     """
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
@@ -205,7 +207,7 @@ async def dispatch(
                 calling, skipped = [], pending
             elif admission.probe:
                 calling, skipped = pending[:1], pending[1:]
-        calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing)
+        calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing, hold)
         if breakers is not None and admission is not None and (outcomes or admission.probe):
             # Always for a probe, even one our own send rate kept back (no outcome): the
             # breaker must hear of it, or its lease holds the connection shut (D26, D27).
@@ -230,6 +232,7 @@ async def _call(
     first_attempt: int,
     limiter: asyncio.Semaphore,
     pacing: SendPacing | None,
+    hold: Hold[Job] | None,
 ) -> tuple[list[Job], list[SubmitOutcome]]:
     """Call ``hop`` for ``jobs``: the jobs called, and what each call said. Under ``pacing``
     the jobs no slot was free for are marked paced and left out of both."""
@@ -242,7 +245,7 @@ async def _call(
         return [], []
     if pacing is None:
         return jobs, await submit(jobs)
-    paced = await pacing.send(hop.connection, hop.adapter.max_batch, jobs, submit)
+    paced = await pacing.send(hop.connection, hop.adapter.max_batch, jobs, submit, hold)
     for job, due in paced.deferred:
         job.paced_until, job.paced_hop = due, index
     return paced.sent, paced.outcomes
