@@ -173,6 +173,14 @@ async def test_a_group_taken_over_while_it_waited_is_not_sent_but_deferred() -> 
     assert jobs[0].accepted and jobs[2].accepted
 
 
+async def test_a_group_taken_over_stays_deferred_when_a_later_one_is_refused() -> None:
+    held = Held(taken={"msg_1"})
+    jobs, provider, _ = await run(5, max_rate=2, wait=1.0, hold=held)  # slots 0, 0.5, 1.0
+
+    assert [at for at, _ in provider.calls] == pytest.approx([0, 1.0])  # msg_0 and msg_2
+    assert [job.job_id for job in jobs if job.paced] == ["msg_1", "msg_3", "msg_4"]
+
+
 async def test_a_send_that_never_waits_holds_nothing() -> None:
     held = Held()
     await run(3, max_rate=30, hold=held)  # a burst of 3: all at once

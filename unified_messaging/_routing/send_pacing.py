@@ -180,7 +180,7 @@ class SendPacing:
             for index, group in enumerate(groups):
                 refused, wait = await self._take(plan, len(group), deadline)
                 if refused is not None:
-                    done.deferred = self._defer(plan, jobs[index * plan.size :], refused)
+                    done.deferred += self._defer(plan, jobs[index * plan.size :], refused)
                     break
                 if wait > 0:
                     if hold is not None and not held:
