@@ -242,6 +242,32 @@ async def test_a_probe_whose_process_died_is_taken_over_after_its_lease(
     assert (await alive.health(conn)).state == "closed"
 
 
+@pytest.mark.parametrize(
+    "said",
+    [(), (SubmitOutcome.unavailable("throttled", code="PROVIDER_RECIPIENT_THROTTLED"),)],
+    ids=["not called (the send rate kept it back)", "a neutral answer"],
+)
+async def test_a_probe_that_said_nothing_is_given_back_at_once(
+    store: CountingStore, clock: ManualClock, said: tuple[SubmitOutcome, ...]
+) -> None:
+    breakers, other = breakers_on(store, clock), breakers_on(store, clock)
+    conn = connection()
+    for _ in range(5):
+        await call(breakers, conn, DOWN)
+    clock.advance(30)
+    probe = await breakers.allow(conn)
+    assert probe.probe
+
+    await breakers.record(conn, list(said), probe)
+
+    health = await breakers.health(conn)
+    assert (health.state, health.until) == ("open", None)  # cool-down over, not half-open
+    again = await other.allow(conn)  # another process, at once: the next probe
+    assert again.probe
+    await other.record(conn, [OK], again)
+    assert (await other.health(conn)).state == "closed"
+
+
 async def test_a_provider_asking_to_wait_pauses_the_connection_until_then(
     store: CountingStore, clock: ManualClock
 ) -> None:

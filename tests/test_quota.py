@@ -63,8 +63,18 @@ def test_nothing_to_count_is_no_charge(livemode: bool, units: int, records: int)
 def test_only_a_failed_message_gives_its_unit_back(
     statuses: tuple[str, ...], released: int
 ) -> None:
-    records = [replace(record(), status=status) for status in statuses]  # type: ignore[call-arg]
+    records = [
+        replace(record(), status=status, attempts=() if status == "failed" else record().attempts)  # type: ignore[call-arg]
+        for status in statuses
+    ]
     assert units_to_release(records) == released
+
+
+def test_a_failed_message_a_provider_took_keeps_its_unit() -> None:
+    """A fallback that failed after the first provider accepted (then reported it failed)."""
+    taken = replace(record(), status="failed")
+    assert taken.attempts[-1].provider_message_id is not None
+    assert units_to_release([taken]) == 0
 
 
 async def test_a_released_unit_comes_back_only_in_live_mode() -> None:
@@ -75,7 +85,10 @@ async def test_a_released_unit_comes_back_only_in_live_mode() -> None:
     taken = charge(live.workspace_id, True, [live], 2)
     assert taken is not None
     assert await store.accept_messages([live], quota=taken)
-    await release_unit(store, live)
+    given_up = replace(live, status="failed", attempts=())
+    await release_unit(store, given_up)
     assert await store.quota_used(live.workspace_id, period) == 1
-    await release_unit(store, replace(live, livemode=False))
+    await release_unit(store, replace(given_up, livemode=False))
+    assert await store.quota_used(live.workspace_id, period) == 1
+    await release_unit(store, replace(live, status="failed"))  # a provider took this one
     assert await store.quota_used(live.workspace_id, period) == 1

@@ -13,7 +13,7 @@ from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
 from unified_messaging._routing.dispatch import Hop, Job, dispatch
 from unified_messaging._routing.pacing import MemoryPacer
-from unified_messaging._routing.send_pacing import SendPacing, burst_of
+from unified_messaging._routing.send_pacing import Hold, SendPacing, burst_of
 from unified_messaging.providers.base import (
     InboundCallback,
     ProviderReport,
@@ -60,6 +60,7 @@ async def run(
     max_batch: int = 1,
     wait: float = 2.0,
     pacer: MemoryPacer | None = None,
+    hold: Hold[Job] | None = None,
     **rates: float | None,
 ) -> tuple[list[Job], Provider, list[float]]:
     clock = ManualClock(START)
@@ -78,7 +79,7 @@ async def run(
     connection = Connection("conn_1", "ws_1", "sms_e", START, "x", **rates)  # type: ignore[arg-type]
     jobs = [Job(f"msg_{i}", "+905551234567", "hi", "ws_1") for i in range(count)]
     await dispatch(jobs, [Hop(connection, provider, "ACME")], clock=clock, concurrency=8,  # type: ignore[arg-type]
-                   pacing=pacing)  # fmt: skip
+                   pacing=pacing, hold=hold)  # fmt: skip
     return jobs, provider, waits
 
 
@@ -133,3 +134,54 @@ async def test_zero_wait_sends_only_what_is_free_now() -> None:
     jobs, provider, waits = await run(5, max_rate=10, wait=0)  # burst 1
     assert provider.calls == [(0, 1)] and waits == []
     assert sum(job.paced for job in jobs) == 4
+
+
+class Held:
+    """A :class:`Hold` that notes what it hears and gives back all but ``taken`` (the jobs a
+    submit check took over while they waited)."""
+
+    def __init__(self, taken: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.taken = taken
+        self.heard: list[tuple[str, list[str]]] = []
+
+    async def waiting(self, jobs: Sequence[Job]) -> None:
+        self.heard.append(("waiting", [job.job_id for job in jobs]))
+
+    async def resuming(self, jobs: Sequence[Job]) -> Sequence[Job]:
+        self.heard.append(("resuming", [job.job_id for job in jobs]))
+        return [job for job in jobs if job.job_id not in self.taken]
+
+
+async def test_the_jobs_that_wait_are_held_before_the_wait_and_taken_back_group_by_group() -> None:
+    held = Held()
+    jobs, provider, _ = await run(3, max_rate=2, hold=held)  # slots at 0, 0.5, 1.0
+
+    assert held.heard == [
+        ("waiting", ["msg_1", "msg_2"]),  # all not sent yet, once, before the first wait
+        ("resuming", ["msg_1"]),
+        ("resuming", ["msg_2"]),
+    ]
+    assert all(job.accepted for job in jobs) and len(provider.calls) == 3
+
+
+async def test_a_group_taken_over_while_it_waited_is_not_sent_but_deferred() -> None:
+    held = Held(taken={"msg_1"})
+    jobs, provider, _ = await run(3, max_rate=2, hold=held)
+
+    assert [at for at, _ in provider.calls] == pytest.approx([0, 1.0])  # msg_0 and msg_2
+    assert jobs[1].paced and not jobs[1].attempts  # never handed to the provider here
+    assert jobs[0].accepted and jobs[2].accepted
+
+
+async def test_a_group_taken_over_stays_deferred_when_a_later_one_is_refused() -> None:
+    held = Held(taken={"msg_1"})
+    jobs, provider, _ = await run(5, max_rate=2, wait=1.0, hold=held)  # slots 0, 0.5, 1.0
+
+    assert [at for at, _ in provider.calls] == pytest.approx([0, 1.0])  # msg_0 and msg_2
+    assert [job.job_id for job in jobs if job.paced] == ["msg_1", "msg_3", "msg_4"]
+
+
+async def test_a_send_that_never_waits_holds_nothing() -> None:
+    held = Held()
+    await run(3, max_rate=30, hold=held)  # a burst of 3: all at once
+    assert held.heard == []

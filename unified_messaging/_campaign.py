@@ -131,8 +131,10 @@ class CampaignSettings:
 @dataclass(frozen=True, slots=True)
 class RowResult:
     """What became of one row. ``status``: ``sent``, ``queued`` or ``failed`` as a bulk
-    answers (D8), or ``pending`` for a row an interrupted run handed over whose outcome is
-    not stored yet. ``replayed``: handed over by an earlier run, not sent by this one."""
+    answers (D8); ``unknown`` (``SUBMIT_INTERRUPTED``) for a row an interrupted run was
+    handing over when it died (a provider may have it: never sent again); or ``pending`` for
+    a row an interrupted run wrote whose outcome is not settled yet. ``replayed``: handed
+    over by an earlier run, not sent by this one."""
 
     row: int
     to: str

@@ -26,6 +26,7 @@ from ._types import (
     IysMode,
     MessageStatus,
     ProviderCode,
+    SendPhase,
 )
 
 __all__ = [
@@ -199,3 +200,12 @@ class MessageRecord:
     #: the current provider got; a re-dispatch resolves D3 again from this one, so each
     #: fallback connection sends with its own default, never the previous one's.
     requested_sender: str | None = None
+    #: ``bizchat`` provider-side template (name and language) the message is sent as, with
+    #: ``template_params``; stored so every re-send sends what the submit sent (never the
+    #: rendered text as free text, never a template edited since).
+    template_name: str | None = None
+    template_language: str | None = None
+    #: Where the send itself is (see :data:`~._types.SendPhase`): the one truth of "written
+    #: ahead", "refused" and "held back by our send rate" that the worker, a replay and the
+    #: flood guard read.
+    phase: SendPhase = "settled"

@@ -34,6 +34,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── ProviderOutcomeUnknown          502 PROVIDER_OUTCOME_UNKNOWN (a record's code, not raised
     │                                       by a send: the provider may have taken it)
+    ├── SubmitInterrupted               SUBMIT_INTERRUPTED: never raised; the error of a message
+    │                                   whose hand-over outcome was never recorded (201/200)
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
     │   ├── MissingExtra                    an extra a setting needs is missing (also ImportError)
@@ -84,6 +86,7 @@ __all__ = [
     "SenderNotApproved",
     "SenderRequired",
     "StorageUnavailable",
+    "SubmitInterrupted",
     "TemplateNotFound",
     "TemplateVariableMissing",
     "TooManyRequests",
@@ -352,6 +355,21 @@ class ProviderOutcomeUnknown(MessagingError):
     http_status = 502
     code = "PROVIDER_OUTCOME_UNKNOWN"
     default_message = "The provider may have taken the message; its answer could not be read."
+
+
+class SubmitInterrupted(MessagingError):
+    """Not raised: the ``error`` a message carries (status ``unknown``, in a replayed send
+    answer, a status record, ``campaign status``) when its hand-over to a provider was cut
+    off before the outcome was stored (the process died mid-call, the store was down): a
+    provider may have it, so it is not sent again. A message that never reached a provider
+    is ``queued`` instead, and the worker sends it."""
+
+    http_status = 500
+    code = "SUBMIT_INTERRUPTED"
+    default_message = (
+        "The outcome of handing the message to the provider was never recorded (the process "
+        "stopped, or the store was down); it was not sent again, so that it cannot arrive twice."
+    )
 
 
 class StorageUnavailable(MessagingError, ConnectionError):

@@ -12,7 +12,7 @@ import dataclasses
 import hmac
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -48,6 +48,7 @@ from ._errors import (
     Unauthorized,
 )
 from ._ids import new_id
+from ._lifecycle.holding import WriteAheadHold
 from ._lifecycle.rules import after_routing, begin, is_write_ahead
 from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._lifecycle.worker import Worker
@@ -62,10 +63,10 @@ from ._models import (
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
 from ._recipients import normalize_recipient
-from ._responses import bulk_result, send_response, status_record
+from ._responses import bulk_result, send_response, status_record, submit_status
 from ._routing.adapters import AdapterPool
 from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
-from ._routing.dispatch import Hop, Job, dispatch, hop_for
+from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
@@ -312,16 +313,16 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
-        job = Job(new_id("msg"), to, text, auth.workspace_id, provider_template)
-        record = self._new_record(auth, plan, job)
+        record, job = self._new_record(auth, plan, new_id("msg"), to, text, provider_template)
         with counting_refusals(self._metrics):
             check = await self._accept(auth, [record], 1, idempotency)
         queue = auth.workspace.retry_unavailable
+        hold = WriteAheadHold(self._store, [record])
         await dispatch(
             [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
-        record = self._outcome_record(record, plan, job, queue=queue)
+        record = self._outcome_record(hold.latest(record), plan, job, queue=queue)
         unused = quota.units_to_release([record])
         await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
@@ -356,18 +357,20 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             except MessagingError as exc:
                 records.append(self._rejected_item(auth, plan, job_id, to, exc))
                 continue
-            job = Job(job_id, to, text, auth.workspace_id, provider_template)
+            record, job = self._new_record(auth, plan, job_id, to, text, provider_template)
             jobs.append((index, job))
-            records.append(self._new_record(auth, plan, job))
+            records.append(record)
         with counting_refusals(self._metrics):
             check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         queue = auth.workspace.retry_unavailable
+        hold = WriteAheadHold(self._store, [records[i] for i, _ in jobs])
         await dispatch(
             [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
-            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth),
+            breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
         finished = [
-            (i, self._outcome_record(records[i], plan, job, queue=queue)) for i, job in jobs
+            (i, self._outcome_record(hold.latest(records[i]), plan, job, queue=queue))
+            for i, job in jobs
         ]
         for index, record in finished:
             records[index] = record
@@ -593,31 +596,44 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
 
     # ------------------------------------------------------------------ records
 
-    def _new_record(self, auth: Principal, plan: _SendPlan, job: Job) -> MessageRecord:
+    def _new_record(
+        self,
+        auth: Principal,
+        plan: _SendPlan,
+        job_id: str,
+        to: str,
+        text: str,
+        template: ProviderTemplate | None,
+    ) -> tuple[MessageRecord, Job]:
+        """The write-ahead record of one message, and its send built from it (``job_for``:
+        the same function every re-send uses, so what the record keeps is what is sent)."""
         now = self.now()
         primary = plan.hops[0]
-        encoding, segments = (
-            job.sms_encoding(primary.connection) if primary.sender else (None, None)
-        )
-        return MessageRecord(
-            job_id=job.job_id,
+        record = MessageRecord(
+            job_id=job_id,
             workspace_id=auth.workspace_id,
             livemode=auth.livemode,
             status=begin("queued"),
-            to=job.to,
+            to=to,
             channel=primary.connection.channel,
             provider=primary.connection.provider,
             created_at=now,
             updated_at=now,
-            text=job.text,
+            text=text,
             sender=primary.sender,
             template_key=plan.template.key if plan.template else None,
-            segments=segments,
-            encoding=encoding,
             fallback_requested=plan.fallback_requested,
-            template_params=job.template.parameters if job.template else (),
+            template_params=template.parameters if template else (),
             requested_sender=plan.requested_sender,
+            template_name=template.name if template else None,
+            template_language=template.language if template else None,
+            phase="accepted",
         )
+        job = job_for(record)
+        if primary.sender is None:
+            return record, job
+        encoding, segments = job.sms_encoding(primary.connection)
+        return replace(record, encoding=encoding, segments=segments), job
 
     def _rejected_item(
         self, auth: Principal, plan: _SendPlan, job_id: str, raw_to: str, exc: MessagingError
@@ -641,6 +657,7 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             error=ErrorInfo(exc.code, exc.message),
             fallback_requested=plan.fallback_requested,
             requested_sender=plan.requested_sender,
+            phase="refused",
         )
 
     def _outcome_record(
@@ -782,12 +799,14 @@ def _replied(adapter: ProviderAdapter | None, result: IngestResult) -> IngestRes
 
 
 def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
-    sent = sum(1 for r in records if r.status != "failed")
+    # ``sent`` counts the items handed over or queued (D8); an ``unknown`` item (a replay of
+    # a cut-off hand-over) is neither sent nor failed, as its result says.
+    statuses = [submit_status(r) for r in records]
     template_key = records[0].template_key
     return BulkResponse(
         total=len(records),
-        sent=sent,
-        failed=len(records) - sent,
+        sent=sum(1 for status in statuses if status in ("sent", "queued")),
+        failed=statuses.count("failed"),
         provider=provider,
         created_at=records[0].created_at,
         results=[bulk_result(r) for r in records],

@@ -228,11 +228,14 @@ class ErrorObject(_Response):
     code: str = Field(
         examples=["INVALID_RECIPIENT"],
         description=(
-            "A stable code. In a message, its attempts and a bulk result: PROVIDER_REJECTED, "
-            "IYS_CONSENT_MISSING, RECIPIENT_UNREACHABLE, CHAT_UNREACHABLE, INVALID_RECIPIENT, "
-            "PROVIDER_UNAVAILABLE, PROVIDER_CIRCUIT_OPEN, SUBMIT_INTERRUPTED, "
-            "PROVIDER_OUTCOME_UNKNOWN (the provider may have taken the message: it ends "
-            "`unknown`, no fallback is tried), or an adapter's own code."
+            "A stable code. For a bulk item refused before any provider, a request code "
+            "(INVALID_RECIPIENT, TEMPLATE_VARIABLE_MISSING, RECIPIENT_RATE_LIMITED, ...). In a "
+            "message, its attempts and a bulk result: PROVIDER_REJECTED, IYS_CONSENT_MISSING, "
+            "RECIPIENT_UNREACHABLE, CHAT_UNREACHABLE, INVALID_RECIPIENT, PROVIDER_UNAVAILABLE, "
+            "PROVIDER_CIRCUIT_OPEN, SUBMIT_INTERRUPTED (status unknown: a hand-over cut off "
+            "before its outcome was stored), PROVIDER_OUTCOME_UNKNOWN (the provider may have "
+            "taken the message: it ends `unknown`, no fallback is tried), or an adapter's own "
+            "code."
         ),
     )
     message: str = Field(

@@ -8,8 +8,11 @@ transaction as the rows it writes (so processes sharing a store cannot overdraw 
 - after the providers have answered, a message that ended ``failed`` gives its unit back in
   the transaction that stores the outcome (:func:`units_to_release`, :func:`charge` again);
   one that a provider accepted, or that waits for a D7 retry or its D27 send slot, keeps it;
-- a message that waited and was given up at last, no provider having taken it, gives its
-  unit back then (:func:`release_unit`).
+- a message that waited and was given up at last gives its unit back then
+  (:func:`release_unit`);
+- but never a message a provider took at some point (:func:`provider_took`): a fallback
+  that fails after a provider accepted it (and reported it failed) was handed over, and a
+  handed-over message costs its unit whatever became of it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,14 @@ if TYPE_CHECKING:
     from ._domain import MessageRecord
     from .store.base import Store
 
-__all__ = ["charge", "quota_period", "release_unit", "units_to_release"]
+__all__ = [
+    "charge",
+    "gives_unit_back",
+    "provider_took",
+    "quota_period",
+    "release_unit",
+    "units_to_release",
+]
 
 
 def quota_period(moment: datetime) -> str:
@@ -47,15 +57,28 @@ def charge(
     return QuotaCharge(workspace_id, quota_period(records[0].created_at), units, limit)
 
 
+def provider_took(record: MessageRecord) -> bool:
+    """Whether a provider ever accepted ``record``: one of its attempts carries the
+    provider's message id, which only an acceptance gives (a later report may have
+    ended that attempt ``failed``; it was handed over all the same)."""
+    return any(attempt.provider_message_id is not None for attempt in record.attempts)
+
+
+def gives_unit_back(record: MessageRecord) -> bool:
+    """D17: a message's unit comes back when it ended ``failed`` and no provider ever took
+    it. The one place of the rule, for the submit and for every re-send by the worker."""
+    return record.status == "failed" and not provider_took(record)
+
+
 def units_to_release(records: Sequence[MessageRecord]) -> int:
     """How many of the units taken for ``records`` come back once the providers have
-    answered: one per message that ended ``failed``. Every other outcome keeps its unit:
-    a provider accepted it, or it waits for its D27 send slot or D7's retries
+    answered (:func:`gives_unit_back`). Every other outcome keeps its unit: a provider
+    accepted it, or it waits for its D27 send slot or D7's retries
     (:func:`~unified_messaging._lifecycle.rules.after_routing` decides which)."""
-    return sum(1 for record in records if record.status == "failed")
+    return sum(1 for record in records if gives_unit_back(record))
 
 
 async def release_unit(store: Store, record: MessageRecord) -> None:
-    """Give back the unit of a message no provider took (after it was kept for a retry)."""
-    if record.livemode:
+    """Give back the unit of a message a worker re-send ended, if :func:`gives_unit_back`."""
+    if record.livemode and gives_unit_back(record):
         await store.release_quota(record.workspace_id, quota_period(record.created_at), 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._domain import Attempt, ErrorInfo, MessageRecord
+from ._errors import SubmitInterrupted
 from ._models import AttemptOut, BulkResult, DlrOut, ErrorObject, SendResponse, StatusRecord
 from ._types import SubmitStatus
 
@@ -24,10 +25,23 @@ def _attempt(attempt: Attempt) -> AttemptOut:
 
 
 def submit_status(record: MessageRecord) -> SubmitStatus:
-    """The status at acceptance (SPEC 3): a record already final by then reads ``sent``."""
+    """The status at acceptance (SPEC 3): a record already final by then reads ``sent``,
+    except one whose hand-over was cut off (``SUBMIT_INTERRUPTED``): nothing proves a
+    provider got it, so it reads ``unknown`` (a replayed send, ``campaign`` re-runs)."""
     if record.status in ("queued", "failed"):
         return record.status
+    if record.status == "unknown" and _interrupted(record):
+        return "unknown"
     return "sent"
+
+
+def _interrupted(record: MessageRecord) -> bool:
+    return record.error is not None and record.error.code == SubmitInterrupted.code
+
+
+def _answer_error(record: MessageRecord) -> ErrorObject | None:
+    """The ``error`` of a send answer: a ``failed`` one's, or why one is ``unknown``."""
+    return _error(record.error) if submit_status(record) in ("failed", "unknown") else None
 
 
 def send_response(record: MessageRecord) -> SendResponse:
@@ -38,7 +52,7 @@ def send_response(record: MessageRecord) -> SendResponse:
         to=record.to,
         provider=record.provider,
         created_at=record.created_at,
-        error=_error(record.error) if record.status == "failed" else None,
+        error=_answer_error(record),
         template=record.template_key,
         template_key=record.template_key,
         attempts=attempts,
@@ -52,7 +66,7 @@ def bulk_result(record: MessageRecord) -> BulkResult:
         to=record.to,
         status=submit_status(record),
         job_id=record.job_id,
-        error=_error(record.error) if record.status == "failed" else None,
+        error=_answer_error(record),
         provider=record.provider,
         attempts=[_attempt(a) for a in record.attempts] if record.fallback_requested else None,
     )

@@ -21,6 +21,7 @@ __all__ = [
     "IysMode",
     "MessageStatus",
     "ProviderCode",
+    "SendPhase",
     "SubmitStatus",
 ]
 
@@ -30,12 +31,19 @@ TEMPLATE_KEY_PATTERN: Final = r"^[a-z0-9_]{1,64}$"
 ProviderCode = Literal["sms_a", "sms_b", "sms_c", "sms_d", "sms_e", "chatbot", "bizchat"]
 Channel = Literal["sms", "chatbot", "bizchat"]
 
-#: Status at acceptance (SPEC 3).
-SubmitStatus = Literal["queued", "sent", "failed"]
+#: Status at acceptance (SPEC 3), and ``unknown`` (with ``SUBMIT_INTERRUPTED``) in the answer
+#: to a replayed send whose hand-over was cut off: nothing says whether a provider has it.
+SubmitStatus = Literal["queued", "sent", "failed", "unknown"]
 #: Final delivery status from a report (SPEC 3).
 DeliveryStatus = Literal["delivered", "expired", "rejected", "failed", "unknown"]
 #: Every status a message record can hold (D10).
 MessageStatus = Literal["queued", "sent", "delivered", "expired", "rejected", "failed", "unknown"]
+#: Where a message's own send is (stored, never guessed from its status or attempts):
+#: ``refused`` before any provider (a bulk item's validation or the flood guard: never sent,
+#: never counted by D28); ``accepted``, written ahead and possibly in a provider's hands;
+#: ``waiting``, written ahead and held back by our own send rate (D27) before any provider
+#: call; ``settled``, the send's outcome stored (the worker takes it from there).
+SendPhase = Literal["refused", "accepted", "waiting", "settled"]
 #: An attempt is ``accepted`` or ``rejected`` at submit; a report later gives it its final state.
 AttemptStatus = Literal["accepted", "rejected", "delivered", "expired", "failed", "unknown"]
 

@@ -11,11 +11,12 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _campaign_bed import TEMPLATE, TEMPLATE_BODY, numbers
 
-from unified_messaging import ManualClock
+from unified_messaging import ManualClock, Messenger
 from unified_messaging._access.idempotency import IdempotencyKeys
 from unified_messaging._access.ratelimit import MemoryRateLimiter
 from unified_messaging._campaign import (
@@ -299,3 +300,40 @@ async def test_status_of_an_unknown_campaign_is_not_found(bed: TestBed) -> None:
     # Asking left nothing behind: the campaign still does not exist.
     with pytest.raises(ResourceNotFound):
         await campaign_status(bed.messenger, bed.workspace.id, "nope", livemode=False)
+
+
+async def test_rows_whose_hand_over_was_cut_off_are_unknown_not_sent(
+    bed: TestBed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, item 14: the run dies after chunk 2 was handed to the provider and before
+    its outcome was stored; its check settles those rows ``unknown`` (``SUBMIT_INTERRUPTED``).
+    A re-run and ``campaign status`` count them as that, never as ``sent``."""
+    path = _csv(tmp_path, 30)
+    store_outcome = Messenger._store_outcome
+    calls = 0
+
+    async def dies_storing_chunk_2(self: Messenger, *args: Any, **kwargs: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise SystemExit("killed")
+        await store_outcome(self, *args, **kwargs)
+
+    monkeypatch.setattr(Messenger, "_store_outcome", dies_storing_chunk_2)
+    with pytest.raises(SystemExit):
+        await Run(bed, path)()
+    monkeypatch.undo()
+    assert len(bed.outbox) == 20
+    clock = bed.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance(timedelta(minutes=3))  # past the submit time-out: the checks are due
+    await bed.messenger.worker().run_until_idle()
+
+    summary = await Run(bed, path)()
+
+    assert summary.by_status == {"sent": 20, "unknown": 10}
+    assert summary.errors == {"SUBMIT_INTERRUPTED": 10}
+    assert len(bed.outbox) == 30  # chunk 2 was not sent again
+    status = await campaign_status(bed.messenger, bed.workspace.id, path.name, livemode=False)
+    # Chunk 1's reports came in while the worker ran; chunk 3 was sent just now.
+    assert status.messages == {"delivered": 10, "sent": 10, "unknown": 10}

@@ -26,6 +26,8 @@ from fakes.netgsm import Canned, NetgsmFake
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._domain import Connection
+from unified_messaging._routing.breaker import BreakerHealth
+from unified_messaging._routing.breaker_state import BreakerState
 from unified_messaging._routing.pacing import Pacer, StorePacer
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
@@ -121,6 +123,11 @@ class Rig:
                                          headers=bearer(self.key))  # fmt: skip
         document: dict[str, Any] = response.json()
         return document
+
+    async def health(self) -> BreakerHealth:
+        """The sms_a connection's circuit breaker (D26)."""
+        found = await self.messenger.connection_health(self.workspace_id)
+        return next(h for h in found if h.connection_id == self.connection.id)
 
     def offsets(self, since: datetime) -> list[float]:
         return [(at - since).total_seconds() for at in self.stamps.arrivals]
@@ -358,3 +365,63 @@ async def test_a_fallback_to_a_connection_whose_rate_is_full_waits_queued_then_g
         record = await r.record(job)
         assert (record["status"], record["provider"]) == ("sent", "sms_a")
         assert len(r.stamps.arrivals) == 1
+
+
+async def test_a_half_open_probe_the_rate_keeps_back_is_given_back_and_sent_at_its_slot() -> None:
+    """D26 with D27: the breaker's cool-down is over, so the next send is its one probe; the
+    send rate has no slot for it in the bound. The probe is handed back at once (not held
+    for the whole submit time-out), and its own message goes out at its slot, as the probe,
+    instead of failing ``PROVIDER_CIRCUIT_OPEN``."""
+    async with rig(max_rate=2) as r:
+        start = r.clock.now()
+        opened = BreakerState(phase="open", until=start - timedelta(seconds=1),
+                              opened_at=start - timedelta(seconds=31), reason="down",
+                              at=start - timedelta(seconds=1))  # fmt: skip
+        assert await r.messenger.store.put_breaker(r.connection.id, opened.to_json(), version=0)
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(6):  # another process holds the next 3 s of the rate
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=5, now=start)  # fmt: skip
+
+        answer = await r.send()
+
+        assert (answer.status_code, answer.json()["status"]) == (201, "queued"), answer.text
+        health = await r.health()
+        assert health.state == "open" and health.until is None  # the next call probes
+        job = answer.json()["job_id"]
+
+        await r.work(until=start + timedelta(seconds=3.5))
+
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("sent", "sms_a"), record
+        assert r.offsets(start) == pytest.approx([3.0])
+        assert (await r.health()).state == "closed"  # the probe's success closed it
+
+
+async def test_a_deferred_fallback_that_fails_at_its_slot_keeps_the_unit_a_provider_took() -> None:
+    """D17: sms_b took the message (one unit); its DLR time-out falls back to sms_a, whose
+    rate defers the hand-over, and sms_a is down at the slot. The message ends ``failed``,
+    but a provider had it: its unit is not given back."""
+    async with rig(max_rate=2, live_sms_b=True) as r:
+        start = r.clock.now()
+        sms_b = next(
+            c for c in await r.messenger.list_connections(r.workspace_id) if c.provider == "sms_b"
+        )
+        await r.messenger.store.update_connection(replace(sms_b, dlr_timeout=timedelta(seconds=5)))
+        answer = await r.send(provider="sms_b", fallback=["sms_a"])
+        assert (answer.json()["status"], answer.json()["provider"]) == ("sent", "sms_b")
+        job = answer.json()["job_id"]
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(6):  # another process holds sms_a's slots for 3 s from the time-out
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=100, now=start + timedelta(seconds=5))  # fmt: skip
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
+
+        await r.work(until=start + timedelta(seconds=7))
+        assert (await r.record(job))["status"] == "queued"
+        r.netgsm.script(Canned(status=503, body=b"down"))
+        await r.work(until=start + timedelta(seconds=9))
+
+        record = await r.record(job)
+        assert (record["status"], record["provider"]) == ("failed", "sms_a"), record
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from unified_messaging._domain import MessageRecord, Workspace
+from unified_messaging._domain import Attempt, ErrorInfo, MessageRecord, Workspace
 from unified_messaging.store._sql_rows import message_row, workspace_row
 from unified_messaging.store._tables import messages, metadata, workspaces
 from unified_messaging.store.migrations import VERSION_TABLE
@@ -20,7 +21,7 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0012"  # the chain: 0009, 0010, 0013, 0012 (branches merged in that order)
+HEAD = "0014"  # the chain: 0009, 0010, 0013, 0012, 0014 (branches merged in that order)
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -111,6 +112,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     )  # fmt: skip
     row = message_row(record)
     del row["version"], row["requested_sender"]  # the columns do not exist yet
+    del row["template_name"], row["template_language"], row["phase"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -129,6 +131,50 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
         await upgraded.close()
     revision, _, differences = await _inspect(sql_database)
     assert (revision, differences) == (HEAD, [])
+
+
+async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were_in(
+    sql_database: Database,
+) -> None:
+    await _migrate(sql_database, "0009")
+    created = datetime(2026, 1, 5, tzinfo=UTC)
+    await _insert_old_workspace(sql_database, Workspace("ws_old", "Before", created))
+    base = MessageRecord(
+        job_id="", workspace_id="ws_old", livemode=True, status="sent", to="+905551234567",
+        channel="sms", provider="sms_a", created_at=created, updated_at=created, text="Merhaba",
+    )  # fmt: skip
+    attempt = Attempt("sms_a", "rejected", created, None, ErrorInfo("PROVIDER_REJECTED", "no"))
+    olds = {
+        "msg_refused": replace(base, status="failed", error=ErrorInfo("INVALID_RECIPIENT", "x")),
+        "msg_ahead": replace(base, status="queued"),
+        "msg_failed": replace(base, status="failed", attempts=(attempt,)),
+        "msg_sent": base,
+    }
+    engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
+    try:
+        async with engine.begin() as connection:
+            for job_id, old in olds.items():
+                row = message_row(replace(old, job_id=job_id))
+                del row["template_name"], row["template_language"], row["phase"]
+                await connection.execute(sa.insert(messages).values(row))
+    finally:
+        await engine.dispose()
+
+    upgraded = sql_database.store()
+    try:
+        await upgraded.open()
+        phases = {
+            job_id: getattr(await upgraded.get_message("ws_old", True, job_id), "phase", None)
+            for job_id in olds
+        }
+    finally:
+        await upgraded.close()
+    assert phases == {
+        "msg_refused": "refused",
+        "msg_ahead": "accepted",
+        "msg_failed": "settled",
+        "msg_sent": "settled",
+    }
 
 
 async def _insert_old_workspace(sql_database: Database, workspace: Workspace) -> None:

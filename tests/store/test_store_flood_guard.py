@@ -100,14 +100,16 @@ async def test_other_recipients_workspaces_and_modes_are_counted_apart(store: St
         assert await accept(store, record, limit=THREE_PER_MINUTE)
 
 
-async def test_the_guards_own_refusals_do_not_count(store: Store) -> None:
+async def test_items_refused_before_any_provider_do_not_count(store: Store) -> None:
     await with_workspaces(store, "ws_1")
-    refused = ErrorInfo(RECIPIENT_RATE_LIMITED, "flood guard")
+    flooded = ErrorInfo(RECIPIENT_RATE_LIMITED, "flood guard")
+    missing = ErrorInfo("TEMPLATE_VARIABLE_MISSING", "no code")
     failed = ErrorInfo("PROVIDER_REJECTED", "no")
+    refused = {"status": "failed", "phase": "refused"}
     await store.insert_messages(
         [
-            a_message("refused_0", status="failed", error=refused, created_at=at(0)),
-            a_message("refused_1", status="failed", error=refused, created_at=at(1)),
+            a_message("refused_0", error=flooded, created_at=at(0), **refused),
+            a_message("refused_1", error=missing, created_at=at(1), **refused),
             # A provider's refusal is a message that was sent: it counts.
             a_message("failed_0", status="failed", error=failed, created_at=at(2)),
         ]
@@ -121,6 +123,18 @@ async def test_the_guards_own_refusals_do_not_count(store: Store) -> None:
     )
     with pytest.raises(RecipientRateLimited):
         await accept(store, a_message("msg_c", created_at=at(4)), limit=THREE_PER_MINUTE)
+
+
+async def test_refused_items_in_the_same_batch_do_not_count(store: Store) -> None:
+    await with_workspaces(store, "ws_1")
+    invalid = ErrorInfo("INVALID_RECIPIENT", "not a number")
+    items = [
+        a_message(f"bad_{i}", status="failed", phase="refused", error=invalid, created_at=at(0))
+        for i in range(5)
+    ]
+
+    assert await accept(store, *items, a_message("msg_a", created_at=at(0)), limit=THREE_PER_MINUTE)
+    assert await accept(store, a_message("msg_b", created_at=at(1)), limit=THREE_PER_MINUTE)
 
 
 async def test_a_batch_is_refused_whole_and_says_how_many_still_fit(store: Store) -> None:

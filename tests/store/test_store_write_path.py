@@ -148,3 +148,31 @@ async def test_renew_extends_only_the_leases_this_worker_holds(ws: Store) -> Non
     # A's item is still held after its first lease would have run out; B's is free again.
     [again] = await ws.claim_due_work(now=at(60), worker_id="C", lease=LEASE, limit=5)
     assert again.id == "w_2"
+
+
+async def test_a_send_phase_moves_only_from_the_phase_it_is_in(ws: Store) -> None:
+    """``move_send_phase`` is a compare-and-set on the stored phase: of a send waking from its
+    wait and a submit check settling the same row, exactly one wins (issue 22, item 14)."""
+    ahead = [replace(a_message(job), phase="accepted") for job in ("job_1", "job_2", "job_3")]
+    assert await ws.accept_messages(ahead)
+
+    held = await ws.move_send_phase(
+        "ws_1", True, ["job_1", "job_2"], source="accepted", target="waiting"
+    )
+    assert sorted(held) == ["job_1", "job_2"]
+    again = await ws.move_send_phase("ws_1", True, ["job_1"], source="accepted", target="waiting")
+    assert again == []
+    other_mode = await ws.move_send_phase(
+        "ws_1", False, ["job_2"], source="waiting", target="accepted"
+    )
+    assert other_mode == []
+    back = await ws.move_send_phase(
+        "ws_1", True, ["job_2", "job_3"], source="waiting", target="accepted"
+    )
+    assert back == ["job_2"]
+    stored = {job: await ws.get_message("ws_1", True, job) for job in ("job_1", "job_2", "job_3")}
+    assert {job: (r.phase, r.version) for job, r in stored.items() if r} == {
+        "job_1": ("waiting", 1),
+        "job_2": ("accepted", 2),
+        "job_3": ("accepted", 0),
+    }

@@ -7,11 +7,15 @@ message past the workspace's limit with 429 ``RECIPIENT_RATE_LIMITED`` and ``Ret
 
 What counts: every message the workspace stored for the recipient, in the same mode (live
 and test are counted apart: test traffic never reaches a phone), created in the last
-``window``, whatever became of it (sent, failed, queued): a message handed to a provider
-costs money whether or not it arrives. Fallback hops and worker retries are one message.
-Refusals do not count (:func:`counts_toward_limit`), or a flood would keep its own window
-shut for ever. The window slides: one more message fits when the oldest counted one is
-``window`` old, which is what ``Retry-After`` says.
+``window``, that was handed to a provider or queued for one, whatever became of it (sent,
+failed, queued): a message handed to a provider costs money whether or not it arrives.
+Fallback hops and worker retries are one message. A message refused before any provider
+(a bulk item's own validation, or the guard itself) does not count: its stored phase is
+``refused`` (:func:`counts_toward_limit`, the one rule; the SQL count reads the same
+stored phase). Else a bulk of invalid items would be refused whole, a number typed wrong
+ten times would be blocked for the window, and a flood would keep its own window shut.
+The window slides: one more message fits when the oldest counted one is ``window`` old,
+which is what ``Retry-After`` says.
 
 Where it is counted: in the store, in the write-ahead transaction that stores the message
 (``Store.accept_messages(recipient_limit=...)``), from the stored messages themselves (an
@@ -127,9 +131,10 @@ RecentMessages = Callable[[RecipientKey, datetime, int], Sequence[datetime]]
 
 
 def counts_toward_limit(record: MessageRecord) -> bool:
-    """Whether a stored message counts: all do but the guard's own refusals (bulk items it
-    refused are stored ``failed`` with its code, so their ``job_id`` can be read)."""
-    return record.error is None or record.error.code != RECIPIENT_RATE_LIMITED
+    """Whether a stored message counts: one handed to a provider or queued for one does; a
+    bulk item refused before any provider (stored ``failed`` so its ``job_id`` can be read,
+    in the phase ``refused``) does not, whatever refused it."""
+    return record.phase != "refused"
 
 
 def recipient_refusals(

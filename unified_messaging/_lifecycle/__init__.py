@@ -8,5 +8,6 @@ Internal: nothing here is public API. It owns
   time-outs, fallback re-dispatch (D6), D7 retries and quota release to stored messages;
 - ``early_reports``: reports that arrive before the submit's answer is stored;
 - ``polling``: polled delivery reports (NetGSM, Mutlucell) and their pacing;
+- ``holding``: the send phase of a submit's rows while our own send rate holds them (D27);
 - ``worker``: :class:`Worker`, which claims leased work items and runs them.
 """

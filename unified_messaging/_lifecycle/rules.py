@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
+from .._errors import SubmitInterrupted
 from .._types import AttemptStatus, DeliveryStatus, MessageStatus
 from ..providers.base import NO_FALLBACK_CODES, ProviderReport
 
@@ -165,6 +166,8 @@ class Transition:
     event: EventType | None = None
     #: Re-dispatch to ``record.fallback_left[0]`` is due (D6, D10).
     fallback: bool = False
+    #: The message is ``queued`` with no provider having it: the worker hands it over now.
+    handover: bool = False
 
 
 def _find_attempt(record: MessageRecord, provider_message_id: str) -> int | None:
@@ -269,21 +272,23 @@ def no_provider_reached(attempts: Sequence[Attempt]) -> ErrorInfo:
 
 
 #: The end of a message whose hand-over to a provider may or may not have happened.
-SUBMIT_INTERRUPTED: Final = ErrorInfo(
-    "SUBMIT_INTERRUPTED",
-    "The outcome of handing the message to the provider was never recorded (the process "
-    "stopped, or the store was down); it was not sent again, so that it cannot arrive twice.",
-)
+SUBMIT_INTERRUPTED: Final = ErrorInfo(SubmitInterrupted.code, SubmitInterrupted.default_message)
 
 
 def is_write_ahead(record: MessageRecord) -> bool:
-    """Whether ``record`` is still as its send wrote it before calling any provider."""
-    return record.status == "queued" and not record.attempts
+    """Whether ``record`` is still as its send wrote it before calling any provider: its
+    stored phase says so (a message queued for its send slot with no attempt yet is not)."""
+    return record.phase in ("accepted", "waiting")
 
 
 def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
-    """A write-ahead row whose submit never stored its outcome ends ``unknown`` (the
-    provider may have taken it); a row the submit did finish is left alone."""
+    """A write-ahead row whose submit never stored its outcome: held back by our own send
+    rate (phase ``waiting``), no provider has it, so it is ``queued`` for the worker to hand
+    over (once); otherwise it ends ``unknown`` (the provider may have taken it). A row the
+    submit did finish is left alone. The stored phase decides, never the other fields."""
+    if record.phase == "waiting":
+        queued = move(record, "queued", updated_at=now, phase="settled")
+        return Transition(queued, changed=True, handover=True)
     if not is_write_ahead(record):
         return Transition(record, changed=False)
     attempt = Attempt(record.provider, "unknown", now, None, SUBMIT_INTERRUPTED)
@@ -295,6 +300,7 @@ def apply_interrupted(record: MessageRecord, *, now: datetime) -> Transition:
         updated_at=now,
         final_at=now,
         fallback_left=(),
+        phase="settled",
     )
     return Transition(ended, changed=True, event="message.unknown")
 
@@ -363,5 +369,5 @@ def after_routing(
     return move(
         record, status, provider=hop.connection.provider, sender=hop.sender,
         attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
-        fallback_left=left, version=record.version + 1, **changes,
+        fallback_left=left, version=record.version + 1, phase="settled", **changes,
     )  # fmt: skip

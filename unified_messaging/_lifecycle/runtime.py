@@ -55,7 +55,7 @@ from .._quota import release_unit
 from .._responses import status_record
 from .._routing.adapters import AdapterPool
 from .._routing.breaker import Breakers
-from .._routing.dispatch import Hop, Job, dispatch, hop_for
+from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
 from .._text import storable_report
@@ -554,6 +554,11 @@ class Lifecycle:
             work = await self._events(updated, transition.event)
             if transition.fallback:
                 work.append(self._fallback_item(updated))
+            if transition.handover:
+                # No provider has it: handed over at once, as a send slot's hand-over is
+                # (unavailable then: failed, as D7 says without its window).
+                now = self._clock.now()
+                work.append(self._paced_item(updated, now, now))
             closed = await self._answered(record, updated)
             if await self._store.replace_message(updated, work=work, closed=closed):
                 record_settled(self.metrics, record, updated)
@@ -649,7 +654,7 @@ class Lifecycle:
         )
         if not await self._store.replace_message(marked):
             raise _Contended(job_id)  # the worker retries the item
-        job = Job(job_id, record.to, record.text, workspace_id)
+        job = job_for(record)
         await dispatch(
             [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
             breakers=self._breakers if livemode else None,
@@ -694,9 +699,8 @@ class Lifecycle:
             if not await self._store.replace_message(result, work=items, refs=refs):
                 continue
             record_settled(self.metrics, fresh, result)
-            if result.status == "failed" and retry_until is not None:
-                # Queued, then given up: no provider took it.
-                await release_unit(self._store, result)
+            # Given up: its unit back, unless a provider took it at some point (D17).
+            await release_unit(self._store, result)
             return
         raise _Contended(marked.job_id)
 

@@ -183,8 +183,8 @@ class SharedBreakers:
         self, connection: Connection, outcomes: Sequence[SubmitOutcome], admission: Admission
     ) -> None:
         calls = tally(outcomes)
-        if not calls.calls:
-            return
+        if not calls.calls and not admission.probe:
+            return  # a probe that said nothing still gives its lease back (``observe``)
         now = self._now()
         policy = connection.breaker
         earlier = self._earlier_successes(connection.id, now, policy.window)
@@ -320,7 +320,13 @@ def _admission(connection: Connection, verdict: Verdict) -> Admission:
 
 
 def _log_change(connection: Connection, old: BreakerState, new: BreakerState) -> None:
-    if new.phase == "open":
+    if new.phase == "open" and old.phase == "half_open" and new.until == new.at:
+        logger.info(
+            "circuit of connection %s (%s): probe not made, the next call probes",
+            connection.id,
+            connection.provider,
+        )
+    elif new.phase == "open":
         logger.warning(
             "circuit of connection %s (%s) opened: %s",
             connection.id,

@@ -46,6 +46,7 @@ __all__ = [
     "Tally",
     "Verdict",
     "admit",
+    "give_back_probe",
     "observe",
     "settle",
     "tally",
@@ -267,6 +268,8 @@ def observe(
     (successes while all is well: the caller keeps them, as ``earlier_successes`` of a
     later write). ``probe``: the calls were the half-open probe this process claimed."""
     state, now = settle(state, now)
+    if probe and state.phase == "half_open" and not calls.calls:
+        return give_back_probe(state, now)
     if probe and state.phase == "half_open":
         if calls.failures:
             return _opened(state, now, policy, calls, "the probe call was unavailable")
@@ -294,6 +297,16 @@ def observe(
         why = f"{failed} of {in_window} calls unavailable in {_span(policy.window)}"
         return _opened(counted, now, policy, calls, why)
     return _paused(counted, now, calls.pause)
+
+
+def give_back_probe(state: BreakerState, now: datetime) -> BreakerState:
+    """The half-open probe that said nothing about the connection: routing never called it
+    (our own send rate kept its message back, D27) or its one answer was neutral. Its lease
+    goes back at once: open with the cool-down over, so the next call (that message when
+    its slot comes, or any other) is the probe. Held to the end of its lease instead, it
+    would keep the connection shut for the whole submit time-out and refuse the probe's own
+    message with ``PROVIDER_CIRCUIT_OPEN``."""
+    return replace(state, phase="open", until=now, at=now)
 
 
 def _opened(

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Protocol
 
 from .._clock import Clock
-from .._domain import Attempt, Connection
+from .._domain import Attempt, Connection, MessageRecord
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
@@ -48,10 +48,10 @@ from ..providers.base import (
 )
 from ..providers.simulator import Simulator
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
-from .send_pacing import SendPacing
+from .send_pacing import Hold, SendPacing
 from .split import split_refused
 
-__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "resolve_sender"]
+__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "job_for", "resolve_sender"]
 
 logger = logging.getLogger("unified_messaging.routing")
 
@@ -170,6 +170,20 @@ class Job:
         )
 
 
+def job_for(record: MessageRecord) -> Job:
+    """The send of a stored message: its recipient, text and provider template as the
+    record keeps them. The one place a send is built, for the submit (from the write-ahead
+    record) and for every re-send by the worker (a D27 slot, a D7 retry, a D6 fallback), so
+    a re-send can never lose what the submit sent (a ``bizchat`` template going out as free
+    text, which WhatsApp refuses outside the 24 h window). Each hop adds its own header
+    (:func:`hop_for`) and encoding (:meth:`Job.request_for`)."""
+    template = None
+    if record.template_name is not None:
+        language = record.template_language or ""
+        template = ProviderTemplate(record.template_name, language, record.template_params)
+    return Job(record.job_id, record.to, record.text, record.workspace_id, template)
+
+
 async def dispatch(
     jobs: Sequence[Job],
     hops: Sequence[Hop],
@@ -179,13 +193,15 @@ async def dispatch(
     first_attempt: int = 0,
     breakers: Breakers | None = None,
     pacing: SendPacing | None = None,
+    hold: Hold[Job] | None = None,
 ) -> None:
     """Route every job through ``hops``; results are left on each job.
 
     ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
     continues the count of the message's attempts (providers and the simulator see it).
     ``breakers``: the circuit breakers to consult per hop (D26); ``None`` calls every hop.
-    ``pacing``: the send rates to keep to (D27); ``None`` calls at once.
+    ``pacing``: the send rates to keep to (D27); ``None`` calls at once. ``hold``: told of
+    the jobs that wait for their slots, before and after (:class:`~.send_pacing.Hold`).
     """
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
@@ -200,8 +216,10 @@ async def dispatch(
                 calling, skipped = [], pending
             elif admission.probe:
                 calling, skipped = pending[:1], pending[1:]
-        calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing)
-        if breakers is not None and admission is not None and outcomes:
+        calling, outcomes = await _call(hop, index, calling, first_attempt, limiter, pacing, hold)
+        if breakers is not None and admission is not None and (outcomes or admission.probe):
+            # Always for a probe, even one our own send rate kept back (no outcome): the
+            # breaker must hear of it, or its lease holds the connection shut (D26, D27).
             await breakers.record(hop.connection, outcomes, admission)
         now = clock.now()
         skip = _skipped(admission)
@@ -224,6 +242,7 @@ async def _call(
     first_attempt: int,
     limiter: asyncio.Semaphore,
     pacing: SendPacing | None,
+    hold: Hold[Job] | None,
 ) -> tuple[list[Job], list[SubmitOutcome]]:
     """Call ``hop`` for ``jobs``: the jobs called, and what each call said. Under ``pacing``
     the jobs no slot was free for are marked paced and left out of both. A batch the
@@ -242,7 +261,7 @@ async def _call(
         if pacing is None:
             return group, await submit(group)
         paced = await pacing.send(
-            hop.connection, hop.adapter.max_batch, group, submit, deadline=deadline
+            hop.connection, hop.adapter.max_batch, group, submit, hold, deadline=deadline
         )
         for job, due in paced.deferred:
             job.paced_until, job.paced_hop = due, index

@@ -18,6 +18,13 @@ the caller stores them ``queued`` and the worker sends them then, through this s
 
 A pacer that cannot be reached never stops a send (as for the circuit breakers): the calls
 go out unpaced and a warning is logged once.
+
+A send that must wait for a slot says so first (``hold``, :class:`Hold`): the caller stores
+those jobs' phase ``waiting`` (no provider has them), and before a group goes out after the
+wait it takes them back (``accepted``) by compare-and-set. A process killed during the wait
+so leaves rows its submit check can hand to the worker (``queued``, sent later, once),
+rather than end ``unknown`` as if a provider might have them; a group the check took over
+meanwhile is not sent here (it comes back deferred).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 from .._clock import Clock
 from .._domain import Connection
@@ -36,7 +43,7 @@ from .._errors import StorageUnavailable
 from ..providers.base import SubmitOutcome
 from .pacing import DEFAULT_PACE_WAIT, Pacer, Reservation
 
-__all__ = ["DEFAULT_PACE_WAIT", "Paced", "SendPacing", "Sleep", "burst_of"]
+__all__ = ["DEFAULT_PACE_WAIT", "Hold", "Paced", "SendPacing", "Sleep", "burst_of"]
 
 logger = logging.getLogger("unified_messaging.pacing")
 
@@ -51,6 +58,18 @@ J = TypeVar("J")
 def burst_of(rate: float) -> int:
     """Slots usable at once at ``rate``: a tenth of a second's worth, at least one."""
     return max(1, math.floor(rate * BURST_SPAN))
+
+
+class Hold(Protocol[J]):
+    """Protocol: where a send says that some of its jobs wait for their slots (D27)."""
+
+    async def waiting(self, jobs: Sequence[J]) -> None:
+        """``jobs`` are about to wait: none of them has been handed to a provider."""
+        ...
+
+    async def resuming(self, jobs: Sequence[J]) -> Sequence[J]:
+        """``jobs`` waited and are about to be sent: those still this send's to send."""
+        ...
 
 
 @dataclass(slots=True)
@@ -149,12 +168,14 @@ class SendPacing:
         max_batch: int,
         jobs: Sequence[J],
         submit: Callable[[Sequence[J]], Awaitable[list[SubmitOutcome]]],
+        hold: Hold[J] | None = None,
         *,
         deadline: datetime | None = None,
     ) -> Paced[J]:
         """Send ``jobs`` through ``connection`` with ``submit`` (one group at a time), each
         group after its slot; the jobs no slot is found for by ``deadline`` (default: the
-        bound from now) come back deferred."""
+        bound from now) come back deferred. ``hold`` hears of the jobs that wait before they
+        do, and of each group after."""
         plan = _plan(connection, max_batch)
         if plan is None or not jobs:
             return Paced(list(jobs), await submit(jobs) if jobs else [])
@@ -162,12 +183,27 @@ class SendPacing:
         deadline = deadline or self.deadline()
         done = Paced[J]()
         running: list[asyncio.Task[list[SubmitOutcome]]] = []
+        held = False
         try:
             for index, group in enumerate(groups):
-                refused = await self._take(plan, len(group), deadline)
+                refused, wait = await self._take(plan, len(group), deadline)
                 if refused is not None:
-                    done.deferred = self._defer(plan, jobs[index * plan.size :], refused)
+                    done.deferred += self._defer(plan, jobs[index * plan.size :], refused)
                     break
+                if wait > 0:
+                    if hold is not None and not held:
+                        await hold.waiting(jobs[index * plan.size :])
+                        held = True
+                    await self._sleep(wait)
+                if held:
+                    assert hold is not None
+                    ours = await hold.resuming(group)
+                    kept = {id(job) for job in ours}
+                    now = self._now()
+                    done.deferred.extend((job, now) for job in group if id(job) not in kept)
+                    group = list(ours)
+                    if not group:
+                        continue
                 running.append(asyncio.ensure_future(submit(group)))
                 done.sent.extend(group)
             for answer in await asyncio.gather(*running):
@@ -185,9 +221,11 @@ class SendPacing:
             )
         return done
 
-    async def _take(self, plan: _Plan, jobs: int, deadline: datetime) -> Reservation | None:
-        """Reserve a group's slots, usable by ``deadline``, and wait for them; the refusal,
-        if there is one."""
+    async def _take(
+        self, plan: _Plan, jobs: int, deadline: datetime
+    ) -> tuple[Reservation | None, float]:
+        """Reserve a group's slots, usable by ``deadline``: the refusal, if there is one, and
+        the seconds to wait for them (the caller waits)."""
         messages, calls = plan.costs(jobs)
         wanted = [(limit, cost) for limit, cost in ((plan.calls, calls), (plan.messages, messages))
                   if limit is not None]  # fmt: skip
@@ -204,15 +242,13 @@ class SendPacing:
                     for kept, kept_cost in held:  # the other limit's slots go back unused
                         await self._pacer.release(kept.key, cost=kept_cost, rate=kept.rate,
                                                   now=now)  # fmt: skip
-                    return got
+                    return got, 0.0
                 held.append((limit, cost))
                 wait = max(wait, got.wait)
         except StorageUnavailable:
             self._unreachable()
-            return None
-        if wait > 0:
-            await self._sleep(wait)
-        return None
+            return None, 0.0
+        return None, wait
 
     def _defer(
         self, plan: _Plan, jobs: Sequence[J], refused: Reservation

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited, ResourceNotFound
+from .._types import SendPhase
 from ._sql_base import SqlBase
 from ._sql_guard import recipients_over
 from ._sql_rows import (
@@ -404,6 +405,34 @@ class CoreMixin(SqlBase):
             return True
 
         return await self._transact(replace)
+
+    async def move_send_phase(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_ids: Sequence[str],
+        *,
+        source: SendPhase,
+        target: SendPhase,
+    ) -> list[str]:
+        if not job_ids:
+            return []
+        statement = (
+            sa.update(message_table)
+            .where(
+                message_table.c.workspace_id == workspace_id,
+                message_table.c.livemode == livemode,
+                message_table.c.job_id.in_(list(job_ids)),
+                message_table.c.phase == source,
+            )
+            .values(phase=target, version=message_table.c.version + 1)
+            .returning(message_table.c.job_id)
+        )
+
+        def move(conn: sa.Connection) -> list[str]:
+            return list(conn.execute(statement).scalars().all())
+
+        return await self._transact(move)
 
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         if refs:

@@ -24,7 +24,6 @@ from typing import Final
 import sqlalchemy as sa
 
 from .._access.flood_guard import (
-    RECIPIENT_RATE_LIMITED,
     RecipientKey,
     RecipientLimit,
     recipient_refusals,
@@ -49,11 +48,9 @@ _RECENT: Final = (
         message_table.c.livemode == sa.bindparam("livemode"),
         message_table.c.to == sa.bindparam("to"),
         message_table.c.created_at > sa.bindparam("since"),
-        # The guard's own refusals (bulk items) do not count (``counts_toward_limit``).
-        sa.or_(
-            message_table.c.error_code.is_(None),
-            message_table.c.error_code != RECIPIENT_RATE_LIMITED,
-        ),
+        # Items refused before any provider do not count: ``counts_toward_limit``, on the
+        # same stored phase.
+        message_table.c.phase != "refused",
     )
     .order_by(message_table.c.created_at.desc())
     .limit(sa.bindparam("limit"))

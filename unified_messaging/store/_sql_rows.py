@@ -289,6 +289,9 @@ def message_row(message: MessageRecord) -> Values:
         "template_params": list(message.template_params),
         "version": message.version,
         "requested_sender": message.requested_sender,
+        "template_name": message.template_name,
+        "template_language": message.template_language,
+        "phase": message.phase,
     }
 
 
@@ -319,6 +322,9 @@ def message_from(row: RowMap) -> MessageRecord:
         template_params=tuple(row["template_params"]),
         version=row["version"],
         requested_sender=row["requested_sender"],
+        template_name=row["template_name"],
+        template_language=row["template_language"],
+        phase=row["phase"],
     )
 
 

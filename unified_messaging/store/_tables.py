@@ -202,6 +202,11 @@ messages = sa.Table(
     sa.Column("version", sa.Integer, nullable=False, server_default="0"),
     # The sender the request named (NULL: none), resolved again for every fallback hop (D3).
     sa.Column("requested_sender", _Text, nullable=True),
+    # A bizchat provider template (name, language) sent with template_params (migration 0014).
+    sa.Column("template_name", _Text, nullable=True),
+    sa.Column("template_language", _Text, nullable=True),
+    # Where the send is: refused / accepted / waiting / settled (``_types.SendPhase``).
+    sa.Column("phase", _Text, nullable=False, server_default="settled"),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     sa.Index("ix_um_messages_list", "workspace_id", "livemode", "created_at", "job_id"),

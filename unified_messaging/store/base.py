@@ -34,7 +34,7 @@ from .._access.flood_guard import RecipientLimit
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
-from .._types import MessageStatus, ProviderCode
+from .._types import MessageStatus, ProviderCode, SendPhase
 
 if TYPE_CHECKING:
     # Only for the protocol's signatures: the records bring pydantic, which the command
@@ -433,6 +433,21 @@ class Store(Protocol):
         ``False`` (and nothing stored) if another writer changed the message first or it is
         gone: re-read it and decide again.
         """
+        ...
+
+    async def move_send_phase(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_ids: Sequence[str],
+        *,
+        source: SendPhase,
+        target: SendPhase,
+    ) -> list[str]:
+        """Move each of the messages ``job_ids`` from the send phase ``source`` to ``target``
+        (bumping its version), in one transaction, where it still is in ``source``; the ids
+        moved. A compare-and-set: of a send resuming after a wait and a submit check settling
+        the same row, exactly one wins."""
         ...
 
     async def list_messages(self, query: MessageQuery) -> list[MessageRecord]:

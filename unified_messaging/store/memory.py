@@ -19,6 +19,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
+from .._types import SendPhase
 from ._memory_audit import MemoryAuditMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
@@ -305,6 +306,29 @@ class MemoryStore(MemoryAuditMixin):
                 if ref is not None and ref.open:
                     self._refs[key] = replace(ref, open=False)
             return True
+
+    async def move_send_phase(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_ids: Sequence[str],
+        *,
+        source: SendPhase,
+        target: SendPhase,
+    ) -> list[str]:
+        moved: list[str] = []
+        with self._lock:
+            for job_id in job_ids:
+                stored = self._messages.get(job_id)
+                if (
+                    stored is None
+                    or (stored.workspace_id, stored.livemode) != (workspace_id, livemode)
+                    or stored.phase != source
+                ):
+                    continue
+                self._messages[job_id] = replace(stored, phase=target, version=stored.version + 1)
+                moved.append(job_id)
+        return moved
 
     def _follow_ups(self, work: Sequence[WorkItem], refs: Sequence[ProviderRef]) -> None:
         # Called with the lock held.
