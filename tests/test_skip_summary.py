@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import skip_summary
+from _skip_summary import skip_summary
 
 
 def test_skips_are_counted_by_service_with_the_variable_to_set() -> None:
@@ -24,9 +24,7 @@ def test_skips_are_counted_by_service_with_the_variable_to_set() -> None:
 
 
 def test_a_run_prints_the_summary_not_a_line_per_skip(pytester: pytest.Pytester) -> None:
-    # The suite's own hook, as a plugin of the inner run (its conftest is this suite's).
-    pytester.makepyfile(skip_hook="from conftest import pytest_terminal_summary  # noqa: F401")
-    pytester.syspathinsert()
+    # The suite's own hook (tests/_skip_summary.py), as a plugin of the inner run.
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(
         """
@@ -37,7 +35,7 @@ def test_a_run_prints_the_summary_not_a_line_per_skip(pytester: pytest.Pytester)
             pytest.skip("set UM_TEST_REDIS_URL for the Redis tests")
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "-p", "skip_hook")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist", "-p", "_skip_summary")
 
     result.stdout.fnmatch_lines(["*5 skipped  Redis: set UM_TEST_REDIS_URL=*"])
     assert "SKIPPED [" not in result.stdout.str()

@@ -28,7 +28,10 @@ def test_rates_are_set_on_add_changed_on_update_and_listed(cli: Cli, workspace_i
         "--workspace", workspace_id, "--json",
     )  # fmt: skip
     added = verimor.json()
-    assert (added["max_rate"], added["max_calls"]) == (100, 2.5)  # calls: Verimor's own limit
+    assert (added["max_rate"], added["max_calls"]) == (
+        100,
+        4,
+    )  # calls: Verimor's own limit (240 a minute)
     assert (telegram.json()["max_rate"], telegram.json()["max_calls"]) == (30, None)
 
     calls, off = cli.many(
@@ -43,7 +46,7 @@ def test_rates_are_set_on_add_changed_on_update_and_listed(cli: Cli, workspace_i
 
     back = cli("connections", "update", added["id"], "--max-calls", "default", "--max-rate",
                "0.5", "--json").json()  # fmt: skip
-    assert (back["max_rate"], back["max_calls"]) == (0.5, 2.5)
+    assert (back["max_rate"], back["max_calls"]) == (0.5, 4)
 
     as_json, table = cli.many(
         [
@@ -52,13 +55,13 @@ def test_rates_are_set_on_add_changed_on_update_and_listed(cli: Cli, workspace_i
         ]
     )
     assert {r["provider"]: (r["max_rate"], r["max_calls"]) for r in as_json.json()} == {
-        "sms_c": (0.5, 2.5),
+        "sms_c": (0.5, 4),
         "chatbot": (None, None),
     }
     header, *lines = table.ok().stdout.splitlines()
     assert "MSG/S" in header and "CALLS/S" in header
     verimor_line = next(line for line in lines if "sms_c" in line)
-    assert verimor_line.split()[-2:] == ["0.5", "2.5"]
+    assert verimor_line.split()[-2:] == ["0.5", "4"]
 
 
 def test_bad_rates_are_refused_naming_the_field(cli: Cli, workspace_id: str) -> None:
