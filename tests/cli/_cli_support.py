@@ -157,6 +157,10 @@ class _WarmServer:
         assert self.proc.stdin is not None
         self.proc.stdin.close()  # its cue to leave
         self.proc.wait(timeout=TIMEOUT)
+        assert self.proc.stdout is not None
+        # Closed here, not left to the interpreter's exit, where an open pipe is reported as
+        # "ResourceWarning: unclosed file <_io.BufferedReader …>" (issue 24).
+        self.proc.stdout.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
