@@ -9,6 +9,9 @@ from _skip_summary import pytest_terminal_summary  # noqa: F401
 
 from unified_messaging.testing import TestBed, create_testbed
 
+#: A Django project's own tests, run by tests/django/ under its own settings and pytest.ini.
+collect_ignore = ["django_project"]
+
 
 @pytest.fixture
 async def bed() -> TestBed:
