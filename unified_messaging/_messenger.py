@@ -70,6 +70,7 @@ from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, ProviderCode
+from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
     AdapterFactory,
@@ -114,7 +115,7 @@ class _SendPlan:
         return {hop.connection.provider: hop.connection for hop in self.hops}
 
 
-class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
+class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, UserAdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``

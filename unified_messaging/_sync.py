@@ -209,6 +209,14 @@ class SyncMessenger:
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
 
+    # -- dashboard users (D31)
+    create_user = _blocking(Messenger.create_user)
+    list_users = _blocking(Messenger.list_users)
+    get_user = _blocking(Messenger.get_user)
+    find_user = _blocking(Messenger.find_user)
+    disable_user = _blocking(Messenger.disable_user)
+    check_user_password = _blocking(Messenger.check_user_password)
+
 
 async def _build() -> Messenger:
     # Built on the loop thread so anything it creates binds to that loop.

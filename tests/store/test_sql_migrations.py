@@ -20,7 +20,7 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0009"
+HEAD = "0011"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

@@ -33,7 +33,9 @@ __all__ = [
     "pacing",
     "provider_refs",
     "quota",
+    "sessions",
     "templates",
+    "users",
     "webhook_deliveries",
     "webhook_endpoints",
     "workspaces",
@@ -325,6 +327,39 @@ pacing = sa.Table(
     metadata,
     sa.Column("key", _Text, primary_key=True),
     sa.Column("tat", sa.BigInteger, nullable=False),
+)
+
+# D31: the dashboard's users (an operator has no workspace, a member one) and its sessions,
+# kept by the SHA-256 of the cookie's value; a one-time login link is a session of kind "link".
+users = sa.Table(
+    "um_users",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("email", _Text, nullable=False, unique=True),
+    sa.Column("password_hash", _Text, nullable=False),
+    sa.Column("role", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("disabled_at", UtcDateTime, nullable=True),
+)
+
+sessions = sa.Table(
+    "um_sessions",
+    metadata,
+    sa.Column("id_hash", _Text, primary_key=True),
+    sa.Column(
+        "user_id",
+        _Text,
+        sa.ForeignKey("um_users.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("csrf_token", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, nullable=True),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("last_seen_at", UtcDateTime, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -34,6 +34,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode
+from .users import UserStore
 
 __all__ = [
     "ConnectionStats",
@@ -245,8 +246,9 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Protocol: durable state of workspaces, keys, connections, templates and messages."""
+class Store(UserStore, Protocol):
+    """Protocol: durable state of workspaces, keys, connections, templates and messages,
+    and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`)."""
 
     async def open(self) -> None:
         """Connect and bring the schema up to date. Idempotent."""

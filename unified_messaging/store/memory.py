@@ -20,6 +20,7 @@ from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
+from ._memory_users import MemoryUsersMixin
 from .base import (
     ConnectionStats,
     IdempotencyClaim,
@@ -33,13 +34,14 @@ from .base import (
     WorkItem,
     WorkStats,
 )
+from .users import DashboardSession, User
 
 __all__ = ["MemoryStore"]
 
 V = TypeVar("V")
 
 
-class MemoryStore:
+class MemoryStore(MemoryUsersMixin):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -58,6 +60,8 @@ class MemoryStore:
         self._recipients = RecipientIndex()
         self._breakers: dict[str, StoredBreaker] = {}
         self._pacing: dict[str, int] = {}
+        self._users: dict[str, User] = {}
+        self._sessions: dict[str, DashboardSession] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
