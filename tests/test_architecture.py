@@ -10,7 +10,8 @@ the command line. Layers:
 1. **façade**: ``Messenger`` and ``SyncMessenger`` (``_messenger``, ``_sync``) and the package
    root that re-exports the public names;
 2. **tools on the façade**: the demo and the CSV campaign (``_demo``, ``_campaign``);
-3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``__main__``.
+3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``dashboard``
+   (the web console), ``__main__``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "unified_messaging"
 ROOT = PACKAGE.parent
 
 EDGES = ("unified_messaging.asgi", "unified_messaging.cli", "unified_messaging.testing",
-         "unified_messaging.__main__")  # fmt: skip
+         "unified_messaging.dashboard", "unified_messaging.__main__")  # fmt: skip
 TOOLS = ("unified_messaging._demo", "unified_messaging._campaign")
 FACADE = ("unified_messaging._messenger", "unified_messaging._sync")
 
@@ -107,7 +108,7 @@ def test_no_import_points_up_the_layers() -> None:
 
 def test_the_rest_edge_and_the_plugin_do_not_import_the_command_line() -> None:
     wrong = []
-    for edge in ("asgi", "testing"):
+    for edge in ("asgi", "testing", "dashboard"):
         for path in sorted((PACKAGE / edge).rglob("*.py")):
             for imported, line in imports_of(path):
                 if imported.startswith("unified_messaging.cli"):

@@ -182,9 +182,11 @@ class AdminMixin:
     async def list_api_keys(self, workspace_id: str) -> list[ApiKey]:
         return await self._store.list_api_keys(workspace_id)
 
-    async def revoke_api_key(self, key_id: str) -> ApiKey:
+    async def revoke_api_key(self, key_id: str, *, workspace_id: str | None = None) -> ApiKey:
+        """Revoke a key (idempotent). With ``workspace_id``, a key of another workspace is
+        not found: the dashboard revokes only within the workspace its user may see (D31)."""
         key = await self._store.get_api_key(key_id)
-        if key is None:
+        if key is None or workspace_id not in (None, key.workspace_id):
             raise ResourceNotFound(f"API key {key_id} not found.")
         if key.revoked_at is None:
             key = replace(key, revoked_at=self._clock.now())

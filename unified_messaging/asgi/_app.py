@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from .._access.idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
 from .._messenger import Messenger
@@ -142,6 +142,18 @@ def _wants_mcp(mcp: bool | None) -> bool:
     return installed if mcp is None else mcp
 
 
+def _dashboard_mount(messenger: Messenger, trusted_proxies: Iterable[str]) -> Mount:
+    try:
+        from ..dashboard import create_dashboard
+    except ImportError as exc:
+        raise ImportError(
+            "the dashboard needs its extra: pip install 'unified-messaging[dashboard]'"
+        ) from exc
+    # The app's own lifespan opens the messenger; the mounted dashboard's would never run.
+    console = create_dashboard(messenger, trusted_proxies=trusted_proxies, open_messenger=False)
+    return Mount("/dashboard", app=console)
+
+
 def create_app(
     messenger: Messenger,
     *,
@@ -153,6 +165,7 @@ def create_app(
     mcp_allowed_origins: Iterable[str] = (),
     worker: bool = True,
     metrics_token: str | None = None,
+    dashboard: bool = False,
 ) -> Starlette:
     """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
@@ -175,12 +188,16 @@ def create_app(
     one there is no ``/metrics`` here (see :func:`create_metrics_app` for a listener of its
     own). ``ValueError`` if the messenger keeps no Prometheus metrics or the token is short.
 
+    ``dashboard``: serve the web console at ``/dashboard`` (D31; needs the ``dashboard``
+    extra), as :func:`~unified_messaging.dashboard.create_dashboard` makes it.
+
     Mount it under any prefix of a host app. A host with a lifespan should run
     :func:`app_lifespan` in it; without that, the app starts what it runs beside its requests
     (messenger, worker, ``/mcp``) on its first request, and stops it when the event loop ends.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
+    trusted_proxies = tuple(trusted_proxies)
     client_address = ClientAddress(trusted_proxies)
     endpoint = None
     if _wants_mcp(mcp):
@@ -211,7 +228,7 @@ def create_app(
         # Only reached if RequestIdMiddleware itself fails; it handles the app's errors.
         return internal_error_response()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/v1/messages", api.messages, methods=["GET", "POST"]),
         Route("/v1/messages/bulk", api.send_bulk, methods=["POST"]),
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
@@ -232,6 +249,8 @@ def create_app(
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
+    if dashboard:
+        routes.append(_dashboard_mount(messenger, trusted_proxies))
     runtime = Runtime(
         _lifespan(messenger, endpoint, worker=worker),
         what=_what_runs(worker=worker, mcp=endpoint is not None),

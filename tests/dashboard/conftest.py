@@ -1,0 +1,68 @@
+"""Fixtures of the dashboard's tests: a testbed's messenger on a ManualClock, its REST app with
+the dashboard mounted, served on real loopback HTTP, and users to sign in with."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from _dash_support import PASSWORD, Console
+from fakes._server import serve
+
+from unified_messaging import ManualClock, Messenger
+from unified_messaging.asgi import create_app
+from unified_messaging.store.users import User
+from unified_messaging.testing import TestBed, create_testbed
+
+
+@pytest.fixture
+async def bed() -> AsyncIterator[TestBed]:
+    testbed = await create_testbed(clock=ManualClock(), recipient_limit=None)
+    try:
+        yield testbed
+    finally:
+        await testbed.messenger.aclose()
+
+
+@pytest.fixture
+def clock(bed: TestBed) -> ManualClock:
+    assert isinstance(bed.clock, ManualClock)
+    return bed.clock
+
+
+@pytest.fixture
+def messenger(bed: TestBed) -> Messenger:
+    return bed.messenger
+
+
+@pytest.fixture
+async def url(messenger: Messenger) -> AsyncIterator[str]:
+    """The REST app with the dashboard at /dashboard, on a free loopback port."""
+    app = create_app(messenger, dashboard=True, mcp=False, worker=False)
+    async with serve(app) as base:
+        yield base
+
+
+@pytest.fixture
+async def operator(messenger: Messenger) -> User:
+    return await messenger.create_user("ops@example.com", PASSWORD, operator=True)
+
+
+@pytest.fixture
+async def member(messenger: Messenger, bed: TestBed) -> User:
+    return await messenger.create_user("ayse@example.com", PASSWORD, workspace_id=bed.workspace.id)
+
+
+@pytest.fixture
+async def browser(url: str) -> AsyncIterator[Console]:
+    """A fresh browser: its own cookie jar."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as http:
+        yield Console(http, url + "/dashboard")
+
+
+@pytest.fixture
+async def signed_in(browser: Console, operator: User) -> Console:
+    answer = await browser.sign_in(operator.email)
+    assert answer.status_code == 303, answer.text
+    return browser

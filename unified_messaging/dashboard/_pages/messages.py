@@ -1,0 +1,60 @@
+"""Messages: the D29 list with its filters, and one message's timeline (attempts, fallbacks,
+the delivery report).
+
+Both read through the viewer's principal, so another workspace's message, or the other
+mode's, is "not found" here exactly as it is over REST, whatever id the URL names.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..._errors import MessageNotFound, RequestInvalid
+from ..._types import ALL_PROVIDERS, MessageStatus
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+_FILTERS = ("to", "status", "provider", "created_after", "created_before", "starting_after")
+_PAGE_SIZE = 50
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    return [
+        route("/messages", dashboard.guarded(message_list)),
+        route("/messages/{job_id}", dashboard.guarded(message_detail)),
+    ]
+
+
+async def message_list(page: Page) -> Response:
+    params = page.request.query_params
+    filters = {name: params[name] for name in _FILTERS if params.get(name)}
+    error = None
+    try:
+        listing = await page.messenger.list_messages(
+            await page.principal(), {**filters, "limit": _PAGE_SIZE}
+        )
+    except (RequestInvalid, MessageNotFound) as exc:
+        # A filter the list cannot read (a bad date): said next to the form, nothing listed.
+        listing, error = None, exc.message
+    template = "_message_rows.html" if page.is_htmx else "messages.html"
+    return page.render(
+        template,
+        listing=listing,
+        filters=filters,
+        error=error,
+        statuses=get_args(MessageStatus),
+        providers=ALL_PROVIDERS,
+        status=400 if error else 200,
+    )
+
+
+async def message_detail(page: Page) -> Response:
+    record = await page.messenger.get_message(
+        await page.principal(), page.request.path_params["job_id"]
+    )
+    return page.render("message.html", message=record)

@@ -1,0 +1,35 @@
+"""Overview: how today went in the workspace (per provider), each breaker, this month's quota."""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    return [route("/", dashboard.guarded(overview))]
+
+
+async def overview(page: Page) -> Response:
+    m = page.messenger
+    workspace = page.require_workspace()
+    now = m.now()
+    today = datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
+    stats = await m.connection_stats(workspace.id, since=today, livemode=page.viewer.livemode)
+    health = await m.connection_health(workspace.id)
+    quota = await m.quota_usage(workspace.id)
+    return page.render(
+        "overview.html",
+        workspace=workspace,
+        stats=stats,
+        health=health,
+        quota=quota,
+        today=today,
+    )
