@@ -61,6 +61,7 @@ class Console:
         *,
         csrf: str | None = None,
         origin: str | None = "own",
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         """A form post as the dashboard's own page makes it (token and ``Origin``); pass
         ``csrf=""`` for none, ``origin=None`` for no ``Origin`` header, or another one."""
@@ -68,7 +69,7 @@ class Console:
         token = await self.token() if csrf is None else csrf
         if token:
             fields["csrf_token"] = token
-        headers = {}
+        headers = dict(headers or {})
         if origin is not None:
             headers["Origin"] = self.origin if origin == "own" else origin
         return await self.http.post(self.base + path, data=fields, headers=headers)

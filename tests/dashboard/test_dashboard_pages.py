@@ -92,6 +92,18 @@ async def test_a_message_reaches_delivered_on_the_messages_page(
     assert job_id not in failed.text
 
 
+async def test_the_date_pickers_times_are_read_as_utc(
+    signed_in: Console, url: str, bed: TestBed
+) -> None:
+    job_id = (await _send(url, bed.api_key, {"to": "+905551234567", "body": "x"})).json()["job_id"]
+    now = bed.clock.now()
+    before = now.strftime("%Y-%m-%dT%H:%M")  # what <input type="datetime-local"> sends
+    earlier = await signed_in.get("/messages", params={"created_before": before})
+    assert earlier.status_code == 200 and job_id not in earlier.text
+    since = await signed_in.get("/messages", params={"created_after": before})
+    assert since.status_code == 200 and job_id in since.text
+
+
 async def test_a_bad_filter_is_said_next_to_the_form(signed_in: Console) -> None:
     answer = await signed_in.get("/messages", params={"created_after": "yesterday"})
     assert answer.status_code == 400

@@ -22,22 +22,39 @@ async def _key_names(messenger: Messenger, workspace_id: str) -> list[str | None
 
 
 @pytest.mark.parametrize(
-    ("csrf", "origin"),
+    ("csrf", "origin", "site"),
     [
-        ("", "own"),  # no token
-        ("forged-token", "own"),  # a wrong token
-        (None, "https://evil.example"),  # the right token, from another site
-        (None, "null"),  # a sandboxed frame or a data: page
-        (None, "http://127.0.0.1:1"),  # the right host on another port is another origin
+        ("", "own", None),  # no token
+        ("forged-token", "own", None),  # a wrong token
+        (None, "https://evil.example", None),  # the right token, from another site
+        (None, "null", None),  # an old browser's sandboxed frame or data: page
+        (None, "http://127.0.0.1:1", None),  # the right host on another port
+        (None, "null", "cross-site"),  # a browser's own word on where the request came from
+        (None, "null", "same-site"),  # a sibling subdomain is another origin too
+        (None, "own", "none"),  # typed into the address bar: not a form of ours
     ],
 )
 async def test_a_state_change_without_the_token_or_from_elsewhere_is_403(
-    signed_in: Console, bed: TestBed, csrf: str | None, origin: str
+    signed_in: Console, bed: TestBed, csrf: str | None, origin: str, site: str | None
 ) -> None:
     before = await _key_names(bed.messenger, bed.workspace.id)
-    answer = await signed_in.post("/keys", {"name": "forged"}, csrf=csrf, origin=origin)
+    fetch = {} if site is None else {"Sec-Fetch-Site": site}
+    answer = await signed_in.post(
+        "/keys", {"name": "forged"}, csrf=csrf, origin=origin, headers=fetch
+    )
     assert answer.status_code == 403
     assert await _key_names(bed.messenger, bed.workspace.id) == before
+
+
+async def test_a_same_origin_post_under_no_referrer_is_accepted(
+    signed_in: Console, bed: TestBed
+) -> None:
+    """What a browser sends from our own form under ``Referrer-Policy: no-referrer``: the
+    Fetch standard makes its ``Origin`` ``null``; ``Sec-Fetch-Site`` says same-origin."""
+    answer = await signed_in.post("/keys", {"name": "from the form"}, origin="null",
+                                  headers={"Sec-Fetch-Site": "same-origin"})  # fmt: skip
+    assert answer.status_code == 201
+    assert "from the form" in await _key_names(bed.messenger, bed.workspace.id)
 
 
 async def test_the_token_in_the_htmx_header_is_accepted(signed_in: Console, bed: TestBed) -> None:

@@ -34,7 +34,6 @@ def create_dashboard(
     *,
     trusted_proxies: Iterable[str] = (),
     secure_cookies: bool | None = None,
-    allowed_origins: Sequence[str] = (),
     template_dirs: Sequence[Path] = (),
     open_messenger: bool = True,
 ) -> Starlette:
@@ -43,16 +42,14 @@ def create_dashboard(
     ``trusted_proxies``: as for ``create_app`` (whose ``X-Forwarded-For`` is believed, for
     the sign-in throttle and the audit log's client address). ``secure_cookies``: mark the
     session cookie ``Secure``; ``None`` (the default) does when the request came over HTTPS.
-    ``allowed_origins``: other ``Origin`` values a state change may come from (the
-    dashboard's own host is always allowed). ``template_dirs``: directories whose templates
-    override the package's by name. ``open_messenger``: the app's lifespan opens and closes
-    ``messenger`` (a host that mounts it runs the lifespan, or opens the messenger itself).
+    ``template_dirs``: directories whose templates override the package's by name.
+    ``open_messenger``: the app's lifespan opens and closes ``messenger`` (a host that
+    mounts it runs the lifespan, or opens the messenger itself).
     """
     dashboard = Dashboard(
         messenger,
         trusted_proxies=trusted_proxies,
         secure_cookies=secure_cookies,
-        allowed_origins=allowed_origins,
         template_dirs=template_dirs,
     )
     routes: list[BaseRoute] = []

@@ -80,7 +80,6 @@ class Dashboard:
         *,
         trusted_proxies: Iterable[str] = (),
         secure_cookies: bool | None = None,
-        allowed_origins: Sequence[str] = (),
         template_dirs: Sequence[Path] = (),
     ) -> None:
         self.messenger = messenger
@@ -89,7 +88,6 @@ class Dashboard:
         self.templates = Templates(tuple(template_dirs))
         self.client_address = ClientAddress(trusted_proxies)
         self._secure = secure_cookies
-        self.allowed_origins = tuple(allowed_origins)
 
     # -- cookies
 
@@ -147,7 +145,7 @@ class Dashboard:
 
     async def _refuse_forgery(self, request: Request, signed_in: SignedIn) -> Response | Form:
         """403 for a foreign ``Origin`` or a missing or wrong token; else the form."""
-        if not origin_allowed(request, self.allowed_origins):
+        if not origin_allowed(request):
             return _forbidden("This request came from another site.")
         try:
             form = await read_form(request)

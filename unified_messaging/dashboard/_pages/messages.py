@@ -7,6 +7,7 @@ mode's, is "not found" here exactly as it is over REST, whatever id the URL name
 
 from __future__ import annotations
 
+import re
 from typing import get_args
 
 from starlette.responses import Response
@@ -21,6 +22,7 @@ __all__ = ["routes"]
 
 _FILTERS = ("to", "status", "provider", "created_after", "created_before", "starting_after")
 _PAGE_SIZE = 50
+_PICKER = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
 
 
 def routes(dashboard: Dashboard) -> list[Route]:
@@ -33,11 +35,13 @@ def routes(dashboard: Dashboard) -> list[Route]:
 async def message_list(page: Page) -> Response:
     params = page.request.query_params
     filters = {name: params[name] for name in _FILTERS if params.get(name)}
+    search: dict[str, object] = {**filters, "limit": _PAGE_SIZE}
+    for name in ("created_after", "created_before"):
+        if name in filters:
+            search[name] = _as_utc(filters[name])
     error = None
     try:
-        listing = await page.messenger.list_messages(
-            await page.principal(), {**filters, "limit": _PAGE_SIZE}
-        )
+        listing = await page.messenger.list_messages(await page.principal(), search)
     except (RequestInvalid, MessageNotFound) as exc:
         # A filter the list cannot read (a bad date): said next to the form, nothing listed.
         listing, error = None, exc.message
@@ -51,6 +55,14 @@ async def message_list(page: Page) -> Response:
         providers=ALL_PROVIDERS,
         status=400 if error else 200,
     )
+
+
+def _as_utc(text: str) -> str:
+    """A date picker's ``2026-01-31T10:00`` (no zone: the form says UTC) as RFC 3339 UTC;
+    anything else is left for D29's own check to judge."""
+    if _PICKER.fullmatch(text):
+        return text + (":00Z" if len(text) == 16 else "Z")
+    return text
 
 
 async def message_detail(page: Page) -> Response:

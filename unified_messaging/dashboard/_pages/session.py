@@ -86,7 +86,7 @@ class _SignIn:
 
     async def _checked_form(self, request: Request) -> Form | Response:
         """The sign-in form, if it came from our own page (``Origin`` and double submit)."""
-        if not origin_allowed(request, self._d.allowed_origins):
+        if not origin_allowed(request):
             return PlainTextResponse("This request came from another site.", status_code=403)
         try:
             form = await read_form(request)

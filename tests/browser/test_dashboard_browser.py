@@ -1,0 +1,68 @@
+"""The dashboard in a real browser, against the real ``serve --demo``: sign in, every page,
+a key made in the browser sending over REST, its message reaching ``delivered``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx
+from conftest import Demo
+from playwright.sync_api import Page, expect
+
+#: ``scripts/screenshots`` sets this to keep a screenshot of each page visited.
+SHOTS = os.environ.get("UM_DASHBOARD_SCREENSHOTS")
+PAGES = (("Overview", "Overview of"), ("Messages", "Messages"), ("API keys", "API keys"))
+
+
+def _shot(page: Page, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def test_every_page_opens_from_the_navigation_without_an_error(page: Page) -> None:
+    for link, heading in PAGES:
+        page.get_by_role("navigation", name="Main").get_by_role("link", name=link).click()
+        expect(page.get_by_role("heading", level=1)).to_contain_text(heading)
+        expect(page.get_by_role("link", name=link)).to_have_attribute("aria-current", "page")
+        _shot(page, link.lower().replace(" ", "-"))
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_key_made_in_the_browser_sends_and_its_message_is_delivered(
+    page: Page, demo: Demo
+) -> None:
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_label("Name (what uses it)").fill("browser test")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.locator("#new-key-secret").inner_text()
+    assert secret.startswith("um_test_")
+    _shot(page, "api-keys-created")
+    sent = httpx.post(
+        demo.url + "/v1/messages",
+        json={"to": "+905551234567", "body": "Merhaba from the browser test"},
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    )
+    assert sent.status_code == 201, sent.text
+    job_id = sent.json()["job_id"]
+    page.get_by_role("link", name="Messages").click()
+    page.get_by_role("link", name=job_id).click()
+    # The page asks again by itself until the simulated report (2 s) has arrived.
+    expect(page.locator("#message .badge").first).to_have_text("delivered", timeout=20_000)
+    expect(page.get_by_text("delivery report:")).to_be_visible()
+    _shot(page, "message")
+    page.reload()  # the key list no longer shows the secret
+    page.get_by_role("link", name="API keys").click()
+    expect(page.get_by_text(secret)).to_have_count(0)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_test_data_switch_changes_what_is_shown(page: Page) -> None:
+    page.get_by_role("link", name="API keys").click()
+    expect(page.get_by_role("status").first).to_contain_text("viewing test data")
+    page.get_by_role("button", name="Switch to live data").click()
+    expect(page.get_by_role("heading", name="Live keys")).to_be_visible()
+    _shot(page, "api-keys-live")
+    page.get_by_role("button", name="Switch to test data").click()
+    expect(page.get_by_role("heading", name="Test keys")).to_be_visible()
