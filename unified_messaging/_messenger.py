@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, get_args
 
 from . import _quota as quota
 from ._access.authorize import AccessMixin
@@ -69,7 +69,7 @@ from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._types import SMS_PROVIDERS, ProviderCode
+from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
@@ -427,6 +427,17 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, UserAdminMixin):
             raise RequestInvalid.for_field("since", "needs a time zone")
         await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
         return await self._store.connection_stats(workspace_id, livemode, since)
+
+    async def message_counts(
+        self, workspace_id: str, *, since: datetime, livemode: bool = True
+    ) -> dict[MessageStatus, int]:
+        """How many of the workspace's messages of one mode created at or after ``since`` are
+        in each status now, every status present (0 for none): the dashboard's overview."""
+        if since.utcoffset() is None:
+            raise RequestInvalid.for_field("since", "needs a time zone")
+        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
+        found = await self._store.count_messages(workspace_id, livemode, since)
+        return {status: found.get(status, 0) for status in get_args(MessageStatus)}
 
     async def connection_health(self, workspace_id: str) -> list[BreakerHealth]:
         """Each of the workspace's connections' circuit breaker (D26), as shared by every

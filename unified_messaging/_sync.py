@@ -132,6 +132,7 @@ class SyncMessenger:
     list_messages = _blocking(Messenger.list_messages)
     connection_stats = _blocking(Messenger.connection_stats)
     connection_health = _blocking(Messenger.connection_health)
+    message_counts = _blocking(Messenger.message_counts)
 
     # -- access checks (what the REST app runs for each request)
     authorize = _blocking(Messenger.authorize)

@@ -118,9 +118,12 @@ async def test_the_overview_counts_today_and_shows_the_breakers(
 ) -> None:
     for _ in range(3):
         await _send(url, bed.api_key, {"to": "+905551234567", "body": "x"})
+    # Rejected by sms_a, then delivered by sms_b: one delivered message, not a failed one.
+    await _send(url, bed.api_key, {"to": "+905550000011", "body": "x", "fallback": ["sms_b"]})
     await bed.settle()
     page = await signed_in.get("/")
     assert page.status_code == 200
-    assert re.search(r'<div class="value">3</div><div class="label">delivered today', page.text)
-    assert "sms_a" in page.text and "100.0 %" in page.text
+    assert re.search(r'<div class="value">4</div><div class="label">delivered<', page.text)
+    assert re.search(r'<div class="value">0</div><div class="label">failed or rejected<', page.text)
+    assert "sms_a" in page.text and "sms_b" in page.text
     assert "closed" in page.text

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
 from .._domain import MessageRecord
+from .._types import MessageStatus
 from ._sql_base import SqlBase
 from ._sql_engine import storage_errors
 from ._sql_rows import message_from
@@ -82,6 +83,18 @@ class SearchMixin(SqlBase):
                 )
             )
         return sorted(stats, key=lambda s: s.provider)
+
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[MessageStatus, int]:
+        window = MessageQuery(workspace_id, livemode, created_after=since)
+        statement = (
+            sa.select(_m.status, sa.func.count().label("n"))
+            .where(*_conditions(window))
+            .group_by(_m.status)
+        )
+        rows = await self._long_read(statement)
+        return {row["status"]: int(row["n"]) for row in rows}
 
     # -- the statements
 

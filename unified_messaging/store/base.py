@@ -409,6 +409,13 @@ class Store(UserStore, Protocol):
         only providers with at least one attempt."""
         ...
 
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[MessageStatus, int]:
+        """How many of the workspace's messages of this mode created at or after ``since``
+        are in each status now (statuses with none left out): the dashboard's overview."""
+        ...
+
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         """Remember which job each provider message id belongs to; a known pair is kept."""
         ...

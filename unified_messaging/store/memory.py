@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -18,6 +19,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
+from .._types import MessageStatus
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from ._memory_users import MemoryUsersMixin
@@ -273,6 +275,12 @@ class MemoryStore(MemoryUsersMixin):
     ) -> list[ConnectionStats]:
         query = MessageQuery(workspace_id, livemode, created_after=since)
         return scorecard(m for m in list(self._messages.values()) if matches(m, query))
+
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[MessageStatus, int]:
+        query = MessageQuery(workspace_id, livemode, created_after=since)
+        return dict(Counter(m.status for m in list(self._messages.values()) if matches(m, query)))
 
     async def replace_message(
         self,

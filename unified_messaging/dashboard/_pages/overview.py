@@ -1,4 +1,5 @@
-"""Overview: how today went in the workspace (per provider), each breaker, this month's quota."""
+"""Overview: today's messages by status, each provider's delivery rate today, each breaker,
+this month's quota."""
 
 from __future__ import annotations
 
@@ -22,12 +23,15 @@ async def overview(page: Page) -> Response:
     workspace = page.require_workspace()
     now = m.now()
     today = datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
-    stats = await m.connection_stats(workspace.id, since=today, livemode=page.viewer.livemode)
+    livemode = page.viewer.livemode
+    counts = await m.message_counts(workspace.id, since=today, livemode=livemode)
+    stats = await m.connection_stats(workspace.id, since=today, livemode=livemode)
     health = await m.connection_health(workspace.id)
     quota = await m.quota_usage(workspace.id)
     return page.render(
         "overview.html",
         workspace=workspace,
+        counts=counts,
         stats=stats,
         health=health,
         quota=quota,
