@@ -85,9 +85,16 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(url + "/dashboard/")
         for name, path in (("overview", "/"), ("messages", "/messages"),
-                           ("message", f"/messages/{job_id}"), ("api-keys", "/keys")):  # fmt: skip
+                           ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
+                           ("templates", "/templates")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+        page.goto(url + "/dashboard/templates/order_shipped")
+        page.get_by_label("name", exact=True).fill("Ayşe")
+        page.get_by_label("order", exact=True).fill("A-1042")
+        page.locator("#preview pre").filter(has_text="Ayşe").wait_for()
+        page.screenshot(path=str(OUT / "template-editor.png"), full_page=True)
+        page.goto(url + "/dashboard/keys")
         page.get_by_label("Name (what uses it)").fill("checkout service")
         page.get_by_role("button", name="Create key").click()
         page.screenshot(path=str(OUT / "api-key-created.png"), full_page=True)

@@ -10,7 +10,7 @@ import unified_messaging
 INCLUDED_PRIVATE_MEMBERS = {"__version__"}
 # Subpackages meant to be imported by users; they are reached as ``unified_messaging.x``.
 #: Public subpackages and modules: edges, seams, and the receivers' ``webhooks`` helpers.
-PUBLIC_SUBPACKAGES = {"asgi", "cli", "providers", "store", "testing", "webhooks"}
+PUBLIC_SUBPACKAGES = {"asgi", "cli", "dashboard", "providers", "store", "testing", "webhooks"}
 
 
 def namespace() -> dict[str, object]:

@@ -67,6 +67,7 @@ from ._routing.dispatch import Hop, Job, dispatch, hop_for
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
+from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
@@ -288,6 +289,15 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, UserAdminMixin):
 
     def now(self) -> datetime:
         return self._clock.now()
+
+    @staticmethod
+    def preview_template(
+        body: str, variables: Mapping[str, object] | None = None, *, turkish_shift: bool = True
+    ) -> TemplatePreview:
+        """A template body rendered with ``variables`` (those missing stay as written), the
+        variables it needs, why ``set_template`` would refuse it, and its SMS encoding and
+        segments (D9, D24): what the dashboard's template editor shows as you type."""
+        return preview_template(body, variables, turkish_shift=turkish_shift)
 
     # ------------------------------------------------------------------ sending
 

@@ -121,6 +121,8 @@ class SyncMessenger:
     def rate_policy(self, key: ApiKey) -> RateLimitPolicy:
         return self.messenger.rate_policy(key)
 
+    preview_template = staticmethod(Messenger.preview_template)
+
     # -- sending and reading
     authenticate = _blocking(Messenger.authenticate)
     principal = _blocking(Messenger.principal)

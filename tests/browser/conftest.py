@@ -12,10 +12,10 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _browser_support import Demo
 
 from unified_messaging._vault import generate_key_spec
 
@@ -36,16 +36,6 @@ if not CHROMIUM.exists():
     )
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Demo:
-    """What ``serve --demo --json`` printed."""
-
-    url: str
-    api_key: str
-    workspace_id: str
-    login_url: str
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,17 @@ import os
 from pathlib import Path
 
 import httpx
-from conftest import Demo
+from _browser_support import Demo
 from playwright.sync_api import Page, expect
 
 #: ``scripts/screenshots`` sets this to keep a screenshot of each page visited.
 SHOTS = os.environ.get("UM_DASHBOARD_SCREENSHOTS")
-PAGES = (("Overview", "Overview of"), ("Messages", "Messages"), ("API keys", "API keys"))
+PAGES = (
+    ("Overview", "Overview of"),
+    ("Messages", "Messages"),
+    ("API keys", "API keys"),
+    ("Templates", "Templates"),
+)
 
 
 def _shot(page: Page, name: str) -> None:
@@ -66,3 +71,20 @@ def test_the_test_data_switch_changes_what_is_shown(page: Page) -> None:
     _shot(page, "api-keys-live")
     page.get_by_role("button", name="Switch to test data").click()
     expect(page.get_by_role("heading", name="Test keys")).to_be_visible()
+
+
+def test_a_template_is_written_with_its_live_preview_and_saved(page: Page) -> None:
+    page.get_by_role("link", name="Templates").click()
+    page.get_by_role("link", name="New template").click()
+    page.get_by_label("Key").fill("browser_greeting")
+    page.get_by_label("Text").fill("Merhaba {{ name }}, siparişiniz yolda.")
+    preview = page.locator("#preview")
+    expect(preview).to_contain_text("Merhaba {{ name }}, siparişiniz yolda.")
+    expect(preview).to_contain_text("gsm7_turkish")
+    # The variable's sample field appears by itself; a value typed there fills the preview.
+    page.get_by_label("name", exact=True).fill("Ayşe")
+    expect(preview.locator("pre")).to_have_text("Merhaba Ayşe, siparişiniz yolda.")
+    _shot(page, "template-editor")
+    page.get_by_role("button", name="Save template").click()
+    expect(page.get_by_role("link", name="browser_greeting")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -88,7 +88,9 @@ async def test_no_page_has_inline_script_and_every_control_is_named(
     signed_in: Console, bed: TestBed
 ) -> None:
     await bed.messenger.create_api_key(bed.workspace.id, name="for the revoke button")
-    for path in ("/login", "/", "/messages", "/keys"):
+    await bed.messenger.set_template(bed.workspace.id, "greet", "Merhaba {{ name }}!")
+    for path in ("/login", "/", "/messages", "/keys", "/templates", "/templates/new",
+                 "/templates/greet"):  # fmt: skip
         audit = PageAudit((await signed_in.get(path)).text)
         assert audit.inline_scripts == 0, path
         assert audit.handlers == [], path

@@ -31,6 +31,7 @@ NAV: Final = (
     ("Overview", "/"),
     ("Messages", "/messages"),
     ("API keys", "/keys"),
+    ("Templates", "/templates"),
 )
 
 
@@ -112,6 +113,12 @@ class Page:
         return self.viewer.workspace
 
     def render(self, name: str, *, status: int = 200, **context: object) -> Response:
+        return self.render_context(name, context, status=status)
+
+    def render_context(
+        self, name: str, context: dict[str, object], *, status: int = 200
+    ) -> Response:
+        """The template ``name`` with ``context`` and what every page shows (nav, viewer)."""
         nav = [(text, self.root + path) for text, path in NAV]
         base = {
             "root": self.root,
