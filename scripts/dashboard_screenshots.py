@@ -86,7 +86,7 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.wait_for_url(url + "/dashboard/")
         for name, path in (("overview", "/"), ("messages", "/messages"),
                            ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
-                           ("templates", "/templates")):  # fmt: skip
+                           ("templates", "/templates"), ("allowlist", "/allowlist")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         page.goto(url + "/dashboard/templates/order_shipped")

@@ -17,6 +17,7 @@ PAGES = (
     ("Messages", "Messages"),
     ("API keys", "API keys"),
     ("Templates", "Templates"),
+    ("Allowlist", "IP allowlist"),
 )
 
 
@@ -87,4 +88,32 @@ def test_a_template_is_written_with_its_live_preview_and_saved(page: Page) -> No
     _shot(page, "template-editor")
     page.get_by_role("button", name="Save template").click()
     expect(page.get_by_role("link", name="browser_greeting")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_allowlist_entry_makes_rest_refuse_an_address_outside_it(page: Page, demo: Demo) -> None:
+    def rest_status() -> int:
+        answer = httpx.post(
+            demo.url + "/v1/messages",
+            json={"to": "+905551234567", "body": "x"},
+            headers={"Authorization": f"Bearer {demo.api_key}"},
+            timeout=10,
+        )
+        return answer.status_code
+
+    page.get_by_role("link", name="Allowlist").click()
+    page.get_by_label("Address or CIDR").fill("203.0.113.0/24")
+    page.get_by_role("button", name="Add to the allowlist").click()
+    # This browser calls from 127.0.0.1: the page asks before shutting it out.
+    expect(page.get_by_role("alert")).to_contain_text("shuts out your own address")
+    _shot(page, "allowlist-warning")
+    page.get_by_role("button", name="Add it anyway").click()
+    expect(page.get_by_role("cell", name="203.0.113.0/24")).to_be_visible()
+    try:
+        assert rest_status() == 403
+    finally:
+        page.once("dialog", lambda dialog: dialog.accept())  # "Remove 203.0.113.0/24 …?"
+        page.get_by_role("button", name="Remove").click()
+        expect(page.get_by_text("The list is empty")).to_be_visible()
+    assert rest_status() == 201
     assert page.errors == []  # type: ignore[attr-defined]

@@ -32,6 +32,7 @@ NAV: Final = (
     ("Messages", "/messages"),
     ("API keys", "/keys"),
     ("Templates", "/templates"),
+    ("Allowlist", "/allowlist"),
 )
 
 
