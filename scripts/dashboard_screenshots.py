@@ -14,11 +14,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 from unified_messaging._vault import generate_key_spec
 
@@ -41,7 +43,7 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("UM_")}
-        env |= {"UM_MASTER_KEYS": generate_key_spec("k1"),
+        env |= {"UM_MASTER_KEYS": generate_key_spec("k1"), "UM_WEBHOOK_ALLOW_PRIVATE": "1",
                 "UM_DATABASE_URL": f"sqlite+aiosqlite:///{home}/um.db"}  # fmt: skip
         server = subprocess.Popen(
             [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--demo",
@@ -86,7 +88,8 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.wait_for_url(url + "/dashboard/")
         for name, path in (("overview", "/"), ("messages", "/messages"),
                            ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
-                           ("templates", "/templates"), ("allowlist", "/allowlist")):  # fmt: skip
+                           ("templates", "/templates"), ("allowlist", "/allowlist"),
+                           ("webhooks", "/webhooks")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         page.goto(url + "/dashboard/templates/order_shipped")
@@ -94,11 +97,38 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_label("order", exact=True).fill("A-1042")
         page.locator("#preview pre").filter(has_text="Ayşe").wait_for()
         page.screenshot(path=str(OUT / "template-editor.png"), full_page=True)
+        _webhook(page, url)
         page.goto(url + "/dashboard/keys")
         page.get_by_label("Name (what uses it)").fill("checkout service")
         page.get_by_role("button", name="Create key").click()
         page.screenshot(path=str(OUT / "api-key-created.png"), full_page=True)
         browser.close()
+
+
+def _webhook(page: Page, url: str) -> None:
+    """An endpoint on a receiver of the script's own, its test event delivered."""
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        page.goto(url + "/dashboard/webhooks")
+        page.get_by_label("URL").fill(f"http://127.0.0.1:{receiver.server_address[1]}/hooks")
+        page.get_by_role("button", name="Add endpoint").click()
+        page.get_by_role("link", name="Open the endpoint").click()
+        page.get_by_role("button", name="Send a test event").click()
+        page.locator("#deliveries .badge", has_text="delivered").wait_for(timeout=20_000)
+        page.screenshot(path=str(OUT / "webhook.png"), full_page=True)
+    finally:
+        receiver.shutdown()
+
+
+class _Ok(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return None
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
 from .store.memory import MemoryStore
 from .webhooks._admin import WebhookAdminMixin
+from .webhooks._operations import WebhookOpsMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
 from .webhooks._outbox import WebhookOutbox
 from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
@@ -116,7 +117,7 @@ class _SendPlan:
         return {hop.connection.provider: hop.connection for hop in self.hops}
 
 
-class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, UserAdminMixin):
+class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``

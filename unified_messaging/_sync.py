@@ -211,6 +211,12 @@ class SyncMessenger:
     rotate_webhook_secret = _blocking(Messenger.rotate_webhook_secret)
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
+    webhook_endpoint_of = _blocking(Messenger.webhook_endpoint_of)
+    webhook_delivery_of = _blocking(Messenger.webhook_delivery_of)
+    disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
+    set_webhook_events = _blocking(Messenger.set_webhook_events)
+    redeliver_webhook = _blocking(Messenger.redeliver_webhook)
+    send_test_webhook = _blocking(Messenger.send_test_webhook)
 
     # -- dashboard users (D31)
     create_user = _blocking(Messenger.create_user)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import httpx
-from _browser_support import Demo
+from _browser_support import Demo, Receiver
 from playwright.sync_api import Page, expect
 
 #: ``scripts/screenshots`` sets this to keep a screenshot of each page visited.
@@ -18,6 +18,7 @@ PAGES = (
     ("API keys", "API keys"),
     ("Templates", "Templates"),
     ("Allowlist", "IP allowlist"),
+    ("Webhooks", "Webhooks"),
 )
 
 
@@ -116,4 +117,36 @@ def test_an_allowlist_entry_makes_rest_refuse_an_address_outside_it(page: Page, 
         page.get_by_role("button", name="Remove").click()
         expect(page.get_by_text("The list is empty")).to_be_visible()
     assert rest_status() == 201
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_webhook_endpoint_gets_a_test_event_and_a_redelivery(page: Page) -> None:
+    receiver = Receiver()
+    try:
+        page.get_by_role("link", name="Webhooks").click()
+        page.get_by_label("URL").fill(receiver.url)
+        # Only an event the demo's other messages never cause: the list then holds the test
+        # event alone (a test event goes out whatever the endpoint chose).
+        page.get_by_label("message.expired").check()
+        page.get_by_role("button", name="Add endpoint").click()
+        expect(page.locator("#new-webhook-secret")).to_contain_text("whsec_")
+        page.get_by_role("link", name="Open the endpoint").click()
+        page.get_by_role("button", name="Send a test event").click()
+        # The list follows the delivery by itself until the server's worker has made it.
+        row = page.locator("#deliveries tbody tr").first
+        expect(row.locator(".badge")).to_have_text("delivered", timeout=20_000)
+        expect(row).to_contain_text("HTTP 200")
+        _shot(page, "webhook")
+        row.get_by_role("button", name="Redeliver").click()
+        expect(page.get_by_text("Sent again")).to_be_visible()
+        expect(page.locator("#deliveries tbody tr").first.locator(".badge")).to_have_text(
+            "delivered", timeout=20_000
+        )
+        # Only the test event: the demo's own messages may send theirs to this endpoint too.
+        tests = [h for h, body in receiver.seen if b'"msg_test_webhook"' in body]
+        assert len(tests) == 2
+        first, second = (headers["webhook-id"] for headers in tests)
+        assert first == second  # a redelivery is the same event
+    finally:
+        receiver.close()
     assert page.errors == []  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ the dashboard mounted, served on real loopback HTTP, and users to sign in with."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -12,13 +13,20 @@ from fakes._server import serve
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging.asgi import create_app
+from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.users import User
-from unified_messaging.testing import TestBed, create_testbed
+from unified_messaging.testing import Outbox, TestBed, create_testbed
+from unified_messaging.webhooks._sender import TargetPolicy
 
 
 @pytest.fixture
 async def bed() -> AsyncIterator[TestBed]:
-    testbed = await create_testbed(clock=ManualClock(), recipient_limit=None)
+    # Webhook receivers in these tests listen on loopback, which D19 refuses unless allowed.
+    outbox = Outbox()
+    messenger = Messenger(clock=ManualClock(), on_simulated=outbox.record,
+                          simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
+                          webhook_policy=TargetPolicy(allow_private=True))  # fmt: skip
+    testbed = await create_testbed(messenger=messenger, outbox=outbox, recipient_limit=None)
     try:
         yield testbed
     finally:

@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute
 from .._messenger import Messenger
 from ._app import Dashboard
 from ._auth import Sessions
-from ._pages import allowlist, keys, messages, overview, session, templates
+from ._pages import allowlist, keys, messages, overview, session, templates, webhooks
 
 __all__ = ["create_dashboard", "issue_login_link"]
 
@@ -53,7 +53,7 @@ def create_dashboard(
         template_dirs=template_dirs,
     )
     routes: list[BaseRoute] = []
-    for page in (session, overview, messages, keys, templates, allowlist):
+    for page in (session, overview, messages, keys, templates, allowlist, webhooks):
         routes.extend(page.routes(dashboard))
     app = dashboard.app(routes)
     if open_messenger:

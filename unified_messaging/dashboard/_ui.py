@@ -33,6 +33,7 @@ NAV: Final = (
     ("API keys", "/keys"),
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
+    ("Webhooks", "/webhooks"),
 )
 
 
