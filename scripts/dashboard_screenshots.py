@@ -89,7 +89,8 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         for name, path in (("overview", "/"), ("messages", "/messages"),
                            ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
                            ("templates", "/templates"), ("allowlist", "/allowlist"),
-                           ("webhooks", "/webhooks")):  # fmt: skip
+                           ("webhooks", "/webhooks"), ("connections", "/connections"),
+                           ("connection-new", "/connections/new?provider=sms_a")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         page.goto(url + "/dashboard/templates/order_shipped")

@@ -24,6 +24,7 @@ from ._access.principal import Principal
 from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
+from ._connection_ops import ConnectionOpsMixin
 from ._domain import (
     Connection,
     ErrorInfo,
@@ -117,7 +118,14 @@ class _SendPlan:
         return {hop.connection.provider: hop.connection for hop in self.hops}
 
 
-class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin):
+class Messenger(
+    AccessMixin,
+    AdminMixin,
+    ConnectionOpsMixin,
+    WebhookAdminMixin,
+    WebhookOpsMixin,
+    UserAdminMixin,
+):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``

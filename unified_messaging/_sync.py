@@ -23,6 +23,7 @@ from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
 from ._access.ratelimit import RateLimitPolicy
 from ._clock import Clock
+from ._connection_ops import CredentialField
 from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
@@ -191,6 +192,10 @@ class SyncMessenger:
     set_breaker_policy = _blocking(Messenger.set_breaker_policy)
     set_send_rate = _blocking(Messenger.set_send_rate)
     remove_connection = _blocking(Messenger.remove_connection)
+    connection_of = _blocking(Messenger.connection_of)
+
+    def credential_fields(self, provider: str) -> list[CredentialField]:
+        return self.messenger.credential_fields(provider)
 
     # -- IP allowlist
     add_allowlist_entry = _blocking(Messenger.add_allowlist_entry)

@@ -16,6 +16,7 @@ PAGES = (
     ("Overview", "Overview of"),
     ("Messages", "Messages"),
     ("API keys", "API keys"),
+    ("Connections", "Connections"),
     ("Templates", "Templates"),
     ("Allowlist", "IP allowlist"),
     ("Webhooks", "Webhooks"),

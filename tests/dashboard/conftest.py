@@ -74,3 +74,14 @@ async def signed_in(browser: Console, operator: User) -> Console:
     answer = await browser.sign_in(operator.email)
     assert answer.status_code == 303, answer.text
     return browser
+
+
+@pytest.fixture
+async def messenger_workspace(
+    bed: TestBed, signed_in: Console, messenger: Messenger
+) -> tuple[TestBed, str]:
+    """A workspace with no connection yet, picked in the signed-in operator's view."""
+    workspace = await messenger.create_workspace("Empty Ltd")
+    answer = await signed_in.post("/view", {"workspace_id": workspace.id})
+    assert answer.status_code == 303
+    return bed, workspace.id

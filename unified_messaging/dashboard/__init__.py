@@ -24,7 +24,16 @@ from starlette.routing import BaseRoute
 from .._messenger import Messenger
 from ._app import Dashboard
 from ._auth import Sessions
-from ._pages import allowlist, keys, messages, overview, session, templates, webhooks
+from ._pages import (
+    allowlist,
+    connections,
+    keys,
+    messages,
+    overview,
+    session,
+    templates,
+    webhooks,
+)
 
 __all__ = ["create_dashboard", "issue_login_link"]
 
@@ -53,7 +62,8 @@ def create_dashboard(
         template_dirs=template_dirs,
     )
     routes: list[BaseRoute] = []
-    for page in (session, overview, messages, keys, templates, allowlist, webhooks):
+    pages = (session, overview, messages, keys, connections, templates, allowlist, webhooks)
+    for page in pages:
         routes.extend(page.routes(dashboard))
     app = dashboard.app(routes)
     if open_messenger:

@@ -31,6 +31,7 @@ NAV: Final = (
     ("Overview", "/"),
     ("Messages", "/messages"),
     ("API keys", "/keys"),
+    ("Connections", "/connections"),
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
     ("Webhooks", "/webhooks"),
