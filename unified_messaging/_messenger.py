@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Self, get_args
+from typing import Any, Self
 
 from . import _quota as quota
 from ._access.authorize import AccessMixin
@@ -25,6 +25,7 @@ from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, R
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
 from ._connection_ops import ConnectionOpsMixin
+from ._counts import MessageCounts
 from ._domain import (
     Connection,
     ErrorInfo,
@@ -71,7 +72,7 @@ from ._search import MessagePage, SearchInput, search_messages
 from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._types import SMS_PROVIDERS, MessageStatus, ProviderCode
+from ._types import SMS_PROVIDERS, ProviderCode
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
@@ -449,14 +450,15 @@ class Messenger(
 
     async def message_counts(
         self, workspace_id: str, *, since: datetime, livemode: bool = True
-    ) -> dict[MessageStatus, int]:
-        """How many of the workspace's messages of one mode created at or after ``since`` are
-        in each status now, every status present (0 for none): the dashboard's overview."""
+    ) -> MessageCounts:
+        """The workspace's messages of one mode created at or after ``since``, counted by
+        their status now and by provider (the dashboard's overview; see MessageCounts)."""
         if since.utcoffset() is None:
             raise RequestInvalid.for_field("since", "needs a time zone")
         await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
-        found = await self._store.count_messages(workspace_id, livemode, since)
-        return {status: found.get(status, 0) for status in get_args(MessageStatus)}
+        return MessageCounts.from_pairs(
+            await self._store.count_messages(workspace_id, livemode, since)
+        )
 
     async def connection_health(self, workspace_id: str) -> list[BreakerHealth]:
         """Each of the workspace's connections' circuit breaker (D26), as shared by every

@@ -125,5 +125,8 @@ async def test_the_overview_counts_today_and_shows_the_breakers(
     assert page.status_code == 200
     assert re.search(r'<div class="value">4</div><div class="label">delivered<', page.text)
     assert re.search(r'<div class="value">0</div><div class="label">failed or rejected<', page.text)
-    assert "sms_a" in page.text and "sms_b" in page.text
+    # Per provider by message: sms_a delivered 3 of 3; the fallback message is sms_b's.
+    assert re.search(r"<td>sms_a</td><td class=\"num\">3</td>", page.text)
+    assert re.search(r"<td>sms_b</td><td class=\"num\">1</td>", page.text)
+    assert "100.0 %" in page.text
     assert "closed" in page.text

@@ -13,7 +13,7 @@ async def test_counts_by_status_within_the_workspace_mode_and_window(store: Stor
     await store.insert_messages(
         [
             a_message("m1", status="delivered", created_at=at(10)),
-            a_message("m2", status="delivered", created_at=at(20)),
+            a_message("m2", status="delivered", created_at=at(20), provider="sms_b"),
             a_message("m3", status="failed", created_at=at(30)),
             a_message("m4", status="sent", created_at=at(0)),  # at ``since``: counted
             a_message("m5", status="sent", created_at=at(-1)),  # before it: not
@@ -22,6 +22,7 @@ async def test_counts_by_status_within_the_workspace_mode_and_window(store: Stor
         ]
     )
     counts = await store.count_messages("ws_1", True, at(0))
-    assert counts == {"delivered": 2, "failed": 1, "sent": 1}
-    assert await store.count_messages("ws_1", False, at(0)) == {"delivered": 1}
+    assert counts == {("sms_a", "delivered"): 1, ("sms_b", "delivered"): 1,
+                      ("sms_a", "failed"): 1, ("sms_a", "sent"): 1}  # fmt: skip
+    assert await store.count_messages("ws_1", False, at(0)) == {("sms_a", "delivered"): 1}
     assert await store.count_messages("ws_3", True, at(0)) == {}

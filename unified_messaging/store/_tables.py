@@ -205,7 +205,17 @@ messages = sa.Table(
     sa.Column("requested_sender", _Text, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
-    sa.Index("ix_um_messages_list", "workspace_id", "livemode", "created_at", "job_id"),
+    # Its trailing status and provider (migration 0011) let the dashboard's overview count a
+    # day's messages by provider and status from the index alone.
+    sa.Index(
+        "ix_um_messages_list",
+        "workspace_id",
+        "livemode",
+        "created_at",
+        "job_id",
+        "status",
+        "provider",
+    ),
     sa.Index("ix_um_messages_list_to", "workspace_id", "livemode", "to", "created_at", "job_id"),
     sa.Index(
         "ix_um_messages_list_status", "workspace_id", "livemode", "status", "created_at", "job_id"

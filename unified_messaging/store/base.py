@@ -411,9 +411,10 @@ class Store(UserStore, Protocol):
 
     async def count_messages(
         self, workspace_id: str, livemode: bool, since: datetime
-    ) -> dict[MessageStatus, int]:
+    ) -> dict[tuple[ProviderCode, MessageStatus], int]:
         """How many of the workspace's messages of this mode created at or after ``since``
-        are in each status now (statuses with none left out): the dashboard's overview."""
+        are with each provider (the one that took them, or the last tried) in each status
+        now; pairs with none left out. The dashboard's overview."""
         ...
 
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:

@@ -19,7 +19,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
-from .._types import MessageStatus
+from .._types import MessageStatus, ProviderCode
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from ._memory_users import MemoryUsersMixin
@@ -278,9 +278,10 @@ class MemoryStore(MemoryUsersMixin):
 
     async def count_messages(
         self, workspace_id: str, livemode: bool, since: datetime
-    ) -> dict[MessageStatus, int]:
+    ) -> dict[tuple[ProviderCode, MessageStatus], int]:
         query = MessageQuery(workspace_id, livemode, created_after=since)
-        return dict(Counter(m.status for m in list(self._messages.values()) if matches(m, query)))
+        found = [m for m in list(self._messages.values()) if matches(m, query)]
+        return dict(Counter((m.provider, m.status) for m in found))
 
     async def replace_message(
         self,

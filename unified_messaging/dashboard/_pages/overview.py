@@ -25,14 +25,13 @@ async def overview(page: Page) -> Response:
     today = datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
     livemode = page.viewer.livemode
     counts = await m.message_counts(workspace.id, since=today, livemode=livemode)
-    stats = await m.connection_stats(workspace.id, since=today, livemode=livemode)
     health = await m.connection_health(workspace.id)
     quota = await m.quota_usage(workspace.id)
     return page.render(
         "overview.html",
         workspace=workspace,
-        counts=counts,
-        stats=stats,
+        counts=counts.by_status,
+        providers=[(p, n, counts.success_rate(p)) for p, n in counts.by_provider.items()],
         health=health,
         quota=quota,
         today=today,

@@ -5,6 +5,10 @@
 one-time login link, kept by the SHA-256 of its id (the cookie's value is never stored), with
 its CSRF token and what the user is looking at (workspace, test or live data).
 
+``ix_um_messages_list`` gains ``status`` and ``provider`` after its columns: the dashboard's
+overview counts a day's messages by provider and status from that index alone (a range of
+it, no table reads); the list's order, which the index was made for, is unchanged.
+
 Revision ID: 0011
 Revises: 0009
 Create Date: 2026-11-27
@@ -19,6 +23,8 @@ revision: str = "0011"
 down_revision: str | None = "0009"
 branch_labels: str | None = None
 depends_on: str | None = None
+
+_LIST = ["workspace_id", "livemode", "created_at", "job_id"]
 
 
 def upgrade() -> None:
@@ -53,9 +59,13 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id_hash", name="pk_um_sessions"),
     )
     op.create_index("ix_um_sessions_user_id", "um_sessions", ["user_id"])
+    op.drop_index("ix_um_messages_list", table_name="um_messages")
+    op.create_index("ix_um_messages_list", "um_messages", [*_LIST, "status", "provider"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_um_messages_list", table_name="um_messages")
+    op.create_index("ix_um_messages_list", "um_messages", _LIST)
     op.drop_index("ix_um_sessions_user_id", table_name="um_sessions")
     op.drop_table("um_sessions")
     op.drop_table("um_users")
