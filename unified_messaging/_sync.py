@@ -222,6 +222,7 @@ class SyncMessenger:
     set_webhook_events = _blocking(Messenger.set_webhook_events)
     redeliver_webhook = _blocking(Messenger.redeliver_webhook)
     send_test_webhook = _blocking(Messenger.send_test_webhook)
+    webhook_deliveries_about = _blocking(Messenger.webhook_deliveries_about)
 
     # -- dashboard users (D31)
     create_user = _blocking(Messenger.create_user)

@@ -115,3 +115,21 @@ async def test_another_workspaces_endpoint_is_out_of_reach(
         assert answer.status_code == 404, path
     assert (await signed_in.get(f"/webhooks/{created.endpoint.id}")).status_code == 404
     assert (await bed.messenger.get_webhook_endpoint(created.endpoint.id)).enabled
+
+
+async def test_a_messages_timeline_lists_the_webhook_deliveries_it_caused(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    sent = await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": "x"})
+    other = await bed.messenger.send(bed.principal, {"to": "+905551234568", "body": "y"})
+    await bed.settle()
+    page = await signed_in.get(f"/messages/{sent.job_id}")
+    assert "Webhook deliveries it caused" in page.text
+    assert page.text.count("message.delivered</td>") == 1  # its own event, not the other's
+    assert "message.sent</td>" in page.text and "HTTP 200" in page.text
+    assert receiver.url in page.text
+    ids = [d.id for d in await bed.messenger.webhook_deliveries_about(bed.workspace.id,
+                                                                       other.job_id)]  # fmt: skip
+    assert ids and all(i not in page.text for i in ids)
+    assert created.endpoint.id in page.text

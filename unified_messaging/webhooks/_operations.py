@@ -4,6 +4,7 @@ delivery belongs to a workspace (the dashboard's, D31; the CLI may call them too
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -45,6 +46,22 @@ class WebhookOpsMixin:
             raise ResourceNotFound(f"Webhook delivery {delivery_id} not found.")
         await self.webhook_endpoint_of(workspace_id, delivery.endpoint_id)
         return delivery
+
+    async def webhook_deliveries_about(
+        self, workspace_id: str, job_id: str
+    ) -> list[WebhookDelivery]:
+        """The workspace's webhook deliveries whose event is about ``job_id``, oldest first
+        (a message's timeline: ``messages show`` and the dashboard).
+
+        Deliveries are kept per endpoint, not per message: each event's body names its job.
+        Reading every endpoint's log is fine for one message an operator looks at.
+        """
+        found = []
+        for endpoint in await self._store.list_webhook_endpoints(workspace_id):
+            for delivery in await self._store.list_webhook_deliveries(endpoint.id):
+                if _job_of(delivery.payload) == job_id:
+                    found.append(delivery)
+        return sorted(found, key=lambda d: (d.created_at, d.id))
 
     async def disable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
         """Stop sending to an endpoint (deliveries due meanwhile end ``disabled``);
@@ -95,6 +112,16 @@ class WebhookOpsMixin:
         if endpoint is None:
             raise ResourceNotFound(f"Webhook endpoint {endpoint_id} not found.")
         return endpoint
+
+
+def _job_of(payload: bytes) -> str | None:
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        return None
+    data = event.get("data") if isinstance(event, dict) else None
+    job_id = data.get("job_id") if isinstance(data, dict) else None
+    return job_id if isinstance(job_id, str) else None
 
 
 def _sample_message(workspace_id: str, now: datetime) -> MessageRecord:
