@@ -180,3 +180,24 @@ async def test_a_login_link_signs_in_once(
     expired = await browser.http.post(browser.base + late, data={"csrf_token": csrf_of(page.text)},
                                       headers={"Origin": browser.origin})  # fmt: skip
     assert expired.status_code == 410
+
+
+async def test_the_throttle_counts_across_dashboards_on_one_store(
+    messenger: Messenger, operator: User
+) -> None:
+    """Two dashboards over one store stand for two ``serve`` processes: failures at either
+    count at both."""
+    from fakes._server import serve
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from unified_messaging.dashboard import create_dashboard
+
+    host = Starlette(routes=[Mount("/one", app=create_dashboard(messenger)),
+                             Mount("/two", app=create_dashboard(messenger))])  # fmt: skip
+    async with serve(host) as url, httpx.AsyncClient() as http:
+        one, two = Console(http, url + "/one"), Console(http, url + "/two")
+        for console in (one, one, one, two, two):
+            assert (await console.sign_in(operator.email, "wrong password!!")).status_code == 401
+        assert (await one.sign_in(operator.email)).status_code == 429
+        assert (await two.sign_in(operator.email)).status_code == 429

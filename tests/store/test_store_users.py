@@ -86,3 +86,21 @@ async def test_ending_a_users_sessions_ends_only_theirs(store: Store) -> None:
     await store.add_session(a_session("h3", user_id="usr_2"))
     assert await store.delete_user_sessions("usr_1") == 2
     assert await store.get_session("h3") is not None
+
+
+async def test_login_failures_slide_and_clear(store: Store) -> None:
+    t = T0
+    assert await store.add_login_failure("k", t, forget_before=t) == 1
+    assert await store.add_login_failure("k", t + timedelta(minutes=5),
+                                         forget_before=t) == 2  # fmt: skip
+    assert await store.add_login_failure("other", t, forget_before=t) == 1
+    # Forgetting what fell out of the window keeps the count to the window.
+    later = t + timedelta(minutes=16)
+    assert (
+        await store.add_login_failure("k", later, forget_before=later - timedelta(minutes=15)) == 2
+    )
+    assert await store.login_failures("k", later - timedelta(minutes=15)) == [
+        t + timedelta(minutes=5), later]  # fmt: skip
+    await store.clear_login_failures("k")
+    assert await store.login_failures("k", t) == []
+    assert await store.login_failures("other", t) == [t]

@@ -84,7 +84,7 @@ class Dashboard:
     ) -> None:
         self.messenger = messenger
         self.sessions = Sessions(messenger)
-        self.throttle = LoginThrottle(messenger.clock)
+        self.throttle = LoginThrottle(messenger)
         self.templates = Templates(tuple(template_dirs))
         self.client_address = ClientAddress(trusted_proxies)
         self._secure = secure_cookies

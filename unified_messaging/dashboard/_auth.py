@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections import deque
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
@@ -165,52 +164,38 @@ def visible_workspace(
 class LoginThrottle:
     """D31: 5 failed sign-ins per account and client address per 15 minutes, then 429.
 
-    Kept in this process (a sliding window per pair): behind several ``serve`` processes
-    each counts its own, so the bound is 5 per process. Bounded in size: the oldest pairs
-    go first when it is full, so a flood of made-up e-mails cannot grow it without end.
+    A sliding window kept in the store, so every process serving the dashboard counts the
+    same failures; its key is a hash of the pair (the table holds no e-mail or address).
+    A sign-in refused for the throttle is not counted: waiting it out always works.
     """
 
     LIMIT: Final = 5
     WINDOW: Final = timedelta(minutes=15)
-    _MAX_PAIRS: Final = 100_000
 
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._failures: dict[tuple[str, str], deque[datetime]] = {}
+    def __init__(self, messenger: Messenger) -> None:
+        self._store = messenger.store
+        self._clock: Clock = messenger.clock
 
-    def retry_after(self, email: str, client: str | None) -> timedelta | None:
+    async def retry_after(self, email: str, client: str | None) -> timedelta | None:
         """How long until this pair may try again; ``None`` if it may now."""
-        failures = self._recent(email, client)
-        if failures is None or len(failures) < self.LIMIT:
+        now = self._clock.now()
+        failures = await self._store.login_failures(_pair(email, client), now - self.WINDOW)
+        if len(failures) < self.LIMIT:
             return None
-        return failures[0] + self.WINDOW - self._clock.now()
+        # Free again when the oldest of the last LIMIT failures leaves the window.
+        return failures[-self.LIMIT] + self.WINDOW - now
 
-    def failed(self, email: str, client: str | None) -> None:
-        key = _pair(email, client)
-        failures = self._recent(email, client)
-        if failures is None:
-            if len(self._failures) >= self._MAX_PAIRS:
-                del self._failures[next(iter(self._failures))]
-            failures = self._failures[key] = deque(maxlen=self.LIMIT)
-        failures.append(self._clock.now())
+    async def failed(self, email: str, client: str | None) -> None:
+        now = self._clock.now()
+        await self._store.add_login_failure(
+            _pair(email, client), now, forget_before=now - self.WINDOW
+        )
 
-    def succeeded(self, email: str, client: str | None) -> None:
-        self._failures.pop(_pair(email, client), None)
-
-    def _recent(self, email: str, client: str | None) -> deque[datetime] | None:
-        key = _pair(email, client)
-        failures = self._failures.get(key)
-        if failures is None:
-            return None
-        horizon = self._clock.now() - self.WINDOW
-        while failures and failures[0] <= horizon:
-            failures.popleft()
-        if not failures:
-            del self._failures[key]
-            return None
-        return failures
+    async def succeeded(self, email: str, client: str | None) -> None:
+        await self._store.clear_login_failures(_pair(email, client))
 
 
-def _pair(email: str, client: str | None) -> tuple[str, str]:
+def _pair(email: str, client: str | None) -> str:
     # The account as typed, normalized the way sign-in reads it: Ops@X and ops@x are one.
-    return email.strip().lower(), client or "-"
+    text = f"{email.strip().lower()}\n{client or '-'}"
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 
 from .._domain import Workspace
 from .._errors import AlreadyExists, ResourceNotFound
@@ -16,6 +17,7 @@ class MemoryUsersMixin:
     _workspaces: dict[str, Workspace]
     _users: dict[str, User]
     _sessions: dict[str, DashboardSession]
+    _login_failures: dict[str, list[datetime]]
 
     async def add_user(self, user: User) -> None:
         with self._lock:
@@ -59,6 +61,20 @@ class MemoryUsersMixin:
     async def delete_session(self, id_hash: str) -> bool:
         with self._lock:
             return self._sessions.pop(id_hash, None) is not None
+
+    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
+        with self._lock:
+            kept = [t for t in self._login_failures.get(key, []) if t >= forget_before]
+            kept.append(at)
+            self._login_failures[key] = kept
+            return len(kept)
+
+    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
+        return sorted(t for t in self._login_failures.get(key, []) if t >= since)
+
+    async def clear_login_failures(self, key: str) -> None:
+        with self._lock:
+            self._login_failures.pop(key, None)
 
     async def delete_user_sessions(self, user_id: str) -> int:
         with self._lock:

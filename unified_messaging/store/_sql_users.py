@@ -8,12 +8,14 @@ empties the cache the REST hot path reads keys and connections from.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
 from .._errors import ResourceNotFound
 from ._sql_base import SqlBase
-from ._tables import sessions, users
+from ._tables import login_failures, sessions, users
 from .users import DashboardSession, User
 
 __all__ = ["UsersMixin"]
@@ -134,6 +136,36 @@ class UsersMixin(SqlBase):
             return conn.execute(statement).rowcount == 1
 
         return await self._transact(delete)
+
+    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
+        forget = sa.delete(login_failures).where(
+            login_failures.c.key == key, login_failures.c.at < forget_before
+        )
+        add = sa.insert(login_failures).values(key=key, at=at)
+        count = sa.select(sa.func.count()).where(login_failures.c.key == key)
+
+        def record(conn: sa.Connection) -> int:
+            conn.execute(forget)
+            conn.execute(add)
+            return int(conn.execute(count).scalar_one())
+
+        return await self._transact(record)
+
+    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
+        found = await self._column(
+            sa.select(login_failures.c.at)
+            .where(login_failures.c.key == key, login_failures.c.at >= since)
+            .order_by(login_failures.c.at)
+        )
+        return list(found)
+
+    async def clear_login_failures(self, key: str) -> None:
+        statement = sa.delete(login_failures).where(login_failures.c.key == key)
+
+        def clear(conn: sa.Connection) -> None:
+            conn.execute(statement)
+
+        await self._transact(clear)
 
     async def delete_user_sessions(self, user_id: str) -> int:
         statement = sa.delete(sessions).where(sessions.c.user_id == user_id)

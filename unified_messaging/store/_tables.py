@@ -28,6 +28,7 @@ __all__ = [
     "connections",
     "due_work",
     "idempotency",
+    "login_failures",
     "messages",
     "metadata",
     "pacing",
@@ -370,6 +371,16 @@ sessions = sa.Table(
     sa.Column("livemode", sa.Boolean, nullable=False),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("last_seen_at", UtcDateTime, nullable=False),
+)
+
+# D31's sign-in throttle, shared by every process: one row per failed sign-in, keyed by a
+# hash of the account and client address (neither is stored as such).
+login_failures = sa.Table(
+    "um_login_failures",
+    metadata,
+    sa.Column("key", _Text, nullable=False),
+    sa.Column("at", UtcDateTime, nullable=False),
+    sa.Index("ix_um_login_failures_key", "key", "at"),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

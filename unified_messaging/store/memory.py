@@ -64,6 +64,7 @@ class MemoryStore(MemoryUsersMixin):
         self._pacing: dict[str, int] = {}
         self._users: dict[str, User] = {}
         self._sessions: dict[str, DashboardSession] = {}
+        self._login_failures: dict[str, list[datetime]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -96,3 +96,15 @@ class UserStore(Protocol):
     async def delete_user_sessions(self, user_id: str) -> int:
         """Sign a user out everywhere; returns how many sessions (and links) ended."""
         ...
+
+    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
+        """Record a failed sign-in under ``key`` (the throttle's account-and-address key) and
+        forget the key's failures before ``forget_before``; returns how many are left, this
+        one included. Shared by every process on the store."""
+        ...
+
+    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
+        """The key's failed sign-ins at or after ``since``, oldest first."""
+        ...
+
+    async def clear_login_failures(self, key: str) -> None: ...

@@ -49,7 +49,7 @@ class _SignIn:
         if isinstance(form, Response):
             return form
         email, client = form.get("email"), self._d.client_address(request.scope)
-        wait = self._d.throttle.retry_after(email, client)
+        wait = await self._d.throttle.retry_after(email, client)
         if wait is not None:
             minutes = max(1, round(wait.total_seconds() / 60))
             message = f"Too many failed sign-ins. Try again in {minutes} minute(s)."
@@ -58,9 +58,9 @@ class _SignIn:
             return response
         user = await self._d.messenger.check_user_password(email, form.get("password"))
         if user is None:
-            self._d.throttle.failed(email, client)
+            await self._d.throttle.failed(email, client)
             return self._form(request, error="Wrong e-mail or password.", email=email, status=401)
-        self._d.throttle.succeeded(email, client)
+        await self._d.throttle.succeeded(email, client)
         return await self._signed_in(request, user)
 
     async def link(self, request: Request) -> Response:

@@ -4,6 +4,8 @@
 ``member``) and, for a member, the one workspace. ``um_sessions``: a signed-in browser or a
 one-time login link, kept by the SHA-256 of its id (the cookie's value is never stored), with
 its CSRF token and what the user is looking at (workspace, test or live data).
+``um_login_failures``: the sign-in throttle's failures, shared by every process, keyed by a
+hash of the account and the client address.
 
 ``ix_um_messages_list`` gains ``status`` and ``provider`` after its columns: the dashboard's
 overview counts a day's messages by provider and status from that index alone (a range of
@@ -59,6 +61,12 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id_hash", name="pk_um_sessions"),
     )
     op.create_index("ix_um_sessions_user_id", "um_sessions", ["user_id"])
+    op.create_table(
+        "um_login_failures",
+        sa.Column("key", sa.Text(), nullable=False),
+        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_index("ix_um_login_failures_key", "um_login_failures", ["key", "at"])
     op.drop_index("ix_um_messages_list", table_name="um_messages")
     op.create_index("ix_um_messages_list", "um_messages", [*_LIST, "status", "provider"])
 
@@ -66,6 +74,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_um_messages_list", table_name="um_messages")
     op.create_index("ix_um_messages_list", "um_messages", _LIST)
+    op.drop_index("ix_um_login_failures_key", table_name="um_login_failures")
+    op.drop_table("um_login_failures")
     op.drop_index("ix_um_sessions_user_id", table_name="um_sessions")
     op.drop_table("um_sessions")
     op.drop_table("um_users")
