@@ -201,3 +201,14 @@ async def test_the_throttle_counts_across_dashboards_on_one_store(
             assert (await console.sign_in(operator.email, "wrong password!!")).status_code == 401
         assert (await one.sign_in(operator.email)).status_code == 429
         assert (await two.sign_in(operator.email)).status_code == 429
+
+
+async def test_a_sign_in_sweeps_sessions_that_can_no_longer_be_used(
+    browser: Console, operator: User, messenger: Messenger, clock: ManualClock
+) -> None:
+    assert (await browser.sign_in(operator.email)).status_code == 303
+    abandoned = hashlib.sha256(browser.http.cookies["um_session"].encode()).hexdigest()
+    browser.http.cookies.clear()  # the browser forgot it; nobody signed out
+    clock.advance(timedelta(hours=13))
+    assert (await browser.sign_in(operator.email)).status_code == 303
+    assert await messenger.store.get_session(abandoned) is None

@@ -104,3 +104,17 @@ async def test_login_failures_slide_and_clear(store: Store) -> None:
     await store.clear_login_failures("k")
     assert await store.login_failures("k", t) == []
     assert await store.login_failures("other", t) == [t]
+
+
+async def test_sessions_past_their_lifetimes_are_purged(store: Store) -> None:
+    await store.add_user(a_user())
+    idle = replace(a_session("idle"), last_seen_at=T0 - timedelta(hours=13))
+    old = replace(a_session("old"), created_at=T0 - timedelta(days=8))
+    await store.add_session(idle)
+    await store.add_session(old)
+    await store.add_session(a_session("live"))
+    purged = await store.purge_sessions(seen_before=T0 - timedelta(hours=12),
+                                        created_before=T0 - timedelta(days=7))  # fmt: skip
+    assert purged == 2
+    assert await store.get_session("live") is not None
+    assert await store.get_session("idle") is None and await store.get_session("old") is None

@@ -70,6 +70,12 @@ class Sessions:
         browser held before, if any, ends: an id known before sign-in never works after."""
         if replacing:
             await self._store.delete_session(_hash(replacing))
+        # Sessions nobody signed out of would stay forever: each sign-in sweeps the ones
+        # that can no longer be used (a link lives at most LINK_LIFETIME, under the idle one).
+        now = self._clock.now()
+        await self._store.purge_sessions(
+            seen_before=now - IDLE_LIFETIME, created_before=now - ABSOLUTE_LIFETIME
+        )
         return await self._add(user, "session")
 
     async def issue_link(self, user: User) -> str:

@@ -62,6 +62,14 @@ class MemoryUsersMixin:
         with self._lock:
             return self._sessions.pop(id_hash, None) is not None
 
+    async def purge_sessions(self, *, seen_before: datetime, created_before: datetime) -> int:
+        with self._lock:
+            gone = [h for h, s in self._sessions.items()
+                    if s.last_seen_at < seen_before or s.created_at < created_before]  # fmt: skip
+            for id_hash in gone:
+                del self._sessions[id_hash]
+            return len(gone)
+
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         with self._lock:
             kept = [t for t in self._login_failures.get(key, []) if t >= forget_before]

@@ -137,6 +137,16 @@ class UsersMixin(SqlBase):
 
         return await self._transact(delete)
 
+    async def purge_sessions(self, *, seen_before: datetime, created_before: datetime) -> int:
+        statement = sa.delete(sessions).where(
+            sa.or_(sessions.c.last_seen_at < seen_before, sessions.c.created_at < created_before)
+        )
+
+        def purge(conn: sa.Connection) -> int:
+            return int(conn.execute(statement).rowcount)
+
+        return await self._transact(purge)
+
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         forget = sa.delete(login_failures).where(
             login_failures.c.key == key, login_failures.c.at < forget_before

@@ -97,6 +97,11 @@ class UserStore(Protocol):
         """Sign a user out everywhere; returns how many sessions (and links) ended."""
         ...
 
+    async def purge_sessions(self, *, seen_before: datetime, created_before: datetime) -> int:
+        """Delete the sessions and links last used before ``seen_before`` or made before
+        ``created_before`` (those that can no longer sign anyone in); returns how many."""
+        ...
+
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         """Record a failed sign-in under ``key`` (the throttle's account-and-address key) and
         forget the key's failures before ``forget_before``; returns how many are left, this
