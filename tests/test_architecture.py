@@ -10,7 +10,8 @@ the command line. Layers:
 1. **façade**: ``Messenger`` and ``SyncMessenger`` (``_messenger``, ``_sync``) and the package
    root that re-exports the public names;
 2. **tools on the façade**: the demo and the CSV campaign (``_demo``, ``_campaign``);
-3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``__main__``.
+3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``dashboard``
+   (the web console), ``contrib`` (framework integrations), ``__main__``.
 
 Within the layers, no module imports itself through others: the import graph has no circle
 (issue 22, Structure). For circles every import counts: at module level, inside a function
@@ -30,7 +31,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "unified_messaging"
 ROOT = PACKAGE.parent
 
 EDGES = ("unified_messaging.asgi", "unified_messaging.cli", "unified_messaging.testing",
-         "unified_messaging.contrib", "unified_messaging.__main__")  # fmt: skip
+         "unified_messaging.contrib", "unified_messaging.dashboard",
+         "unified_messaging.__main__")  # fmt: skip
 TOOLS = ("unified_messaging._demo", "unified_messaging._campaign")
 FACADE = ("unified_messaging._messenger", "unified_messaging._sync")
 
@@ -115,7 +117,7 @@ def test_no_import_points_up_the_layers() -> None:
 
 def test_the_rest_edge_and_the_plugin_do_not_import_the_command_line() -> None:
     wrong = []
-    for edge in ("asgi", "testing"):
+    for edge in ("asgi", "testing", "dashboard"):
         for path in sorted((PACKAGE / edge).rglob("*.py")):
             for imported, line in imports_of(path):
                 if imported.startswith("unified_messaging.cli"):

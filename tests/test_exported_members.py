@@ -10,7 +10,9 @@ import unified_messaging
 INCLUDED_PRIVATE_MEMBERS = {"__version__"}
 # Subpackages meant to be imported by users; they are reached as ``unified_messaging.x``.
 #: Public subpackages and modules: edges, seams, and the receivers' ``webhooks`` helpers.
-PUBLIC_SUBPACKAGES = {"asgi", "cli", "contrib", "providers", "store", "testing", "webhooks"}
+PUBLIC_SUBPACKAGES = {
+    "asgi", "cli", "contrib", "dashboard", "providers", "store", "testing", "webhooks",
+}  # fmt: skip
 
 
 def namespace() -> dict[str, object]:

@@ -36,7 +36,10 @@ AuditAction = Literal[
     "webhook_endpoint.rotate_secret",
     "webhook_endpoint.enable",
     "webhook_endpoint.disable",
+    "webhook_endpoint.events",
     "vault.rotate",
+    "user.create",
+    "user.disable",
 ]
 AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
 

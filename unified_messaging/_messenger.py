@@ -25,6 +25,8 @@ from ._access.principal import Principal
 from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
 from ._admin import AdminMixin
 from ._clock import Clock, SystemClock
+from ._connection_ops import ConnectionOpsMixin
+from ._counts import MessageCounts
 from ._domain import (
     Connection,
     ErrorInfo,
@@ -70,9 +72,11 @@ from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._search import MessagePage, SearchInput, search_messages
+from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, ProviderCode
+from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
     AdapterFactory,
@@ -86,6 +90,7 @@ from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
 from .store.memory import MemoryStore
 from .webhooks._admin import WebhookAdminMixin
+from .webhooks._operations import WebhookOpsMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
 from .webhooks._outbox import WebhookOutbox
 from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
@@ -118,7 +123,14 @@ class _SendPlan:
         return {hop.connection.provider: hop.connection for hop in self.hops}
 
 
-class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
+class Messenger(
+    AccessMixin,
+    AdminMixin,
+    ConnectionOpsMixin,
+    WebhookAdminMixin,
+    WebhookOpsMixin,
+    UserAdminMixin,
+):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
@@ -293,6 +305,15 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
     def now(self) -> datetime:
         return self._clock.now()
 
+    @staticmethod
+    def preview_template(
+        body: str, variables: Mapping[str, object] | None = None, *, turkish_shift: bool = True
+    ) -> TemplatePreview:
+        """A template body rendered with ``variables`` (those missing stay as written), the
+        variables it needs, why ``set_template`` would refuse it, and its SMS encoding and
+        segments (D9, D24): what the dashboard's template editor shows as you type."""
+        return preview_template(body, variables, turkish_shift=turkish_shift)
+
     # ------------------------------------------------------------------ sending
 
     @send_span
@@ -433,6 +454,18 @@ class Messenger(AccessMixin, AdminMixin, WebhookAdminMixin):
             raise RequestInvalid.for_field("since", "needs a time zone")
         await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
         return await self._store.connection_stats(workspace_id, livemode, since)
+
+    async def message_counts(
+        self, workspace_id: str, *, since: datetime, livemode: bool = True
+    ) -> MessageCounts:
+        """The workspace's messages of one mode created at or after ``since``, counted by
+        their status now and by provider (the dashboard's overview; see MessageCounts)."""
+        if since.utcoffset() is None:
+            raise RequestInvalid.for_field("since", "needs a time zone")
+        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
+        return MessageCounts.from_pairs(
+            await self._store.count_messages(workspace_id, livemode, since)
+        )
 
     async def connection_health(self, workspace_id: str) -> list[BreakerHealth]:
         """Each of the workspace's connections' circuit breaker (D26), as shared by every

@@ -23,6 +23,7 @@ from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
 from ._access.ratelimit import RateLimitPolicy
 from ._clock import Clock
+from ._connection_ops import CredentialField
 from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
@@ -123,6 +124,8 @@ class SyncMessenger:
     def rate_policy(self, key: ApiKey) -> RateLimitPolicy:
         return self.messenger.rate_policy(key)
 
+    preview_template = staticmethod(Messenger.preview_template)
+
     # -- sending and reading
     authenticate = _blocking(Messenger.authenticate)
     principal = _blocking(Messenger.principal)
@@ -134,6 +137,7 @@ class SyncMessenger:
     list_messages = _blocking(Messenger.list_messages)
     connection_stats = _blocking(Messenger.connection_stats)
     connection_health = _blocking(Messenger.connection_health)
+    message_counts = _blocking(Messenger.message_counts)
 
     # -- access checks (what the REST app runs for each request)
     authorize = _blocking(Messenger.authorize)
@@ -190,6 +194,10 @@ class SyncMessenger:
     set_breaker_policy = _blocking(Messenger.set_breaker_policy)
     set_send_rate = _blocking(Messenger.set_send_rate)
     remove_connection = _blocking(Messenger.remove_connection)
+    connection_of = _blocking(Messenger.connection_of)
+
+    def credential_fields(self, provider: str) -> list[CredentialField]:
+        return self.messenger.credential_fields(provider)
 
     # -- IP allowlist
     add_allowlist_entry = _blocking(Messenger.add_allowlist_entry)
@@ -214,6 +222,20 @@ class SyncMessenger:
     enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
     disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
     list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
+    webhook_endpoint_of = _blocking(Messenger.webhook_endpoint_of)
+    webhook_delivery_of = _blocking(Messenger.webhook_delivery_of)
+    set_webhook_events = _blocking(Messenger.set_webhook_events)
+    redeliver_webhook = _blocking(Messenger.redeliver_webhook)
+    send_test_webhook = _blocking(Messenger.send_test_webhook)
+    webhook_deliveries_about = _blocking(Messenger.webhook_deliveries_about)
+
+    # -- dashboard users (D31)
+    create_user = _blocking(Messenger.create_user)
+    list_users = _blocking(Messenger.list_users)
+    get_user = _blocking(Messenger.get_user)
+    find_user = _blocking(Messenger.find_user)
+    disable_user = _blocking(Messenger.disable_user)
+    check_user_password = _blocking(Messenger.check_user_password)
 
 
 async def _build() -> Messenger:

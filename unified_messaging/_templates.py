@@ -6,13 +6,32 @@ import re
 from collections.abc import Mapping
 
 from ._errors import BodyTooLong, TemplateVariableMissing
-from ._models import MAX_BODY_LENGTH
+from ._models import MAX_BODY_LENGTH, has_control_chars
 
-__all__ = ["PLACEHOLDER", "brace_problem", "placeholders", "render", "render_value"]
+__all__ = [
+    "PLACEHOLDER",
+    "body_problem",
+    "brace_problem",
+    "fill",
+    "placeholders",
+    "render",
+    "render_value",
+]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _BRACES = re.compile(r"\{\{|\}\}")
 _SHOWN = 24  # characters of the body quoted around a stray brace pair
+
+
+def body_problem(body: str) -> str | None:
+    """D9: what is wrong with a template body about to be stored, or None: its length
+    (1-1600 characters), a control character, or a stray ``{{``/``}}``. ``set_template``
+    refuses such a body and the dashboard's preview says so, both from here."""
+    if not 1 <= len(body) <= MAX_BODY_LENGTH:
+        return f"must be 1-{MAX_BODY_LENGTH} characters"
+    if has_control_chars(body):
+        return "must not contain control characters"
+    return brace_problem(body)
 
 
 def brace_problem(body: str) -> str | None:
@@ -61,6 +80,19 @@ def render_value(value: object) -> str:
         raise BodyTooLong("A template variable is too long to render.") from None
 
 
+def fill(body: str, variables: Mapping[str, object]) -> str:
+    """``body`` with each placeholder that has a value replaced by it; the others stay as
+    they are (the dashboard's preview shows them so). :func:`render` is this plus D9's rules."""
+    return PLACEHOLDER.sub(
+        lambda match: (
+            render_value(variables[match.group(1)])
+            if match.group(1) in variables
+            else match.group()
+        ),
+        body,
+    )
+
+
 def render(body: str, variables: Mapping[str, object] | None) -> str:
     """Fill ``body``'s placeholders from ``variables``; extra variables are ignored.
 
@@ -72,7 +104,7 @@ def render(body: str, variables: Mapping[str, object] | None) -> str:
     if missing:
         names = ", ".join(missing)
         raise TemplateVariableMissing(f"Missing template variable(s): {names}")
-    text = PLACEHOLDER.sub(lambda match: render_value(values[match.group(1)]), body)
+    text = fill(body, values)
     if not 1 <= len(text) <= MAX_BODY_LENGTH:
         raise BodyTooLong(
             f"The rendered text is {len(text)} characters; it must be 1-{MAX_BODY_LENGTH}."

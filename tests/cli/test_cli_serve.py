@@ -70,7 +70,7 @@ def test_serve_demo_json_prints_one_line_then_serves_until_sigterm(cli: Cli) -> 
         health = httpx.get(f"{demo['url']}/v1/health", timeout=10)
         rest, stderr = stop(proc, signal.SIGTERM)
 
-        assert set(demo) == {"workspace_id", "api_key", "url"}
+        assert set(demo) == {"workspace_id", "api_key", "url", "dashboard_login_url"}
         assert demo["api_key"].startswith("um_test_")
         assert response.status_code == 201, response.text
         assert response.json()["status"] == "sent"

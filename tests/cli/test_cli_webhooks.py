@@ -146,3 +146,19 @@ async def _emit(database_url: str, master_keys: str, workspace_id: str) -> None:
             assert await outbox.emit(record, "message.delivered") == 1
     finally:
         await store.close()
+
+
+def test_disable_events_test_and_redeliver_are_the_dashboards_operations(
+    cli: Cli, workspace_id: str
+) -> None:
+    endpoint_id = cli("webhooks", "add", "--workspace", workspace_id, URL, "--json").json()["id"]
+    chosen = cli("webhooks", "events", endpoint_id, "--event", "message.failed", "--json").json()
+    assert chosen["events"] == ["message.failed"]
+    queued = cli("webhooks", "test", endpoint_id, "--json").json()
+    assert (queued["event_type"], queued["status"]) == ("message.delivered", "pending")
+    pending = cli("webhooks", "redeliver", queued["id"])
+    assert pending.returncode == 1 and "still being delivered" in pending.stderr
+    disabled = cli("webhooks", "disable", endpoint_id, "--json").json()
+    assert disabled["enabled"] is False and disabled["disabled_at"]
+    refused = cli("webhooks", "test", endpoint_id)
+    assert refused.returncode == 1 and "enable it first" in refused.stderr

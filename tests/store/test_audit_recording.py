@@ -30,11 +30,20 @@ from unified_messaging import (
 from unified_messaging._admin import AdminMixin
 from unified_messaging._audit import AuditQuery
 from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
+from unified_messaging._connection_ops import ConnectionOpsMixin
+from unified_messaging._users import UserAdminMixin
 from unified_messaging.store.base import Store
 from unified_messaging.webhooks._admin import WebhookAdminMixin
+from unified_messaging.webhooks._operations import WebhookOpsMixin
 
 #: Public admin methods that change nothing: reads.
-READS = {"quota_usage"}
+READS = {
+    "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
+    "webhook_delivery_of", "webhook_deliveries_about",
+}  # fmt: skip
+#: Public admin methods that change no setting: they send an event again, or a test event, to
+#: an endpoint as it is (the delivery log records them).
+SENDS = {"redeliver_webhook", "send_test_webhook"}
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {"rotate_credentials": "rotate_vault"}
 
@@ -64,7 +73,8 @@ async def all_rows(store: Store) -> list[str]:
 
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
-    for mixin in (AdminMixin, WebhookAdminMixin):
+    for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
+                  ConnectionOpsMixin):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -76,7 +86,10 @@ def changing_methods() -> list[str]:
     return sorted(
         name
         for name in methods
-        if not name.startswith(("get_", "list_")) and name not in READS and name not in DELEGATES
+        if not name.startswith(("get_", "list_"))
+        and name not in READS
+        and name not in DELEGATES
+        and name not in SENDS
     )
 
 
@@ -121,8 +134,11 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     rotated = await m.rotate_webhook_secret(endpoint.endpoint.id)
     await m.disable_webhook_endpoint(endpoint.endpoint.id)
     await m.enable_webhook_endpoint(endpoint.endpoint.id)
+    await m.set_webhook_events(endpoint.endpoint.id, ["message.failed"])
     await m.remove_webhook_endpoint(endpoint.endpoint.id)
     await m.remove_connection(netgsm.id)
+    member = await m.create_user("ayse@example.com", "correct horse battery", workspace_id=ws.id)
+    await m.disable_user("ayse@example.com")
     await m.rotate_vault()
     await m.rotate_credentials()  # through rotate_vault: one row, not two
 
@@ -148,14 +164,19 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("webhook_endpoint.rotate_secret", ws.id, hook),
         ("webhook_endpoint.disable", ws.id, hook),
         ("webhook_endpoint.enable", ws.id, hook),
+        ("webhook_endpoint.events", ws.id, hook),
         ("webhook_endpoint.remove", ws.id, hook),
         ("connection.remove", ws.id, netgsm.id),
+        ("user.create", ws.id, member.id),
+        ("user.disable", ws.id, member.id),
         ("vault.rotate", None, "k1"),
         ("vault.rotate", None, "k1"),
     ]
     assert {action for action, _, _ in await every_event(m)} == set(AUDIT_ACTIONS)
 
     secrets = [
+        "correct horse battery",
+        member.password_hash,
         key.secret,
         key.record.key_hash,
         "pw-9c1e77",

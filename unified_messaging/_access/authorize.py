@@ -34,6 +34,7 @@ __all__ = [
     "IpAddress",
     "IpNetwork",
     "RateLimitRefused",
+    "admits",
     "normalize_allowlist_entry",
     "parse_ip",
 ]
@@ -114,6 +115,13 @@ def _network(entry: str) -> IpNetwork | None:
         return None
 
 
+def admits(entries: list[str], client_ip: str | None) -> bool:
+    """D18: whether an allowlist of ``entries`` lets ``client_ip`` call (empty: everyone).
+    ``check_client_ip`` enforces it; the dashboard asks it before a change would shut out
+    the address its user is on."""
+    return not entries or _allowed(parse_ip(client_ip), entries)
+
+
 def _allowed(address: IpAddress | None, entries: list[str]) -> bool:
     if address is None:
         return False
@@ -156,8 +164,7 @@ class AccessMixin:
 
     async def check_client_ip(self, workspace_id: str, client_ip: str | None) -> None:
         """Raise :class:`~unified_messaging.IpNotAllowed` unless the workspace admits it."""
-        entries = await self._store.list_allowlist(workspace_id)
-        if entries and not _allowed(parse_ip(client_ip), entries):
+        if not admits(await self._store.list_allowlist(workspace_id), client_ip):
             raise IpNotAllowed
 
     def rate_policy(self, key: ApiKey) -> RateLimitPolicy:

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from .._access.idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
 from .._messenger import Messenger
@@ -31,7 +31,7 @@ from ._errors import JSON_MEDIA_TYPE, http_exception_response, internal_error_re
 from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
 from ._routes import RestApi
-from ._runtime import LazyStartMiddleware, Lifespan, Runtime
+from ._runtime import LazyStartMiddleware, Lifespan, Runtime, messenger_lifespan
 from ._tracing import TracingMiddleware
 
 if TYPE_CHECKING:
@@ -47,26 +47,6 @@ DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
 
 # The lifespan of every app create_app made, for hosts that mount one (see app_lifespan).
 _LIFESPANS: weakref.WeakKeyDictionary[Starlette, Lifespan] = weakref.WeakKeyDictionary()
-
-
-def messenger_lifespan(messenger: Messenger) -> Lifespan:
-    """A lifespan that opens ``messenger`` on startup and closes it on shutdown.
-
-    Enough for a host that mounts an app that runs nothing else beside its requests
-    (``create_app(..., mcp=False, worker=False)``). An app that serves ``/mcp`` or runs the
-    worker needs them started too: give such a host :func:`app_lifespan` instead, which
-    does all of it.
-    """
-
-    @asynccontextmanager
-    async def lifespan(app: object) -> AsyncIterator[None]:
-        await messenger.open()
-        try:
-            yield
-        finally:
-            await messenger.aclose()
-
-    return lifespan
 
 
 def app_lifespan(app: Starlette) -> Lifespan:
@@ -142,6 +122,18 @@ def _wants_mcp(mcp: bool | None) -> bool:
     return installed if mcp is None else mcp
 
 
+def _dashboard_mount(messenger: Messenger, trusted_proxies: Iterable[str]) -> Mount:
+    try:
+        from ..dashboard import create_dashboard
+    except ImportError as exc:
+        from .._errors import MissingExtra
+
+        raise MissingExtra("The dashboard", extra="dashboard", setting="dashboard") from exc
+    # The app's own lifespan opens the messenger; the mounted dashboard's would never run.
+    console = create_dashboard(messenger, trusted_proxies=trusted_proxies, open_messenger=False)
+    return Mount("/dashboard", app=console)
+
+
 def create_app(
     messenger: Messenger,
     *,
@@ -153,6 +145,7 @@ def create_app(
     mcp_allowed_origins: Iterable[str] = (),
     worker: bool = True,
     metrics_token: str | None = None,
+    dashboard: bool = False,
 ) -> Starlette:
     """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
@@ -175,12 +168,16 @@ def create_app(
     one there is no ``/metrics`` here (see :func:`create_metrics_app` for a listener of its
     own). ``ValueError`` if the messenger keeps no Prometheus metrics or the token is short.
 
+    ``dashboard``: serve the web console at ``/dashboard`` (D31; needs the ``dashboard``
+    extra), as :func:`~unified_messaging.dashboard.create_dashboard` makes it.
+
     Mount it under any prefix of a host app. A host with a lifespan should run
     :func:`app_lifespan` in it; without that, the app starts what it runs beside its requests
     (messenger, worker, ``/mcp``) on its first request, and stops it when the event loop ends.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
+    trusted_proxies = tuple(trusted_proxies)
     client_address = ClientAddress(trusted_proxies)
     endpoint = None
     if _wants_mcp(mcp):
@@ -211,7 +208,7 @@ def create_app(
         # Only reached if RequestIdMiddleware itself fails; it handles the app's errors.
         return internal_error_response()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/v1/messages", api.messages, methods=["GET", "POST"]),
         Route("/v1/messages/bulk", api.send_bulk, methods=["POST"]),
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
@@ -232,6 +229,8 @@ def create_app(
         # An exact route: a Mount would answer /mcp with a 307 to /mcp/. GET, for a stream
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
+    if dashboard:
+        routes.append(_dashboard_mount(messenger, trusted_proxies))
     runtime = Runtime(
         _lifespan(messenger, endpoint, worker=worker),
         what=_what_runs(worker=worker, mcp=endpoint is not None),

@@ -23,14 +23,17 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._errors import MessagingError
 from ._errors import error_response
 
-__all__ = ["LazyStartMiddleware", "Lifespan", "Runtime"]
+if TYPE_CHECKING:
+    from .._messenger import Messenger
+
+__all__ = ["LazyStartMiddleware", "Lifespan", "Runtime", "messenger_lifespan"]
 
 logger = logging.getLogger("unified_messaging.asgi")
 
@@ -170,3 +173,23 @@ class LazyStartMiddleware:
                 await error_response(exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def messenger_lifespan(messenger: Messenger) -> Lifespan:
+    """A lifespan that opens ``messenger`` on startup and closes it on shutdown.
+
+    Enough for a host that mounts an app that runs nothing else beside its requests
+    (``create_app(..., mcp=False, worker=False)``). An app that serves ``/mcp`` or runs the
+    worker needs them started too: give such a host :func:`app_lifespan` instead, which
+    does all of it.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: object) -> AsyncIterator[None]:
+        await messenger.open()
+        try:
+            yield
+        finally:
+            await messenger.aclose()
+
+    return lifespan

@@ -15,7 +15,6 @@ usage error here.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, get_args
@@ -188,7 +187,7 @@ async def _show(m: Messenger, args: argparse.Namespace) -> Report:
         where = f" in workspace {args.workspace}" if args.workspace else ""
         raise MessageNotFound(f"No message {args.job_id!r}{where}.")
     workspace_id, record = found
-    deliveries = await _deliveries_about(m, workspace_id, args.job_id)
+    deliveries = await m.webhook_deliveries_about(workspace_id, args.job_id)
     urls = {e.id: e.url for e in await m.list_webhook_endpoints(workspace_id)}
     events = _timeline(record, deliveries, urls)
     data: JsonObject = {
@@ -199,30 +198,6 @@ async def _show(m: Messenger, args: argparse.Namespace) -> Report:
         ],
     }
     return Report(data, _show_text(record, events))
-
-
-async def _deliveries_about(m: Messenger, workspace_id: str, job_id: str) -> list[WebhookDelivery]:
-    """The webhook deliveries whose event is about ``job_id``, oldest first.
-
-    Deliveries are kept per endpoint, not per message: each event's body names its job.
-    Reading every endpoint's log is fine for one message on an operator's command.
-    """
-    found = []
-    for endpoint in await m.list_webhook_endpoints(workspace_id):
-        for delivery in await m.list_webhook_deliveries(endpoint.id):
-            if _job_of(delivery.payload) == job_id:
-                found.append(delivery)
-    return sorted(found, key=lambda d: (d.created_at, d.id))
-
-
-def _job_of(payload: bytes) -> str | None:
-    try:
-        event = json.loads(payload)
-    except ValueError:
-        return None
-    data = event.get("data") if isinstance(event, dict) else None
-    job_id = data.get("job_id") if isinstance(data, dict) else None
-    return job_id if isinstance(job_id, str) else None
 
 
 Event = tuple["datetime", str, str]

@@ -62,6 +62,8 @@ __all__ = ["add_serve"]
 #: How long open requests may finish after SIGINT/SIGTERM before they are cut.
 _GRACEFUL_SECONDS = 10
 _DEMO_SENDER = "DEMO"
+#: The dashboard user of ``serve --demo``, signed in by the printed one-time link.
+_DEMO_OPERATOR = "demo@example.com"
 
 
 def add_serve(commands: Subparsers) -> None:
@@ -226,6 +228,7 @@ async def _serve(args: argparse.Namespace) -> None:
                 trusted_proxies=args.trusted_proxy,
                 worker=not args.no_worker,
                 metrics_token=metrics.app_token,
+                dashboard=_dashboard_installed(),
             ),
             host=args.host,
             port=args.port,
@@ -273,6 +276,13 @@ async def _serve(args: argparse.Namespace) -> None:
             await pacer.aclose()
 
 
+def _dashboard_installed() -> bool:
+    """``serve`` serves /dashboard when the ``dashboard`` extra is installed (D31)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) for name in ("jinja2", "argon2"))
+
+
 async def _demo(messenger: Messenger, url: str) -> Report:
     from .._demo import DEMO_TEMPLATES, add_demo_templates
     from ..testing import create_testbed
@@ -281,6 +291,11 @@ async def _demo(messenger: Messenger, url: str) -> Report:
     # The templates docs/rest.md's examples send with.
     await add_demo_templates(messenger, bed.workspace.id)
     data: JsonObject = {"workspace_id": bed.workspace.id, "api_key": bed.api_key, "url": url}
+    dashboard: tuple[str, ...] = ()
+    if _dashboard_installed():
+        link = url + "/dashboard" + await _demo_login_link(messenger)
+        data["dashboard_login_url"] = link
+        dashboard = ("Dashboard (a one-time sign-in link for the demo operator):", f"  {link}", "")
     lines = (
         f"Demo workspace {bed.workspace.id}, in test mode: every send goes to the simulated",
         f"providers ({', '.join(ALL_PROVIDERS)}; {ALL_PROVIDERS[0]} is the default).",
@@ -290,8 +305,22 @@ async def _demo(messenger: Messenger, url: str) -> Report:
         "Try it:",
         f"  {_curl(url, bed.api_key)}",
         "",
+        *dashboard,
     )
     return Report(data, "\n".join(lines))
+
+
+async def _demo_login_link(messenger: Messenger) -> str:
+    """A one-time sign-in link (its path below /dashboard) for the demo operator, who is
+    made on first use with no password: the link is the only way in (D31)."""
+    from .._errors import ResourceNotFound
+    from ..dashboard import issue_login_link
+
+    try:
+        await messenger.find_user(_DEMO_OPERATOR)
+    except ResourceNotFound:
+        await messenger.create_user(_DEMO_OPERATOR, None, operator=True)
+    return await issue_login_link(messenger, _DEMO_OPERATOR)
 
 
 def _curl(url: str, api_key: str) -> str:

@@ -1,5 +1,5 @@
-"""``webhooks``: add, list, remove, rotate-secret, enable, disable and deliveries, on the admin
-façade.
+"""``webhooks``: add, list, remove, rotate-secret, enable, disable, events, test, redeliver and
+deliveries, on the admin façade.
 
 The secret of a new or rotated endpoint is printed once, like ``keys create`` prints a key.
 Loopback and private targets are refused unless ``UM_WEBHOOK_ALLOW_PRIVATE=1`` is set (the
@@ -108,6 +108,38 @@ def add_webhooks(commands: Subparsers) -> None:
         run=admin_command(_deliveries),
     )
     deliveries.add_argument("endpoint_id", metavar="ID")
+    _add_operations(group)
+
+
+def _add_operations(group: Subparsers) -> None:
+    """The operations the dashboard has too (D31: one Messenger method behind both)."""
+    disable = add_command(
+        group, "disable", help="stop sending events to an endpoint", run=admin_command(_disable)
+    )
+    disable.add_argument("endpoint_id", metavar="ID")
+    events = add_command(
+        group,
+        "events",
+        help="choose the events an endpoint receives (none given: every event)",
+        run=admin_command(_set_events),
+    )
+    events.add_argument("endpoint_id", metavar="ID")
+    events.add_argument("--event", action="append", dest="events", choices=EVENT_TYPES,
+                        metavar="TYPE", help="an event to send (repeatable)")  # fmt: skip
+    test = add_command(
+        group,
+        "test",
+        help="queue a test event to an endpoint (a made-up test-mode message.delivered)",
+        run=admin_command(_test),
+    )
+    test.add_argument("endpoint_id", metavar="ID")
+    redeliver = add_command(
+        group,
+        "redeliver",
+        help="send a finished delivery again, now, with the same webhook-id",
+        run=admin_command(_redeliver),
+    )
+    redeliver.add_argument("delivery_id", metavar="DELIVERY_ID")
 
 
 # ------------------------------------------------------------------------------ records
@@ -246,6 +278,22 @@ async def _enable(m: Messenger, args: argparse.Namespace) -> Report:
 
 async def _disable(m: Messenger, args: argparse.Namespace) -> Report:
     return _endpoint_report(await m.disable_webhook_endpoint(args.endpoint_id))
+
+
+async def _set_events(m: Messenger, args: argparse.Namespace) -> Report:
+    return _endpoint_report(await m.set_webhook_events(args.endpoint_id, args.events))
+
+
+async def _test(m: Messenger, args: argparse.Namespace) -> Report:
+    delivery = await m.send_test_webhook(args.endpoint_id)
+    text = f"Queued test event {delivery.event_id} (delivery {delivery.id}); a worker sends it."
+    return Report(delivery_json(delivery), text)
+
+
+async def _redeliver(m: Messenger, args: argparse.Namespace) -> Report:
+    delivery = await m.redeliver_webhook(args.delivery_id)
+    text = f"Queued {delivery.id} again (event {delivery.event_id}); a worker sends it."
+    return Report(delivery_json(delivery), text)
 
 
 async def _deliveries(m: Messenger, args: argparse.Namespace) -> Report:

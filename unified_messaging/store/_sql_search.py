@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
 from .._domain import MessageRecord
+from .._types import MessageStatus, ProviderCode
 from ._sql_base import SqlBase
 from ._sql_engine import storage_errors
 from ._sql_rows import message_from
@@ -82,6 +83,28 @@ class SearchMixin(SqlBase):
                 )
             )
         return sorted(stats, key=lambda s: s.provider)
+
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[tuple[ProviderCode, MessageStatus], int]:
+        # A range of ix_um_messages_list, whose trailing status and provider answer it
+        # without reading the table: a busy workspace's day (23,000 messages) in about 10 ms
+        # on SQLite, where reading each row's status from the table took 150.
+        window = MessageQuery(workspace_id, livemode, created_after=since)
+        keys: tuple[sa.ColumnElement[Any], ...] = (_m.provider, _m.status)
+        if self._dialect == "sqlite":
+            # Left to itself SQLite walks the provider index over all the workspace's
+            # messages to spare sorting the groups (100 ms at 630,000), when the day's range
+            # is what is small; grouping by "+provider" (the same value, but no column an
+            # index could order) makes it take the range.
+            keys = (sa.literal_column("+provider"), sa.literal_column("+status"))
+        statement = (
+            sa.select(_m.provider, _m.status, sa.func.count().label("n"))
+            .where(*_conditions(window))
+            .group_by(*keys)
+        )
+        rows = await self._long_read(statement)
+        return {(row["provider"], row["status"]): int(row["n"]) for row in rows}
 
     # -- the statements
 

@@ -123,6 +123,12 @@ _WORK_STATS = sa.select(
 _BEGIN_ROUNDS = 5
 
 
+#: An endpoint's sealed secrets: written by add and swap_webhook_secrets only.
+_SEALED_SECRETS = frozenset(
+    {"secret_ciphertext", "previous_secret_ciphertext", "previous_secret_expires_at"}
+)
+
+
 class WorkMixin(SqlBase):
     # -- due work
     async def enqueue_work(self, item: WorkItem) -> None:
@@ -328,7 +334,11 @@ class WorkMixin(SqlBase):
             result = await conn.execute(
                 sa.update(webhook_endpoints)
                 .where(webhook_endpoints.c.id == endpoint.id)
-                .values(endpoint_row(endpoint))
+                .values(
+                    # The sealed secrets move only by swap_webhook_secrets (compare-and-set):
+                    # a whole-row write of what was read could put back old-key ones.
+                    {k: v for k, v in endpoint_row(endpoint).items() if k not in _SEALED_SECRETS}
+                )
             )
             if result.rowcount == 0:
                 raise ResourceNotFound(f"Webhook endpoint {endpoint.id} not found.")

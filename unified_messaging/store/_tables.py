@@ -29,12 +29,15 @@ __all__ = [
     "connections",
     "due_work",
     "idempotency",
+    "login_failures",
     "messages",
     "metadata",
     "pacing",
     "provider_refs",
     "quota",
+    "sessions",
     "templates",
+    "users",
     "webhook_deliveries",
     "webhook_endpoints",
     "workspaces",
@@ -209,7 +212,17 @@ messages = sa.Table(
     sa.Column("phase", _Text, nullable=False, server_default="settled"),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
-    sa.Index("ix_um_messages_list", "workspace_id", "livemode", "created_at", "job_id"),
+    # Its trailing status and provider (migration 0011) let the dashboard's overview count a
+    # day's messages by provider and status from the index alone.
+    sa.Index(
+        "ix_um_messages_list",
+        "workspace_id",
+        "livemode",
+        "created_at",
+        "job_id",
+        "status",
+        "provider",
+    ),
     sa.Index("ix_um_messages_list_to", "workspace_id", "livemode", "to", "created_at", "job_id"),
     sa.Index(
         "ix_um_messages_list_status", "workspace_id", "livemode", "status", "created_at", "job_id"
@@ -353,6 +366,49 @@ audit_log = sa.Table(
     sa.Index("ix_um_audit_log_list", "at", "id"),
     sa.Index("ix_um_audit_log_workspace", "workspace_id", "at", "id"),
     sa.Index("ix_um_audit_log_action", "action", "at", "id"),
+)
+
+# D31: the dashboard's users (an operator has no workspace, a member one) and its sessions,
+# kept by the SHA-256 of the cookie's value; a one-time login link is a session of kind "link".
+users = sa.Table(
+    "um_users",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("email", _Text, nullable=False, unique=True),
+    sa.Column("password_hash", _Text, nullable=False),
+    sa.Column("role", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("disabled_at", UtcDateTime, nullable=True),
+)
+
+sessions = sa.Table(
+    "um_sessions",
+    metadata,
+    sa.Column("id_hash", _Text, primary_key=True),
+    sa.Column(
+        "user_id",
+        _Text,
+        sa.ForeignKey("um_users.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("csrf_token", _Text, nullable=False),
+    sa.Column("workspace_id", _Text, nullable=True),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("last_seen_at", UtcDateTime, nullable=False),
+)
+
+# D31's sign-in throttle, shared by every process: one row per failed sign-in, keyed by a
+# hash of the account and client address (neither is stored as such).
+login_failures = sa.Table(
+    "um_login_failures",
+    metadata,
+    sa.Column("key", _Text, nullable=False),
+    sa.Column("at", UtcDateTime, nullable=False),
+    sa.Index("ix_um_login_failures_key", "key", "at"),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

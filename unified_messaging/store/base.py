@@ -35,6 +35,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
+from .users import UserStore
 
 if TYPE_CHECKING:
     # Only for the protocol's signatures: the records bring pydantic, which the command
@@ -260,8 +261,9 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Protocol: durable state of workspaces, keys, connections, templates and messages."""
+class Store(UserStore, Protocol):
+    """Protocol: durable state of workspaces, keys, connections, templates and messages,
+    and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`)."""
 
     async def open(self) -> None:
         """Connect and bring the schema up to date. Idempotent."""
@@ -463,6 +465,14 @@ class Store(Protocol):
         only providers with at least one attempt."""
         ...
 
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[tuple[ProviderCode, MessageStatus], int]:
+        """How many of the workspace's messages of this mode created at or after ``since``
+        are with each provider (the one that took them, or the last tried) in each status
+        now; pairs with none left out. The dashboard's overview."""
+        ...
+
     async def add_provider_refs(self, refs: Sequence[ProviderRef]) -> None:
         """Remember which job each provider message id belongs to; a known pair is kept."""
         ...
@@ -603,7 +613,10 @@ class Store(Protocol):
         """Oldest first."""
         ...
 
-    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
+    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
+        """Store an endpoint's settings (URL, events, health); its sealed secrets are left as
+        they are stored: they move only by :meth:`swap_webhook_secrets`."""
+        ...
 
     async def swap_webhook_secrets(
         self,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -19,10 +20,11 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
-from .._types import SendPhase
+from .._types import MessageStatus, ProviderCode, SendPhase
 from ._memory_audit import MemoryAuditMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
+from ._memory_users import MemoryUsersMixin
 from .base import (
     ConnectionStats,
     IdempotencyClaim,
@@ -36,13 +38,14 @@ from .base import (
     WorkItem,
     WorkStats,
 )
+from .users import DashboardSession, User
 
 __all__ = ["MemoryStore"]
 
 V = TypeVar("V")
 
 
-class MemoryStore(MemoryAuditMixin):
+class MemoryStore(MemoryAuditMixin, MemoryUsersMixin):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -62,6 +65,9 @@ class MemoryStore(MemoryAuditMixin):
         self._breakers: dict[str, StoredBreaker] = {}
         self._pacing: dict[str, int] = {}
         self._audit_log: list[AuditEvent] = []
+        self._users: dict[str, User] = {}
+        self._sessions: dict[str, DashboardSession] = {}
+        self._login_failures: dict[str, list[datetime]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
@@ -286,6 +292,13 @@ class MemoryStore(MemoryAuditMixin):
     ) -> list[ConnectionStats]:
         query = MessageQuery(workspace_id, livemode, created_after=since)
         return scorecard(m for m in list(self._messages.values()) if matches(m, query))
+
+    async def count_messages(
+        self, workspace_id: str, livemode: bool, since: datetime
+    ) -> dict[tuple[ProviderCode, MessageStatus], int]:
+        query = MessageQuery(workspace_id, livemode, created_after=since)
+        found = [m for m in list(self._messages.values()) if matches(m, query)]
+        return dict(Counter((m.provider, m.status) for m in found))
 
     async def replace_message(
         self,
@@ -568,8 +581,14 @@ class MemoryStore(MemoryAuditMixin):
 
     async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
         with self._lock:
-            self._require(self._endpoints, endpoint.id, "Webhook endpoint")
-            self._endpoints[endpoint.id] = endpoint
+            current = self._require(self._endpoints, endpoint.id, "Webhook endpoint")
+            # The sealed secrets move only through swap_webhook_secrets (compare-and-set).
+            self._endpoints[endpoint.id] = replace(
+                endpoint,
+                secret_ciphertext=current.secret_ciphertext,
+                previous_secret_ciphertext=current.previous_secret_ciphertext,
+                previous_secret_expires_at=current.previous_secret_expires_at,
+            )
 
     async def swap_webhook_secrets(
         self,

@@ -166,44 +166,86 @@ class WebhookOutbox:
             return []
         now = self._clock.now()
         body = build_event_document(event_type, data, now=now)
-
-        async def queue(
-            endpoint: WebhookEndpoint,
-        ) -> tuple[WebhookDelivery, WebhookEndpoint, WorkItem] | None:
-            delivery = WebhookDelivery(
-                id=new_id("whd"),
-                endpoint_id=endpoint.id,
-                event_id=event_id,
-                event_type=event_type,
-                payload=body,
-                status="pending",
-                created_at=now,
-                updated_at=now,
-                next_attempt_at=now,
-            )
-            # One transaction: a crash can never leave a delivery nobody will make.
-            work = WorkItem(
-                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now,
-                created_at=now,
-            )  # fmt: skip
-            if lease is not None:
-                # The lease as it stands now (renewed by the heartbeat), never a copy taken
-                # when the event item was claimed; LeaseLost if it is gone.
-                work = lease.stamp(work)
-            try:
-                await self._store.add_webhook_delivery(delivery, work)
-            except (AlreadyExists, ResourceNotFound):
-                # This event reached this endpoint's log before, or the endpoint was removed.
-                return None
-            if lease is not None:
-                # Stored with a current lease, so a heartbeat that misses it in between
-                # still leaves it held; the next one renews it. The first attempt releases it.
-                lease.hold(work)
-            return delivery, endpoint, work
-
         # Side by side: the endpoints' rows share one group commit.
-        added = await asyncio.gather(*(queue(endpoint) for endpoint in targets))
+        added = await asyncio.gather(
+            *(self._queue_one(e, event_type, body, event_id=event_id, now=now, lease=lease)
+              for e in targets)
+        )  # fmt: skip
         return [entry for entry in added if entry is not None]
+
+    async def _queue_one(
+        self,
+        endpoint: WebhookEndpoint,
+        event_type: str,
+        body: bytes,
+        *,
+        event_id: str,
+        now: datetime,
+        lease: Lease | None,
+    ) -> tuple[WebhookDelivery, WebhookEndpoint, WorkItem] | None:
+        """Store one delivery and its work item; ``None`` if the endpoint has this event
+        already or is gone."""
+        delivery = WebhookDelivery(
+            id=new_id("whd"),
+            endpoint_id=endpoint.id,
+            event_id=event_id,
+            event_type=event_type,
+            payload=body,
+            status="pending",
+            created_at=now,
+            updated_at=now,
+            next_attempt_at=now,
+        )
+        # One transaction: a crash can never leave a delivery nobody will make.
+        work = WorkItem(
+            id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
+        )
+        if lease is not None:
+            # The lease as it stands now (renewed by the heartbeat), never a copy taken when
+            # the event item was claimed; LeaseLost if it is gone.
+            work = lease.stamp(work)
+        try:
+            await self._store.add_webhook_delivery(delivery, work)
+        except (AlreadyExists, ResourceNotFound):
+            # This event reached this endpoint's log before, or the endpoint was removed.
+            return None
+        if lease is not None:
+            # Stored with a current lease, so a heartbeat that misses it in between still
+            # leaves it held; the next one renews it. The first attempt releases it.
+            lease.hold(work)
+        return delivery, endpoint, work
+
+    async def queue_to(
+        self,
+        endpoint: WebhookEndpoint,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+    ) -> WebhookDelivery | None:
+        """One event to one endpoint whatever it subscribes to (the dashboard's test event);
+        the worker makes the delivery."""
+        now = self._clock.now()
+        body = build_event_document(event_type, data, now=now)
+        added = await self._queue_one(
+            endpoint, event_type, body, event_id=event_id, now=now, lease=None
+        )
+        return None if added is None else added[0]
+
+    async def redeliver(self, delivery: WebhookDelivery) -> WebhookDelivery:
+        """Make a finished delivery once more, now, under its own ``webhook-id`` (D19): the
+        same event, so a receiver that has it already can tell. Its attempts go on counting,
+        so a redelivery that fails is not retried on the schedule again."""
+        now = self._clock.now()
+        again = replace(delivery, status="pending", next_attempt_at=now, updated_at=now)
+        # The row first: a crash before the work item leaves it pending with nothing to make
+        # it, and a second redelivery mends that; the other order could drop the work item
+        # (the worker skips a delivery that is not pending).
+        await self._store.update_webhook_delivery(again)
+        await self._store.enqueue_work(
+            WorkItem(id=new_id("whr"), kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now)
+        )
+        return again
 
     async def _first_attempt(
         self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, work: WorkItem, lease: Lease

@@ -1,0 +1,136 @@
+"""Screenshots of each dashboard page from a seeded demo, for docs/dashboard.md.
+
+Starts the real ``unified-messaging serve --demo`` on a fresh SQLite file, sends a few test
+messages over REST (the simulator's magic numbers give a delivered one, a fallback, an IYS
+refusal, an expired one), waits until the server's worker has settled them, signs in with the
+printed one-time link in Debian's chromium (playwright, never ``playwright install``) and
+saves one PNG per page. Run it as ``scripts/screenshots`` (it installs what it needs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import Page, sync_playwright
+
+from unified_messaging._vault import generate_key_spec
+
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images/dashboard")
+CHROMIUM = os.environ.get("UM_TEST_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+SENDS = (
+    {"to": "+90 532 111 22 33", "body": "Siparişiniz kargoya verildi."},
+    {"to": "+905550000012", "body": "Doğrulama kodunuz: 482913", "fallback": ["sms_b", "sms_c"]},
+    {"to": "+905550000002", "body": "Kampanya: kargo bedava!"},
+    {"to": "+905550000004", "body": "Randevunuz yarın 10:00."},
+    {"to": "+90 533 444 55 66", "template": "order_shipped",
+     "variables": {"name": "Ayşe", "order": "A-1042"}},
+)  # fmt: skip
+FINAL = {"delivered", "expired", "rejected", "failed", "unknown"}
+
+
+def main() -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("UM_")}
+        env |= {"UM_MASTER_KEYS": generate_key_spec("k1"), "UM_WEBHOOK_ALLOW_PRIVATE": "1",
+                "UM_DATABASE_URL": f"sqlite+aiosqlite:///{home}/um.db"}  # fmt: skip
+        server = subprocess.Popen(
+            [sys.executable, "-m", "unified_messaging", "serve", "--port", "0", "--demo",
+             "--json"],
+            cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            demo = json.loads(server.stdout.readline())
+            job_id = _seed(demo["url"], demo["api_key"])
+            _shoot(demo["dashboard_login_url"], demo["url"], job_id)
+        finally:
+            server.terminate()
+            server.wait(30)
+    print(f"screenshots in {OUT}/")
+    return 0
+
+
+def _seed(url: str, key: str) -> str:
+    """Send the messages and wait (a script, not a test) until the worker settled them."""
+    headers = {"Authorization": f"Bearer {key}"}
+    jobs = [httpx.post(f"{url}/v1/messages", json=body, headers=headers, timeout=10).json()
+            for body in SENDS]  # fmt: skip
+    ids = [job["job_id"] for job in jobs if "job_id" in job]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        states = [httpx.get(f"{url}/v1/messages/{i}", headers=headers, timeout=10).json()
+                  for i in ids]  # fmt: skip
+        if all(s["status"] in FINAL for s in states):
+            break
+        time.sleep(0.5)
+    return str(ids[1])  # the fallback: its timeline has the most to show
+
+
+def _shoot(login_url: str, url: str, job_id: str) -> None:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(login_url)
+        page.screenshot(path=str(OUT / "sign-in-link.png"))
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(url + "/dashboard/")
+        for name, path in (("overview", "/"), ("messages", "/messages"),
+                           ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
+                           ("templates", "/templates"), ("allowlist", "/allowlist"),
+                           ("webhooks", "/webhooks"), ("connections", "/connections"),
+                           ("connection-new", "/connections/new?provider=sms_a")):  # fmt: skip
+            page.goto(url + "/dashboard" + path)
+            page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+        page.goto(url + "/dashboard/templates/order_shipped")
+        page.get_by_label("name", exact=True).fill("Ayşe")
+        page.get_by_label("order", exact=True).fill("A-1042")
+        page.locator("#preview pre").filter(has_text="Ayşe").wait_for()
+        page.screenshot(path=str(OUT / "template-editor.png"), full_page=True)
+        _webhook(page, url)
+        page.goto(url + "/dashboard/keys")
+        page.get_by_label("Name (what uses it)").fill("checkout service")
+        page.get_by_role("button", name="Create key").click()
+        page.screenshot(path=str(OUT / "api-key-created.png"), full_page=True)
+        browser.close()
+
+
+def _webhook(page: Page, url: str) -> None:
+    """An endpoint on a receiver of the script's own, its test event delivered."""
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        page.goto(url + "/dashboard/webhooks")
+        page.get_by_label("URL").fill(f"http://127.0.0.1:{receiver.server_address[1]}/hooks")
+        page.get_by_role("button", name="Add endpoint").click()
+        page.get_by_role("link", name="Open the endpoint").click()
+        page.get_by_role("button", name="Send a test event").click()
+        page.locator("#deliveries .badge", has_text="delivered").wait_for(timeout=20_000)
+        page.screenshot(path=str(OUT / "webhook.png"), full_page=True)
+    finally:
+        receiver.shutdown()
+
+
+class _Ok(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

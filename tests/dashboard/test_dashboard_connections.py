@@ -1,0 +1,83 @@
+"""Connections over real HTTP: the add form built from the provider's credentials schema,
+credentials never shown back, make default, send rate and breaker thresholds through the
+admin methods, and another workspace's connection out of reach."""
+
+from __future__ import annotations
+
+from _dash_support import Console
+
+from unified_messaging.testing import TestBed
+
+SECRET = "s3cret-password-value"
+
+
+async def test_the_form_is_built_from_the_providers_schema(signed_in: Console) -> None:
+    form = await signed_in.get("/connections/new", params={"provider": "sms_a"})
+    assert form.status_code == 200
+    assert 'name="cred_usercode" type="text"' in form.text
+    assert 'name="cred_password" type="password"' in form.text
+    assert "appname (optional)" in form.text
+    bot = await signed_in.get("/connections/new", params={"provider": "chatbot"})
+    assert 'name="cred_bot_token" type="password"' in bot.text
+    unknown = await signed_in.get("/connections/new", params={"provider": "sms_z"})
+    assert unknown.status_code == 400
+
+
+async def test_a_connection_is_added_and_its_credentials_never_come_back(
+    signed_in: Console, messenger_workspace: tuple[TestBed, str]
+) -> None:
+    bed, workspace_id = messenger_workspace
+    added = await signed_in.post("/connections", {
+        "provider": "sms_c", "cred_username": "acme", "cred_password": SECRET,
+        "default_sender": "ACME", "approved_senders": "ACME, ACME2", "iys_mode": "informational",
+    })  # fmt: skip
+    assert added.status_code == 303
+    connection = (await bed.messenger.list_connections(workspace_id))[0]
+    assert connection.approved_senders == ("ACME", "ACME2")
+    for path in ("/connections", f"/connections/{connection.id}"):
+        page = await signed_in.get(path)
+        assert page.status_code == 200 and SECRET not in page.text and "acme" not in page.text
+
+
+async def test_a_refused_connection_keeps_no_credential_in_the_form(
+    signed_in: Console, messenger_workspace: tuple[TestBed, str]
+) -> None:
+    refused = await signed_in.post("/connections", {
+        "provider": "sms_c", "cred_username": "acme", "cred_password": SECRET,
+        "base_url": "not a url",
+    })  # fmt: skip
+    assert refused.status_code == 400 and "base_url" in refused.text
+    assert SECRET not in refused.text
+
+
+async def test_default_rate_and_breaker_through_the_admin_rules(
+    signed_in: Console, bed: TestBed
+) -> None:
+    sms_b = next(c for c in await bed.messenger.list_connections(bed.workspace.id)
+                 if c.provider == "sms_b")  # fmt: skip
+    assert (await signed_in.post(f"/connections/{sms_b.id}/default")).status_code == 303
+    assert (await bed.messenger.get_connection(sms_b.id)).is_default
+    rate = await signed_in.post(f"/connections/{sms_b.id}/rate",
+                                {"max_rate": "12.5", "max_calls": "off"})  # fmt: skip
+    assert rate.status_code == 200 and "Send rate saved." in rate.text
+    saved = await bed.messenger.get_connection(sms_b.id)
+    assert (saved.max_rate, saved.max_calls) == (12.5, None)
+    bad = await signed_in.post(f"/connections/{sms_b.id}/rate", {"max_rate": "-3"})
+    assert bad.status_code == 400 and "max_rate" in bad.text
+    breaker = await signed_in.post(f"/connections/{sms_b.id}/breaker",
+                                   {"window": "60", "min_calls": "10"})  # fmt: skip
+    assert breaker.status_code == 200
+    policy = (await bed.messenger.get_connection(sms_b.id)).breaker
+    assert (policy.window.total_seconds(), policy.min_calls) == (60, 10)
+    wrong = await signed_in.post(f"/connections/{sms_b.id}/breaker", {"cooldown": "0"})
+    assert wrong.status_code == 400
+
+
+async def test_another_workspaces_connection_is_out_of_reach(
+    signed_in: Console, bed: TestBed
+) -> None:
+    other = await bed.messenger.create_workspace("Other Ltd")
+    theirs = await bed.messenger.add_connection(other.id, "sms_a")
+    for path in ("default", "test", "rate", "breaker"):
+        assert (await signed_in.post(f"/connections/{theirs.id}/{path}")).status_code == 404
+    assert (await signed_in.get(f"/connections/{theirs.id}")).status_code == 404

@@ -1,0 +1,135 @@
+"""Webhooks over real HTTP, with a receiver of the test's own on loopback: an endpoint added
+in the dashboard (its secret shown once), a test event, the deliveries with their answer code,
+redelivery under the same ``webhook-id``, events, disable and enable, rotation, and another
+workspace's endpoint out of reach."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from _dash_support import Console
+from fakes._server import serve
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from unified_messaging.testing import TestBed
+from unified_messaging.webhooks import Webhook
+
+
+@dataclass
+class Receiver:
+    url: str
+    answer: int = 200
+    seen: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    box = Receiver("")
+
+    async def hook(request: Request) -> Response:
+        box.seen.append((dict(request.headers), await request.body()))
+        return Response(status_code=box.answer)
+
+    async with serve(Starlette(routes=[Route("/hook", hook, methods=["POST"])])) as base:
+        box.url = base + "/hook"
+        yield box
+
+
+def _secret(page: str, element: str) -> str:
+    found = re.search(rf'<code id="{element}">([^<]+)</code>', page)
+    assert found, "no secret shown"
+    return found.group(1)
+
+
+async def test_an_endpoint_gets_a_test_event_signed_with_the_secret_shown_once(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    added = await signed_in.post("/webhooks", {"url": receiver.url})
+    assert added.status_code == 201 and "cannot be shown again" in added.text
+    secret = _secret(added.text, "new-webhook-secret")
+    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
+    assert secret not in (await signed_in.get(f"/webhooks/{endpoint.id}")).text
+    sent = await signed_in.post(f"/webhooks/{endpoint.id}/test")
+    assert sent.status_code == 200 and "test event is on its way" in sent.text
+    await bed.settle()
+    headers, body = receiver.seen[0]
+    event = Webhook(secret).verify(body, headers, now=bed.clock.now())
+    assert event["type"] == "message.delivered" and event["data"]["livemode"] is False
+    page = await signed_in.get(f"/webhooks/{endpoint.id}")
+    assert ">delivered<" in page.text and "HTTP 200" in page.text
+
+
+async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    receiver.answer = 410  # Gone: the delivery fails and the endpoint is disabled (D19)
+    await signed_in.post(f"/webhooks/{created.endpoint.id}/test")
+    await bed.settle()
+    page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
+    assert ">failed<" in page.text and "HTTP 410" in page.text and ">disabled<" in page.text
+    delivery = (await bed.messenger.list_webhook_deliveries(created.endpoint.id))[0]
+    refused = await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
+    assert refused.status_code == 400 and "enable it first" in refused.text
+    await signed_in.post(f"/webhooks/{created.endpoint.id}/enable")
+    receiver.answer = 204
+    again = await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
+    assert again.status_code == 200
+    await bed.settle()
+    first, second = receiver.seen
+    assert first[0]["webhook-id"] == second[0]["webhook-id"] == delivery.event_id
+    page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
+    assert ">delivered<" in page.text and "HTTP 204" in page.text
+
+
+async def test_events_disable_and_rotation(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    endpoint_id = created.endpoint.id
+    await signed_in.post(f"/webhooks/{endpoint_id}/events", {"events": "message.failed"})
+    assert (await bed.messenger.get_webhook_endpoint(endpoint_id)).events == ("message.failed",)
+    await signed_in.post(f"/webhooks/{endpoint_id}/disable")
+    assert not (await bed.messenger.get_webhook_endpoint(endpoint_id)).enabled
+    await signed_in.post(f"/webhooks/{endpoint_id}/enable")
+    rotated = await signed_in.post(f"/webhooks/{endpoint_id}/rotate")
+    assert rotated.status_code == 201
+    assert _secret(rotated.text, "rotated-secret").startswith("whsec_")
+    bad = await signed_in.post("/webhooks", {"url": "ftp://example.com/x"})
+    assert bad.status_code == 400 and "url:" in bad.text
+
+
+async def test_another_workspaces_endpoint_is_out_of_reach(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    other = await bed.messenger.create_workspace("Other Ltd")
+    created = await bed.messenger.create_webhook_endpoint(other.id, receiver.url)
+    for path in ("test", "disable", "rotate", "remove"):
+        answer = await signed_in.post(f"/webhooks/{created.endpoint.id}/{path}")
+        assert answer.status_code == 404, path
+    assert (await signed_in.get(f"/webhooks/{created.endpoint.id}")).status_code == 404
+    assert (await bed.messenger.get_webhook_endpoint(created.endpoint.id)).enabled
+
+
+async def test_a_messages_timeline_lists_the_webhook_deliveries_it_caused(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    sent = await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": "x"})
+    other = await bed.messenger.send(bed.principal, {"to": "+905551234568", "body": "y"})
+    await bed.settle()
+    page = await signed_in.get(f"/messages/{sent.job_id}")
+    assert "Webhook deliveries it caused" in page.text
+    assert page.text.count("message.delivered</td>") == 1  # its own event, not the other's
+    assert "message.sent</td>" in page.text and "HTTP 200" in page.text
+    assert receiver.url in page.text
+    ids = [d.id for d in await bed.messenger.webhook_deliveries_about(bed.workspace.id,
+                                                                       other.job_id)]  # fmt: skip
+    assert ids and all(i not in page.text for i in ids)
+    assert created.endpoint.id in page.text

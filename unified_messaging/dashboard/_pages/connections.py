@@ -1,0 +1,175 @@
+"""Connections: the workspace's provider connections; add one with a form built from the
+provider's credentials schema (secrets in password fields, never shown back), test one, make
+one the default, set its send rate and circuit-breaker thresholds; each breaker's state.
+
+Every action names a connection by id; ``Messenger.connection_of`` first makes sure it is the
+viewer's workspace's (else 404).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..._domain import Connection
+from ..._errors import MessagingError, RequestInvalid
+from ..._types import ALL_PROVIDERS, IYS_MODES, IysMode, ProviderCode
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+_CREDENTIAL = "cred_"  # a credential field's form name: cred_password
+_BREAKER_FIELDS = ("window", "min_calls", "failure_ratio", "consecutive", "cooldown")
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    g = dashboard.guarded
+    return [
+        route("/connections", g(connections_page), "GET", "POST"),
+        route("/connections/new", g(new_connection)),
+        route("/connections/{connection_id}", g(connection_page)),
+        route("/connections/{connection_id}/default", g(make_default), "POST"),
+        route("/connections/{connection_id}/test", g(test), "POST"),
+        route("/connections/{connection_id}/rate", g(set_rate), "POST"),
+        route("/connections/{connection_id}/breaker", g(set_breaker), "POST"),
+    ]
+
+
+async def connections_page(page: Page) -> Response:
+    if page.request.method == "POST":
+        return await _add(page)
+    workspace = page.require_workspace()
+    connections = await page.messenger.list_connections(workspace.id)
+    health = {h.connection_id: h for h in await page.messenger.connection_health(workspace.id)}
+    return page.render("connections.html", connections=connections, health=health,
+                       providers=ALL_PROVIDERS)  # fmt: skip
+
+
+async def new_connection(page: Page, *, error: str | None = None, status: int = 200) -> Response:
+    provider = page.request.query_params.get("provider") or page.form.get("provider")
+    fields = page.messenger.credential_fields(provider)  # 400 for an unknown code
+    return page.render(
+        "connection_new.html",
+        provider=provider,
+        fields=fields,
+        iys_modes=IYS_MODES,
+        form=page.form.first_values(),
+        error=error,
+        status=status,
+    )
+
+
+async def _add(page: Page) -> Response:
+    workspace = page.require_workspace()
+    form = page.form
+    provider = form.get("provider")
+    credentials = {name.removeprefix(_CREDENTIAL): value
+                   for name, value in form.first_values().items()
+                   if name.startswith(_CREDENTIAL) and value != ""}  # fmt: skip
+    senders = [s.strip() for s in form.get("approved_senders").split(",") if s.strip()]
+    try:
+        connection = await page.messenger.add_connection(
+            workspace.id,
+            cast(ProviderCode, provider),
+            credentials=credentials,
+            default_sender=form.get("default_sender").strip() or None,
+            approved_senders=senders,
+            iys_mode=cast(IysMode, form.get("iys_mode", "informational")),
+            make_default=form.get("make_default") == "1",
+            base_url=form.get("base_url").strip() or None,
+        )
+    except MessagingError as exc:
+        # Credentials are never put back into the form: the user types them again.
+        return await new_connection(page, error=exc.message, status=exc.http_status)
+    return page.redirect(f"/connections/{connection.id}")
+
+
+async def connection_page(
+    page: Page,
+    *,
+    connection: Connection | None = None,
+    notice: str | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    connection = connection or await _connection(page)
+    health = {h.connection_id: h for h in await page.messenger.connection_health(
+        connection.workspace_id)}  # fmt: skip
+    return page.render(
+        "connection.html",
+        connection=connection,
+        health=health.get(connection.id),
+        notice=notice,
+        error=error,
+        status=status,
+    )
+
+
+async def make_default(page: Page) -> Response:
+    connection = await _connection(page)
+    await page.messenger.set_default_connection(connection.id)
+    return page.redirect("/connections")
+
+
+async def test(page: Page) -> Response:
+    connection = await _connection(page)
+    try:
+        await page.messenger.test_connection(connection.id)
+    except MessagingError as exc:
+        why = f"The provider did not accept it: {exc.message}"
+        return await connection_page(page, connection=connection, error=why, status=400)
+    return await connection_page(page, connection=connection,
+                                 notice="The provider accepted the credentials.")  # fmt: skip
+
+
+async def set_rate(page: Page) -> Response:
+    connection = await _connection(page)
+    limits = {name: _rate(page.form.get(name)) for name in ("max_rate", "max_calls")}
+    try:
+        updated = await page.messenger.set_send_rate(connection.id, **limits)
+    except RequestInvalid as exc:
+        return await connection_page(page, connection=connection, error=exc.message, status=400)
+    return await connection_page(page, connection=updated, notice="Send rate saved.")
+
+
+async def set_breaker(page: Page) -> Response:
+    connection = await _connection(page)
+    typed = {name: page.form.get(name) for name in _BREAKER_FIELDS if page.form.get(name).strip()}
+    changes: dict[str, object] = {name: _number(text, name) for name, text in typed.items()}
+    try:
+        updated = await page.messenger.set_breaker_policy(connection.id, None, **changes)
+    except RequestInvalid as exc:
+        return await connection_page(page, connection=connection, error=exc.message, status=400)
+    return await connection_page(page, connection=updated, notice="Breaker thresholds saved.")
+
+
+def _rate(text: str) -> float | str | None:
+    """A rate field: blank is the provider's default, ``off`` no limit, else a number that
+    ``set_send_rate`` judges."""
+    text = text.strip().lower()
+    if text in ("", "default"):
+        return "default"
+    if text == "off":
+        return "off"
+    return _number(text, "rate")
+
+
+def _number(text: str, name: str) -> float | int:
+    """A number as typed (a whole one stays whole: counts are whole); its rule judges it."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise RequestInvalid.for_field(name, "must be a number") from None
+
+
+async def _connection(page: Page) -> Connection:
+    workspace = page.require_workspace()
+    return await page.messenger.connection_of(
+        workspace.id, page.request.path_params["connection_id"]
+    )

@@ -1,0 +1,142 @@
+"""Webhooks: the workspace's endpoints; add one (its secret shown once), choose its events,
+enable or disable it, rotate its secret (the new one shown once), send it a test event, remove
+it; its deliveries with their status and the receiver's answer code, and redelivery.
+
+Every action names an endpoint or a delivery by id; ``Messenger.webhook_endpoint_of`` /
+``webhook_delivery_of`` first make sure it is the viewer's workspace's (else 404).
+"""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..._errors import RequestInvalid
+from ..._lifecycle.rules import EVENT_TYPES
+from ...store.base import WebhookEndpoint
+from ...webhooks._admin import CreatedWebhookEndpoint
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    g = dashboard.guarded
+    return [
+        route("/webhooks", g(webhooks_page), "GET", "POST"),
+        route("/webhooks/{endpoint_id}", g(endpoint_page)),
+        route("/webhooks/{endpoint_id}/events", g(set_events), "POST"),
+        route("/webhooks/{endpoint_id}/enable", g(enable), "POST"),
+        route("/webhooks/{endpoint_id}/disable", g(disable), "POST"),
+        route("/webhooks/{endpoint_id}/rotate", g(rotate), "POST"),
+        route("/webhooks/{endpoint_id}/test", g(send_test), "POST"),
+        route("/webhooks/{endpoint_id}/remove", g(remove), "POST"),
+        route("/webhooks/deliveries/{delivery_id}/redeliver", g(redeliver), "POST"),
+    ]
+
+
+async def webhooks_page(page: Page) -> Response:
+    workspace = page.require_workspace()
+    created: CreatedWebhookEndpoint | None = None
+    error = None
+    if page.request.method == "POST":
+        try:
+            created = await page.messenger.create_webhook_endpoint(
+                workspace.id, page.form.get("url").strip(), events=page.form.getlist("events")
+            )
+        except RequestInvalid as exc:
+            error = exc.message
+    endpoints = await page.messenger.list_webhook_endpoints(workspace.id)
+    return page.render(
+        "webhooks.html",
+        endpoints=endpoints,
+        created=created,
+        error=error,
+        typed=page.form.get("url"),
+        chosen=page.form.getlist("events"),
+        event_types=EVENT_TYPES,
+        status=400 if error else (201 if created else 200),
+    )
+
+
+async def endpoint_page(
+    page: Page,
+    *,
+    endpoint: WebhookEndpoint | None = None,
+    secret: str | None = None,
+    notice: str | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    endpoint = endpoint or await _endpoint(page)
+    deliveries = await page.messenger.list_webhook_deliveries(endpoint.id)
+    return page.render(
+        "webhook.html",
+        endpoint=endpoint,
+        deliveries=list(reversed(deliveries)),  # newest first
+        secret=secret,
+        notice=notice,
+        error=error,
+        event_types=EVENT_TYPES,
+        status=status,
+    )
+
+
+async def set_events(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    await page.messenger.set_webhook_events(endpoint.id, page.form.getlist("events"))
+    return await endpoint_page(page, notice="Events saved.")
+
+
+async def enable(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    await page.messenger.enable_webhook_endpoint(endpoint.id)
+    return await endpoint_page(page, notice="Enabled: events are sent to it again.")
+
+
+async def disable(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    await page.messenger.disable_webhook_endpoint(endpoint.id)
+    return await endpoint_page(page, notice="Disabled: no events are sent to it.")
+
+
+async def rotate(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    rotated = await page.messenger.rotate_webhook_secret(endpoint.id)
+    return await endpoint_page(page, secret=rotated.secret, status=201)
+
+
+async def send_test(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    try:
+        await page.messenger.send_test_webhook(endpoint.id)
+    except RequestInvalid as exc:
+        return await endpoint_page(page, error=exc.message, status=400)
+    return await endpoint_page(page, notice="A test event is on its way; it is listed below.")
+
+
+async def remove(page: Page) -> Response:
+    endpoint = await _endpoint(page)
+    await page.messenger.remove_webhook_endpoint(endpoint.id)
+    return page.redirect("/webhooks")
+
+
+async def redeliver(page: Page) -> Response:
+    workspace = page.require_workspace()
+    delivery = await page.messenger.webhook_delivery_of(
+        workspace.id, page.request.path_params["delivery_id"]
+    )
+    endpoint = await page.messenger.webhook_endpoint_of(workspace.id, delivery.endpoint_id)
+    try:
+        await page.messenger.redeliver_webhook(delivery.id)
+    except RequestInvalid as exc:
+        return await endpoint_page(page, endpoint=endpoint, error=exc.message, status=400)
+    return await endpoint_page(page, endpoint=endpoint, notice="Sent again: see it below.")
+
+
+async def _endpoint(page: Page) -> WebhookEndpoint:
+    workspace = page.require_workspace()
+    return await page.messenger.webhook_endpoint_of(
+        workspace.id, page.request.path_params["endpoint_id"]
+    )

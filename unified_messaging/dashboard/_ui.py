@@ -1,0 +1,154 @@
+"""What every dashboard page handler is given (:class:`Page`) and how it answers: the
+rendering of templates, redirects and errors, in one place.
+
+Templates autoescape everything (Jinja2 ``autoescape=True``): a workspace name, a template
+body or a recipient with markup in it is shown as text. Nothing is marked safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from .._access.principal import Principal
+from .._domain import Workspace
+from .._errors import MessagingError
+from .._messenger import Messenger
+from .._version import __version__
+from ..store.users import User
+from ._auth import SignedIn
+from ._forms import Form
+
+__all__ = ["NAV", "Page", "Templates", "Viewer"]
+
+#: The navigation, in order: (text, path). The text is what a support person clicks.
+NAV: Final = (
+    ("Overview", "/"),
+    ("Messages", "/messages"),
+    ("API keys", "/keys"),
+    ("Connections", "/connections"),
+    ("Templates", "/templates"),
+    ("Allowlist", "/allowlist"),
+    ("Webhooks", "/webhooks"),
+)
+
+
+class Templates:
+    """The package's Jinja2 templates, overridable by name from ``extra_dirs`` first."""
+
+    def __init__(self, extra_dirs: tuple[Path, ...] = ()) -> None:
+        loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(d) for d in extra_dirs]
+        loaders.append(jinja2.PackageLoader("unified_messaging.dashboard", "templates"))
+        self._env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader(loaders),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self._env.globals["version"] = __version__
+
+    def render(self, name: str, context: dict[str, object], *, status: int = 200) -> Response:
+        html = self._env.get_template(name).render(context)
+        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def root_path(request: Request) -> str:
+    """Where the dashboard is mounted (``/dashboard`` under ``create_app``)."""
+    return str(request.scope.get("root_path", "")).rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """The signed-in user, and what they look at: one workspace, test or live data."""
+
+    signed_in: SignedIn
+    workspace: Workspace | None
+    workspaces: tuple[Workspace, ...]
+    client_address: str | None
+
+    @property
+    def user(self) -> User:
+        return self.signed_in.user
+
+    @property
+    def livemode(self) -> bool:
+        return self.signed_in.session.livemode
+
+    @property
+    def csrf_token(self) -> str:
+        return self.signed_in.session.csrf_token
+
+
+@dataclass
+class Page:
+    """One request to a page handler: the request, its form, the viewer and the means to
+    answer. Handlers call ``messenger``'s methods only; the rules are there."""
+
+    request: Request
+    viewer: Viewer
+    messenger: Messenger
+    templates: Templates
+    form: Form = field(default_factory=Form)
+
+    @property
+    def root(self) -> str:
+        return root_path(self.request)
+
+    @property
+    def is_htmx(self) -> bool:
+        return self.request.headers.get("hx-request") == "true"
+
+    async def principal(self) -> Principal:
+        """The viewer's workspace and mode as a principal: reads through it are isolated
+        exactly as an API key's are (D2)."""
+        workspace = self.require_workspace()
+        return await self.messenger.principal(workspace.id, livemode=self.viewer.livemode)
+
+    def require_workspace(self) -> Workspace:
+        if self.viewer.workspace is None:
+            raise NoWorkspace
+        return self.viewer.workspace
+
+    def render(self, name: str, *, status: int = 200, **context: object) -> Response:
+        return self.render_context(name, context, status=status)
+
+    def render_context(
+        self, name: str, context: dict[str, object], *, status: int = 200
+    ) -> Response:
+        """The template ``name`` with ``context`` and what every page shows (nav, viewer)."""
+        nav = [(text, self.root + path) for text, path in NAV]
+        base = {
+            "root": self.root,
+            "viewer": self.viewer,
+            "nav": nav,
+            "path": self.request.url.path,
+            "here": self.request.url.path.removeprefix(self.root) or "/",
+            "csrf_token": self.viewer.csrf_token,
+        }
+        return self.templates.render(name, {**base, **context}, status=status)
+
+    def redirect(self, path: str) -> Response:
+        """303 to a dashboard path (an htmx request follows it with ``HX-Redirect``)."""
+        url = self.root + path
+        if self.is_htmx:
+            return Response(status_code=204, headers={"HX-Redirect": url})
+        return RedirectResponse(url, status_code=303)
+
+    def error(self, exc: MessagingError) -> Response:
+        return self.render("error.html", status=exc.http_status, code=exc.code, message=exc.message)
+
+
+class NoWorkspace(MessagingError):
+    """There is no workspace to show yet (an operator before the first one is created)."""
+
+    http_status = 404
+    code = "NO_WORKSPACE"
+    default_message = (
+        "There is no workspace yet. Create one with: unified-messaging workspaces create NAME"
+    )

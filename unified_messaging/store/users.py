@@ -1,0 +1,115 @@
+"""Dashboard users and their sessions (D31): the records and the store's part of the protocol.
+
+A user is an e-mail with an argon2id hash, either an ``operator`` (every workspace) or a
+``member`` of one workspace; the role and the workspace are one field pair whose rule lives in
+:class:`User` itself, so a record can never be an operator of one workspace. A session is kept
+by the SHA-256 of its id: a copy of the database lets nobody sign in. A one-time login link
+is a session of kind ``link`` that is traded for a real one once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol, TypeAlias
+
+__all__ = ["DashboardSession", "SessionKind", "User", "UserRole", "UserStore"]
+
+UserRole: TypeAlias = Literal["operator", "member"]
+SessionKind: TypeAlias = Literal["session", "link"]
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A dashboard user. ``workspace_id`` is set exactly when the role is ``member``."""
+
+    id: str
+    email: str
+    password_hash: str = field(repr=False)
+    role: UserRole
+    created_at: datetime
+    workspace_id: str | None = None
+    disabled_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if (self.role == "member") != (self.workspace_id is not None):
+            raise ValueError("a member has exactly one workspace; an operator has none")
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role == "operator"
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardSession:
+    """A signed-in browser (or a one-time login link, ``kind="link"``).
+
+    ``id_hash`` is the SHA-256 of the cookie's value. ``csrf_token`` guards its state
+    changes. ``workspace_id`` and ``livemode`` are what the user is looking at (the
+    workspace picker and the test/live switch), kept server-side so no URL can widen them.
+    """
+
+    id_hash: str
+    user_id: str
+    created_at: datetime
+    last_seen_at: datetime
+    csrf_token: str = field(repr=False)
+    kind: SessionKind = "session"
+    workspace_id: str | None = None
+    livemode: bool = False
+
+
+class UserStore(Protocol):
+    """Protocol: the users and sessions part of the :class:`~unified_messaging.store.base.Store`."""
+
+    async def add_user(self, user: User) -> None:
+        """Insert; :class:`AlreadyExists` if the e-mail is taken, :class:`ResourceNotFound`
+        if a member's workspace does not exist."""
+        ...
+
+    async def get_user(self, user_id: str) -> User | None: ...
+
+    async def find_user(self, email: str) -> User | None:
+        """By e-mail, exactly as stored (the caller normalizes it)."""
+        ...
+
+    async def list_users(self) -> list[User]:
+        """Oldest first."""
+        ...
+
+    async def update_user(self, user: User) -> None: ...
+
+    async def add_session(self, session: DashboardSession) -> None: ...
+
+    async def get_session(self, id_hash: str) -> DashboardSession | None: ...
+
+    async def update_session(self, session: DashboardSession) -> None:
+        """Replace by ``id_hash``; a session that is gone (signed out meanwhile) stays gone."""
+        ...
+
+    async def delete_session(self, id_hash: str) -> bool: ...
+
+    async def delete_user_sessions(self, user_id: str) -> int:
+        """Sign a user out everywhere; returns how many sessions (and links) ended."""
+        ...
+
+    async def purge_sessions(self, *, seen_before: datetime, created_before: datetime) -> int:
+        """Delete the sessions and links last used before ``seen_before`` or made before
+        ``created_before`` (those that can no longer sign anyone in); returns how many."""
+        ...
+
+    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
+        """Record a failed sign-in under ``key`` (the throttle's account-and-address key) and
+        forget the key's failures before ``forget_before``; returns how many are left, this
+        one included. Shared by every process on the store."""
+        ...
+
+    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
+        """The key's failed sign-ins at or after ``since``, oldest first."""
+        ...
+
+    async def clear_login_failures(self, key: str) -> None: ...
