@@ -20,6 +20,7 @@ PAGES = (
     ("Templates", "Templates"),
     ("Allowlist", "IP allowlist"),
     ("Webhooks", "Webhooks"),
+    ("Audit log", "Audit log"),
 )
 
 

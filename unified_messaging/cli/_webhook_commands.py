@@ -113,10 +113,6 @@ def add_webhooks(commands: Subparsers) -> None:
 
 def _add_operations(group: Subparsers) -> None:
     """The operations the dashboard has too (D31: one Messenger method behind both)."""
-    disable = add_command(
-        group, "disable", help="stop sending events to an endpoint", run=admin_command(_disable)
-    )
-    disable.add_argument("endpoint_id", metavar="ID")
     events = add_command(
         group,
         "events",

@@ -26,6 +26,7 @@ from ._app import Dashboard
 from ._auth import Sessions
 from ._pages import (
     allowlist,
+    audit,
     connections,
     keys,
     messages,
@@ -62,7 +63,9 @@ def create_dashboard(
         template_dirs=template_dirs,
     )
     routes: list[BaseRoute] = []
-    pages = (session, overview, messages, keys, connections, templates, allowlist, webhooks)
+    pages = (
+        session, overview, messages, keys, connections, templates, allowlist, webhooks, audit,
+    )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))
     app = dashboard.app(routes)

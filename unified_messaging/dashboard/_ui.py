@@ -35,6 +35,7 @@ NAV: Final = (
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
     ("Webhooks", "/webhooks"),
+    ("Audit log", "/audit"),
 )
 
 

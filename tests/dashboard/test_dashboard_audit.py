@@ -1,0 +1,90 @@
+"""The Audit log page over real HTTP (D32): operators read every change, newest first, with the
+dashboard user and address that made it; filters and pages; members are refused."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from _dash_support import PASSWORD, Console
+
+from unified_messaging import Messenger
+from unified_messaging._audit_context import CLI, acting_as
+from unified_messaging.store.users import User
+from unified_messaging.testing import TestBed
+
+MARKUP = '<script>alert("x")</script>'
+
+
+def _rows(page: str) -> list[str]:
+    body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in page else ""
+    return re.findall(r"<tr>(.*?)</tr>", body, re.DOTALL)
+
+
+async def test_a_change_made_in_the_dashboard_is_on_the_audit_page_with_its_user(
+    signed_in: Console, bed: TestBed
+) -> None:
+    made = await signed_in.post("/allowlist", {"cidr": "127.0.0.0/8"})
+    assert made.status_code == 303
+
+    page = await signed_in.get("/audit")
+
+    assert page.status_code == 200
+    [newest, *_] = _rows(page.text)
+    assert "allowlist.add" in newest
+    assert "dashboard:ops@example.com" in newest
+    assert "127.0.0.0/8" in newest
+    assert "127.0.0.1" in newest  # the address the change came from
+
+
+async def test_filters_and_the_next_page(
+    signed_in: Console, messenger: Messenger, bed: TestBed
+) -> None:
+    other = await messenger.create_workspace("Other Ltd")
+    with acting_as(CLI):
+        for n in range(55):
+            await messenger.set_template(bed.workspace.id, f"t{n}", f"body {n}")
+        await messenger.set_monthly_quota(other.id, 10)
+
+    first = await signed_in.get("/audit", params={"action": "template.set"})
+    rows = _rows(first.text)
+    assert len(rows) == 50 and all("template.set" in row for row in rows)
+    assert ">t54<" in rows[0]  # newest first
+    older = re.search(r'href="([^"]*after=[^"]+)"', first.text)
+    assert older is not None
+    rest = await signed_in.get(older.group(1).replace("&amp;", "&").split("/dashboard", 1)[1])
+    assert [">t4<" in r for r in _rows(rest.text)].count(True) == 1
+    assert len(_rows(rest.text)) == 5
+
+    theirs = await signed_in.get("/audit", params={"workspace": other.id})
+    newest, *_ = _rows(theirs.text)
+    assert "workspace.quota" in newest and ">cli<" in newest
+    assert all("template.set" not in r for r in _rows(theirs.text))
+
+
+async def test_an_unknown_action_in_the_url_is_said_not_a_500(signed_in: Console) -> None:
+    page = await signed_in.get("/audit", params={"action": "nope", "after": "aud_nope"})
+    assert page.status_code == 400
+    assert "unknown action" in page.text
+
+
+async def test_a_member_cannot_read_the_audit_log(url: str, member: User) -> None:
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as http:
+        console = Console(http, url + "/dashboard")
+        assert (await console.sign_in(member.email, PASSWORD)).status_code == 303
+        page = await console.get("/audit")
+    assert page.status_code == 403
+    assert "Only operators" in page.text
+    assert "<tbody>" not in page.text
+
+
+async def test_markup_in_a_target_or_actor_is_text(
+    signed_in: Console, messenger: Messenger, bed: TestBed
+) -> None:
+    from unified_messaging._audit_context import Actor
+
+    with acting_as(Actor(MARKUP, client_address=MARKUP)):
+        await messenger.set_monthly_quota(bed.workspace.id, 5)
+    page = (await signed_in.get("/audit")).text
+    assert MARKUP not in page
+    assert "&lt;script&gt;" in page

@@ -1,0 +1,58 @@
+"""Audit log (D32): every change made through the dashboard, the CLI or the admin methods,
+newest first, for operators. Filters by workspace and action; pages follow the log's cursor.
+
+The reading and its rules (the action names, the page size, an unknown cursor) are
+``Messenger.list_audit_events``'; this page turns the query string into its arguments.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..._audit_names import AUDIT_ACTIONS
+from ..._errors import MessagingError
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+PAGE_SIZE = 50
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    return [route("/audit", dashboard.guarded(audit_page), "GET")]
+
+
+async def audit_page(page: Page) -> Response:
+    if not page.viewer.user.is_operator:
+        # D32: operators read the log; a member's workspace is one of many in it.
+        return page.render("audit.html", operator=False, status=403)
+    query = page.request.query_params
+    workspace_id = query.get("workspace") or None
+    action = query.get("action") or None
+    starting_after = query.get("after") or None
+    error = None
+    try:
+        found = await page.messenger.list_audit_events(
+            workspace_id=workspace_id,
+            action=action,
+            limit=PAGE_SIZE,
+            starting_after=starting_after,
+        )
+        events, has_more = found.data, found.has_more
+    except MessagingError as exc:  # an unknown action or cursor typed into the URL
+        events, has_more, error = [], False, exc.message
+    names = {w.id: w.name for w in page.viewer.workspaces}
+    return page.render(
+        "audit.html",
+        operator=True,
+        events=events,
+        has_more=has_more,
+        names=names,
+        actions=AUDIT_ACTIONS,
+        chosen_workspace=workspace_id,
+        chosen_action=action,
+        error=error,
+        status=400 if error else 200,
+    )
