@@ -103,6 +103,9 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_label("Name (what uses it)").fill("checkout service")
         page.get_by_role("button", name="Create key").click()
         page.screenshot(path=str(OUT / "api-key-created.png"), full_page=True)
+        # Last: the changes made above are on it, with the demo operator as their actor.
+        page.goto(url + "/dashboard/audit")
+        page.screenshot(path=str(OUT / "audit-log.png"), full_page=True)
         browser.close()
 
 

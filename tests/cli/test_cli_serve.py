@@ -107,3 +107,21 @@ def test_serve_reports_a_busy_port_as_an_error(cli: Cli) -> None:
 
     assert result.returncode == 1
     assert re.search(rf"^error: cannot listen on 127\.0\.0\.1:{port}: ", result.stderr, re.M)
+
+
+def test_serve_demo_again_takes_up_its_workspace_with_a_new_key(cli: Cli) -> None:
+    # Issue 24: every scripts/demo run used to add a workspace to the database.
+    runs = []
+    for _ in range(2):
+        with serving(cli, "--demo", "--json") as proc:
+            assert proc.stdout is not None
+            demo = json.loads(proc.stdout.readline())
+            runs.append((demo, send(demo["url"], demo["api_key"]).status_code))
+            stop(proc, signal.SIGTERM)
+
+    (first, sent_first), (second, sent_second) = runs
+    assert second["workspace_id"] == first["workspace_id"]
+    assert second["api_key"] != first["api_key"]  # keys are shown once: a new one to show
+    assert (sent_first, sent_second) == (201, 201)  # both keys work
+    names = [w["name"] for w in cli("workspaces", "list", "--json").json()]
+    assert names == ["demo"]

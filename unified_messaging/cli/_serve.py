@@ -62,6 +62,8 @@ __all__ = ["add_serve"]
 #: How long open requests may finish after SIGINT/SIGTERM before they are cut.
 _GRACEFUL_SECONDS = 10
 _DEMO_SENDER = "DEMO"
+#: The demo workspace's name: a later ``--demo`` on the same database takes it up again.
+_DEMO_WORKSPACE = "demo"
 #: The dashboard user of ``serve --demo``, signed in by the printed one-time link.
 _DEMO_OPERATOR = "demo@example.com"
 
@@ -287,23 +289,32 @@ async def _demo(messenger: Messenger, url: str) -> Report:
     from .._demo import DEMO_TEMPLATES, add_demo_templates
     from ..testing import create_testbed
 
-    bed = await create_testbed(messenger=messenger, sender=_DEMO_SENDER)
+    # One demo workspace per database: a later --demo run takes it up again with a new test
+    # key (keys are shown once), instead of adding a workspace each time.
+    workspaces = await messenger.list_workspaces()
+    found = next((w for w in workspaces if w.name == _DEMO_WORKSPACE), None)
+    if found is None:
+        bed = await create_testbed(messenger=messenger, sender=_DEMO_SENDER, name=_DEMO_WORKSPACE)
+        workspace, api_key = bed.workspace, bed.api_key
+    else:
+        workspace = found
+        api_key = (await messenger.create_api_key(found.id, livemode=False, name="demo")).secret
     # The templates docs/rest.md's examples send with.
-    await add_demo_templates(messenger, bed.workspace.id)
-    data: JsonObject = {"workspace_id": bed.workspace.id, "api_key": bed.api_key, "url": url}
+    await add_demo_templates(messenger, workspace.id)
+    data: JsonObject = {"workspace_id": workspace.id, "api_key": api_key, "url": url}
     dashboard: tuple[str, ...] = ()
     if _dashboard_installed():
         link = url + "/dashboard" + await _demo_login_link(messenger)
         data["dashboard_login_url"] = link
         dashboard = ("Dashboard (a one-time sign-in link for the demo operator):", f"  {link}", "")
     lines = (
-        f"Demo workspace {bed.workspace.id}, in test mode: every send goes to the simulated",
+        f"Demo workspace {workspace.id}, in test mode: every send goes to the simulated",
         f"providers ({', '.join(ALL_PROVIDERS)}; {ALL_PROVIDERS[0]} is the default).",
         f"Templates: {', '.join(DEMO_TEMPLATES)}.",
-        f"Test API key (shown once): {bed.api_key}",
+        f"Test API key (shown once): {api_key}",
         "",
         "Try it:",
-        f"  {_curl(url, bed.api_key)}",
+        f"  {_curl(url, api_key)}",
         "",
         *dashboard,
     )

@@ -58,8 +58,10 @@ async def create_testbed(
     report_delay: timedelta = timedelta(0),
     messenger: Messenger | None = None,
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
+    name: str = "test workspace",
 ) -> TestBed:
     """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one.
+    ``name``: the workspace's name.
 
     ``recipient_limit``: the workspace's flood guard (D28), on with the default as in
     production, so a host application can test its handling of ``RECIPIENT_RATE_LIMITED``;
@@ -74,7 +76,7 @@ async def create_testbed(
             on_simulated=outbox.record,
         )
     await messenger.open()
-    workspace = await messenger.create_workspace("test workspace", recipient_limit=recipient_limit)
+    workspace = await messenger.create_workspace(name, recipient_limit=recipient_limit)
     for code in ALL_PROVIDERS:
         await messenger.add_connection(
             workspace.id, code, default_sender=sender, approved_senders=(sender,)
