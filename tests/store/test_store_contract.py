@@ -760,7 +760,15 @@ async def test_webhook_endpoint_crud(ws: Store) -> None:
         previous_secret_ciphertext="v1.k1.nonce.secret",
         previous_secret_expires_at=at(7),
     )
+    # A whole-row update leaves the sealed secrets as stored: they move by the swap alone
+    # (a rotation between a setter's read and its write is never undone).
     await ws.update_webhook_endpoint(rotated)
+    assert await ws.get_webhook_endpoint("we_1") == disabled
+    swapped = await ws.swap_webhook_secrets(
+        "we_1", expected=disabled.sealed_secrets, secret="v1.k1.nonce.new",
+        previous="v1.k1.nonce.secret", previous_expires_at=at(7),
+    )  # fmt: skip
+    assert swapped
     assert await ws.get_webhook_endpoint("we_1") == rotated
     assert await ws.remove_webhook_endpoint("we_1")
     assert not await ws.remove_webhook_endpoint("we_1")
@@ -770,7 +778,10 @@ async def test_webhook_endpoint_crud(ws: Store) -> None:
 async def test_endpoint_health_changes_leave_the_secret_alone(ws: Store) -> None:
     await ws.add_webhook_endpoint(an_endpoint())
     rotated = replace(an_endpoint(), secret_ciphertext="v1.k1.nonce.rotated")
-    await ws.update_webhook_endpoint(rotated)  # a rotation lands while a delivery runs …
+    assert await ws.swap_webhook_secrets(  # a rotation lands while a delivery runs …
+        "we_1", expected=an_endpoint().sealed_secrets, secret="v1.k1.nonce.rotated",
+        previous=None, previous_expires_at=None,
+    )  # fmt: skip
 
     await ws.set_webhook_endpoint_health(  # … and the delivery's outcome, read before it
         "we_1", enabled=False, disabled_at=at(5), failing_since=at(1)

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._access.principal import Principal
 from .._domain import Workspace
-from .._errors import MessagingError
+from .._errors import MessagingError, ResourceNotFound
 from .._messenger import Messenger
 from .._version import __version__
 from ..store.users import User
@@ -145,11 +145,10 @@ class Page:
         return self.render("error.html", status=exc.http_status, code=exc.code, message=exc.message)
 
 
-class NoWorkspace(MessagingError):
-    """There is no workspace to show yet (an operator before the first one is created)."""
+class NoWorkspace(ResourceNotFound):
+    """There is no workspace to show yet (an operator before the first one is created): a
+    ``NOT_FOUND`` of the one error tree, with the way to make one."""
 
-    http_status = 404
-    code = "NO_WORKSPACE"
     default_message = (
         "There is no workspace yet. Create one with: unified-messaging workspaces create NAME"
     )
