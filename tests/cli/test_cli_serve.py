@@ -125,3 +125,5 @@ def test_serve_demo_again_takes_up_its_workspace_with_a_new_key(cli: Cli) -> Non
     assert (sent_first, sent_second) == (201, 201)  # both keys work
     names = [w["name"] for w in cli("workspaces", "list", "--json").json()]
     assert names == ["demo"]
+    audit = cli("audit", "list", "--action", "workspace.create", "--json").json()
+    assert [e["actor"] for e in audit["data"]] == ["cli"]  # serve --demo's set-up is a CLI change

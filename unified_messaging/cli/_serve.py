@@ -259,7 +259,10 @@ async def _serve(args: argparse.Namespace) -> None:
                 base_url(address, port, local=False),
             )
             if args.demo:
-                emit(await _demo(messenger, url), as_json=args.json)
+                from .._audit_context import CLI, acting_as
+
+                with acting_as(CLI):  # the demo's set-up is this command's change (D32)
+                    emit(await _demo(messenger, url), as_json=args.json)
             elif args.json:
                 emit(Report({"url": url}, url), as_json=True)
             settle_heap()
