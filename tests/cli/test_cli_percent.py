@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unified_messaging.cli._message_commands import percent
+from unified_messaging._figures import percent
 
 
 def test_the_ends_and_a_third() -> None:
@@ -21,3 +21,10 @@ def test_a_rate_between_the_ends_is_shown_between_them(fraction: tuple[int, int]
     shown = float(percent(done / total).rstrip("%"))
     assert 0.0 < shown < 100.0
     assert abs(shown - 100 * done / total) <= 0.1 + 1e-9
+
+
+def test_the_dashboard_shows_a_rate_by_the_same_rule() -> None:
+    from unified_messaging.dashboard._ui import Templates
+
+    rendered = Templates()._env.from_string("{{ rate|percent }}").render(rate=1999 / 2000)
+    assert rendered == "99.9%"

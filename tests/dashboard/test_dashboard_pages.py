@@ -128,5 +128,5 @@ async def test_the_overview_counts_today_and_shows_the_breakers(
     # Per provider by message: sms_a delivered 3 of 3; the fallback message is sms_b's.
     assert re.search(r"<td>sms_a</td><td class=\"num\">3</td>", page.text)
     assert re.search(r"<td>sms_b</td><td class=\"num\">1</td>", page.text)
-    assert "100.0 %" in page.text
+    assert "100.0%" in page.text
     assert "closed" in page.text

@@ -19,6 +19,7 @@ import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, get_args
 
+from .._figures import percent
 from .._types import MessageStatus, ProviderCode
 from ._args import Subparsers, add_command, add_group
 from ._args import workspace_option as _workspace
@@ -252,15 +253,6 @@ def _show_text(record: StatusRecord, events: list[Event]) -> str:
 
 def _rate(rate: JsonValue) -> str:
     return "-" if not isinstance(rate, float | int) else percent(rate)
-
-
-def percent(rate: float) -> str:
-    """``rate`` (0–1) to one decimal, never rounded onto an end it has not reached: 1,999
-    delivered of 2,000 reads ``99.9%``, not ``100.0%``, and 1 of 2,000 ``0.1%``, not ``0.0%``."""
-    shown = round(rate * 100, 1)
-    if 0 < rate < 1:
-        shown = min(max(shown, 0.1), 99.9)
-    return f"{shown:.1f}%"
 
 
 def _millis(value: JsonValue) -> str:
