@@ -24,13 +24,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ConfigDict
-from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception_type
-from tenacity import stop_after_attempt as _stop_after_attempt
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+)
 
 from . import _errors
 from ._errors import (
@@ -209,7 +216,7 @@ def _give_up(state: RetryCallState) -> Any:
 
 def _retrying_kwargs(max_retries: int) -> dict[str, Any]:
     return {
-        "stop": _stop_after_attempt(max_retries + 1),
+        "stop": stop_after_attempt(max_retries + 1),
         "wait": _wait,
         "retry": retry_if_exception_type(_Retry),
         "retry_error_callback": _give_up,
@@ -244,8 +251,6 @@ def _list_params(filters: Mapping[str, object], starting_after: str | None) -> d
 
 
 def _query_value(value: object) -> str:
-    from datetime import datetime
-
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
@@ -255,12 +260,6 @@ def _parse(model: type[M], response: httpx.Response) -> M:
 
 def _headers(api_key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}", "User-Agent": _USER_AGENT}
-
-
-def _transport_retry(exc: httpx.TransportError) -> _Retry:
-    # No answer: the server may or may not have the request. Repeating it is safe because
-    # a POST repeats its Idempotency-Key, and a GET changes nothing.
-    return _Retry(exc)
 
 
 # ------------------------------------------------------------------------------ async
@@ -350,7 +349,9 @@ class AsyncClient:
                         headers=call.headers,
                     )  # fmt: skip
                 except httpx.TransportError as exc:
-                    raise _transport_retry(exc) from exc
+                    # No answer: the server may or may not have it. Asking again is safe: a
+                    # POST repeats its Idempotency-Key, and a GET changes nothing.
+                    raise _Retry(exc) from exc
                 return _check(response)
         raise AssertionError("unreachable: the retry loop returns or raises")  # pragma: no cover
 
@@ -436,12 +437,12 @@ class Client:
                         headers=call.headers,
                     )  # fmt: skip
                 except httpx.TransportError as exc:
-                    raise _transport_retry(exc) from exc
+                    # No answer: the server may or may not have it. Asking again is safe: a
+                    # POST repeats its Idempotency-Key, and a GET changes nothing.
+                    raise _Retry(exc) from exc
                 return _check(response)
         raise AssertionError("unreachable: the retry loop returns or raises")  # pragma: no cover
 
 
 def _path_segment(job_id: str) -> str:
-    from urllib.parse import quote
-
     return quote(job_id, safe="")
