@@ -13,7 +13,14 @@ from datetime import timedelta
 
 import pytest
 
-from unified_messaging import ManualClock, Messenger, RequestInvalid, SendRequest, Workspace
+from unified_messaging import (
+    ManualClock,
+    Messenger,
+    RequestInvalid,
+    SenderNotApproved,
+    SendRequest,
+    Workspace,
+)
 from unified_messaging._types import TEMPLATE_KEY_PATTERN, IysMode
 from unified_messaging.cli import build_parser
 
@@ -308,8 +315,9 @@ async def test_a_sender_with_a_control_character_is_refused(
             workspace.id, "sms_a", default_sender=default, approved_senders=approved
         )
 
-    assert field_of(info.value) == "sender"
-    assert info.value.message == "sender: must not contain control characters"
+    field = "default_sender" if as_default else "approved_senders"
+    assert field_of(info.value) == field
+    assert info.value.message == f"{field}: must not contain control characters"
     assert await messenger.list_connections(workspace.id) == []
 
 
@@ -320,7 +328,7 @@ async def test_a_sender_of_the_wrong_length_is_refused(
     with pytest.raises(RequestInvalid) as info:
         await messenger.add_connection(workspace.id, "sms_a", approved_senders=[sender])
 
-    assert info.value.message == "sender: must be 1-32 characters"
+    assert info.value.message == "approved_senders: must be 1-32 characters"
 
 
 async def test_a_sender_with_a_space_is_stored(messenger: Messenger, workspace: Workspace) -> None:
@@ -329,3 +337,100 @@ async def test_a_sender_with_a_space_is_stored(messenger: Messenger, workspace: 
     )
 
     assert connection.approved_senders == ("ACME CO",)
+
+
+# ------------------------------------------------------------------- changing the senders
+
+
+async def test_set_senders_replaces_both_and_sends_keep_d3(
+    messenger: Messenger, workspace: Workspace
+) -> None:
+    connection = await messenger.add_connection(
+        workspace.id, "sms_a", default_sender="OLD", approved_senders=["OLD"]
+    )
+    changed = await messenger.set_senders(
+        connection.id, default_sender="ACME", approved_senders=["ACME2", "ACME2"]
+    )
+    # One rule with add_connection's: no repeats, and the default joins a non-empty list.
+    assert (changed.default_sender, changed.approved_senders) == ("ACME", ("ACME2", "ACME"))
+    key = await messenger.create_api_key(workspace.id)
+    principal = await messenger.authenticate(key.secret)
+    with pytest.raises(SenderNotApproved):
+        await messenger.send(principal, SendRequest(to="+905551234567", body="x", sender="OLD"))
+    sent = await messenger.send(principal, SendRequest(to="+905551234567", body="x"))
+    assert (await messenger.get_message(principal, sent.job_id)).sender == "ACME"
+
+
+async def test_set_senders_to_nothing_means_any_sender_and_none_by_default(
+    messenger: Messenger, workspace: Workspace
+) -> None:
+    connection = await messenger.add_connection(
+        workspace.id, "sms_a", default_sender="ACME", approved_senders=["ACME"]
+    )
+    cleared = await messenger.set_senders(connection.id, default_sender="", approved_senders=[])
+    assert (cleared.default_sender, cleared.approved_senders) == (None, ())
+
+
+@pytest.mark.parametrize(
+    ("default", "approved", "field"),
+    [
+        ("A" * 33, (), "default_sender"),
+        ("AC\x00ME", (), "default_sender"),
+        (None, ("ACME", ""), "approved_senders"),
+        (None, ("AC\x1bME",), "approved_senders"),
+        (None, "ACME", "approved_senders"),  # a bare string is not a list of senders
+    ],
+)
+async def test_set_senders_refuses_what_add_connection_refuses_and_changes_nothing(
+    messenger: Messenger, workspace: Workspace, default: str | None, approved: object, field: str
+) -> None:
+    connection = await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.set_senders(
+            connection.id,
+            default_sender=default,
+            approved_senders=approved,  # type: ignore[arg-type]
+        )
+
+    assert field_of(info.value) == field
+    assert (await messenger.get_connection(connection.id)).default_sender == "ACME"
+
+
+# ------------------------------------------------------------- WhatsApp provider templates
+
+
+@pytest.mark.parametrize(
+    ("name", "language", "field"),
+    [
+        ("Order Shipped", None, "provider_template"),
+        ("order-shipped", "tr", "provider_template"),
+        ("a" * 513, None, "provider_template"),
+        (None, "tr", "provider_language"),  # the language of no template
+        ("order_shipped", "Turkish", "provider_language"),
+        ("order_shipped", "en-US", "provider_language"),
+    ],
+)
+async def test_a_bad_provider_template_is_refused_naming_its_field(
+    messenger: Messenger, workspace: Workspace, name: str | None, language: str | None, field: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.set_template(
+            workspace.id, "shipped", "Kargonuz {{ code }}",
+            provider_template=name, provider_language=language,
+        )  # fmt: skip
+
+    assert field_of(info.value) == field
+    assert await messenger.list_templates(workspace.id) == []
+
+
+@pytest.mark.parametrize(("language", "stored"), [("en_US", "en_US"), ("", None), (None, None)])
+async def test_a_provider_template_is_stored_with_its_language(
+    messenger: Messenger, workspace: Workspace, language: str | None, stored: str | None
+) -> None:
+    template = await messenger.set_template(
+        workspace.id, "shipped", "Kargonuz {{ code }}",
+        provider_template="order_shipped", provider_language=language,
+    )  # fmt: skip
+    assert (template.provider_template, template.provider_language) == ("order_shipped", stored)
+    blank = await messenger.set_template(workspace.id, "plain", "x", provider_template="")
+    assert blank.provider_template is None

@@ -37,6 +37,9 @@ from .store.base import Store
 __all__ = ["AdminMixin", "CreatedApiKey", "QuotaUsage"]
 
 _TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
+#: WhatsApp's template names and language codes (its "Supported languages" list).
+_PROVIDER_TEMPLATE = re.compile(r"[a-z0-9_]{1,512}")
+_PROVIDER_LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Z]{2})?")
 _SENDER_LENGTH_PROBLEM = f"must be 1-{MAX_SENDER_LENGTH} characters"
 #: A queue TTL beyond this is almost surely a unit mistake (milliseconds given as seconds).
 MAX_QUEUE_TTL = timedelta(days=7)
@@ -239,16 +242,7 @@ class AdminMixin:
         profile = PROFILES[provider]
         rates = {"max_rate": rate_setting("max_rate", max_rate, profile.max_rate),
                  "max_calls": rate_setting("max_calls", max_calls, profile.max_calls)}  # fmt: skip
-        senders = tuple(dict.fromkeys(approved_senders))
-        for sender in (*senders, *((default_sender,) if default_sender else ())):
-            if not 1 <= len(sender) <= MAX_SENDER_LENGTH:
-                raise RequestInvalid.for_field("sender", _SENDER_LENGTH_PROBLEM)
-            # The same rule a request's ``sender`` meets (_models.Sender): a header stored with
-            # a control character would pass here and be refused at every send.
-            if has_control_chars(sender):
-                raise RequestInvalid.for_field("sender", "must not contain control characters")
-        if default_sender and senders and default_sender not in senders:
-            senders = (*senders, default_sender)
+        default_sender, senders = _senders(default_sender, approved_senders)
         connection_id = new_id("conn")
         plain = _credentials(credentials)
         schema = self._credential_schemas.get(provider)
@@ -265,7 +259,7 @@ class AdminMixin:
             provider=provider,
             created_at=self._clock.now(),
             credentials=sealed,
-            default_sender=default_sender or None,
+            default_sender=default_sender,
             approved_senders=senders,
             iys_mode=iys_mode,
             is_default=make_default,
@@ -331,6 +325,25 @@ class AdminMixin:
             max_rate=changes.get("max_rate", connection.max_rate),
             max_calls=changes.get("max_calls", connection.max_calls),
         )
+        await self._store.update_connection(updated)
+        return await self.get_connection(connection_id)
+
+    @audited("connection.senders", of_record)
+    async def set_senders(
+        self,
+        connection_id: str,
+        *,
+        default_sender: str | None = None,
+        approved_senders: Iterable[str] = (),
+    ) -> Connection:
+        """Set a connection's SMS senders (D3) as a whole: ``default_sender``, used when a
+        send names none (``None``: a send must name one), and ``approved_senders``, the only
+        headers a send may name (empty: any). The rules are ``add_connection``'s: each 1-32
+        characters without control characters, and a default joins a non-empty approved
+        list. Sends use them within the record cache's time (``serve``: 1 s)."""
+        connection = await self.get_connection(connection_id)
+        default, approved = _senders(default_sender, approved_senders)
+        updated = replace(connection, default_sender=default, approved_senders=approved)
         await self._store.update_connection(updated)
         return await self.get_connection(connection_id)
 
@@ -403,13 +416,20 @@ class AdminMixin:
         provider_template: str | None = None,
         provider_language: str | None = None,
     ) -> Template:
-        """Create or replace a template (D9)."""
+        """Create or replace a template (D9). ``provider_template`` and
+        ``provider_language``: for ``bizchat``, the approved WhatsApp template a send through
+        it uses (its name, lower-case letters, digits and ``_``) and that template's language
+        (``tr``, ``en_US``; default ``tr``); the template's variables fill its parameters in
+        the order they first appear in ``body``."""
         await self.get_workspace(workspace_id)
         if not _TEMPLATE_KEY.fullmatch(key):
             raise RequestInvalid.for_field("key", f"must match {TEMPLATE_KEY_PATTERN}")
         problem = body_problem(body)
         if problem is not None:
             raise RequestInvalid.for_field("body", problem)
+        provider_template, provider_language = _provider_template(
+            provider_template, provider_language
+        )
         now = self._clock.now()
         existing = await self._store.get_template(workspace_id, key)
         template = Template(
@@ -492,6 +512,51 @@ def _check_iys_mode(provider: ProviderCode, iys_mode: IysMode) -> None:
         f"IYS marking, so only {allowed} is allowed here; send it through a provider that "
         f"marks it ({able})",
     )
+
+
+def _senders(
+    default_sender: str | None, approved_senders: Iterable[str]
+) -> tuple[str | None, tuple[str, ...]]:
+    """D3's senders of a connection as stored: each 1-32 characters with no control
+    character, the approved list without repeats, a default on a non-empty list joined to it
+    (else the default itself could not be sent from). An empty default is none."""
+    if isinstance(approved_senders, str):
+        # A bare string would be read letter by letter, each letter an approved sender.
+        raise RequestInvalid.for_field("approved_senders", "must be a list of senders")
+    approved = tuple(dict.fromkeys(approved_senders))
+    default = default_sender or None
+    named = [("approved_senders", s) for s in approved]
+    for field_name, sender in [*named, *([("default_sender", default)] if default else [])]:
+        if not isinstance(sender, str) or not 1 <= len(sender) <= MAX_SENDER_LENGTH:
+            raise RequestInvalid.for_field(field_name, _SENDER_LENGTH_PROBLEM)
+        # The same rule a request's ``sender`` meets (_models.Sender): a header stored with
+        # a control character would pass here and be refused at every send.
+        if has_control_chars(sender):
+            raise RequestInvalid.for_field(field_name, "must not contain control characters")
+    if default and approved and default not in approved:
+        approved = (*approved, default)
+    return default, approved
+
+
+def _provider_template(name: str | None, language: str | None) -> tuple[str | None, str | None]:
+    """D9's WhatsApp template of a template (``bizchat``): a name as WhatsApp allows one,
+    and a language code of the form it lists (``tr``, ``en_US``), only with a name; an
+    empty one is none. Checked here so a typo is named now, not by every send's 132001."""
+    name, language = name or None, language or None
+    if name is not None and not _PROVIDER_TEMPLATE.fullmatch(name):
+        raise RequestInvalid.for_field(
+            "provider_template",
+            "must be 1-512 lower-case letters, digits and _ (as the WhatsApp template is named)",
+        )
+    if language is not None and name is None:
+        raise RequestInvalid.for_field(
+            "provider_language", "needs provider_template: the language of which template?"
+        )
+    if language is not None and not _PROVIDER_LANGUAGE.fullmatch(language):
+        raise RequestInvalid.for_field(
+            "provider_language", "must be a WhatsApp language code such as tr, en or en_US"
+        )
+    return name, language
 
 
 def _check_base_url(base_url: str) -> None:

@@ -27,6 +27,7 @@ AuditAction = Literal[
     "connection.default",
     "connection.breaker_policy",
     "connection.send_rate",
+    "connection.senders",
     "template.set",
     "template.delete",
     "allowlist.add",

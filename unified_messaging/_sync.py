@@ -193,6 +193,7 @@ class SyncMessenger:
     set_default_connection = _blocking(Messenger.set_default_connection)
     set_breaker_policy = _blocking(Messenger.set_breaker_policy)
     set_send_rate = _blocking(Messenger.set_send_rate)
+    set_senders = _blocking(Messenger.set_senders)
     remove_connection = _blocking(Messenger.remove_connection)
     connection_of = _blocking(Messenger.connection_of)
 

@@ -74,6 +74,13 @@ class Console:
             headers["Origin"] = self.origin if origin == "own" else origin
         return await self.http.post(self.base + path, data=fields, headers=headers)
 
+    async def follow(self, answer: httpx.Response) -> httpx.Response:
+        """The page a form post redirected to (post/redirect/get), as the browser loads it."""
+        assert answer.status_code == 303, (answer.status_code, answer.text[:300])
+        location = answer.headers["location"]
+        assert location.startswith("/"), location
+        return await self.http.get(self.origin + location)
+
 
 class PageAudit(HTMLParser):
     """What a page is made of, for the rules every page keeps: scripts only from files, no

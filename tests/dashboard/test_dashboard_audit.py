@@ -88,3 +88,12 @@ async def test_markup_in_a_target_or_actor_is_text(
     page = (await signed_in.get("/audit")).text
     assert MARKUP not in page
     assert "&lt;script&gt;" in page
+
+
+async def test_the_audit_page_has_no_test_live_switch_it_covers_both(signed_in: Console) -> None:
+    page = await signed_in.get("/audit")
+    assert page.status_code == 200
+    assert "Switch to live data" not in page.text and "viewing test data" not in page.text
+    assert "Test and live changes alike" in page.text
+    keys = await signed_in.get("/keys")  # every other page keeps them
+    assert "Switch to live data" in keys.text and "viewing test data" in keys.text

@@ -4,6 +4,7 @@ admin methods, and another workspace's connection out of reach."""
 
 from __future__ import annotations
 
+import httpx
 from _dash_support import Console
 
 from unified_messaging.testing import TestBed
@@ -59,14 +60,14 @@ async def test_default_rate_and_breaker_through_the_admin_rules(
     assert (await bed.messenger.get_connection(sms_b.id)).is_default
     rate = await signed_in.post(f"/connections/{sms_b.id}/rate",
                                 {"max_rate": "12.5", "max_calls": "off"})  # fmt: skip
-    assert rate.status_code == 200 and "Send rate saved." in rate.text
+    assert "Send rate saved." in (await signed_in.follow(rate)).text
     saved = await bed.messenger.get_connection(sms_b.id)
     assert (saved.max_rate, saved.max_calls) == (12.5, None)
     bad = await signed_in.post(f"/connections/{sms_b.id}/rate", {"max_rate": "-3"})
     assert bad.status_code == 400 and "max_rate" in bad.text
     breaker = await signed_in.post(f"/connections/{sms_b.id}/breaker",
                                    {"window": "60", "min_calls": "10"})  # fmt: skip
-    assert breaker.status_code == 200
+    assert "Breaker thresholds saved." in (await signed_in.follow(breaker)).text
     policy = (await bed.messenger.get_connection(sms_b.id)).breaker
     assert (policy.window.total_seconds(), policy.min_calls) == (60, 10)
     wrong = await signed_in.post(f"/connections/{sms_b.id}/breaker", {"cooldown": "0"})
@@ -81,3 +82,54 @@ async def test_another_workspaces_connection_is_out_of_reach(
     for path in ("default", "test", "rate", "breaker"):
         assert (await signed_in.post(f"/connections/{theirs.id}/{path}")).status_code == 404
     assert (await signed_in.get(f"/connections/{theirs.id}")).status_code == 404
+
+
+async def test_senders_are_edited_through_set_senders_and_rest_keeps_them(
+    signed_in: Console, bed: TestBed, url: str
+) -> None:
+    connection = next(
+        c for c in await bed.messenger.list_connections(bed.workspace.id) if c.is_default
+    )
+    page = await signed_in.get(f"/connections/{connection.id}")
+    assert 'action="/dashboard/connections/' + connection.id + '/senders"' in page.text
+    saved = await signed_in.post(
+        f"/connections/{connection.id}/senders",
+        {"default_sender": "ACME", "approved_senders": "ACME, SHOP"},
+    )
+    assert saved.headers["location"] == f"/dashboard/connections/{connection.id}"
+    shown = await signed_in.follow(saved)
+    assert "Senders saved." in shown.text and 'value="ACME, SHOP"' in shown.text
+    stored = await bed.messenger.get_connection(connection.id)
+    assert (stored.default_sender, stored.approved_senders) == ("ACME", ("ACME", "SHOP"))
+    async with httpx.AsyncClient() as rest:
+        refused = await rest.post(
+            url + "/v1/messages",
+            json={"to": "+905551234567", "body": "x", "sender": "OTHER"},
+            headers={"Authorization": f"Bearer {bed.api_key}"},
+        )
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "SENDER_NOT_APPROVED"
+    audit = await bed.messenger.list_audit_events(action="connection.senders")
+    assert [(e.actor, e.target) for e in audit.data] == [
+        ("dashboard:ops@example.com", connection.id)
+    ]
+
+
+async def test_a_bad_sender_is_shown_beside_its_field_and_changes_nothing(
+    signed_in: Console, bed: TestBed
+) -> None:
+    connection = (await bed.messenger.list_connections(bed.workspace.id))[0]
+    before = await bed.messenger.get_connection(connection.id)
+    refused = await signed_in.post(
+        f"/connections/{connection.id}/senders",
+        {"default_sender": "A" * 33, "approved_senders": ""},
+    )
+    assert refused.status_code == 400
+    # Beside the field, with the field marked, and what was typed still in it.
+    assert 'id="default_sender-error">must be 1-32 characters</p>' in refused.text
+    assert 'aria-describedby="default_sender-error"' in refused.text
+    assert f'value="{"A" * 33}"' in refused.text
+    assert await bed.messenger.get_connection(connection.id) == before
+    rate = await signed_in.post(f"/connections/{connection.id}/rate", {"max_rate": "fast"})
+    assert rate.status_code == 400 and 'id="max_rate-error"' in rate.text
+    window = await signed_in.post(f"/connections/{connection.id}/breaker", {"window": "-1"})
+    assert window.status_code == 400 and 'id="breaker_window-error"' in window.text

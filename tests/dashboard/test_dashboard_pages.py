@@ -4,8 +4,10 @@ Overview, Messages (the list and a message's timeline) and API keys."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import httpx
+import pytest
 from _dash_support import Console
 
 from unified_messaging.testing import TestBed
@@ -28,11 +30,13 @@ async def test_a_key_made_in_the_dashboard_sends_over_rest_and_is_shown_once(
     signed_in: Console, url: str, bed: TestBed
 ) -> None:
     created = await signed_in.post("/keys", {"name": "checkout", "rate_limit": "5"})
-    assert created.status_code == 201
-    assert "cannot be shown again" in created.text
-    secret = _secret_in(created.text)
+    assert created.status_code == 303 and created.headers["location"] == "/dashboard/keys"
+    shown = await signed_in.follow(created)
+    assert "cannot be shown again" in shown.text
+    secret = _secret_in(shown.text)
     assert secret.startswith("um_test_")  # the test-data view makes test keys
-    assert created.headers["cache-control"] == "no-store"
+    assert shown.headers["cache-control"] == "no-store"
+    # A refresh (or the back button: no-store) loads the page again: the secret is gone.
     listing = await signed_in.get("/keys")
     assert secret not in listing.text and "checkout" in listing.text
     assert "5/s, burst 100" in listing.text
@@ -44,7 +48,9 @@ async def test_a_key_made_in_the_dashboard_sends_over_rest_and_is_shown_once(
 async def test_a_key_revoked_in_the_dashboard_stops_working(
     signed_in: Console, url: str, bed: TestBed
 ) -> None:
-    secret = _secret_in((await signed_in.post("/keys", {"name": "old"})).text)
+    secret = _secret_in(
+        (await signed_in.follow(await signed_in.post("/keys", {"name": "old"}))).text
+    )
     key = next(k for k in await bed.messenger.list_api_keys(bed.workspace.id) if k.name == "old")
     revoked = await signed_in.post(f"/keys/{key.id}/revoke")
     assert revoked.status_code == 303 and revoked.headers["location"] == "/dashboard/keys"
@@ -65,7 +71,9 @@ async def test_the_live_view_makes_and_lists_live_keys_only(
     signed_in: Console, bed: TestBed
 ) -> None:
     await signed_in.post("/view", {"livemode": "live"})
-    live = _secret_in((await signed_in.post("/keys", {"name": "prod"})).text)
+    live = _secret_in(
+        (await signed_in.follow(await signed_in.post("/keys", {"name": "prod"}))).text
+    )
     assert live.startswith("um_live_")
     page = await signed_in.get("/keys")
     assert "prod" in page.text and "pytest" not in page.text  # the testbed's key is a test key
@@ -130,3 +138,31 @@ async def test_the_overview_counts_today_and_shows_the_breakers(
     assert re.search(r"<td>sms_b</td><td class=\"num\">1</td>", page.text)
     assert "100.0%" in page.text
     assert "closed" in page.text
+
+
+async def test_a_key_expires_when_the_form_says_read_as_utc(
+    signed_in: Console, bed: TestBed, url: str
+) -> None:
+    made = await signed_in.post("/keys", {"name": "temp", "expires_at": "2099-01-31T10:30"})
+    assert made.status_code == 303
+    key = next(k for k in await bed.messenger.list_api_keys(bed.workspace.id) if k.name == "temp")
+    assert key.expires_at == datetime(2099, 1, 31, 10, 30, tzinfo=UTC)
+    assert "2099-01-31 10:30" in (await signed_in.get("/keys")).text
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("2001-01-01T00:00", "must be in the future"),  # the admin rule's words
+        ("next tuesday", "must be a date and time"),
+        ("2099-02-30T00:00", "is not a real date and time"),
+    ],
+)
+async def test_a_bad_expiry_is_said_beside_its_field(
+    signed_in: Console, bed: TestBed, typed: str, words: str
+) -> None:
+    before = await bed.messenger.list_api_keys(bed.workspace.id)
+    refused = await signed_in.post("/keys", {"name": "temp", "expires_at": typed})
+    assert refused.status_code == 400
+    assert f'<p class="field-error" id="expires_at-error">{words}' in refused.text
+    assert await bed.messenger.list_api_keys(bed.workspace.id) == before

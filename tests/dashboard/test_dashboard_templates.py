@@ -84,3 +84,51 @@ async def test_a_template_is_deleted(signed_in: Console, bed: TestBed) -> None:
     assert deleted.status_code == 303
     assert await bed.messenger.list_templates(bed.workspace.id) == []
     assert (await signed_in.get("/templates/old")).status_code == 404
+
+
+async def test_a_whatsapp_template_name_and_language_are_saved_and_used_by_bizchat(
+    signed_in: Console, bed: TestBed
+) -> None:
+    editor = await signed_in.get("/templates/new")
+    assert '<details class="group" open>' in editor.text  # a bizchat connection: shown open
+    saved = await signed_in.post("/templates", {
+        "key": "shipped", "body": "Kargonuz {{ code }} yolda",
+        "provider_template": "order_shipped", "provider_language": "en_US",
+    })  # fmt: skip
+    assert saved.status_code == 303
+    template = await bed.messenger.get_template(bed.workspace.id, "shipped")
+    assert (template.provider_template, template.provider_language) == ("order_shipped", "en_US")
+    listing = await signed_in.follow(saved)
+    assert "order_shipped" in listing.text and "(en_US)" in listing.text
+    principal = await bed.messenger.authenticate(bed.api_key)
+    await bed.messenger.send(
+        principal,
+        {
+            "to": "+905551234567",
+            "provider": "bizchat",
+            "template": "shipped",
+            "variables": {"code": "K12"},
+        },
+    )
+    sent = bed.outbox[-1]
+    assert sent.template is not None
+    assert (sent.template.name, sent.template.language, sent.template.parameters) == (
+        "order_shipped", "en_US", ("K12",))  # fmt: skip
+
+
+async def test_a_bad_whatsapp_template_name_is_said_beside_its_field(
+    signed_in: Console, bed: TestBed
+) -> None:
+    refused = await signed_in.post("/templates", {
+        "key": "shipped", "body": "x", "provider_template": "Order Shipped",
+    })  # fmt: skip
+    assert refused.status_code == 400
+    assert 'id="provider_template-error">must be 1-512 lower-case letters' in refused.text
+    assert (
+        'value="Order Shipped"' in refused.text and '<details class="group" open>' in refused.text
+    )
+    orphan = await signed_in.post(
+        "/templates", {"key": "x", "body": "x", "provider_language": "tr"}
+    )
+    assert orphan.status_code == 400 and 'id="provider_language-error"' in orphan.text
+    assert await bed.messenger.list_templates(bed.workspace.id) == []

@@ -51,12 +51,15 @@ async def test_an_endpoint_gets_a_test_event_signed_with_the_secret_shown_once(
     signed_in: Console, bed: TestBed, receiver: Receiver
 ) -> None:
     added = await signed_in.post("/webhooks", {"url": receiver.url})
-    assert added.status_code == 201 and "cannot be shown again" in added.text
-    secret = _secret(added.text, "new-webhook-secret")
+    assert added.status_code == 303 and added.headers["location"] == "/dashboard/webhooks"
+    shown = await signed_in.follow(added)
+    assert "cannot be shown again" in shown.text
+    secret = _secret(shown.text, "new-webhook-secret")
     endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
+    assert secret not in (await signed_in.get("/webhooks")).text  # a refresh shows it no more
     assert secret not in (await signed_in.get(f"/webhooks/{endpoint.id}")).text
-    sent = await signed_in.post(f"/webhooks/{endpoint.id}/test")
-    assert sent.status_code == 200 and "test event is on its way" in sent.text
+    sent = await signed_in.follow(await signed_in.post(f"/webhooks/{endpoint.id}/test"))
+    assert "test event is on its way" in sent.text
     await bed.settle()
     headers, body = receiver.seen[0]
     event = Webhook(secret).verify(body, headers, now=bed.clock.now())
@@ -75,12 +78,16 @@ async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(
     page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
     assert ">failed<" in page.text and "HTTP 410" in page.text and ">disabled<" in page.text
     delivery = (await bed.messenger.list_webhook_deliveries(created.endpoint.id))[0]
-    refused = await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
-    assert refused.status_code == 400 and "enable it first" in refused.text
+    refused = await signed_in.follow(
+        await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
+    )
+    assert 'class="error" role="alert"' in refused.text and "enable it first" in refused.text
     await signed_in.post(f"/webhooks/{created.endpoint.id}/enable")
     receiver.answer = 204
-    again = await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
-    assert again.status_code == 200
+    again = await signed_in.follow(
+        await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
+    )
+    assert "Sent again" in again.text
     await bed.settle()
     first, second = receiver.seen
     assert first[0]["webhook-id"] == second[0]["webhook-id"] == delivery.event_id
@@ -98,9 +105,10 @@ async def test_events_disable_and_rotation(
     await signed_in.post(f"/webhooks/{endpoint_id}/disable")
     assert not (await bed.messenger.get_webhook_endpoint(endpoint_id)).enabled
     await signed_in.post(f"/webhooks/{endpoint_id}/enable")
-    rotated = await signed_in.post(f"/webhooks/{endpoint_id}/rotate")
-    assert rotated.status_code == 201
-    assert _secret(rotated.text, "rotated-secret").startswith("whsec_")
+    rotated = await signed_in.follow(await signed_in.post(f"/webhooks/{endpoint_id}/rotate"))
+    secret = _secret(rotated.text, "rotated-secret")
+    assert secret.startswith("whsec_")
+    assert secret not in (await signed_in.get(f"/webhooks/{endpoint_id}")).text
     bad = await signed_in.post("/webhooks", {"url": "ftp://example.com/x"})
     assert bad.status_code == 400 and "url:" in bad.text
 

@@ -126,6 +126,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_default_connection(verimor.id)
     await m.set_breaker_policy(netgsm.id, window=30)
     await m.set_send_rate(netgsm.id, max_rate=5)
+    await m.set_senders(netgsm.id, default_sender="ACME", approved_senders=["ACME", "ACME2"])
     await m.set_template(ws.id, "welcome", "Merhaba {{ name }}, kodunuz 481516")
     await m.delete_template(ws.id, "welcome")
     entry = await m.add_allowlist_entry(ws.id, "10.1.2.0/24")
@@ -156,6 +157,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("connection.default", ws.id, verimor.id),
         ("connection.breaker_policy", ws.id, netgsm.id),
         ("connection.send_rate", ws.id, netgsm.id),
+        ("connection.senders", ws.id, netgsm.id),
         ("template.set", ws.id, "welcome"),
         ("template.delete", ws.id, "welcome"),
         ("allowlist.add", ws.id, "10.1.2.0/24"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -118,3 +119,45 @@ async def test_sessions_past_their_lifetimes_are_purged(store: Store) -> None:
     assert purged == 2
     assert await store.get_session("live") is not None
     assert await store.get_session("idle") is None and await store.get_session("old") is None
+
+
+# ----------------------------------------------------------------- one-time notices (D31)
+
+
+async def test_a_notice_is_taken_once_oldest_first_by_its_session_only(store: Store) -> None:
+    await store.add_user(a_user())
+    await store.add_session(a_session("h1"))
+    await store.add_session(a_session("h2"))
+    await store.add_notice("ntc_2", "h1", T0 + timedelta(seconds=1), "sealed-2")
+    await store.add_notice("ntc_1", "h1", T0, "sealed-1")
+
+    assert await store.take_notices("h2") == []
+    assert await store.take_notices("h1") == [
+        (T0, "sealed-1"),
+        (T0 + timedelta(seconds=1), "sealed-2"),
+    ]
+    assert await store.take_notices("h1") == []
+
+
+async def test_two_takers_at_once_share_nothing(store: Store) -> None:
+    await store.add_user(a_user())
+    await store.add_session(a_session("h1"))
+    await store.add_notice("ntc_1", "h1", T0, "sealed")
+
+    first, second = await asyncio.gather(store.take_notices("h1"), store.take_notices("h1"))
+
+    assert sorted([first, second]) == [[], [(T0, "sealed")]]
+
+
+async def test_notices_go_with_their_session(store: Store) -> None:
+    await store.add_user(a_user())
+    for id_hash in ("h1", "h2", "h3"):
+        await store.add_session(a_session(id_hash))
+        await store.add_notice(f"ntc_{id_hash}", id_hash, T0, "sealed")
+    await store.delete_session("h1")
+    await store.delete_user_sessions("usr_1")
+    await store.add_session(a_session("h1"))  # the same id again: nothing of the old is left
+
+    assert [await store.take_notices(h) for h in ("h1", "h2", "h3")] == [[], [], []]
+    with pytest.raises(ResourceNotFound):
+        await store.add_notice("ntc_x", "h-gone", T0, "sealed")

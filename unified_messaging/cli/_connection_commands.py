@@ -90,16 +90,17 @@ def add_connections(commands: Subparsers) -> None:
     update = add_command(
         group,
         "update",
-        help="change a connection's circuit-breaker thresholds or send rate",
+        help="change a connection's senders, circuit-breaker thresholds or send rate",
         description=(
-            "Change the thresholds of a connection's circuit breaker, or its send rate: the "
-            "flags given change, the others stay; --breaker-defaults goes back to the "
-            "default thresholds first. Every serve and worker process uses them within a "
-            "second."
+            "Change a connection's SMS senders, the thresholds of its circuit breaker, or "
+            "its send rate: the flags given change, the others stay; --approved-sender "
+            "replaces the whole list; --breaker-defaults goes back to the default "
+            "thresholds first. Every serve and worker process uses them within a second."
         ),
         run=admin_command(_update),
     )
     update.add_argument("connection_id", metavar="ID")
+    _sender_options(update)
     _breaker_options(update)
     update.add_argument(
         "--breaker-defaults",
@@ -185,6 +186,12 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY
 
     connection = await m.get_connection(args.connection_id)
+    senders = _senders(args, connection)
+    if senders is not None:
+        default, approved = senders
+        connection = await m.set_senders(
+            connection.id, default_sender=default, approved_senders=approved
+        )
     base = DEFAULT_BREAKER_POLICY if args.breaker_defaults else connection.breaker
     policy = _breaker_policy(args, base)
     if policy is not None or args.breaker_defaults:
@@ -213,6 +220,52 @@ async def _test(m: Messenger, args: argparse.Namespace) -> Report:
     return Report(
         data, f"The {connection.provider} provider accepted the credentials of {connection.id}."
     )
+
+
+# ----------------------------------------------------------------------------- senders
+
+
+def _sender_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("SMS senders (D3)")
+    default = group.add_mutually_exclusive_group()
+    default.add_argument(
+        "--default-sender", metavar="S", help="the SMS header used when a send names none"
+    )
+    default.add_argument(
+        "--no-default-sender", action="store_true", help="no default: every send names its sender"
+    )
+    approved = group.add_mutually_exclusive_group()
+    approved.add_argument(
+        "--approved-sender",
+        metavar="S",
+        action="append",
+        help="an approved SMS header (repeat for more); replaces the list",
+    )
+    approved.add_argument(
+        "--any-sender",
+        action="store_true",
+        help="empty the approved list: a send may name any header",
+    )
+
+
+def _senders(
+    args: argparse.Namespace, connection: Connection
+) -> tuple[str | None, list[str]] | None:
+    """The senders the flags give, the stored ones where no flag is given; ``None`` when no
+    sender flag is given (the façade judges the values)."""
+    if (
+        args.default_sender is None
+        and not args.no_default_sender
+        and (args.approved_sender is None and not args.any_sender)
+    ):
+        return None
+    default = connection.default_sender
+    if args.default_sender is not None or args.no_default_sender:
+        default = None if args.no_default_sender else args.default_sender
+    approved = list(connection.approved_senders)
+    if args.approved_sender is not None or args.any_sender:
+        approved = [] if args.any_sender else args.approved_sender
+    return default, approved
 
 
 # ----------------------------------------------------------------------------- breakers

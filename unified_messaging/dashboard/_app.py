@@ -3,7 +3,8 @@
 The guard (:meth:`Dashboard.guarded`) is the one place of D31's request rules: a live
 session or the sign-in page; for a state change the ``Origin`` check and the CSRF token,
 then the change made under the signed-in user's name (``acting_as``, for the audit log,
-D32). Page handlers run after it and never repeat it.
+D32); for a full page view, the session's one-time notices (``_notices``). Page handlers
+run after it and never repeat it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..asgi._client_ip import ClientAddress
 from ._auth import LoginThrottle, Sessions, SignedIn, visible_workspace
 from ._csrf import SAFE_METHODS, origin_allowed, token_matches
 from ._forms import Form, FormTooLarge, read_form
+from ._notices import Notice, Notices
 from ._ui import Page, Templates, Viewer, root_path
 
 __all__ = ["SESSION_COOKIE", "Dashboard", "Handler", "SecurityHeaders"]
@@ -85,6 +87,7 @@ class Dashboard:
         self.messenger = messenger
         self.sessions = Sessions(messenger)
         self.throttle = LoginThrottle(messenger)
+        self.notices = Notices(messenger)
         self.templates = Templates(tuple(template_dirs))
         self.client_address = ClientAddress(trusted_proxies)
         self._secure = secure_cookies
@@ -127,13 +130,18 @@ class Dashboard:
             if signed_in is None:
                 return _to_sign_in(request)
             form = Form()
+            shown: tuple[Notice, ...] = ()
             if request.method not in SAFE_METHODS:
                 refusal = await self._refuse_forgery(request, signed_in)
                 if isinstance(refusal, Response):
                     return refusal
                 form = refusal
+            elif request.headers.get("hx-request") != "true":
+                # A full page shows what the post before it left; htmx's partial reloads
+                # (a timeline asking again) leave notices for the page they belong to.
+                shown = await self.notices.take(signed_in)
             page = Page(request, await self._viewer(request, signed_in), self.messenger,
-                        self.templates, form)  # fmt: skip
+                        self.templates, form, self.notices, shown)  # fmt: skip
             actor = Actor(f"dashboard:{signed_in.user.email}", page.viewer.client_address)
             with acting_as(actor):
                 try:

@@ -24,8 +24,9 @@ from .._version import __version__
 from ..store.users import User
 from ._auth import SignedIn
 from ._forms import Form
+from ._notices import Notice, Notices
 
-__all__ = ["NAV", "Page", "Templates", "Viewer"]
+__all__ = ["NAV", "Page", "Templates", "Viewer", "field_errors"]
 
 #: The navigation, in order: (text, path). The text is what a support person clicks.
 NAV: Final = (
@@ -99,6 +100,9 @@ class Page:
     messenger: Messenger
     templates: Templates
     form: Form = field(default_factory=Form)
+    notices: Notices | None = None
+    #: The one-time notices this page shows (taken from the session as the page loaded).
+    shown: tuple[Notice, ...] = ()
 
     @property
     def root(self) -> str:
@@ -134,6 +138,8 @@ class Page:
             "path": self.request.url.path,
             "here": self.request.url.path.removeprefix(self.root) or "/",
             "csrf_token": self.viewer.csrf_token,
+            "notices": self.shown,
+            "errors": {},
         }
         return self.templates.render(name, {**base, **context}, status=status)
 
@@ -144,8 +150,22 @@ class Page:
             return Response(status_code=204, headers={"HX-Redirect": url})
         return RedirectResponse(url, status_code=303)
 
+    async def done(self, path: str, notice: Notice | None = None) -> Response:
+        """A change was made: 303 to ``path`` (post/redirect/get), where ``notice`` is shown
+        once. Never a page of its own, so a refresh cannot make the change twice."""
+        if notice is not None and self.notices is not None:
+            await self.notices.leave(self.viewer.signed_in, notice)
+        return self.redirect(path)
+
     def error(self, exc: MessagingError) -> Response:
         return self.render("error.html", status=exc.http_status, code=exc.code, message=exc.message)
+
+
+def field_errors(exc: MessagingError | None) -> dict[str, str]:
+    """A refused form's errors by field name, to be shown beside each field (the admin
+    rules name the field in ``details``); an error naming none is shown above the form."""
+    details = getattr(exc, "details", ())
+    return {detail.field: detail.message for detail in details if detail.field}
 
 
 class NoWorkspace(ResourceNotFound):

@@ -18,6 +18,7 @@ class MemoryUsersMixin:
     _users: dict[str, User]
     _sessions: dict[str, DashboardSession]
     _login_failures: dict[str, list[datetime]]
+    _notices: dict[str, list[tuple[str, datetime, str]]]
 
     async def add_user(self, user: User) -> None:
         with self._lock:
@@ -60,6 +61,7 @@ class MemoryUsersMixin:
 
     async def delete_session(self, id_hash: str) -> bool:
         with self._lock:
+            self._notices.pop(id_hash, None)
             return self._sessions.pop(id_hash, None) is not None
 
     async def purge_sessions(self, *, seen_before: datetime, created_before: datetime) -> int:
@@ -68,7 +70,21 @@ class MemoryUsersMixin:
                     if s.last_seen_at < seen_before or s.created_at < created_before]  # fmt: skip
             for id_hash in gone:
                 del self._sessions[id_hash]
+                self._notices.pop(id_hash, None)
             return len(gone)
+
+    async def add_notice(
+        self, notice_id: str, session_hash: str, at: datetime, sealed: str
+    ) -> None:
+        with self._lock:
+            if session_hash not in self._sessions:
+                raise ResourceNotFound("The session is gone.")
+            self._notices.setdefault(session_hash, []).append((notice_id, at, sealed))
+
+    async def take_notices(self, session_hash: str) -> list[tuple[datetime, str]]:
+        with self._lock:
+            taken = self._notices.pop(session_hash, [])
+        return [(at, sealed) for _, at, sealed in sorted(taken, key=lambda n: (n[1], n[0]))]
 
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         with self._lock:
@@ -89,4 +105,5 @@ class MemoryUsersMixin:
             ended = [h for h, s in self._sessions.items() if s.user_id == user_id]
             for id_hash in ended:
                 del self._sessions[id_hash]
+                self._notices.pop(id_hash, None)
             return len(ended)

@@ -15,12 +15,13 @@ from sqlalchemy.engine import RowMapping
 
 from .._errors import ResourceNotFound
 from ._sql_base import SqlBase
-from ._tables import login_failures, sessions, users
+from ._tables import login_failures, notices, sessions, users
 from .users import DashboardSession, User
 
 __all__ = ["UsersMixin"]
 
 _SESSION = sa.select(sessions).where(sessions.c.id_hash == sa.bindparam("id_hash"))
+_HAS_NOTICE = sa.select(notices.c.id).where(notices.c.session_hash == sa.bindparam("hash")).limit(1)
 
 
 def _user_row(user: User) -> dict[str, object]:
@@ -146,6 +147,36 @@ class UsersMixin(SqlBase):
             return int(conn.execute(statement).rowcount)
 
         return await self._transact(purge)
+
+    async def add_notice(
+        self, notice_id: str, session_hash: str, at: datetime, sealed: str
+    ) -> None:
+        statement = sa.insert(notices).values(
+            id=notice_id, session_hash=session_hash, created_at=at, sealed=sealed
+        )
+
+        def insert(conn: sa.Connection) -> None:
+            conn.execute(statement)
+
+        await self._transact(insert, missing="The session is gone.")
+
+    async def take_notices(self, session_hash: str) -> list[tuple[datetime, str]]:
+        # Most page views have none: a read answers them without a write transaction.
+        if await self._first(_HAS_NOTICE, hash=session_hash) is None:
+            return []
+        # DELETE ... RETURNING: the rows this transaction deleted are its own, so a notice
+        # read by two requests at once goes to one of them.
+        statement = (
+            sa.delete(notices)
+            .where(notices.c.session_hash == session_hash)
+            .returning(notices.c.id, notices.c.created_at, notices.c.sealed)
+        )
+
+        def take(conn: sa.Connection) -> list[tuple[datetime, str]]:
+            rows = conn.execute(statement).all()
+            return [(at, sealed) for _, at, sealed in sorted(rows, key=lambda r: (r[1], r[0]))]
+
+        return await self._transact(take)
 
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         forget = sa.delete(login_failures).where(

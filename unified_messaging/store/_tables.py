@@ -32,6 +32,7 @@ __all__ = [
     "login_failures",
     "messages",
     "metadata",
+    "notices",
     "pacing",
     "provider_refs",
     "quota",
@@ -399,6 +400,24 @@ sessions = sa.Table(
     sa.Column("livemode", sa.Boolean, nullable=False),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("last_seen_at", UtcDateTime, nullable=False),
+)
+
+# D31's one-time notices: what a form post leaves for the page it redirects to (a new key's
+# secret among them), sealed under a key derived from the session's cookie value (which is
+# never stored), taken once; they go with their session.
+notices = sa.Table(
+    "um_notices",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column(
+        "session_hash",
+        _Text,
+        sa.ForeignKey("um_sessions.id_hash", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("sealed", _Text, nullable=False),
 )
 
 # D31's sign-in throttle, shared by every process: one row per failed sign-in, keyed by a

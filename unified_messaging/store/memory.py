@@ -68,6 +68,7 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin):
         self._users: dict[str, User] = {}
         self._sessions: dict[str, DashboardSession] = {}
         self._login_failures: dict[str, list[datetime]] = {}
+        self._notices: dict[str, list[tuple[str, datetime, str]]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -102,6 +102,17 @@ class UserStore(Protocol):
         ``created_before`` (those that can no longer sign anyone in); returns how many."""
         ...
 
+    async def add_notice(
+        self, notice_id: str, session_hash: str, at: datetime, sealed: str
+    ) -> None:
+        """Leave a sealed one-time notice for the session (it goes when the session goes)."""
+        ...
+
+    async def take_notices(self, session_hash: str) -> list[tuple[datetime, str]]:
+        """The session's notices ``(at, sealed)``, oldest first, deleted as they are read:
+        each is given to one caller only, however many ask at once."""
+        ...
+
     async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
         """Record a failed sign-in under ``key`` (the throttle's account-and-address key) and
         forget the key's failures before ``forget_before``; returns how many are left, this

@@ -13,6 +13,7 @@ from starlette.routing import Route
 from ..._access.authorize import admits, normalize_allowlist_entry
 from ..._errors import RequestInvalid
 from .._app import Dashboard, route
+from .._notices import Notice
 from .._ui import Page
 
 __all__ = ["routes"]
@@ -69,10 +70,10 @@ async def _add(page: Page) -> Response:
         if not admits([entry], me):
             return await _render(page, confirm={"action": "add", "cidr": entry})
     try:
-        await page.messenger.add_allowlist_entry(workspace.id, cidr)
+        entry = await page.messenger.add_allowlist_entry(workspace.id, cidr)
     except RequestInvalid as exc:
         return await _render(page, error=exc.message, status=400)
-    return page.redirect("/allowlist")
+    return await page.done("/allowlist", Notice(f"Added {entry} to the allowlist."))
 
 
 async def remove(page: Page) -> Response:
@@ -83,5 +84,6 @@ async def remove(page: Page) -> Response:
     left = [e for e in entries if e != cidr]
     if page.form.get("confirmed") != "1" and admits(entries, me) and not admits(left, me):
         return await _render(page, confirm={"action": "remove", "cidr": cidr})
-    await page.messenger.remove_allowlist_entry(workspace.id, cidr)
-    return page.redirect("/allowlist")
+    removed = await page.messenger.remove_allowlist_entry(workspace.id, cidr)
+    empty = "" if len(entries) > 1 else " The list is empty: every address may call the API."
+    return await page.done("/allowlist", Notice(f"Removed {removed}.{empty}"))

@@ -1,6 +1,7 @@
 """Connections: the workspace's provider connections; add one with a form built from the
 provider's credentials schema (secrets in password fields, never shown back), test one, make
-one the default, set its send rate and circuit-breaker thresholds; each breaker's state.
+one the default, set its senders, send rate and circuit-breaker thresholds; each breaker's
+state.
 
 Every action names a connection by id; ``Messenger.connection_of`` first makes sure it is the
 viewer's workspace's (else 404).
@@ -17,7 +18,8 @@ from ..._domain import Connection
 from ..._errors import MessagingError, RequestInvalid
 from ..._types import ALL_PROVIDERS, IYS_MODES, IysMode, ProviderCode
 from .._app import Dashboard, route
-from .._ui import Page
+from .._notices import Notice
+from .._ui import Page, field_errors
 
 __all__ = ["routes"]
 
@@ -33,6 +35,7 @@ def routes(dashboard: Dashboard) -> list[Route]:
         route("/connections/{connection_id}", g(connection_page)),
         route("/connections/{connection_id}/default", g(make_default), "POST"),
         route("/connections/{connection_id}/test", g(test), "POST"),
+        route("/connections/{connection_id}/senders", g(set_senders), "POST"),
         route("/connections/{connection_id}/rate", g(set_rate), "POST"),
         route("/connections/{connection_id}/breaker", g(set_breaker), "POST"),
     ]
@@ -48,7 +51,7 @@ async def connections_page(page: Page) -> Response:
                        providers=ALL_PROVIDERS)  # fmt: skip
 
 
-async def new_connection(page: Page, *, error: str | None = None, status: int = 200) -> Response:
+async def new_connection(page: Page, *, error: MessagingError | None = None) -> Response:
     provider = page.request.query_params.get("provider") or page.form.get("provider")
     fields = page.messenger.credential_fields(provider)  # 400 for an unknown code
     return page.render(
@@ -57,8 +60,9 @@ async def new_connection(page: Page, *, error: str | None = None, status: int = 
         fields=fields,
         iys_modes=IYS_MODES,
         form=page.form.first_values(),
-        error=error,
-        status=status,
+        error=error and error.message,
+        errors=field_errors(error),
+        status=error.http_status if error else 200,
     )
 
 
@@ -69,32 +73,35 @@ async def _add(page: Page) -> Response:
     credentials = {name.removeprefix(_CREDENTIAL): value
                    for name, value in form.first_values().items()
                    if name.startswith(_CREDENTIAL) and value != ""}  # fmt: skip
-    senders = [s.strip() for s in form.get("approved_senders").split(",") if s.strip()]
     try:
         connection = await page.messenger.add_connection(
             workspace.id,
             cast(ProviderCode, provider),
             credentials=credentials,
             default_sender=form.get("default_sender").strip() or None,
-            approved_senders=senders,
+            approved_senders=_sender_list(form.get("approved_senders")),
             iys_mode=cast(IysMode, form.get("iys_mode", "informational")),
             make_default=form.get("make_default") == "1",
             base_url=form.get("base_url").strip() or None,
         )
     except MessagingError as exc:
         # Credentials are never put back into the form: the user types them again.
-        return await new_connection(page, error=exc.message, status=exc.http_status)
-    return page.redirect(f"/connections/{connection.id}")
+        return await new_connection(page, error=exc)
+    return await page.done(
+        f"/connections/{connection.id}",
+        Notice(f"Connected {connection.provider}; its credentials are stored encrypted."),
+    )
 
 
 async def connection_page(
     page: Page,
     *,
     connection: Connection | None = None,
-    notice: str | None = None,
-    error: str | None = None,
-    status: int = 200,
+    error: MessagingError | None = None,
+    form: str | None = None,
 ) -> Response:
+    """The connection; after a refused change, with what was typed into ``form`` (the one
+    refused) and the error beside its field."""
     connection = connection or await _connection(page)
     health = {h.connection_id: h for h in await page.messenger.connection_health(
         connection.workspace_id)}  # fmt: skip
@@ -102,16 +109,19 @@ async def connection_page(
         "connection.html",
         connection=connection,
         health=health.get(connection.id),
-        notice=notice,
-        error=error,
-        status=status,
+        refused=form,
+        typed=page.form.first_values(),
+        error=error and error.message,
+        errors=field_errors(error),
+        status=error.http_status if error else 200,
     )
 
 
 async def make_default(page: Page) -> Response:
     connection = await _connection(page)
     await page.messenger.set_default_connection(connection.id)
-    return page.redirect("/connections")
+    notice = f"{connection.provider} is the default connection now."
+    return await page.done("/connections", Notice(notice))
 
 
 async def test(page: Page) -> Response:
@@ -119,34 +129,55 @@ async def test(page: Page) -> Response:
     try:
         await page.messenger.test_connection(connection.id)
     except MessagingError as exc:
-        why = f"The provider did not accept it: {exc.message}"
-        return await connection_page(page, connection=connection, error=why, status=400)
-    return await connection_page(page, connection=connection,
-                                 notice="The provider accepted the credentials.")  # fmt: skip
+        why = Notice(f"The provider did not accept it: {exc.message}", tone="error")
+        return await page.done(f"/connections/{connection.id}", why)
+    return await page.done(
+        f"/connections/{connection.id}", Notice("The provider accepted the credentials.")
+    )
+
+
+async def set_senders(page: Page) -> Response:
+    connection = await _connection(page)
+    try:
+        await page.messenger.set_senders(
+            connection.id,
+            default_sender=page.form.get("default_sender").strip() or None,
+            approved_senders=_sender_list(page.form.get("approved_senders")),
+        )
+    except RequestInvalid as exc:
+        return await connection_page(page, connection=connection, error=exc, form="senders")
+    return await page.done(f"/connections/{connection.id}", Notice("Senders saved."))
 
 
 async def set_rate(page: Page) -> Response:
     connection = await _connection(page)
-    limits = {name: _rate(page.form.get(name)) for name in ("max_rate", "max_calls")}
     try:
-        updated = await page.messenger.set_send_rate(connection.id, **limits)
+        limits = {name: _rate(page.form.get(name), name) for name in ("max_rate", "max_calls")}
+        await page.messenger.set_send_rate(connection.id, **limits)
     except RequestInvalid as exc:
-        return await connection_page(page, connection=connection, error=exc.message, status=400)
-    return await connection_page(page, connection=updated, notice="Send rate saved.")
+        return await connection_page(page, connection=connection, error=exc, form="rate")
+    return await page.done(f"/connections/{connection.id}", Notice("Send rate saved."))
 
 
 async def set_breaker(page: Page) -> Response:
     connection = await _connection(page)
     typed = {name: page.form.get(name) for name in _BREAKER_FIELDS if page.form.get(name).strip()}
-    changes: dict[str, object] = {name: _number(text, name) for name, text in typed.items()}
     try:
-        updated = await page.messenger.set_breaker_policy(connection.id, None, **changes)
+        changes: dict[str, object] = {
+            name: _number(text, f"breaker_{name}") for name, text in typed.items()
+        }
+        await page.messenger.set_breaker_policy(connection.id, None, **changes)
     except RequestInvalid as exc:
-        return await connection_page(page, connection=connection, error=exc.message, status=400)
-    return await connection_page(page, connection=updated, notice="Breaker thresholds saved.")
+        return await connection_page(page, connection=connection, error=exc, form="breaker")
+    return await page.done(f"/connections/{connection.id}", Notice("Breaker thresholds saved."))
 
 
-def _rate(text: str) -> float | str | None:
+def _sender_list(text: str) -> list[str]:
+    """The approved senders field: comma-separated, as the form says."""
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def _rate(text: str, name: str) -> float | str | None:
     """A rate field: blank is the provider's default, ``off`` no limit, else a number that
     ``set_send_rate`` judges."""
     text = text.strip().lower()
@@ -154,7 +185,7 @@ def _rate(text: str) -> float | str | None:
         return "default"
     if text == "off":
         return "off"
-    return _number(text, "rate")
+    return _number(text, name)
 
 
 def _number(text: str, name: str) -> float | int:

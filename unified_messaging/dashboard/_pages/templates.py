@@ -1,5 +1,6 @@
 """Templates: the workspace's templates; create and edit one with a live preview (the rendered
-text, its SMS encoding and segments, the variables it needs), delete one.
+text, its SMS encoding and segments, the variables it needs), and for WhatsApp (``bizchat``)
+the approved provider template and language it maps to; delete one.
 
 The preview is one endpoint, ``POST /templates/preview``, that htmx calls as the body or a
 sample value changes; it calls ``Messenger.preview_template``, the library's own renderer
@@ -11,9 +12,11 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..._domain import Template
 from ..._errors import RequestInvalid
 from .._app import Dashboard, route
-from .._ui import Page
+from .._notices import Notice
+from .._ui import Page, field_errors
 
 __all__ = ["routes"]
 
@@ -39,37 +42,38 @@ async def templates_page(page: Page) -> Response:
 
 
 async def new_template(page: Page) -> Response:
-    return _editor(page, key="", body="", description="", editing=False)
+    return await _editor(page, _typed(page), editing=False)
 
 
 async def edit_template(page: Page) -> Response:
     workspace = page.require_workspace()
     template = await page.messenger.get_template(workspace.id, page.request.path_params["key"])
-    return _editor(page, key=template.key, body=template.body,
-                   description=template.description or "", editing=True)  # fmt: skip
+    return await _editor(page, _stored(template), editing=True)
 
 
 async def _save(page: Page) -> Response:
     workspace = page.require_workspace()
-    form = page.form
+    typed = _typed(page)
     try:
-        await page.messenger.set_template(
+        template = await page.messenger.set_template(
             workspace.id,
-            form.get("key").strip(),
-            form.get("body"),
-            description=form.get("description").strip() or None,
+            typed["key"],
+            typed["body"],
+            description=typed["description"] or None,
+            provider_template=typed["provider_template"] or None,
+            provider_language=typed["provider_language"] or None,
         )
     except RequestInvalid as exc:
-        return _editor(page, key=form.get("key").strip(), body=form.get("body"),
-                       description=form.get("description"), editing=form.get("editing") == "1",
-                       error=exc.message, status=400)  # fmt: skip
-    return page.redirect("/templates")
+        editing = page.form.get("editing") == "1"
+        return await _editor(page, typed, editing=editing, error=exc)
+    return await page.done("/templates", Notice(f"Saved the template {template.key}."))
 
 
 async def delete_template(page: Page) -> Response:
     workspace = page.require_workspace()
-    await page.messenger.delete_template(workspace.id, page.request.path_params["key"])
-    return page.redirect("/templates")
+    key = page.request.path_params["key"]
+    await page.messenger.delete_template(workspace.id, key)
+    return await page.done("/templates", Notice(f"Deleted the template {key}."))
 
 
 async def preview(page: Page) -> Response:
@@ -93,17 +97,35 @@ def _preview_context(page: Page, body: str) -> dict[str, object]:
             "request_is_htmx": page.is_htmx}  # fmt: skip
 
 
-def _editor(
+_FIELDS = ("key", "body", "description", "provider_template", "provider_language")
+
+
+def _typed(page: Page) -> dict[str, str]:
+    """The editor's fields as posted; the text as typed, the others without stray spaces."""
+    form = page.form
+    return {name: form.get(name) if name == "body" else form.get(name).strip() for name in _FIELDS}
+
+
+def _stored(template: Template) -> dict[str, str]:
+    return {name: getattr(template, name) or "" for name in _FIELDS}
+
+
+async def _editor(
     page: Page,
+    fields: dict[str, str],
     *,
-    key: str,
-    body: str,
-    description: str,
     editing: bool,
-    error: str | None = None,
-    status: int = 200,
+    error: RequestInvalid | None = None,
 ) -> Response:
-    context: dict[str, object] = {"key": key, "body": body, "description": description,
-                                  "editing": editing, "error": error}  # fmt: skip
-    context.update(_preview_context(page, body))
-    return page.render_context("template_edit.html", context, status=status)
+    workspace = page.require_workspace()
+    connections = await page.messenger.list_connections(workspace.id)
+    context: dict[str, object] = {
+        **fields,
+        "editing": editing,
+        "error": error and error.message,
+        "errors": field_errors(error),
+        # The WhatsApp fields are open when they matter: a bizchat connection, or values.
+        "bizchat": any(c.provider == "bizchat" for c in connections),
+    }
+    context.update(_preview_context(page, fields["body"]))
+    return page.render_context("template_edit.html", context, status=400 if error else 200)

@@ -1,4 +1,5 @@
-"""Webhooks: the workspace's endpoints; add one (its secret shown once), choose its events,
+"""Webhooks: the workspace's endpoints; add one (its secret shown once, on the page the add
+redirects to), choose its events,
 enable or disable it, rotate its secret (the new one shown once), send it a test event, remove
 it; its deliveries with their status and the receiver's answer code, and redelivery.
 
@@ -8,15 +9,17 @@ Every action names an endpoint or a delivery by id; ``Messenger.webhook_endpoint
 
 from __future__ import annotations
 
+from typing import Literal
+
 from starlette.responses import Response
 from starlette.routing import Route
 
 from ..._errors import RequestInvalid
 from ..._lifecycle.rules import EVENT_TYPES
 from ...store.base import WebhookEndpoint
-from ...webhooks._admin import CreatedWebhookEndpoint
 from .._app import Dashboard, route
-from .._ui import Page
+from .._notices import Notice
+from .._ui import Page, field_errors
 
 __all__ = ["routes"]
 
@@ -38,73 +41,79 @@ def routes(dashboard: Dashboard) -> list[Route]:
 
 async def webhooks_page(page: Page) -> Response:
     workspace = page.require_workspace()
-    created: CreatedWebhookEndpoint | None = None
-    error = None
+    error: RequestInvalid | None = None
     if page.request.method == "POST":
         try:
             created = await page.messenger.create_webhook_endpoint(
                 workspace.id, page.form.get("url").strip(), events=page.form.getlist("events")
             )
         except RequestInvalid as exc:
-            error = exc.message
+            error = exc
+        else:
+            shown = Notice(
+                "Its signing secret is shown this once and cannot be shown again: copy it to "
+                "your receiver now.",
+                title="Endpoint added.",
+                secret=created.secret,
+                element_id="new-webhook-secret",
+                copy_text="Copy secret",
+                link=(f"/webhooks/{created.endpoint.id}", "Open the endpoint"),
+            )
+            return await page.done("/webhooks", shown)
     endpoints = await page.messenger.list_webhook_endpoints(workspace.id)
     return page.render(
         "webhooks.html",
         endpoints=endpoints,
-        created=created,
-        error=error,
+        error=error and error.message,
+        errors=field_errors(error),
         typed=page.form.get("url"),
         chosen=page.form.getlist("events"),
         event_types=EVENT_TYPES,
-        status=400 if error else (201 if created else 200),
+        status=400 if error else 200,
     )
 
 
-async def endpoint_page(
-    page: Page,
-    *,
-    endpoint: WebhookEndpoint | None = None,
-    secret: str | None = None,
-    notice: str | None = None,
-    error: str | None = None,
-    status: int = 200,
-) -> Response:
-    endpoint = endpoint or await _endpoint(page)
+async def endpoint_page(page: Page) -> Response:
+    endpoint = await _endpoint(page)
     deliveries = await page.messenger.list_webhook_deliveries(endpoint.id)
     return page.render(
         "webhook.html",
         endpoint=endpoint,
         deliveries=list(reversed(deliveries)),  # newest first
-        secret=secret,
-        notice=notice,
-        error=error,
         event_types=EVENT_TYPES,
-        status=status,
     )
 
 
 async def set_events(page: Page) -> Response:
     endpoint = await _endpoint(page)
     await page.messenger.set_webhook_events(endpoint.id, page.form.getlist("events"))
-    return await endpoint_page(page, notice="Events saved.")
+    return await _back(page, endpoint, "Events saved.")
 
 
 async def enable(page: Page) -> Response:
     endpoint = await _endpoint(page)
     await page.messenger.enable_webhook_endpoint(endpoint.id)
-    return await endpoint_page(page, notice="Enabled: events are sent to it again.")
+    return await _back(page, endpoint, "Enabled: events are sent to it again.")
 
 
 async def disable(page: Page) -> Response:
     endpoint = await _endpoint(page)
     await page.messenger.disable_webhook_endpoint(endpoint.id)
-    return await endpoint_page(page, notice="Disabled: no events are sent to it.")
+    return await _back(page, endpoint, "Disabled: no events are sent to it.")
 
 
 async def rotate(page: Page) -> Response:
     endpoint = await _endpoint(page)
     rotated = await page.messenger.rotate_webhook_secret(endpoint.id)
-    return await endpoint_page(page, secret=rotated.secret, status=201)
+    shown = Notice(
+        "It is shown this once. The old secret keeps signing beside it for a day, so switch "
+        "your receiver within that time.",
+        title="New signing secret.",
+        secret=rotated.secret,
+        element_id="rotated-secret",
+        copy_text="Copy secret",
+    )
+    return await page.done(f"/webhooks/{endpoint.id}", shown)
 
 
 async def send_test(page: Page) -> Response:
@@ -112,14 +121,14 @@ async def send_test(page: Page) -> Response:
     try:
         await page.messenger.send_test_webhook(endpoint.id)
     except RequestInvalid as exc:
-        return await endpoint_page(page, error=exc.message, status=400)
-    return await endpoint_page(page, notice="A test event is on its way; it is listed below.")
+        return await _back(page, endpoint, f"No test event was sent: {exc.message}", "error")
+    return await _back(page, endpoint, "A test event is on its way; it is listed below.")
 
 
 async def remove(page: Page) -> Response:
     endpoint = await _endpoint(page)
     await page.messenger.remove_webhook_endpoint(endpoint.id)
-    return page.redirect("/webhooks")
+    return await page.done("/webhooks", Notice(f"Removed the endpoint {endpoint.url}."))
 
 
 async def redeliver(page: Page) -> Response:
@@ -131,8 +140,14 @@ async def redeliver(page: Page) -> Response:
     try:
         await page.messenger.redeliver_webhook(delivery.id)
     except RequestInvalid as exc:
-        return await endpoint_page(page, endpoint=endpoint, error=exc.message, status=400)
-    return await endpoint_page(page, endpoint=endpoint, notice="Sent again: see it below.")
+        return await _back(page, endpoint, f"Not sent again: {exc.message}", "error")
+    return await _back(page, endpoint, "Sent again: see it below.")
+
+
+async def _back(
+    page: Page, endpoint: WebhookEndpoint, text: str, tone: Literal["notice", "error"] = "notice"
+) -> Response:
+    return await page.done(f"/webhooks/{endpoint.id}", Notice(text, tone=tone))
 
 
 async def _endpoint(page: Page) -> WebhookEndpoint:
