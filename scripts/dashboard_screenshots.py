@@ -93,6 +93,9 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
                            ("connection-new", "/connections/new?provider=sms_a")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+        page.goto(url + "/dashboard/connections")
+        page.locator("tbody a").first.click()  # the first connection: its settings
+        page.screenshot(path=str(OUT / "connection.png"), full_page=True)
         page.goto(url + "/dashboard/templates/order_shipped")
         page.get_by_label("name", exact=True).fill("Ayşe")
         page.get_by_label("order", exact=True).fill("A-1042")
@@ -103,6 +106,12 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_label("Name (what uses it)").fill("checkout service")
         page.get_by_role("button", name="Create key").click()
         page.screenshot(path=str(OUT / "api-key-created.png"), full_page=True)
+        # A refused form: the error beside its field, what was typed still there.
+        page.get_by_label("Name (what uses it)").fill("nightly export")
+        page.get_by_label("Expires (UTC, optional)").fill("2020-01-31T00:00")
+        page.get_by_role("button", name="Create key").click()
+        page.locator("#expires_at-error").wait_for()
+        page.screenshot(path=str(OUT / "form-error.png"), full_page=True)
         # Last: the changes made above are on it, with the demo operator as their actor.
         page.goto(url + "/dashboard/audit")
         page.screenshot(path=str(OUT / "audit-log.png"), full_page=True)

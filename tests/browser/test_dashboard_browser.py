@@ -47,6 +47,11 @@ def test_a_key_made_in_the_browser_sends_and_its_message_is_delivered(
     secret = page.locator("#new-key-secret").inner_text()
     assert secret.startswith("um_test_")
     _shot(page, "api-keys-created")
+    # Post/redirect/get: a refresh loads the list again; it neither makes a second key nor
+    # shows the secret again.
+    page.reload()
+    expect(page.get_by_text(secret)).to_have_count(0)
+    expect(page.get_by_role("cell", name="browser test", exact=True)).to_have_count(1)
     sent = httpx.post(
         demo.url + "/v1/messages",
         json={"to": "+905551234567", "body": "Merhaba from the browser test"},
@@ -151,4 +156,27 @@ def test_a_webhook_endpoint_gets_a_test_event_and_a_redelivery(page: Page) -> No
         assert first == second  # a redelivery is the same event
     finally:
         receiver.close()
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_connections_senders_are_changed_and_a_bad_one_is_said_beside_it(page: Page) -> None:
+    page.get_by_role("link", name="Connections").click()
+    page.locator("tbody a").first.click()
+    approved = page.get_by_label("Approved senders, comma-separated (empty: any)")
+    approved.fill("DEMO, " + "B" * 33)  # a header over the 32 characters D3 allows
+    page.get_by_role("button", name="Save senders").click()
+    expect(approved).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#approved_senders-error")).to_have_text("must be 1-32 characters")
+    # The refusal is a 400, which chromium logs to the console as a failed load: expected.
+    assert [e for e in page.errors if "400" not in e] == []  # type: ignore[attr-defined]
+    page.errors.clear()  # type: ignore[attr-defined]
+    page.get_by_label("Default sender (empty: each send names one)").fill("DEMO")
+    approved.fill("DEMO, SHOP")
+    page.get_by_role("button", name="Save senders").click()
+    expect(page.get_by_role("status").filter(has_text="Senders saved.")).to_be_visible()
+    page.reload()  # a GET: the notice is gone, the values are the stored ones
+    expect(page.get_by_text("Senders saved.")).to_have_count(0)
+    expect(page.get_by_label("Approved senders, comma-separated (empty: any)")).to_have_value(
+        "DEMO, SHOP"
+    )
     assert page.errors == []  # type: ignore[attr-defined]

@@ -85,5 +85,4 @@ async def remove(page: Page) -> Response:
     if page.form.get("confirmed") != "1" and admits(entries, me) and not admits(left, me):
         return await _render(page, confirm={"action": "remove", "cidr": cidr})
     removed = await page.messenger.remove_allowlist_entry(workspace.id, cidr)
-    empty = "" if len(entries) > 1 else " The list is empty: every address may call the API."
-    return await page.done("/allowlist", Notice(f"Removed {removed}.{empty}"))
+    return await page.done("/allowlist", Notice(f"Removed {removed} from the allowlist."))
