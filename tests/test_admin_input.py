@@ -434,3 +434,22 @@ async def test_a_provider_template_is_stored_with_its_language(
     assert (template.provider_template, template.provider_language) == ("order_shipped", stored)
     blank = await messenger.set_template(workspace.id, "plain", "x", provider_template="")
     assert blank.provider_template is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"rate_limit": float("nan")}, "rate_limit"),
+        ({"rate_limit": float("inf")}, "rate_limit"),
+        ({"rate_limit": 1e10}, "rate_limit"),
+        ({"rate_burst": 10**20}, "rate_burst"),  # past a 64-bit column: refused, not a 500
+    ],
+)
+async def test_a_keys_rate_is_a_finite_number_in_range(
+    messenger: Messenger, workspace: Workspace, changes: dict[str, float], field: str
+) -> None:
+    with pytest.raises(RequestInvalid) as info:
+        await messenger.create_api_key(workspace.id, **changes)  # type: ignore[arg-type]
+
+    assert field_of(info.value) == field
+    assert await messenger.list_api_keys(workspace.id) == []

@@ -6,6 +6,7 @@ data live here, once.
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,9 @@ _TEMPLATE_KEY = re.compile(TEMPLATE_KEY_PATTERN)
 _PROVIDER_TEMPLATE = re.compile(r"[a-z0-9_]{1,512}")
 _PROVIDER_LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Z]{2})?")
 _SENDER_LENGTH_PROBLEM = f"must be 1-{MAX_SENDER_LENGTH} characters"
+#: A key's rate and burst beyond this are a typo (and a burst past it would not fit the
+#: store's integer column on every backend).
+MAX_KEY_RATE = 1_000_000_000
 #: A queue TTL beyond this is almost surely a unit mistake (milliseconds given as seconds).
 MAX_QUEUE_TTL = timedelta(days=7)
 _IYS_MODES: frozenset[str] = frozenset(IYS_MODES)
@@ -170,10 +174,14 @@ class AdminMixin:
         if expires_at is not None and expires_at <= self._clock.now():
             # It could never authenticate: almost always a typo in the year or the zone.
             raise RequestInvalid.for_field("expires_at", "must be in the future")
-        if rate_limit is not None and rate_limit <= 0:
+        if rate_limit is not None and not (math.isfinite(rate_limit) and rate_limit > 0):
             raise RequestInvalid.for_field("rate_limit", "must be positive")
+        if rate_limit is not None and rate_limit > MAX_KEY_RATE:
+            raise RequestInvalid.for_field("rate_limit", f"must be at most {MAX_KEY_RATE:,}")
         if rate_burst is not None and rate_burst < 1:
             raise RequestInvalid.for_field("rate_burst", "must be at least 1")
+        if rate_burst is not None and rate_burst > MAX_KEY_RATE:
+            raise RequestInvalid.for_field("rate_burst", f"must be at most {MAX_KEY_RATE:,}")
         secret = generate_api_key(livemode=livemode)
         record = ApiKey(
             id=new_id("key"),
