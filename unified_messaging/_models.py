@@ -221,6 +221,12 @@ class _Response(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=self._omit_none)
 
+    def to_json(self) -> bytes:
+        """:meth:`to_dict` as the REST answer's bytes: compact UTF-8 JSON, the same bytes as
+        ``json.dumps(to_dict(), ensure_ascii=False, separators=(",", ":"))``, made by
+        pydantic-core in one pass instead of a dict and a second walk (issue 25)."""
+        return self.__pydantic_serializer__.to_json(self, exclude_none=self._omit_none)
+
 
 class ErrorObject(_Response):
     """``{code, message}`` of a failed send (SPEC 2.2)."""

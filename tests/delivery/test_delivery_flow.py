@@ -15,7 +15,7 @@ import pytest
 
 from unified_messaging import ManualClock, Messenger, ResourceNotFound
 from unified_messaging._domain import Attempt, Connection, ErrorInfo
-from unified_messaging._lifecycle.runtime import WORK_FALLBACK, Lifecycle
+from unified_messaging._lifecycle.runtime import WORK_FALLBACK, WORK_SIMULATED, Lifecycle
 from unified_messaging.providers.base import InboundCallback, ProviderReport
 from unified_messaging.providers.simulator import Simulator, SimulatorSettings
 from unified_messaging.store.base import WorkItem
@@ -412,3 +412,38 @@ async def test_polling_goes_round_the_open_messages_in_batches() -> None:
     assert {i for batch in polled[:3] for i in batch} == set(ids)  # everyone asked in a round
     # Round robin: what was asked waits behind what was not (the fifth before the first two).
     assert polled[2] == sorted([ids[4], ids[0]])
+
+
+# -- a simulated report's work item knows its message (issue 25) -------------------------------
+
+
+@pytest.mark.parametrize("knows_workspace", [True, False], ids=["as-queued-now", "older-item"])
+async def test_a_simulated_report_item_applies_with_or_without_its_workspace(
+    bed: TestBed, knows_workspace: bool
+) -> None:
+    # magic(8): accepted, and the simulator plans no report: only this item can deliver it.
+    job_id = await send(bed, magic(8))
+    stored = await bed.messenger.store.get_message(bed.workspace.id, False, job_id)
+    assert stored is not None and stored.status == "sent"
+    message_id = stored.attempts[0].provider_message_id
+    assert message_id is not None
+    [connection] = [
+        c for c in await bed.messenger.store.list_connections(bed.workspace.id)
+        if c.provider == "sms_a"
+    ]  # fmt: skip
+    payload: dict[str, object] = {
+        "connection_id": connection.id, "provider_message_id": message_id,
+        "status": "delivered", "to": stored.to,
+    }  # fmt: skip
+    if knows_workspace:  # queued since issue 25: the ref is not looked up
+        payload["workspace_id"] = bed.workspace.id
+    now = bed.clock.now()
+    await bed.messenger.store.enqueue_work(
+        WorkItem(f"sim_{job_id}_0", WORK_SIMULATED, job_id, now, now, payload)  # type: ignore[arg-type]
+    )
+
+    await bed.messenger.worker().run_until_idle()
+
+    doc = await record(bed, job_id)
+    assert doc["status"] == "delivered"
+    assert trail(doc) == [("sms_a", "delivered")]

@@ -360,7 +360,8 @@ class Lifecycle:
                         due_at=due_at,
                         created_at=now,
                         payload={"connection_id": connection.id, "provider_message_id": message_id,
-                                 "status": status, "to": record.to},
+                                 "status": status, "to": record.to,
+                                 "workspace_id": record.workspace_id},
                     )
                 )  # fmt: skip
             return
@@ -403,7 +404,12 @@ class Lifecycle:
 
     @ingest_span
     async def ingest(
-        self, connection: Connection, reports: Sequence[ProviderReport], *, livemode: bool
+        self,
+        connection: Connection,
+        reports: Sequence[ProviderReport],
+        *,
+        livemode: bool,
+        known: Mapping[str, ProviderRef] | None = None,
     ) -> IngestResult:
         """Apply reports that arrived for ``connection``; ``livemode`` says which world they
         belong to (a simulated report never touches a live message, nor the reverse).
@@ -417,7 +423,10 @@ class Lifecycle:
 
         A report whose provider message id is not known (yet) is kept, durably before this
         returns, for :data:`ORPHAN_TTL`: the provider may have reported before the send that
-        got the id stored it (see :meth:`handle_orphan`). It counts as not ``matched``."""
+        got the id stored it (see :meth:`handle_orphan`). It counts as not ``matched``.
+
+        ``known``: refs the caller already holds, by provider message id (a simulated report
+        carries its own): those reports skip the store's look-up of their ref."""
         limit = asyncio.Semaphore(_INGEST_CONCURRENCY)
         orphans: list[WorkItem] = []
 
@@ -426,7 +435,11 @@ class Lifecycle:
             if report is None:
                 return False, False
             async with limit:
-                ref = await self._store.find_provider_ref(connection.id, report.provider_message_id)
+                ref = known.get(report.provider_message_id) if known else None
+                if ref is None:
+                    ref = await self._store.find_provider_ref(
+                        connection.id, report.provider_message_id
+                    )
                 if ref is None:
                     if report.status != "pending":  # a pending report would change nothing
                         orphans.append(self._keep(connection, report, livemode))
@@ -491,11 +504,19 @@ class Lifecycle:
         connection = await self._store.get_connection(str(payload["connection_id"]))
         if connection is None:
             return None
+        message_id = str(payload["provider_message_id"])
         report = simulated_report(
-            str(payload["provider_message_id"]), str(payload["status"]),
+            message_id, str(payload["status"]),
             occurred_at=item.due_at, to=str(payload.get("to") or "") or None,
         )  # fmt: skip
-        await self.ingest(connection, [report], livemode=False)
+        # The item knows its message (its ref, and its workspace since issue 25): the ref was
+        # stored with it in one transaction, so the store need not be asked which job it is.
+        workspace_id = payload.get("workspace_id")
+        known = None
+        if isinstance(workspace_id, str):
+            ref = ProviderRef(connection.id, message_id, item.ref, workspace_id, livemode=False)
+            known = {message_id: ref}
+        await self.ingest(connection, [report], livemode=False, known=known)
         return None
 
     async def handle_poll(self, item: WorkItem) -> datetime | None:

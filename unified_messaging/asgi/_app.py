@@ -11,23 +11,24 @@ import asyncio
 import importlib.util
 import logging
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp
 
 from .._access.idempotency import IDEMPOTENCY_TTL, IdempotencyKeys
 from .._messenger import Messenger
 from ._client_ip import ClientAddress
 from ._dlr import DlrEndpoint
 from ._errors import JSON_MEDIA_TYPE, http_exception_response, internal_error_response, json_bytes
+from ._hot_routes import HotRoutes
 from ._openapi import openapi_document
 from ._request_id import RequestIdMiddleware
 from ._routes import RestApi
@@ -134,6 +135,22 @@ def _dashboard_mount(messenger: Messenger, trusted_proxies: Iterable[str]) -> Mo
     return Mount("/dashboard", app=console)
 
 
+class _App(Starlette):
+    """Starlette with the app's own layers around its stack (``outside``), built once.
+
+    Pure ASGI, no ``BaseHTTPMiddleware``: each layer is one call and at most one wrapper of
+    ``send`` per request. Middleware a host adds with ``add_middleware`` goes inside, in
+    Starlette's stack, as before.
+    """
+
+    def __init__(self, *, outside: Callable[[ASGIApp], ASGIApp], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._outside = outside
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return self._outside(super().build_middleware_stack())
+
+
 def create_app(
     messenger: Messenger,
     *,
@@ -205,14 +222,19 @@ def create_app(
         return Response(body, media_type=JSON_MEDIA_TYPE)
 
     async def unhandled(request: Request, exc: Exception) -> Response:
-        # Only reached if RequestIdMiddleware itself fails; it handles the app's errors.
+        # A route of Starlette's stack failed: the 500 body goes out here (with the request
+        # id: RequestIdMiddleware is outside), and RequestIdMiddleware logs the error.
         return internal_error_response()
 
+    messages = Route("/v1/messages", api.messages, methods=["GET", "POST"])
+    bulk = Route("/v1/messages/bulk", api.send_bulk, methods=["POST"])
+    by_id = Route("/v1/messages/{job_id}", api.get_message, methods=["GET"])
+    health = Route("/v1/health", api.health, methods=["GET"])
     routes: list[BaseRoute] = [
-        Route("/v1/messages", api.messages, methods=["GET", "POST"]),
-        Route("/v1/messages/bulk", api.send_bulk, methods=["POST"]),
-        Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
-        Route("/v1/health", api.health, methods=["GET"]),
+        messages,
+        bulk,
+        by_id,
+        health,
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
             "/v1/dlr/{connection_id}/{token}",
@@ -235,16 +257,24 @@ def create_app(
         _lifespan(messenger, endpoint, worker=worker),
         what=_what_runs(worker=worker, mcp=endpoint is not None),
     )
-    app = Starlette(
+    hot = {
+        ("GET", "/v1/messages"): messages,
+        ("POST", "/v1/messages"): messages,
+        ("POST", "/v1/messages/bulk"): bulk,
+        ("GET", "/v1/health"): health,
+    }
+
+    def outside(stack: ASGIApp) -> ASGIApp:
+        # Outermost first: the request id (and the last-resort 500), inside it the server
+        # span (a failure answered there is still on it), then the lazy start (a store that
+        # cannot be opened is answered in the contract's body with an id), then the hot
+        # routes, and for every other request Starlette's own stack and router.
+        inner = HotRoutes(stack, exact=hot, by_id=by_id)
+        return RequestIdMiddleware(TracingMiddleware(LazyStartMiddleware(inner, runtime=runtime)))
+
+    app = _App(
+        outside=outside,
         routes=routes,
-        middleware=[
-            Middleware(RequestIdMiddleware),
-            # Inside the request id: a failure it answers is still on the server span.
-            Middleware(TracingMiddleware),
-            # Inside the request id, so that a store that cannot be opened is answered in
-            # the contract's body with an id.
-            Middleware(LazyStartMiddleware, runtime=runtime),
-        ],
         exception_handlers={HTTPException: http_exception_response, Exception: unhandled},
         lifespan=runtime.lifespan,
     )

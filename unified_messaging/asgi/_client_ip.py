@@ -37,8 +37,10 @@ class ClientAddress:
         """The client's address as text, or ``None`` if it cannot be known."""
         client = scope.get("client")
         peer_text = str(client[0]) if client else None
+        if not self._proxies:
+            return peer_text  # no proxy to believe: the peer, as the checks parse it
         peer = parse_ip(peer_text)
-        if peer is None or not self._proxies or not self._trusted(peer):
+        if peer is None or not self._trusted(peer):
             return peer_text
         hops = _forwarded_for(scope)
         if not hops:

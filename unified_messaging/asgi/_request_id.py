@@ -14,7 +14,6 @@ import logging
 import re
 from typing import Final
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._ids import new_id
@@ -25,6 +24,7 @@ from ._errors import internal_error_response
 __all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "new_request_id", "request_id"]
 
 REQUEST_ID_HEADER: Final = "X-Request-ID"
+_HEADER_NAME: Final = REQUEST_ID_HEADER.lower().encode("latin-1")
 _SCOPE_KEY: Final = "unified_messaging.request_id"
 # Ids are echoed into our logs and responses: only plain tokens, so nothing can be injected.
 _SANE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+=/@-]{0,127}")
@@ -63,14 +63,17 @@ class RequestIdMiddleware:
         rid = _incoming(scope) or new_request_id()
         scope[_SCOPE_KEY] = rid
         bind_log_context(request_id=rid)  # this request's task only
+        field = (_HEADER_NAME, rid.encode("latin-1"))
         started = False
 
         async def send_with_id(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = MutableHeaders(scope=message)
-                headers[REQUEST_ID_HEADER] = rid
+                # As MutableHeaders' assignment would (one field, ours), without building it.
+                headers = [h for h in message.get("headers", ()) if h[0].lower() != _HEADER_NAME]
+                headers.append(field)
+                message["headers"] = headers
             await send(message)
 
         try:

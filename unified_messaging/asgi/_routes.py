@@ -34,7 +34,7 @@ from .._models import BulkRequest, SendRequest, parse_model
 from .._search import parse_query_string
 from .._version import __version__
 from ..store.base import IdempotencyClaim
-from ._auth import Answer, authorize
+from ._auth import authorize
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
@@ -47,6 +47,12 @@ logger = logging.getLogger("unified_messaging.asgi")
 
 RequestModel = TypeVar("RequestModel", SendRequest, BulkRequest)
 RequestIn = TypeVar("RequestIn", SendRequest, BulkRequest, contravariant=True)
+
+
+class Answer(Protocol):
+    """A send's or a bulk's answer: its contract body, as the bytes to send."""
+
+    def to_json(self) -> bytes: ...
 
 
 class Operation(Protocol[RequestIn]):
@@ -115,17 +121,22 @@ class RestApi:
             response = await handler(request, principal)
         except MessagingError as exc:
             return error_response(exc, rate_headers)
-        response.headers.update(rate_headers)
+        # Appended as raw fields: the handlers' answers (_json) carry none of these names,
+        # so this is what ``response.headers.update`` would do, without building its view.
+        response.raw_headers += [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in rate_headers.items()
+        ]
         return response
 
     async def _get_message(self, request: Request, principal: Principal) -> Response:
         record = await self._messenger.get_message(principal, request.path_params["job_id"])
-        return _json(json_bytes(record.to_dict()), 200)
+        return _json(record.to_json(), 200)
 
     async def _list_messages(self, request: Request, principal: Principal) -> Response:
         search = parse_query_string(request.query_params.multi_items())
         page = await self._messenger.list_messages(principal, search)
-        return _json(json_bytes(page.to_dict()), 200)
+        return _json(page.to_json(), 200)
 
     def _post(
         self,
@@ -141,7 +152,7 @@ class RestApi:
             parsed = parse_model(model, payload)
             if idem_key is None:
                 answer = await operation(principal, parsed, idempotency=None)
-                return _json(json_bytes(answer.to_dict()), 201)
+                return _json(answer.to_json(), 201)
             # The fingerprint is of the JSON as sent (canonically), not of the parsed model,
             # whose defaults would make different bodies look the same.
             fingerprint = request_fingerprint("POST", path, payload)
@@ -165,7 +176,7 @@ class RestApi:
         if isinstance(claim, BoundJobs):
             # The first request created these jobs and never answered (D22): they, as now.
             current = await self._messenger.current_answer(principal, claim.job_ids, bulk=bulk)
-            return _json(json_bytes(current.to_dict()), 201, {REPLAYED_HEADER: "true"})
+            return _json(current.to_json(), 201, {REPLAYED_HEADER: "true"})
         try:
             answer = await operation(principal, parsed, idempotency=claim)
         except MessagingError as exc:
@@ -178,7 +189,7 @@ class RestApi:
         except BaseException:
             await self._release(principal, idem_key)
             raise
-        body = json_bytes(answer.to_dict())
+        body = answer.to_json()
         await self._finish(principal, idem_key, 201, body)
         return _json(body, 201)
 
