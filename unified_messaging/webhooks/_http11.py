@@ -174,7 +174,9 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if not self.busy:
-            self.unusable = True  # nothing may arrive between answers
+            # Nothing may arrive between answers: a receiver that sends anyway is confused,
+            # and its bytes would be read as the next answer.
+            self.unusable = True
             return
         self._received = True
         self._h11.receive_data(data)
