@@ -244,6 +244,22 @@ async def test_a_connection_that_spoke_while_idle_is_not_reused(
     assert server.connections == 2
 
 
+async def test_a_full_pool_makes_room_by_dropping_expired_connections(raw: Start) -> None:
+    # One idle connection at most: the first origin's, expired, must not keep the second
+    # origin's connection out of the pool.
+    first = await raw(lambda n: answer(204))
+    second = await raw(lambda n: answer(204))
+    client = WebhookClient(LOOPBACK, max_idle=1, idle_expiry=0.05)
+    async with WebhookSender(client, policy=LOOPBACK) as webhook_sender:
+        assert (await deliver(webhook_sender, first.url())).ok
+        await asyncio.sleep(0.1)
+        results = [await deliver(webhook_sender, second.url()) for _ in range(3)]
+    await client.aclose()
+
+    assert all(r.ok for r in results)
+    assert second.connections == 1
+
+
 # --------------------------------------------------------------------------- answers
 
 

@@ -386,12 +386,27 @@ class WebhookClient:
         return None
 
     def _put_idle(self, origin: tuple[str, str, int], connection: _Connection) -> None:
+        now = asyncio.get_running_loop().time()
+        if self._idle_count >= self._max_idle:
+            self._sweep(now)  # the dead and the expired of origins no longer visited
         if self._closed or self._idle_count >= self._max_idle:
             connection.abort()
             return
-        connection.idle_since = asyncio.get_running_loop().time()
+        connection.idle_since = now
         self._idle.setdefault(origin, []).append(connection)
         self._idle_count += 1
+
+    def _sweep(self, now: float) -> None:
+        for origin, stack in list(self._idle.items()):
+            alive = [c for c in stack if c.usable() and now - c.idle_since < self._idle_expiry]
+            for connection in stack:
+                if connection not in alive:
+                    connection.abort()
+            self._idle_count -= len(stack) - len(alive)
+            if alive:
+                self._idle[origin] = alive
+            else:
+                del self._idle[origin]
 
     async def _connect(self, target: _Target) -> _Connection:
         scheme, host, port = target.origin
