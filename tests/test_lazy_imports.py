@@ -39,6 +39,7 @@ ON_DEMAND = (
     "unified_messaging.providers.registry",
     "unified_messaging.providers.netgsm",
     "unified_messaging.webhooks._transport",
+    "unified_messaging.webhooks._http11",
 )
 
 _PROBE = """

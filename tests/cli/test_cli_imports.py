@@ -162,6 +162,7 @@ NOT_FOR_ADMIN = (
     "unified_messaging.providers.telegram",
     "unified_messaging.providers.whatsapp",
     "unified_messaging.webhooks._transport",
+    "unified_messaging.webhooks._http11",
 )
 
 _COMMAND_PROBE = """
@@ -292,3 +293,4 @@ def test_the_adapters_are_still_loaded_when_a_command_needs_them(
     modules = modules_after_command(cli, add)
     assert {"unified_messaging.providers.registry", "httpx"} <= modules
     assert "unified_messaging.webhooks._transport" not in modules
+    assert "unified_messaging.webhooks._http11" not in modules

@@ -14,7 +14,9 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
@@ -65,12 +67,28 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
         value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+        # SQLite: the same text as process_bind_param followed by SQLAlchemy's DATETIME
+        # processor ("YYYY-MM-DD HH:MM:SS.ffffff", naive UTC), in one step. The two steps
+        # were a tenth of a 200-item bulk's CPU (issue 25); tests/store pins the text.
+        return _sqlite_text
+
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+def _sqlite_text(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.utcoffset() is None:
+        raise ValueError("the store keeps timezone-aware datetimes only")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 metadata = sa.MetaData(

@@ -9,14 +9,17 @@ described in ``_sender``'s module docstring.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from .._errors import RequestInvalid
+from .._retry_after import parse_retry_after
 from .._version import __version__
 
 __all__ = [
@@ -34,8 +37,12 @@ __all__ = [
     "IPNetwork",
     "Resolver",
     "TargetPolicy",
+    "TargetRefusal",
     "address_problem",
+    "checked_addresses",
+    "judge",
     "short_error",
+    "system_resolve",
     "url_problem",
     "validate_endpoint_url",
 ]
@@ -248,3 +255,69 @@ def short_error(text: str) -> str:
 #: The most any process may allow: a URL it refuses is wrong whoever delivers it.
 PERMISSIVE: Final = TargetPolicy(allow_private=True)
 HOW_TO_ALLOW: Final = " (this process does not allow private targets: UM_WEBHOOK_ALLOW_PRIVATE=1)"
+
+
+def judge(
+    status: int, headers: Mapping[str, str], excerpt: str, *, now: datetime
+) -> DeliveryResult:
+    """The outcome of an answer (the table in ``_sender``'s docstring): the one rule for both
+    transports. ``headers`` are looked up by lower-case name; ``excerpt`` is the start of
+    the answer's body as text ("" when it could not be read)."""
+    if 200 <= status < 300:
+        return DeliveryResult("success", status_code=status)
+    if 300 <= status < 400:
+        location = headers.get("location", "")
+        note = f"HTTP {status}: redirect not followed" + (f" (to {location})" if location else "")
+        return DeliveryResult("retry", status_code=status, error=short_error(note))
+    error = short_error(f"HTTP {status}" + (f": {excerpt}" if excerpt.strip() else ""))
+    if status == 410:
+        return DeliveryResult("disable", status_code=status, error=error)
+    retry_after = None
+    if status in THROTTLE_STATUSES:
+        retry_after = parse_retry_after(headers.get("retry-after"), now=now)
+    return DeliveryResult("retry", status_code=status, error=error, retry_after=retry_after)
+
+
+# --------------------------------------------------------------------------- connect-time guard
+
+
+class TargetRefusal(Exception):
+    """The policy refused an address the target resolved to: nothing may be dialled."""
+
+
+async def system_resolve(host: str, port: int) -> Sequence[str]:
+    """The default :data:`Resolver`: the system's ``getaddrinfo``, off the event loop."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+async def checked_addresses(
+    host: str, port: int, policy: TargetPolicy, resolve: Resolver, *, within: float | None
+) -> list[IPAddress]:
+    """The addresses to dial for ``host``, in the resolver's order, once every one of them
+    passed ``policy``: the connect-time half of the SSRF guard, for both transports.
+
+    Refuses (:class:`TargetRefusal`) if *any* address is refused: a name answering both a
+    public and a private address is misconfigured or an attack on whichever is tried first.
+    A resolver that fails or finds nothing raises ``OSError``; one slower than ``within``
+    seconds raises ``TimeoutError``.
+    """
+    try:
+        async with asyncio.timeout(within):
+            answers = await resolve(host, port)
+    except TimeoutError:
+        raise TimeoutError(f"resolving {host} timed out") from None
+    except OSError as exc:
+        raise OSError(f"cannot resolve {host}: {exc}") from None
+    addresses: list[IPAddress] = []
+    for answer in answers:
+        ip = ipaddress.ip_address(answer)
+        if ip not in addresses:
+            addresses.append(ip)
+    if not addresses:
+        raise OSError(f"{host} has no addresses")
+    for ip in addresses:
+        refusal = policy.refusal(ip)
+        if refusal is not None:
+            raise TargetRefusal(f"{host} resolves to {ip}, a {refusal} address")
+    return addresses

@@ -26,22 +26,27 @@ network, so a URL naming ``169.254.169.254`` or ``10.0.0.5`` (or a name that res
 would let a customer make requests into it. Checking the URL when it is added is not enough:
 DNS answers change, so a name can resolve to a public address at the check and to a private
 one a second later when the request is made (DNS rebinding). The check therefore lives in the
-connection itself: :class:`GuardedNetworkBackend` replaces httpcore's network backend, resolves
-the host once, refuses the connection if any resolved address is not a global unicast address,
-and then dials that same checked IP literal, so nothing is resolved twice. TLS still verifies
-the certificate against the URL's host name (httpcore passes it as ``server_hostname``).
-Redirects are not followed, so a receiver cannot bounce us elsewhere either; environment
-proxies and ``.netrc`` are ignored (``trust_env=False``), since a proxy would do the dialling.
+connection itself: the client's connect (``_http11.WebhookClient``, or
+:class:`GuardedNetworkBackend` in place of httpcore's network backend) resolves the host once,
+refuses the connection if any resolved address is not a global unicast address, and then
+dials that same checked IP literal, so nothing is resolved twice. TLS still verifies the
+certificate against the URL's host name (passed as ``server_hostname``). Redirects are not
+followed, so a receiver cannot bounce us elsewhere either; no proxy is used (environment
+proxies and ``.netrc`` are ignored), since a proxy would do the dialling.
 
-The guard and the POST itself live in ``webhooks._transport`` (httpx and httpcore), which a
-sender imports on its first delivery: a process that builds a Messenger and never delivers
-(a one-shot admin command) does not pay for them. Their names are importable from here too.
+The POST itself lives in ``webhooks._http11``, the sender's own small HTTP/1.1 client (h11
+on an asyncio protocol, keep-alive per origin, the guard in its connect), which a sender
+imports on its first delivery: a process that builds a Messenger and never delivers (a
+one-shot admin command) does not pay for it. ``webhooks._transport`` holds the same guard for
+an injected httpx client (:class:`GuardedTransport`); its names are importable from here too.
+Both share the guard's address check and the judging of an answer (``_rules``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, Self
@@ -72,6 +77,7 @@ from ._signing import signature_headers
 if TYPE_CHECKING:
     import httpx
 
+    from ._http11 import WebhookClient
     from ._transport import (
         GuardedNetworkBackend,
         GuardedTransport,
@@ -119,14 +125,16 @@ def __getattr__(name: str) -> Any:
 
 #: Requests in flight to one endpoint (its URL) from one sender at most.
 DEFAULT_PER_ENDPOINT: Final = 8
+#: URL verdicts kept (the table is cleared when full).
+_MAX_VERDICTS: Final = 1024
 
 
-class Post(Protocol):
-    """``webhooks._transport.post``: one attempt through ``client``."""
+class Attempt(Protocol):
+    """One attempt through the sender's client: ``webhooks._http11.post`` (the default
+    client) or ``webhooks._transport.post`` (an injected httpx client), bound to it."""
 
     async def __call__(
         self,
-        client: httpx.AsyncClient,
         url: str,
         body: bytes,
         headers: Mapping[str, str],
@@ -178,15 +186,17 @@ class EndpointSlots:
 class WebhookSender:
     """POSTs webhook bodies and classifies the answers (see the module docstring).
 
-    Without a ``client`` it makes a guarded one (:func:`guarded_client`) and closes it in
-    :meth:`aclose`. An injected client is used as it is: give it a :class:`GuardedTransport`
-    (or, in tests, an ``httpx.MockTransport``), since the host-name check lives there. The URL
-    checks of :func:`url_problem` run here on every delivery whatever the client.
+    Without a ``client`` it makes its own guarded HTTP/1.1 client
+    (:class:`~._http11.WebhookClient`, with this sender's policy) and closes it in
+    :meth:`aclose`. An injected client is used as it is: a ``WebhookClient``, or an
+    ``httpx.AsyncClient`` given a :class:`GuardedTransport` (or, in tests, an
+    ``httpx.MockTransport``), since the host-name check lives there. The URL checks of
+    :func:`url_problem` run here on every delivery whatever the client.
     """
 
     def __init__(
         self,
-        client: httpx.AsyncClient | None = None,
+        client: httpx.AsyncClient | WebhookClient | None = None,
         *,
         policy: TargetPolicy | None = None,
         timeout: float = DEFAULT_TIMEOUT,
@@ -202,10 +212,12 @@ class WebhookSender:
         self._timeout = timeout
         self._clock = clock or SystemClock()
         self._owns_client = client is None
-        #: Made (guarded_client) with the transport on the first delivery; see _connection.
-        self._client: httpx.AsyncClient | None = client
-        self._post: Post | None = None
+        #: Made (a WebhookClient) with the transport on the first delivery; see _attempt.
+        self._client: httpx.AsyncClient | WebhookClient | None = client
+        self._post: Attempt | None = None
         self._closed = False
+        #: url_problem's verdict per URL: the policy is fixed, so a URL is judged once.
+        self._verdicts: dict[str, str | None] = {}
 
     def __repr__(self) -> str:
         return f"WebhookSender(policy={self._policy!r}, timeout={self._timeout})"
@@ -245,7 +257,10 @@ class WebhookSender:
             return result
 
     async def _deliver(self, url: str, body: bytes, headers: Mapping[str, str]) -> DeliveryResult:
-        problem = url_problem(url, self._policy)
+        try:
+            problem = self._verdicts[url]
+        except KeyError:
+            problem = self._judge_url(url)
         if problem is not None:
             if url_problem(url, PERMISSIVE) is None:
                 return DeliveryResult(
@@ -259,23 +274,32 @@ class WebhookSender:
             "accept-encoding": "identity",
             **headers,
         }
-        client, attempt = self._connection()
+        attempt = self._post or self._attempt()
         async with self._slots.slot(url):
             return await attempt(
-                client, url, body, request_headers, timeout=self._timeout, clock=self._clock
+                url, body, request_headers, timeout=self._timeout, clock=self._clock
             )
 
-    def _connection(self) -> tuple[httpx.AsyncClient, Post]:
-        """The client and the transport's attempt, both loaded (with httpx) once, on the
-        first delivery; every later delivery reuses them."""
-        client, attempt = self._client, self._post
-        if client is not None and attempt is not None:
-            return client, attempt
+    def _judge_url(self, url: str) -> str | None:
+        if len(self._verdicts) >= _MAX_VERDICTS:
+            self._verdicts.clear()
+        problem = self._verdicts[url] = url_problem(url, self._policy)
+        return problem
+
+    def _attempt(self) -> Attempt:
+        """The client's attempt, loaded (with its transport) once, on the first delivery;
+        every later delivery reuses it."""
         if self._closed:
             raise RuntimeError("Cannot deliver: the webhook sender has been closed.")
-        from ._transport import guarded_client, post
+        from . import _http11
 
+        client = self._client
         if client is None:
-            client = self._client = guarded_client(self._policy, timeout=self._timeout)
-        self._post = post
-        return client, post
+            client = self._client = _http11.WebhookClient(self._policy)
+        if isinstance(client, _http11.WebhookClient):
+            self._post = functools.partial(_http11.post, client)
+        else:
+            from ._transport import post
+
+            self._post = functools.partial(post, client)
+        return self._post

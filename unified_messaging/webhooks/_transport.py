@@ -11,29 +11,29 @@ delivers). The policy, the URL checks and the outcomes live in ``_rules`` (share
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import ssl
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import httpcore
 import httpx
 
 from .._asyncio_net import AsyncioBackend
 from .._clock import Clock
-from .._retry_after import parse_retry_after
 from ._rules import (
     DEFAULT_TIMEOUT,
     DRAIN_BYTES,
     EXCERPT_BYTES,
     HOW_TO_ALLOW,
-    THROTTLE_STATUSES,
     USER_AGENT,
     DeliveryResult,
     IPAddress,
     Resolver,
     TargetPolicy,
+    TargetRefusal,
+    checked_addresses,
+    judge,
     short_error,
+    system_resolve,
 )
 
 __all__ = [
@@ -50,11 +50,6 @@ __all__ = [
 
 class TargetRefused(httpx.ConnectError):
     """The policy refused every address of the target: nothing was dialled."""
-
-
-async def _system_resolve(host: str, port: int) -> Sequence[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
 
 
 class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
@@ -74,31 +69,20 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         inner: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self._policy = policy
-        self._resolve = resolver or _system_resolve
+        self._resolve = resolver or system_resolve
         self._inner = inner or AsyncioBackend()
 
     async def _checked_addresses(
         self, host: str, port: int, within: float | None
     ) -> list[IPAddress]:
         try:
-            async with asyncio.timeout(within):
-                answers = await self._resolve(host, port)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from None
+            return await checked_addresses(host, port, self._policy, self._resolve, within=within)
+        except TargetRefusal as exc:
+            raise TargetRefused(str(exc)) from None
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc)) from None
         except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
-        addresses: list[IPAddress] = []
-        for answer in answers:
-            ip = ipaddress.ip_address(answer)
-            if ip not in addresses:
-                addresses.append(ip)
-        if not addresses:
-            raise httpcore.ConnectError(f"{host} has no addresses")
-        for ip in addresses:
-            refusal = self._policy.refusal(ip)
-            if refusal is not None:
-                raise TargetRefused(f"{host} resolves to {ip}, a {refusal} address")
-        return addresses
+            raise httpcore.ConnectError(str(exc)) from None
 
     async def connect_tcp(
         self,
@@ -221,21 +205,8 @@ async def post(
 
 
 async def _judge(response: httpx.Response, clock: Clock) -> DeliveryResult:
-    code = response.status_code
     excerpt = await _read_answer(response)
-    if 200 <= code < 300:
-        return DeliveryResult("success", status_code=code)
-    if 300 <= code < 400:
-        location = response.headers.get("location", "")
-        note = f"HTTP {code}: redirect not followed" + (f" (to {location})" if location else "")
-        return DeliveryResult("retry", status_code=code, error=short_error(note))
-    error = short_error(f"HTTP {code}" + (f": {excerpt}" if excerpt.strip() else ""))
-    if code == 410:
-        return DeliveryResult("disable", status_code=code, error=error)
-    retry_after = None
-    if code in THROTTLE_STATUSES:
-        retry_after = parse_retry_after(response.headers.get("retry-after"), now=clock.now())
-    return DeliveryResult("retry", status_code=code, error=error, retry_after=retry_after)
+    return judge(response.status_code, response.headers, excerpt, now=clock.now())
 
 
 async def _read_answer(response: httpx.Response) -> str:
