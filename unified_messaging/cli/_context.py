@@ -51,6 +51,7 @@ __all__ = [
     "open_store",
     "plain_command",
     "rate_limiter",
+    "redis_url",
     "send_pacer",
     "shown_url",
     "webhook_policy",
@@ -120,14 +121,19 @@ def load_vault() -> Vault:
     return Vault.load_or_create_key_file(DEV_KEY_FILE)
 
 
+def redis_url(args: argparse.Namespace) -> str | None:
+    """Where the shared Redis is: ``--redis-url``, else ``UM_REDIS_URL``, else none."""
+    flag: str | None = getattr(args, "redis_url", None)
+    return flag or os.environ.get(REDIS_URL_ENV, "").strip() or None
+
+
 def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
     """The shared Redis limiter when one is configured; ``None`` keeps the in-process one.
 
     The caller closes it: a limiter passed to a Messenger stays the caller's.
     """
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
+    url = redis_url(args)
+    if url is None:
         return None
     from .._access.redis_ratelimit import RedisRateLimiter
 
@@ -137,9 +143,8 @@ def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
 def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
     """The circuit breakers' state in Redis when one is configured (``--redis-url`` /
     ``UM_REDIS_URL``); ``None`` keeps it in the store. The caller closes it."""
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
+    url = redis_url(args)
+    if url is None:
         return None
     from .._routing.redis_breaker import RedisBreakerStore
 
@@ -149,9 +154,8 @@ def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
 def send_pacer(args: argparse.Namespace) -> RedisPacer | None:
     """The send slots (D27) in Redis when one is configured (``--redis-url`` /
     ``UM_REDIS_URL``); ``None`` keeps them in the store. The caller closes it."""
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
+    url = redis_url(args)
+    if url is None:
         return None
     from .._routing.redis_pacing import RedisPacer
 

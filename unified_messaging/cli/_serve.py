@@ -17,9 +17,10 @@ import argparse
 import json
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,14 @@ def add_serve(commands: Subparsers) -> None:
         "--no-worker",
         action="store_true",
         help="run no background worker in the server (run `unified-messaging worker` apart)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_count,
+        metavar="N",
+        default=1,
+        help="server processes on the one port (default 1); with more than one, the worker "
+        "runs in a process of its own beside them, and rate limits need --redis-url",
     )
     parser.add_argument(
         "--log-level",
@@ -192,11 +201,32 @@ def _run(args: argparse.Namespace) -> int:
         raise MissingExtra("serve", extra="server", setting="serve") from None
     import asyncio
 
+    if args.workers > 1:
+        from ._serve_workers import serve_many
+
+        serve_many(args, start_up=_start_up, server=serve_child, stop_seconds=_GRACEFUL_SECONDS)
+        return 0
     asyncio.run(_serve(args))
     return 0
 
 
-async def _serve(args: argparse.Namespace) -> None:
+def serve_child(
+    args: argparse.Namespace, sock: socket.socket, metrics_sock: socket.socket | None
+) -> None:
+    """One server process of ``serve --workers N``: the app on the parent's socket, with no
+    worker loop (it runs beside the servers) and nothing printed (the parent did that)."""
+    import asyncio
+
+    asyncio.run(_serve(args, bound=(sock, metrics_sock)))
+
+
+async def _serve(
+    args: argparse.Namespace,
+    *,
+    bound: tuple[socket.socket, socket.socket | None] | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM. ``bound``: the sockets ``serve --workers`` bound (the
+    API's, and ``--metrics-bind``'s): this process is one of its children."""
     import asyncio
 
     import uvicorn
@@ -220,7 +250,7 @@ async def _serve(args: argparse.Namespace) -> None:
         metrics=metrics.build(),
         pacer=pacer,
     )
-    listener = MetricsListener(metrics, messenger)
+    listener = MetricsListener(metrics, messenger, sock=bound[1] if bound else None)
     limits = _limits(args)
     try:
         await messenger.open()
@@ -228,7 +258,7 @@ async def _serve(args: argparse.Namespace) -> None:
             create_app(
                 messenger,
                 trusted_proxies=args.trusted_proxy,
-                worker=not args.no_worker,
+                worker=not args.no_worker and bound is None,
                 metrics_token=metrics.app_token,
                 dashboard=_dashboard_installed(),
             ),
@@ -249,22 +279,11 @@ async def _serve(args: argparse.Namespace) -> None:
         await listener.start()  # after uvicorn.Config: it set up the logging
         loop = asyncio.get_running_loop()
         with (
-            listening(args.host, args.port, config.backlog) as sock,
+            _socket(args, config.backlog, bound) as sock,
             accept_errors_reported(loop, limits.report_every),
         ):
-            address, port = sock.getsockname()[:2]
-            url = base_url(args.host, port)
-            logging.getLogger("uvicorn.error").info(
-                "Uvicorn running on %s (Press CTRL+C to quit)",
-                base_url(address, port, local=False),
-            )
-            if args.demo:
-                from .._audit_context import CLI, acting_as
-
-                with acting_as(CLI):  # the demo's set-up is this command's change (D32)
-                    emit(await _demo(messenger, url), as_json=args.json)
-            elif args.json:
-                emit(Report({"url": url}, url), as_json=True)
+            if bound is None:
+                await _start_up(messenger, args, sock)
             settle_heap()
             with _clean_exit_on_signals():
                 await uvicorn.Server(config).serve(sockets=[sock])
@@ -279,6 +298,34 @@ async def _serve(args: argparse.Namespace) -> None:
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
+
+
+def _socket(
+    args: argparse.Namespace,
+    backlog: int,
+    bound: tuple[socket.socket, socket.socket | None] | None,
+) -> AbstractContextManager[socket.socket]:
+    if bound is None:
+        return listening(args.host, args.port, backlog)
+    return nullcontext(bound[0])  # the parent's: it closes it
+
+
+async def _start_up(messenger: Messenger, args: argparse.Namespace, sock: socket.socket) -> None:
+    """What ``serve`` does once its socket listens and before it serves, in one process or
+    in the parent of ``--workers``: log the address, set up ``--demo``, print the report."""
+    address, port = sock.getsockname()[:2]
+    url = base_url(args.host, port)
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on %s (Press CTRL+C to quit)",
+        base_url(address, port, local=False),
+    )
+    if args.demo:
+        from .._audit_context import CLI, acting_as
+
+        with acting_as(CLI):  # the demo's set-up is this command's change (D32)
+            emit(await _demo(messenger, url), as_json=args.json)
+    elif args.json:
+        emit(Report({"url": url}, url), as_json=True)
 
 
 def _dashboard_installed() -> bool:

@@ -1,0 +1,259 @@
+"""``serve --workers N``: N server processes on one listening socket, the worker loop beside
+them, and the parent that keeps them running.
+
+The shape is uvicorn's multi-process supervisor (``uvicorn/supervisors/multiprocess.py``):
+the parent binds the socket, starts children with the ``spawn`` method (a fresh interpreter:
+no event loop, database connection or thread of the parent's is copied into them), hands
+each the socket, restarts a child that dies, and on SIGINT/SIGTERM sends every child SIGTERM
+and waits for it. Every server child accepts from the one socket, so a restarted child
+takes up the same port and nothing the parent printed (``--port 0``'s port) changes.
+
+The background worker loop runs in a child of its own, not inside one of the servers:
+
+* the servers are all alike, so the kernel's and the clients' share of connections is
+  work of one kind in each, and none is slower for carrying the loop;
+* a server that crashes and is restarted does not take the loop with it (its items would
+  wait for their lease), and a loop that crashes is restarted on its own;
+* the loop finds its work by claiming due rows from the store, never by a signal from the
+  process that wrote them, so beside the servers it does exactly what it does inside one,
+  and exactly what ``unified-messaging worker`` does: ``--no-worker`` leaves it out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import TYPE_CHECKING, Final
+
+from ._args import UsageError
+from ._context import load_vault, open_store, redis_url, webhook_policy
+from ._logging import log_config
+from ._metrics_options import MetricsSettings
+from ._serve_socket import base_url, listening
+from ._worker_command import work_beside_serve
+
+if TYPE_CHECKING:
+    from .._messenger import Messenger
+
+__all__ = ["Child", "Supervisor", "serve_many"]
+
+logger = logging.getLogger("unified_messaging.serve")
+
+#: The listen queue of the shared socket (uvicorn's default): connections wait here while
+#: every server is busy, and while the first ones start.
+_BACKLOG: Final = 2048
+#: How much longer than a server's graceful stop the parent waits before it kills: the
+#: worker loop finishes the items it holds, and a webhook may take its 15 s.
+_STOP_MARGIN: Final = 10.0
+#: How often the parent looks for a child that died.
+_WATCH_SECONDS: Final = 0.5
+#: A slot is not restarted sooner than this after its last start: a child that cannot start
+#: (a database gone away) is retried once a second, not in a busy loop.
+_RESTART_PAUSE: Final = 1.0
+
+
+@dataclass(frozen=True)
+class Child:
+    """One kind of child: its name in the log (``server 1``, ``worker``) and what it runs.
+
+    ``target`` runs in the child with ``args``; it must be a module-level function (the
+    spawn method pickles it by name) and return when the child is asked to stop (SIGTERM).
+    """
+
+    name: str
+    target: Callable[..., None]
+    args: tuple[object, ...]
+
+
+@dataclass
+class _Slot:
+    child: Child
+    process: BaseProcess | None = None
+    started: float = 0.0
+    restarts: int = field(default=0)
+
+
+class Supervisor:
+    """Runs ``children`` until SIGINT or SIGTERM, restarting any that exits before then.
+
+    ``stop_seconds``: how long a child may take to stop (finish its in-flight requests or
+    items) after SIGTERM before it is killed.
+    """
+
+    def __init__(self, children: Sequence[Child], *, stop_seconds: float) -> None:
+        self._slots = [_Slot(child) for child in children]
+        self._stop_seconds = stop_seconds
+        self._stopping = threading.Event()
+        self._context = multiprocessing.get_context("spawn")
+
+    def run(self) -> None:
+        previous = {
+            sig: signal.signal(sig, self._stop_requested) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for slot in self._slots:
+                self._start(slot)
+            while not self._stopping.wait(_WATCH_SECONDS):
+                for slot in self._slots:
+                    self._keep_alive(slot)
+        finally:
+            self._stop_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _stop_requested(self, sig: int, frame: FrameType | None) -> None:
+        self._stopping.set()
+
+    def _start(self, slot: _Slot) -> None:
+        child = slot.child
+        process = self._context.Process(
+            target=child.target, args=child.args, name=f"unified-messaging {child.name}"
+        )
+        process.start()
+        slot.process = process
+        slot.started = time.monotonic()
+        logger.info("started %s (pid %s)", child.name, process.pid)
+
+    def _keep_alive(self, slot: _Slot) -> None:
+        process = slot.process
+        if process is None or process.is_alive() or self._stopping.is_set():
+            return
+        if time.monotonic() - slot.started < _RESTART_PAUSE:
+            return
+        process.join()
+        slot.restarts += 1
+        logger.warning(
+            "%s (pid %s) exited with %s; starting it again (restart %d)",
+            slot.child.name,
+            process.pid,
+            _exit_text(process.exitcode),
+            slot.restarts,
+        )
+        process.close()
+        self._start(slot)
+
+    def _stop_all(self) -> None:
+        """SIGTERM to every child at once (each stops gracefully, in parallel), then wait; a
+        child still running after ``stop_seconds`` is killed."""
+        running = [s.process for s in self._slots if s.process is not None]
+        for process in running:
+            if process.is_alive():
+                process.terminate()
+        deadline = time.monotonic() + self._stop_seconds
+        for process in running:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                logger.warning(
+                    "pid %s did not stop within %g s; killed", process.pid, self._stop_seconds
+                )
+                process.kill()
+                process.join()
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"status {code}"
+
+
+StartUp = Callable[["Messenger", argparse.Namespace, socket.socket], Awaitable[None]]
+Server = Callable[[argparse.Namespace, socket.socket, "socket.socket | None"], None]
+
+
+def serve_many(
+    args: argparse.Namespace, *, start_up: StartUp, server: Server, stop_seconds: float
+) -> None:
+    """``serve --workers N`` (N > 1): bind, migrate, print, then supervise the children.
+
+    The parent opens the database once (it is created or migrated before any server runs,
+    so N processes never race to migrate it), does ``start_up`` (``--demo``, the printed
+    address) and closes it again: after that it only watches its children.
+    """
+    import asyncio
+    import logging.config
+
+    logging.config.dictConfig(log_config(args.log_format, full_numbers=args.log_full_numbers))
+    _require_shared_limiter(args)
+    metrics = MetricsSettings.from_args(args)
+    metrics.build()  # without the metrics extra: its hint now, not N children's tracebacks
+    # The children get what they need to build their own (the parser and the command's
+    # function are not picklable, and not needed there).
+    plain = argparse.Namespace(
+        **{name: value for name, value in vars(args).items() if name not in ("parser", "run")}
+    )
+    with ExitStack() as stack:
+        sock = stack.enter_context(listening(args.host, args.port, _BACKLOG))
+        metrics_sock = None
+        if metrics.bind is not None:
+            metrics_sock = stack.enter_context(listening(*metrics.bind, _BACKLOG))
+            address, bound = metrics_sock.getsockname()[:2]
+            logging.getLogger("unified_messaging.metrics").info(
+                "metrics on %s/metrics", base_url(address, bound, local=False)
+            )
+        if metrics.enabled:
+            stack.enter_context(_shared_metrics_directory())
+        asyncio.run(_start_up(args, sock, start_up))
+        children = [
+            Child(f"server {number}", server, (plain, sock, metrics_sock))
+            for number in range(1, args.workers + 1)
+        ]
+        if not args.no_worker:
+            children.append(Child("worker", work_beside_serve, (plain,)))
+        Supervisor(children, stop_seconds=stop_seconds + _STOP_MARGIN).run()
+
+
+def _require_shared_limiter(args: argparse.Namespace) -> None:
+    """D16 stays exact: N processes with buckets of their own would let N times a key's
+    limit through, so several servers need the shared (Redis) limiter."""
+    if redis_url(args) is None:
+        raise UsageError(
+            "--workers",
+            f"{args.workers} server processes would each keep their own rate-limit buckets "
+            "and let each API key through that many times over its limit; give --redis-url "
+            "(or set UM_REDIS_URL) so that they share them",
+        )
+
+
+async def _start_up(args: argparse.Namespace, sock: socket.socket, start_up: StartUp) -> None:
+    from .._messenger import Messenger
+
+    async with Messenger(
+        open_store(args), vault=load_vault(), webhook_policy=webhook_policy()
+    ) as messenger:
+        await start_up(messenger, args, sock)
+
+
+@contextmanager
+def _shared_metrics_directory() -> Iterator[None]:
+    """Prometheus' multi-process mode for the children, so a scrape of any server sums
+    them all: the operator's ``PROMETHEUS_MULTIPROC_DIR`` if set, else a directory of this
+    run's own, removed when it ends."""
+    import shutil
+    import tempfile
+
+    from .._observability.prometheus import MULTIPROC_ENV, multiprocess_dir
+
+    if multiprocess_dir() is not None:
+        yield
+        return
+    path = tempfile.mkdtemp(prefix="unified-messaging-metrics-")
+    os.environ[MULTIPROC_ENV] = path  # the children inherit it; the parent records nothing
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(path, ignore_errors=True)
