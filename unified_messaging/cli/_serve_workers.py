@@ -109,6 +109,7 @@ class Supervisor:
                     self._keep_alive(slot)
         finally:
             self._stop_all()
+            _stop_resource_tracker()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
@@ -159,6 +160,17 @@ class Supervisor:
                 )
                 process.kill()
                 process.join()
+
+
+def _stop_resource_tracker() -> None:
+    """The spawn method starts multiprocessing's resource tracker, one more child of ours.
+    It ends by itself once we exit, but for that moment as an orphan: end it first. (Its
+    ``_stop`` is private, hence looked up: where it is missing the tracker ends by itself.)"""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        stop()
 
 
 def _exit_text(code: int | None) -> str:
