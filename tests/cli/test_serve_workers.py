@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -361,3 +362,65 @@ def test_messages_sent_through_any_server_are_delivered_once_by_the_one_worker(
         line for line in served.lines() if re.fullmatch(r"worker \S+ started", line["message"])
     ]
     assert [line["pid"] for line in loops] == [served.children()["worker"]]
+
+
+@needs_redis
+def test_a_keys_rate_limit_is_exact_across_the_server_processes(cli: Cli) -> None:
+    # D16 with N processes: the buckets are shared (Redis), so a burst of 5 is 5 in all,
+    # not 5 per process.
+    with serving(cli) as served:
+        served.ready()
+        workspace = served.started["workspace_id"]
+        key = cli("keys", "create", "--workspace", workspace, "--test", "--rate-limit", "0.001",
+                  "--rate-burst", "5", "--json").json()["api_key"]  # fmt: skip
+        statuses: list[int] = []
+        with ThreadPoolExecutor(8) as pool:
+            while len(statuses) < 24 or (len(answered_by(served)) < 2 and len(statuses) < 400):
+                numbers = [f"+9055512{len(statuses) + n:05}" for n in range(8)]
+                statuses += [
+                    r.status_code for r in pool.map(lambda to: send(served.url, key, to), numbers)
+                ]
+        stop(served)
+
+    assert sorted(statuses) == [201] * 5 + [429] * (len(statuses) - 5)
+    assert len(answered_by(served)) == 2  # both servers answered, and refused, from one bucket
+
+
+@needs_redis
+def test_a_scrape_of_any_server_counts_the_messages_of_all(cli: Cli) -> None:
+    # D30: the parent puts its children in Prometheus' multi-process mode (a directory of
+    # this run's own when PROMETHEUS_MULTIPROC_DIR is not set), so no scrape sees one half.
+    from prometheus_client.parser import text_string_to_metric_families
+
+    token = "metrics-token-0123456789abcdef"
+    with serving(cli, UM_METRICS_TOKEN=token, PROMETHEUS_MULTIPROC_DIR="") as served:
+        served.ready()
+        key = served.started["api_key"]
+        sent = 0
+        with ThreadPoolExecutor(8) as pool:
+            while sent < 8 or (len(answered_by(served)) < 2 and sent < 400):
+                numbers = [f"+9055512{sent + n:05}" for n in range(8)]
+                sent += sum(
+                    r.status_code == 201
+                    for r in pool.map(lambda to: send(served.url, key, to), numbers)
+                )
+        headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+        scrapes = [
+            httpx.get(f"{served.url}/metrics", headers=headers, timeout=WAIT) for _ in range(6)
+        ]
+        stop(served)
+
+    def sent_total(text: str) -> float:
+        labels = {"provider": "sms_a", "channel": "sms", "outcome": "sent", "mode": "test"}
+        return next(
+            sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name == "um_messages_total" and sample.labels == labels
+        )
+
+    assert len(answered_by(served)) == 2
+    assert {scrape.status_code for scrape in scrapes} == {200}
+    assert [sent_total(scrape.text) for scrape in scrapes] == [sent] * 6
+    # The run's directory went with it.
+    assert not list(Path(tempfile.gettempdir()).glob(f"*/*_{served.children()['server 1']}.db"))
