@@ -424,3 +424,14 @@ def test_a_scrape_of_any_server_counts_the_messages_of_all(cli: Cli) -> None:
     assert [sent_total(scrape.text) for scrape in scrapes] == [sent] * 6
     # The run's directory went with it.
     assert not list(Path(tempfile.gettempdir()).glob(f"*/*_{served.children()['server 1']}.db"))
+
+
+@pytest.mark.parametrize("url", ["memory", "sqlite://", "sqlite+aiosqlite:///:memory:"])
+def test_several_workers_on_an_in_memory_store_are_refused(cli: Cli, url: str) -> None:
+    # Each process would have a store of its own, and the demo key would be in one only.
+    result = cli("serve", "--port", "0", "--workers", "2", "--demo", UM_DATABASE_URL=url,
+                 UM_REDIS_URL="redis://127.0.0.1:1/0")  # fmt: skip
+
+    assert result.returncode == 2, result.output
+    assert "in-memory store lives in one process" in result.stderr
+    assert "Traceback" not in result.stderr

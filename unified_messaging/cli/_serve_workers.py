@@ -25,6 +25,7 @@ import argparse
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import socket
 import threading
@@ -37,7 +38,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Final
 
 from ._args import UsageError
-from ._context import load_vault, open_store, redis_url, webhook_policy
+from ._context import database_url, load_vault, open_store, redis_url, webhook_policy
 from ._logging import log_config
 from ._metrics_options import MetricsSettings
 from ._serve_socket import base_url, listening
@@ -56,6 +57,8 @@ _BACKLOG: Final = 2048
 #: How much longer than a server's graceful stop the parent waits before it kills: the
 #: worker loop finishes the items it holds, and a webhook may take its 15 s.
 _STOP_MARGIN: Final = 10.0
+#: Store URLs whose data lives in the process that opens them.
+_IN_MEMORY: Final = re.compile(r"memory|sqlite(\+\w+)?:///?(:memory:)?(\?.*)?", re.IGNORECASE)
 #: How often the parent looks for a child that died.
 _WATCH_SECONDS: Final = 0.5
 #: A slot is not restarted sooner than this after its last start: a child that cannot start
@@ -199,6 +202,7 @@ def serve_many(
     import logging.config
 
     logging.config.dictConfig(log_config(args.log_format, full_numbers=args.log_full_numbers))
+    _require_shared_store(args)
     _require_shared_limiter(args)
     metrics = MetricsSettings.from_args(args)
     metrics.build()  # without the metrics extra: its hint now, not N children's tracebacks
@@ -226,6 +230,17 @@ def serve_many(
         if not args.no_worker:
             children.append(Child("worker", work_beside_serve, (plain,)))
         Supervisor(children, stop_seconds=stop_seconds + _STOP_MARGIN).run()
+
+
+def _require_shared_store(args: argparse.Namespace) -> None:
+    """An in-memory store lives in one process: N servers would be N stores, and the
+    ``--demo`` key would be known to none of them."""
+    if _IN_MEMORY.fullmatch(database_url(args).strip()):
+        raise UsageError(
+            "--workers",
+            "an in-memory store lives in one process; several server processes need a "
+            "database they share (a SQLite file or PostgreSQL)",
+        )
 
 
 def _require_shared_limiter(args: argparse.Namespace) -> None:
