@@ -42,9 +42,9 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
   ``serve`` with its worker starts on that store and the receiver times their arrival:
   events / seconds from the server's start line to the last event.
 - ``workers``: ``serve --workers 2`` beside ``serve --workers 1``, each on a fresh store of
-  its own, both with the shared Redis limiter (``--redis-url``, which ``--workers`` above 1
-  needs; default ``$UM_TEST_REDIS_URL``, else ``redis://127.0.0.1:6379/0``), the ``post``
-  row's load, 16 connections. Runs alternate (1, 2, 1, 2 …, ``--rounds`` each), and each
+  its own, as users run them (no Redis: the one server keeps its rate-limit buckets, the two
+  ask their parent's), the ``post`` row's load, 16 connections; ``--workers-redis URL`` gives
+  both the shared Redis limiter instead. Runs alternate (1, 2, 1, 2 …, ``--rounds`` each), and each
   starts once the previous run's delivery reports are applied (the servers' processes are
   idle), so no run pays for another's backlog; the rate is the median. The CPU figure is
   the whole process tree's (servers, worker, parent) per request. Beside them, for the
@@ -82,7 +82,6 @@ LUA = HERE / "wrk" / "bench.lua"
 ROWS = ("post", "get", "health", "bulk", "dlr", "webhooks", "two", "workers")
 BACKENDS = ("sqlite", "postgresql")
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 RECIPIENT = "+905551234567"  # a normal number: accepted, delivered 2 s later (simulated)
 NO_REPORT = "+905550000008"  # magic number: accepted, no simulated report ever
 SEND_BODY = {"to": RECIPIENT, "body": "Siparişiniz yola çıktı."}
@@ -717,7 +716,9 @@ class Bench:
                 url = await stack.enter_async_context(
                     database(backend, self.tmp, f"workers{n}", self.args.postgres_url)
                 )
-                env = self.env(url) | {"UM_REDIS_URL": self.args.redis_url}
+                env = self.env(url)
+                if self.args.workers_redis:
+                    env["UM_REDIS_URL"] = self.args.workers_redis
                 workspace = await self.provision(env, f"workers{n}")
                 server = await stack.enter_async_context(
                     self.serve(env, f"serve-{backend}-w{n}", "--workers", str(n))
@@ -1237,9 +1238,7 @@ def cli() -> None:
     parser.add_argument("--sends", type=int, default=2_000, help="two: sends in all")
     parser.add_argument("--rounds", type=int, default=2, help="workers: runs of each server")
     parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("UM_TEST_REDIS_URL") or DEFAULT_REDIS,
-        help="workers: the shared rate limiter of both servers",
+        "--workers-redis", metavar="URL", help="workers: both servers' limiter in this Redis"
     )
     parser.add_argument("--bulk-runs", type=int, default=5, help="bulk: measured rounds")
     parser.add_argument("--delay", type=float, default=0.05, help="bulk: the fake's latency")

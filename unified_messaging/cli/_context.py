@@ -6,7 +6,7 @@
   created on first use, with a warning). Either way the key outlives the command, so the
   credentials one command stores, the next one can still decrypt.
 - The rate limiter (``serve`` only): Redis at ``--redis-url`` / ``UM_REDIS_URL``, else
-  buckets in the server process.
+  buckets in the server process (with ``--workers N``, in the parent, for all its servers).
 - The circuit breakers' shared state (``serve`` and ``worker``, D26): the same Redis when
   one is configured, else the store.
 - The connections' send slots (D27): the same Redis when one is configured, else the store,
@@ -128,13 +128,20 @@ def redis_url(args: argparse.Namespace) -> str | None:
 
 
 def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
-    """The shared Redis limiter when one is configured; ``None`` keeps the in-process one.
+    """The shared Redis limiter when one is configured; else, in a server process of
+    ``serve --workers``, the parent's buckets (``args.limiter_socket``, set by the parent);
+    else ``None``, which keeps the in-process one.
 
     The caller closes it: a limiter passed to a Messenger stays the caller's.
     """
     url = redis_url(args)
     if url is None:
-        return None
+        socket_path: str | None = getattr(args, "limiter_socket", None)
+        if socket_path is None:
+            return None
+        from .._access.socket_ratelimit import SocketRateLimiter
+
+        return SocketRateLimiter(socket_path)
     from .._access.redis_ratelimit import RedisRateLimiter
 
     return RedisRateLimiter(url)

@@ -111,7 +111,7 @@ def add_serve(commands: Subparsers) -> None:
         metavar="N",
         default=1,
         help="server processes on the one port (default 1); with more than one, the worker "
-        "runs in a process of its own beside them, and rate limits need --redis-url",
+        "runs in a process of its own beside them",
     )
     parser.add_argument(
         "--log-level",

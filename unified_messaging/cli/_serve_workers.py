@@ -17,6 +17,9 @@ The background worker loop runs in a child of its own, not inside one of the ser
 * the loop finds its work by claiming due rows from the store, never by a signal from the
   process that wrote them, so beside the servers it does exactly what it does inside one,
   and exactly what ``unified-messaging worker`` does: ``--no-worker`` leaves it out.
+
+Without Redis the parent also keeps the rate-limit buckets of all its servers (D16 exact
+across them): :mod:`unified_messaging._access.socket_ratelimit`.
 """
 
 from __future__ import annotations
@@ -203,7 +206,6 @@ def serve_many(
 
     logging.config.dictConfig(log_config(args.log_format, full_numbers=args.log_full_numbers))
     _require_shared_store(args)
-    _require_shared_limiter(args)
     metrics = MetricsSettings.from_args(args)
     metrics.build()  # without the metrics extra: its hint now, not N children's tracebacks
     # The children get what they need to build their own (the parser and the command's
@@ -222,6 +224,7 @@ def serve_many(
             )
         if metrics.enabled:
             stack.enter_context(_shared_metrics_directory())
+        plain.limiter_socket = stack.enter_context(_shared_limiter(args))
         asyncio.run(_start_up(args, sock, start_up))
         children = [
             Child(f"server {number}", server, (plain, sock, metrics_sock))
@@ -243,16 +246,28 @@ def _require_shared_store(args: argparse.Namespace) -> None:
         )
 
 
-def _require_shared_limiter(args: argparse.Namespace) -> None:
-    """D16 stays exact: N processes with buckets of their own would let N times a key's
-    limit through, so several servers need the shared (Redis) limiter."""
-    if redis_url(args) is None:
-        raise UsageError(
-            "--workers",
-            f"{args.workers} server processes would each keep their own rate-limit buckets "
-            "and let each API key through that many times over its limit; give --redis-url "
-            "(or set UM_REDIS_URL) so that they share them",
-        )
+@contextmanager
+def _shared_limiter(args: argparse.Namespace) -> Iterator[str | None]:
+    """D16 stays exact across the servers: with Redis they share its buckets; without, the
+    parent keeps the buckets and serves them on a Unix socket (its path, else ``None``), in
+    a directory only this user can enter. Buckets in each server would let every key
+    through N times its limit."""
+    if redis_url(args) is not None:
+        yield None
+        return
+    import shutil
+    import tempfile
+
+    from .._access.socket_ratelimit import RateLimitHost
+
+    directory = tempfile.mkdtemp(prefix="unified-messaging-")
+    host = RateLimitHost(os.path.join(directory, "ratelimit.sock"))
+    try:
+        host.start()
+        yield host.path
+    finally:
+        host.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 async def _start_up(args: argparse.Namespace, sock: socket.socket, start_up: StartUp) -> None:
