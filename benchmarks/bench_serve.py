@@ -668,18 +668,26 @@ class Bench:
         body = json.dumps(SEND_BODY, ensure_ascii=False)
         loads: dict[int, list[Load]] = {n: [] for n in servers}
         cpu: dict[int, float] = dict.fromkeys(servers, 0.0)
+        by_process: dict[int, dict[int, float]] = {n: {} for n in servers}
         for server, auth in servers.values():  # warm-up
+            # serve prints its line before its processes are up: connections opened before
+            # then would all go to the first server up (each keeps its connections).
+            await settled(server)
             url = server.url + "/v1/messages"
             await wrk(url, connections=16, duration=2, method="POST", body=body, auth=auth)
         for _ in range(self.args.rounds):
             for n, (server, auth) in servers.items():
                 await settled(server)
                 before = server.tree_cpu_seconds()
+                each = {pid: cpu_of(pid) for pid in descendants(server.process.pid)}
                 load = await wrk(
                     server.url + "/v1/messages", connections=16, duration=self.args.duration,
                     method="POST", body=body, auth=auth,
                 )  # fmt: skip
                 cpu[n] += server.tree_cpu_seconds() - before
+                for pid, used in each.items():
+                    spent = by_process[n].get(pid, 0.0) + cpu_of(pid) - used
+                    by_process[n][pid] = spent
                 loads[n].append(load)
                 log(f"{backend} {n} worker(s): {load.rate:,.0f} req/s, {load.codes}")
         median = {n: statistics.median(load.rate for load in runs) for n, runs in loads.items()}
@@ -694,6 +702,10 @@ class Bench:
             if answered and backend != "bare":
                 result.notes.append(f"tree CPU {cpu[n] / answered * 1000:.2f} ms/request")
             result.notes.append("rates " + ", ".join(f"{load.rate:,.0f}" for load in runs))
+            spent = sorted(by_process[n].values(), reverse=True)
+            if len(spent) > 1 and sum(spent):
+                shares = "/".join(f"{100 * s / sum(spent):.0f}" for s in spent if s > 0)
+                result.notes.append(f"CPU by process {shares} %")
             if n != 1 and median[1]:
                 result.notes.append(f"{median[n] / median[1]:.2f}× 1 worker")
             self.rows.append(result)

@@ -20,7 +20,7 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -56,7 +56,10 @@ from ._serve_limits import (
 from ._serve_socket import base_url, listening
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from .._messenger import Messenger
+    from ._serve_workers import Ready
 
 __all__ = ["add_serve"]
 
@@ -211,22 +214,28 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def serve_child(
-    args: argparse.Namespace, sock: socket.socket, metrics_sock: socket.socket | None
+    args: argparse.Namespace,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    ready: Ready,
 ) -> None:
     """One server process of ``serve --workers N``: the app on the parent's socket, with no
-    worker loop (it runs beside the servers) and nothing printed (the parent did that)."""
+    worker loop (it runs beside the servers) and nothing printed (the parent does that once
+    every server has said ``ready``)."""
     import asyncio
 
-    asyncio.run(_serve(args, bound=(sock, metrics_sock)))
+    asyncio.run(_serve(args, bound=(sock, metrics_sock), ready=ready))
 
 
 async def _serve(
     args: argparse.Namespace,
     *,
     bound: tuple[socket.socket, socket.socket | None] | None = None,
+    ready: Ready | None = None,
 ) -> None:
     """Serve until SIGINT/SIGTERM. ``bound``: the sockets ``serve --workers`` bound (the
-    API's, and ``--metrics-bind``'s): this process is one of its children."""
+    API's, and ``--metrics-bind``'s): this process is one of its children, and writes to
+    ``ready`` once it accepts connections."""
     import asyncio
 
     import uvicorn
@@ -283,10 +292,12 @@ async def _serve(
             accept_errors_reported(loop, limits.report_every),
         ):
             if bound is None:
-                await _start_up(messenger, args, sock)
+                report = await _start_up(messenger, args, sock)
+                if report is not None:
+                    emit(report, as_json=args.json)
             settle_heap()
             with _clean_exit_on_signals():
-                await uvicorn.Server(config).serve(sockets=[sock])
+                await _announcing_server(config, ready).serve(sockets=[sock])
     finally:
         # The app's lifespan closes the messenger too; closing twice is harmless, and this
         # one also covers a start-up that failed before the lifespan ran.
@@ -310,9 +321,26 @@ def _socket(
     return nullcontext(bound[0])  # the parent's: it closes it
 
 
-async def _start_up(messenger: Messenger, args: argparse.Namespace, sock: socket.socket) -> None:
+def _announcing_server(config: uvicorn.Config, ready: Ready | None) -> uvicorn.Server:
+    """uvicorn's server, which says so on ``ready`` once it accepts connections."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if ready is not None and not self.should_exit:
+                with suppress(OSError):  # a restarted server: the parent no longer listens
+                    ready.send_bytes(b"ready")
+
+    return _Server(config)
+
+
+async def _start_up(
+    messenger: Messenger, args: argparse.Namespace, sock: socket.socket
+) -> Report | None:
     """What ``serve`` does once its socket listens and before it serves, in one process or
-    in the parent of ``--workers``: log the address, set up ``--demo``, print the report."""
+    in the parent of ``--workers``: log the address, set up ``--demo``; the report to print
+    (``None``: nothing to print)."""
     address, port = sock.getsockname()[:2]
     url = base_url(args.host, port)
     logging.getLogger("uvicorn.error").info(
@@ -323,9 +351,10 @@ async def _start_up(messenger: Messenger, args: argparse.Namespace, sock: socket
         from .._audit_context import CLI, acting_as
 
         with acting_as(CLI):  # the demo's set-up is this command's change (D32)
-            emit(await _demo(messenger, url), as_json=args.json)
-    elif args.json:
-        emit(Report({"url": url}, url), as_json=True)
+            return await _demo(messenger, url)
+    if args.json:
+        return Report({"url": url}, url)
+    return None
 
 
 def _dashboard_installed() -> bool:

@@ -27,13 +27,14 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import re
 import signal
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
@@ -44,13 +45,19 @@ from ._args import UsageError
 from ._context import database_url, load_vault, open_store, redis_url, webhook_policy
 from ._logging import log_config
 from ._metrics_options import MetricsSettings
+from ._output import emit
 from ._serve_socket import base_url, listening
 from ._worker_command import work_beside_serve
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
+    from ._output import Report
 
-__all__ = ["Child", "Supervisor", "serve_many"]
+__all__ = ["Child", "Ready", "Supervisor", "serve_many"]
+
+#: Where a server child says it accepts connections (one message on a pipe: a pipe, not a
+#: multiprocessing Event, whose semaphore the resource tracker would own).
+Ready = multiprocessing.connection.Connection
 
 logger = logging.getLogger("unified_messaging.serve")
 
@@ -97,27 +104,46 @@ class Supervisor:
     items) after SIGTERM before it is killed.
     """
 
-    def __init__(self, children: Sequence[Child], *, stop_seconds: float) -> None:
-        self._slots = [_Slot(child) for child in children]
+    def __init__(self, *, stop_seconds: float) -> None:
+        self._slots: list[_Slot] = []
         self._stop_seconds = stop_seconds
         self._stopping = threading.Event()
         self._context = multiprocessing.get_context("spawn")
+        self._waiting: list[Ready] = []  # the parent's ends of the servers' ready pipes
 
-    def run(self) -> None:
+    def add(self, child: Child) -> None:
+        self._slots.append(_Slot(child))
+
+    def ready_pipe(self) -> Ready:
+        """The end a child writes to when it is ready; ``run`` calls ``when_ready`` once all
+        of them have."""
+        reader, writer = self._context.Pipe(duplex=False)
+        self._waiting.append(reader)
+        return writer
+
+    def run(self, when_ready: Callable[[], None] = lambda: None) -> None:
         previous = {
             sig: signal.signal(sig, self._stop_requested) for sig in (signal.SIGINT, signal.SIGTERM)
         }
+        announced = False
         try:
             for slot in self._slots:
                 self._start(slot)
             while not self._stopping.wait(_WATCH_SECONDS):
                 for slot in self._slots:
                     self._keep_alive(slot)
+                if not announced and self._all_ready():
+                    announced = True
+                    when_ready()
         finally:
             self._stop_all()
             _stop_resource_tracker()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def _all_ready(self) -> bool:
+        self._waiting = [reader for reader in self._waiting if not reader.poll()]
+        return not self._waiting
 
     def _stop_requested(self, sig: int, frame: FrameType | None) -> None:
         self._stopping.set()
@@ -188,8 +214,8 @@ def _exit_text(code: int | None) -> str:
     return f"status {code}"
 
 
-StartUp = Callable[["Messenger", argparse.Namespace, socket.socket], Awaitable[None]]
-Server = Callable[[argparse.Namespace, socket.socket, "socket.socket | None"], None]
+StartUp = Callable[["Messenger", argparse.Namespace, socket.socket], Awaitable["Report | None"]]
+Server = Callable[[argparse.Namespace, socket.socket, "socket.socket | None", "Ready"], None]
 
 
 def serve_many(
@@ -225,14 +251,21 @@ def serve_many(
         if metrics.enabled:
             stack.enter_context(_shared_metrics_directory())
         plain.limiter_socket = stack.enter_context(_shared_limiter(args))
-        asyncio.run(_start_up(args, sock, start_up))
-        children = [
-            Child(f"server {number}", server, (plain, sock, metrics_sock))
-            for number in range(1, args.workers + 1)
-        ]
+        report = asyncio.run(_start_up(args, sock, start_up))
+        supervisor = Supervisor(stop_seconds=stop_seconds + _STOP_MARGIN)
+        for number in range(1, args.workers + 1):
+            ready = supervisor.ready_pipe()
+            supervisor.add(Child(f"server {number}", server, (plain, sock, metrics_sock, ready)))
         if not args.no_worker:
-            children.append(Child("worker", work_beside_serve, (plain,)))
-        Supervisor(children, stop_seconds=stop_seconds + _STOP_MARGIN).run()
+            supervisor.add(Child("worker", work_beside_serve, (plain,)))
+
+        def announce() -> None:
+            # Once every server accepts: a client that starts at once finds them all (an
+            # early keep-alive connection would stay with the first server up).
+            if report is not None:
+                emit(report, as_json=args.json)
+
+        supervisor.run(when_ready=announce)
 
 
 def _require_shared_store(args: argparse.Namespace) -> None:
@@ -270,13 +303,15 @@ def _shared_limiter(args: argparse.Namespace) -> Iterator[str | None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-async def _start_up(args: argparse.Namespace, sock: socket.socket, start_up: StartUp) -> None:
+async def _start_up(
+    args: argparse.Namespace, sock: socket.socket, start_up: StartUp
+) -> Report | None:
     from .._messenger import Messenger
 
     async with Messenger(
         open_store(args), vault=load_vault(), webhook_policy=webhook_policy()
     ) as messenger:
-        await start_up(messenger, args, sock)
+        return await start_up(messenger, args, sock)
 
 
 @contextmanager
