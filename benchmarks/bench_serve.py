@@ -41,6 +41,14 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
   (bulks to ``+905550000008``; the endpoint subscribes to ``message.sent`` only); then
   ``serve`` with its worker starts on that store and the receiver times their arrival:
   events / seconds from the server's start line to the last event.
+- ``workers``: ``serve --workers 2`` beside ``serve --workers 1``, each on a fresh store of
+  its own, as users run them (no Redis: the one server keeps its rate-limit buckets, the two
+  ask their parent's), the ``post`` row's load, 16 connections; ``--workers-redis URL`` gives
+  both the shared Redis limiter instead. Runs alternate (1, 2, 1, 2 …, ``--rounds`` each), and each
+  starts once the previous run's delivery reports are applied (the servers' processes are
+  idle), so no run pays for another's backlog; the rate is the median. The CPU figure is
+  the whole process tree's (servers, worker, parent) per request. Beside them, for the
+  record, the bare endpoint under uvicorn with 1 and with 2 worker processes.
 - ``two``: two ``serve`` processes (both with workers) on one SQLite file (sqlite only), 16
   httpx clients (one keep-alive connection each) split between them, ``--sends`` sends in
   all; counts 503s, then reads every job back from both servers.
@@ -71,7 +79,7 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 LUA = HERE / "wrk" / "bench.lua"
-ROWS = ("post", "get", "health", "bulk", "dlr", "webhooks", "two")
+ROWS = ("post", "get", "health", "bulk", "dlr", "webhooks", "two", "workers")
 BACKENDS = ("sqlite", "postgresql")
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 RECIPIENT = "+905551234567"  # a normal number: accepted, delivered 2 s later (simulated)
@@ -244,11 +252,54 @@ class Child:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def tree_cpu_seconds(self) -> float:
+        """CPU of the process and every descendant alive now (``serve --workers``' children)."""
+        return sum(cpu_of(pid) for pid in descendants(self.process.pid))
+
     def tail(self, lines: int = 15) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def cpu_of(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # it ended meanwhile
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc/<pid>/task/<tid>/children)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            with contextlib.suppress(OSError):
+                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+                queue += [int(child) for child in children]
+    return found
+
+
+async def settled(child: Child, *, quiet: float = 0.05, longest: float = 120.0) -> None:
+    """Wait until ``child``'s process tree used under ``quiet`` CPU seconds in one second:
+    the work a run left behind (delivery reports due 2 s after each send) is done."""
+    deadline = time.monotonic() + longest
+    before = child.tree_cpu_seconds()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(1)
+        now = child.tree_cpu_seconds()
+        if now - before < quiet:
+            return
+        before = now
+    log(f"{child.name} still busy after {longest:g} s")
 
 
 async def spawn(name: str, argv: Sequence[str], *, env: dict[str, str], cwd: Path) -> Child:
@@ -342,19 +393,55 @@ def listening_socket() -> socket.socket:
 
 
 def run_child(app: Any, info: dict[str, Any], **options: Any) -> None:
-    import uvicorn
-
     sock = listening_socket()
     port = sock.getsockname()[1]
     print(json.dumps({"url": f"http://127.0.0.1:{port}", **info}), flush=True)
+    serve_on(sock, app, options)
+
+
+def serve_on(sock: socket.socket, app: Any, options: dict[str, Any]) -> None:
+    import uvicorn
+
     config = uvicorn.Config(app, log_level="warning", **options)
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 
-def child_bare() -> None:
+BARE_OPTIONS: dict[str, Any] = {
+    "lifespan": "on", "proxy_headers": False, "timeout_graceful_shutdown": 10, "ws": "none"
+}  # fmt: skip
+
+
+def bare_worker(sock: socket.socket) -> None:
+    serve_on(sock, bare_app(), BARE_OPTIONS)
+
+
+def child_bare(workers: int = 1) -> None:
     """A bare Starlette app under plain uvicorn with ``serve``'s options (cli/_serve.py:
     lifespan on, no proxy headers, no WebSockets, 10 s graceful stop, TCP_NODELAY), without
-    its guarded HTTP protocol (connection cap, deadlines)."""
+    its guarded HTTP protocol (connection cap, deadlines). ``workers`` > 1: that many
+    processes on one socket, started as uvicorn's supervisor does (spawn, socket passed)."""
+    if workers == 1:
+        run_child(bare_app(), {}, **BARE_OPTIONS)
+        return
+    import multiprocessing
+    import signal
+
+    sock = listening_socket()
+    print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=bare_worker, args=(sock,)) for _ in range(workers)]
+    for process in processes:
+        process.start()
+    stops = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)  # after the start: children inherit masks
+    signal.sigwait(stops)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
+
+
+def bare_app() -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
@@ -367,13 +454,12 @@ def child_bare() -> None:
     async def health(request: Request) -> Response:
         return Response(HEALTH_ANSWER, media_type="application/json")
 
-    app = Starlette(
+    return Starlette(
         routes=[
             Route("/v1/messages", send, methods=["POST"]),
             Route("/v1/health", health, methods=["GET"]),
         ]
     )
-    run_child(app, {}, lifespan="on", proxy_headers=False, timeout_graceful_shutdown=10, ws="none")
 
 
 def child_netgsm(delay: float) -> None:
@@ -563,6 +649,8 @@ class Bench:
                 self.receiver = await stack.enter_async_context(
                     running("receiver", this_script("receiver"), env=dict(os.environ), cwd=self.tmp)
                 )
+            if "workers" in args.only:
+                await self.guarded("workers", "bare", "uvicorn workers 2 / 1", self.bare_workers())
             if bare_needed:
                 bare = await stack.enter_async_context(
                     running("bare", this_script("bare"), env=dict(os.environ), cwd=self.tmp)
@@ -570,6 +658,85 @@ class Bench:
                 await self.bare_rows(bare)
             for n, backend in enumerate(args.backend):
                 await self.backend_rows(backend, first=n == 0)
+
+    async def alternate(
+        self, servers: dict[int, tuple[Child, str | None]], row: str, backend: str
+    ) -> None:
+        """``--rounds`` wrk runs of each server (with its ``Authorization``) in turn, each
+        from an idle machine; a row per server with the median rate, its process tree's CPU
+        per request, and its ratio to the one-worker server's."""
+        body = json.dumps(SEND_BODY, ensure_ascii=False)
+        loads: dict[int, list[Load]] = {n: [] for n in servers}
+        cpu: dict[int, float] = dict.fromkeys(servers, 0.0)
+        by_process: dict[int, dict[int, float]] = {n: {} for n in servers}
+        for server, auth in servers.values():  # warm-up
+            # serve prints its line before its processes are up: connections opened before
+            # then would all go to the first server up (each keeps its connections).
+            await settled(server)
+            url = server.url + "/v1/messages"
+            await wrk(url, connections=16, duration=2, method="POST", body=body, auth=auth)
+        for _ in range(self.args.rounds):
+            for n, (server, auth) in servers.items():
+                await settled(server)
+                before = server.tree_cpu_seconds()
+                each = {pid: cpu_of(pid) for pid in descendants(server.process.pid)}
+                load = await wrk(
+                    server.url + "/v1/messages", connections=16, duration=self.args.duration,
+                    method="POST", body=body, auth=auth,
+                )  # fmt: skip
+                cpu[n] += server.tree_cpu_seconds() - before
+                for pid, used in each.items():
+                    spent = by_process[n].get(pid, 0.0) + cpu_of(pid) - used
+                    by_process[n][pid] = spent
+                loads[n].append(load)
+                log(f"{backend} {n} worker(s): {load.rate:,.0f} req/s, {load.codes}")
+        median = {n: statistics.median(load.rate for load in runs) for n, runs in loads.items()}
+        for n, runs in loads.items():
+            best = max(runs, key=lambda load: load.rate)
+            result = best.row(row, backend, f"{n} worker{'s' * (n > 1)}, POST, 16 conns")
+            result.rate = median[n]
+            result.non_2xx = sum(load.non_2xx for load in runs)
+            if result.non_2xx:
+                result.notes.insert(0, "FAILED: non-2xx answers")
+            answered = sum(sum(load.codes.values()) for load in runs)
+            if answered and backend != "bare":
+                result.notes.append(f"tree CPU {cpu[n] / answered * 1000:.2f} ms/request")
+            result.notes.append("rates " + ", ".join(f"{load.rate:,.0f}" for load in runs))
+            spent = sorted(by_process[n].values(), reverse=True)
+            if len(spent) > 1 and sum(spent):
+                shares = "/".join(f"{100 * s / sum(spent):.0f}" for s in spent if s > 0)
+                result.notes.append(f"CPU by process {shares} %")
+            if n != 1 and median[1]:
+                result.notes.append(f"{median[n] / median[1]:.2f}× 1 worker")
+            self.rows.append(result)
+
+    async def bare_workers(self) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            servers: dict[int, tuple[Child, str | None]] = {}
+            for n in (1, 2):
+                bare = await stack.enter_async_context(
+                    running(f"bare-w{n}", this_script("bare", str(n)), env=dict(os.environ),
+                            cwd=self.tmp)
+                )  # fmt: skip
+                servers[n] = (bare, None)
+            await self.alternate(servers, "workers", "bare")
+
+    async def workers_row(self, backend: str) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            servers: dict[int, tuple[Child, str | None]] = {}
+            for n in (1, 2):
+                url = await stack.enter_async_context(
+                    database(backend, self.tmp, f"workers{n}", self.args.postgres_url)
+                )
+                env = self.env(url)
+                if self.args.workers_redis:
+                    env["UM_REDIS_URL"] = self.args.workers_redis
+                workspace = await self.provision(env, f"workers{n}")
+                server = await stack.enter_async_context(
+                    self.serve(env, f"serve-{backend}-w{n}", "--workers", str(n))
+                )
+                servers[n] = (server, f"Bearer {workspace.test_key}")
+            await self.alternate(servers, "workers", backend)
 
     async def bare_rows(self, bare: Child) -> None:
         d = self.args.duration
@@ -605,6 +772,9 @@ class Bench:
             await self.guarded("webhooks", backend, "events out", self.webhooks_row(backend))
         if "two" in only and backend == "sqlite":
             await self.guarded("two", backend, "two serve, one file", self.two_row())
+        if "workers" in only:
+            measure = "serve --workers 2 / 1"
+            await self.guarded("workers", backend, measure, self.workers_row(backend))
 
     async def main_rows(
         self, backend: str, server: Child, workspace: Workspace, only: set[str], *, first: bool
@@ -1084,6 +1254,10 @@ def cli() -> None:
         help="webhooks: also run N `unified-messaging worker` processes beside serve",
     )
     parser.add_argument("--sends", type=int, default=2_000, help="two: sends in all")
+    parser.add_argument("--rounds", type=int, default=2, help="workers: runs of each server")
+    parser.add_argument(
+        "--workers-redis", metavar="URL", help="workers: both servers' limiter in this Redis"
+    )
     parser.add_argument("--bulk-runs", type=int, default=5, help="bulk: measured rounds")
     parser.add_argument("--delay", type=float, default=0.05, help="bulk: the fake's latency")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy the servers' stderr logs here")
@@ -1091,7 +1265,7 @@ def cli() -> None:
     parser.add_argument("child_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "bare":
-        child_bare()
+        child_bare(int(args.child_args[0]) if args.child_args else 1)
     elif args.child == "netgsm":
         child_netgsm(float(args.child_args[0]))
     elif args.child == "receiver":

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -95,10 +96,30 @@ async def redis_backend(url: str, prefix: str) -> AsyncIterator[Backend]:
     await limiter.aclose()
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
-async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+async def socket_backend(directory: Path) -> AsyncIterator[Backend]:
+    """The parent's buckets of ``serve --workers`` (no Redis), over its Unix socket."""
+    from unified_messaging._access.socket_ratelimit import RateLimitHost, SocketRateLimiter
+
+    host = RateLimitHost(str(directory / "rl.sock"))
+    host.start()
+    limiter = SocketRateLimiter(host.path)
+
+    async def sleep(seconds: float) -> None:
+        await asyncio.sleep(seconds + 0.01)  # the host's clock is real time
+
+    try:
+        yield Backend("socket", limiter, sleep)
+    finally:
+        await limiter.aclose()
+        host.stop()
+
+
+@pytest.fixture(params=["memory", "socket", pytest.param("redis", marks=pytest.mark.redis)])
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     if request.param == "memory":
         source = memory_backend()
+    elif request.param == "socket":
+        source = socket_backend(tmp_path)
     else:
         url = request.getfixturevalue("redis_url")
         source = redis_backend(url, request.getfixturevalue("redis_prefix"))
@@ -554,3 +575,20 @@ async def test_from_url_shares_the_limiter_through_redis() -> None:
 def test_from_url_refuses_an_unknown_scheme() -> None:
     with pytest.raises(ValueError, match="scheme"):
         rate_limiter_from_url("ftp://example.com")
+
+
+async def test_the_socket_limiter_without_its_host_is_storage_unavailable(tmp_path: Path) -> None:
+    # serve --workers: a server whose parent is gone answers 503, never lets a request through.
+    from unified_messaging._access.socket_ratelimit import RateLimitHost, SocketRateLimiter
+
+    host = RateLimitHost(str(tmp_path / "rl.sock"))
+    host.start()
+    limiter = SocketRateLimiter(host.path)
+    policy = RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=5)
+    first = await limiter.hit("k", policy)
+    host.stop()
+
+    with pytest.raises(StorageUnavailable):
+        await limiter.hit("k", policy)
+    await limiter.aclose()
+    assert first.allowed

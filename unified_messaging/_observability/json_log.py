@@ -1,6 +1,7 @@
 """One JSON object per log line (``serve``/``worker --log-format json``).
 
-Fields: ``time`` (UTC, ISO 8601 with milliseconds), ``level``, ``logger``, ``message``, then
+Fields: ``time`` (UTC, ISO 8601 with milliseconds), ``level``, ``logger``, ``message``,
+``pid`` (which process: ``serve --workers N`` runs several), then
 whichever of ``request_id``, ``job_id``, ``workspace_id`` and ``provider`` the record is about
 (:mod:`._log_context`), and ``exception`` with the traceback when there is one. uvicorn's
 access lines also give ``client``, ``method``, ``path`` and ``status`` as fields of their own.
@@ -28,6 +29,7 @@ class JsonLogFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
+            "pid": record.process,
         }
         access = _access_fields(record)
         if access:

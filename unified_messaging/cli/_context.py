@@ -6,7 +6,7 @@
   created on first use, with a warning). Either way the key outlives the command, so the
   credentials one command stores, the next one can still decrypt.
 - The rate limiter (``serve`` only): Redis at ``--redis-url`` / ``UM_REDIS_URL``, else
-  buckets in the server process.
+  buckets in the server process (with ``--workers N``, in the parent, for all its servers).
 - The circuit breakers' shared state (``serve`` and ``worker``, D26): the same Redis when
   one is configured, else the store.
 - The connections' send slots (D27): the same Redis when one is configured, else the store,
@@ -51,6 +51,7 @@ __all__ = [
     "open_store",
     "plain_command",
     "rate_limiter",
+    "redis_url",
     "send_pacer",
     "shown_url",
     "webhook_policy",
@@ -120,15 +121,27 @@ def load_vault() -> Vault:
     return Vault.load_or_create_key_file(DEV_KEY_FILE)
 
 
+def redis_url(args: argparse.Namespace) -> str | None:
+    """Where the shared Redis is: ``--redis-url``, else ``UM_REDIS_URL``, else none."""
+    flag: str | None = getattr(args, "redis_url", None)
+    return flag or os.environ.get(REDIS_URL_ENV, "").strip() or None
+
+
 def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
-    """The shared Redis limiter when one is configured; ``None`` keeps the in-process one.
+    """The shared Redis limiter when one is configured; else, in a server process of
+    ``serve --workers``, the parent's buckets (``args.limiter_socket``, set by the parent);
+    else ``None``, which keeps the in-process one.
 
     The caller closes it: a limiter passed to a Messenger stays the caller's.
     """
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
-        return None
+    url = redis_url(args)
+    if url is None:
+        socket_path: str | None = getattr(args, "limiter_socket", None)
+        if socket_path is None:
+            return None
+        from .._access.socket_ratelimit import SocketRateLimiter
+
+        return SocketRateLimiter(socket_path)
     from .._access.redis_ratelimit import RedisRateLimiter
 
     return RedisRateLimiter(url)
@@ -137,9 +150,8 @@ def rate_limiter(args: argparse.Namespace) -> RateLimiter | None:
 def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
     """The circuit breakers' state in Redis when one is configured (``--redis-url`` /
     ``UM_REDIS_URL``); ``None`` keeps it in the store. The caller closes it."""
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
+    url = redis_url(args)
+    if url is None:
         return None
     from .._routing.redis_breaker import RedisBreakerStore
 
@@ -149,9 +161,8 @@ def breaker_store(args: argparse.Namespace) -> RedisBreakerStore | None:
 def send_pacer(args: argparse.Namespace) -> RedisPacer | None:
     """The send slots (D27) in Redis when one is configured (``--redis-url`` /
     ``UM_REDIS_URL``); ``None`` keeps them in the store. The caller closes it."""
-    flag: str | None = getattr(args, "redis_url", None)
-    url = flag or os.environ.get(REDIS_URL_ENV, "").strip()
-    if not url:
+    url = redis_url(args)
+    if url is None:
         return None
     from .._routing.redis_pacing import RedisPacer
 

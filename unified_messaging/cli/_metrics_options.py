@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -140,9 +141,14 @@ class MetricsListener:
     A second uvicorn server on the command's event loop. It leaves SIGINT/SIGTERM to the
     command (the API's server, or the worker's handlers), which stops it with the rest."""
 
-    def __init__(self, settings: MetricsSettings, messenger: Messenger) -> None:
+    def __init__(
+        self, settings: MetricsSettings, messenger: Messenger, *, sock: socket.socket | None = None
+    ) -> None:
+        """``sock``: the listener's socket, bound already (by ``serve --workers``' parent,
+        which shares it among its servers); else it is bound here, on ``start``."""
         self._settings = settings
         self._messenger = messenger
+        self._bound = sock
         self._socket = ExitStack()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -175,10 +181,12 @@ class MetricsListener:
             ws="none",
             timeout_graceful_shutdown=_STOP_SECONDS,
         )
-        host, port = self._settings.bind
-        sock = self._socket.enter_context(listening(host, port, config.backlog))
-        address, bound = sock.getsockname()[:2]
-        logger.info("metrics on %s/metrics", base_url(address, bound, local=False))
+        sock = self._bound
+        if sock is None:
+            host, port = self._settings.bind
+            sock = self._socket.enter_context(listening(host, port, config.backlog))
+            address, bound = sock.getsockname()[:2]
+            logger.info("metrics on %s/metrics", base_url(address, bound, local=False))
         server = self._server = _Listener(config)
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="metrics listener")
 

@@ -17,9 +17,10 @@ import argparse
 import json
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,10 @@ from ._serve_limits import (
 from ._serve_socket import base_url, listening
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from .._messenger import Messenger
+    from ._serve_workers import Ready
 
 __all__ = ["add_serve"]
 
@@ -103,6 +107,14 @@ def add_serve(commands: Subparsers) -> None:
         "--no-worker",
         action="store_true",
         help="run no background worker in the server (run `unified-messaging worker` apart)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_count,
+        metavar="N",
+        default=1,
+        help="server processes on the one port (default 1); with more than one, the worker "
+        "runs in a process of its own beside them",
     )
     parser.add_argument(
         "--log-level",
@@ -192,11 +204,38 @@ def _run(args: argparse.Namespace) -> int:
         raise MissingExtra("serve", extra="server", setting="serve") from None
     import asyncio
 
+    if args.workers > 1:
+        from ._serve_workers import serve_many
+
+        serve_many(args, start_up=_start_up, server=serve_child, stop_seconds=_GRACEFUL_SECONDS)
+        return 0
     asyncio.run(_serve(args))
     return 0
 
 
-async def _serve(args: argparse.Namespace) -> None:
+def serve_child(
+    args: argparse.Namespace,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    ready: Ready,
+) -> None:
+    """One server process of ``serve --workers N``: the app on the parent's socket, with no
+    worker loop (it runs beside the servers) and nothing printed (the parent does that once
+    every server has said ``ready``)."""
+    import asyncio
+
+    asyncio.run(_serve(args, bound=(sock, metrics_sock), ready=ready))
+
+
+async def _serve(
+    args: argparse.Namespace,
+    *,
+    bound: tuple[socket.socket, socket.socket | None] | None = None,
+    ready: Ready | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM. ``bound``: the sockets ``serve --workers`` bound (the
+    API's, and ``--metrics-bind``'s): this process is one of its children, and writes to
+    ``ready`` once it accepts connections."""
     import asyncio
 
     import uvicorn
@@ -220,7 +259,7 @@ async def _serve(args: argparse.Namespace) -> None:
         metrics=metrics.build(),
         pacer=pacer,
     )
-    listener = MetricsListener(metrics, messenger)
+    listener = MetricsListener(metrics, messenger, sock=bound[1] if bound else None)
     limits = _limits(args)
     try:
         await messenger.open()
@@ -228,7 +267,7 @@ async def _serve(args: argparse.Namespace) -> None:
             create_app(
                 messenger,
                 trusted_proxies=args.trusted_proxy,
-                worker=not args.no_worker,
+                worker=not args.no_worker and bound is None,
                 metrics_token=metrics.app_token,
                 dashboard=_dashboard_installed(),
             ),
@@ -249,25 +288,16 @@ async def _serve(args: argparse.Namespace) -> None:
         await listener.start()  # after uvicorn.Config: it set up the logging
         loop = asyncio.get_running_loop()
         with (
-            listening(args.host, args.port, config.backlog) as sock,
+            _socket(args, config.backlog, bound) as sock,
             accept_errors_reported(loop, limits.report_every),
         ):
-            address, port = sock.getsockname()[:2]
-            url = base_url(args.host, port)
-            logging.getLogger("uvicorn.error").info(
-                "Uvicorn running on %s (Press CTRL+C to quit)",
-                base_url(address, port, local=False),
-            )
-            if args.demo:
-                from .._audit_context import CLI, acting_as
-
-                with acting_as(CLI):  # the demo's set-up is this command's change (D32)
-                    emit(await _demo(messenger, url), as_json=args.json)
-            elif args.json:
-                emit(Report({"url": url}, url), as_json=True)
+            if bound is None:
+                report = await _start_up(messenger, args, sock)
+                if report is not None:
+                    emit(report, as_json=args.json)
             settle_heap()
             with _clean_exit_on_signals():
-                await uvicorn.Server(config).serve(sockets=[sock])
+                await _announcing_server(config, ready).serve(sockets=[sock])
     finally:
         # The app's lifespan closes the messenger too; closing twice is harmless, and this
         # one also covers a start-up that failed before the lifespan ran.
@@ -279,6 +309,52 @@ async def _serve(args: argparse.Namespace) -> None:
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
+
+
+def _socket(
+    args: argparse.Namespace,
+    backlog: int,
+    bound: tuple[socket.socket, socket.socket | None] | None,
+) -> AbstractContextManager[socket.socket]:
+    if bound is None:
+        return listening(args.host, args.port, backlog)
+    return nullcontext(bound[0])  # the parent's: it closes it
+
+
+def _announcing_server(config: uvicorn.Config, ready: Ready | None) -> uvicorn.Server:
+    """uvicorn's server, which says so on ``ready`` once it accepts connections."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if ready is not None and not self.should_exit:
+                with suppress(OSError):  # a restarted server: the parent no longer listens
+                    ready.send_bytes(b"ready")
+
+    return _Server(config)
+
+
+async def _start_up(
+    messenger: Messenger, args: argparse.Namespace, sock: socket.socket
+) -> Report | None:
+    """What ``serve`` does once its socket listens and before it serves, in one process or
+    in the parent of ``--workers``: log the address, set up ``--demo``; the report to print
+    (``None``: nothing to print)."""
+    address, port = sock.getsockname()[:2]
+    url = base_url(args.host, port)
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on %s (Press CTRL+C to quit)",
+        base_url(address, port, local=False),
+    )
+    if args.demo:
+        from .._audit_context import CLI, acting_as
+
+        with acting_as(CLI):  # the demo's set-up is this command's change (D32)
+            return await _demo(messenger, url)
+    if args.json:
+        return Report({"url": url}, url)
+    return None
 
 
 def _dashboard_installed() -> bool:

@@ -30,9 +30,10 @@ from ._metrics_options import MetricsListener, MetricsSettings, add_metrics_opti
 from ._output import Report, emit
 
 if TYPE_CHECKING:
+    from .._lifecycle.worker import Worker
     from .._messenger import Messenger
 
-__all__ = ["add_worker"]
+__all__ = ["add_worker", "work_beside_serve"]
 
 logger = logging.getLogger("unified_messaging.worker")
 
@@ -118,20 +119,60 @@ async def _work(args: argparse.Namespace) -> None:
 
 
 async def _do_work(messenger: Messenger, args: argparse.Namespace) -> None:
-    import asyncio
-    import signal
-
     async with messenger:
         worker = messenger.worker(lease=args.lease)
         if args.once:
             done = await worker.run_until_idle()
             emit(Report({"processed": done}, f"Processed {done} items."), as_json=args.json)
             return
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        logger.info("worker %s started", worker.worker_id)
-        settle_heap()
-        await worker.run(stop)
-        logger.info("worker %s stopped", worker.worker_id)
+        await _run_until_signalled(worker)
+
+
+async def _run_until_signalled(worker: Worker) -> None:
+    import asyncio
+    import signal
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    logger.info("worker %s started", worker.worker_id)
+    settle_heap()
+    await worker.run(stop)
+    logger.info("worker %s stopped", worker.worker_id)
+
+
+def work_beside_serve(args: argparse.Namespace) -> None:
+    """The worker process of ``serve --workers N``: the loop one ``serve`` runs inside
+    itself, with serve's settings (its store, Redis, metrics; the default lease and
+    webhook schedule), until SIGINT/SIGTERM. Its metrics reach the scrape through the
+    servers (Prometheus' multi-process mode, which the parent set up)."""
+    import asyncio
+    import logging.config
+
+    logging.config.dictConfig(log_config(args.log_format, full_numbers=args.log_full_numbers))
+    asyncio.run(_work_beside_serve(args))
+
+
+async def _work_beside_serve(args: argparse.Namespace) -> None:
+    from .._messenger import Messenger
+
+    breakers = breaker_store(args)
+    pacer = send_pacer(args)
+    messenger = Messenger(
+        open_store(args, cache_ttl=SERVER_CACHE_TTL),
+        vault=load_vault(),
+        webhook_policy=webhook_policy(),
+        submit_timeout=args.submit_timeout,
+        breaker_store=breakers,
+        metrics=MetricsSettings.from_args(args).build(),
+        pacer=pacer,
+    )
+    try:
+        async with messenger:
+            await _run_until_signalled(messenger.worker())
+    finally:
+        if breakers is not None:
+            await breakers.aclose()
+        if pacer is not None:
+            await pacer.aclose()
