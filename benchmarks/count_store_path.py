@@ -174,6 +174,16 @@ def _count_hot(counts: Counts) -> None:
             counts.kinds[label(self)] += 1
         original_many(self, conn, rows)
 
+    from unified_messaging.store import _sql_hot
+
+    original_combined = _sql_hot._combined
+
+    def combined(dialect: Any, runs: Any) -> Any:
+        counts.statements += 1
+        counts.kinds[f"hot: WITH ({len(runs)} writes in one statement)"] += 1
+        return original_combined(dialect, runs)
+
+    _sql_hot._combined = combined
     Hot.execute = execute  # type: ignore[method-assign]
     Hot.executemany = executemany  # type: ignore[method-assign]
 

@@ -31,7 +31,7 @@ from ._sql_engine import (
     normalize_url,
     storage_errors,
 )
-from ._sql_hot import Hot
+from ._sql_hot import Hot, write_all
 from ._sql_rows import provider_ref_row, work_row
 from ._sql_writer import (
     AsyncTransactions,
@@ -361,10 +361,16 @@ class SqlBase:
         self, conn: sa.Connection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
     ) -> None:
         """Queue work and remember refs inside the caller's transaction; existing ones stay."""
-        if work:
-            self._insert_new("work").executemany(conn, [work_row(item) for item in work])
-        if refs:
-            self._insert_new("refs").executemany(conn, [provider_ref_row(r) for r in refs])
+        write_all(conn, self._follow_up_writes(work, refs))
+
+    def _follow_up_writes(
+        self, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
+    ) -> list[tuple[Hot, list[dict[str, object]]]]:
+        """:meth:`_follow_ups` as writes for :func:`write_all`, to join a caller's others."""
+        return [
+            (self._insert_new("work"), [work_row(item) for item in work]),
+            (self._insert_new("refs"), [provider_ref_row(r) for r in refs]),
+        ]
 
     def _insert_new(self, kind: str) -> Hot:
         """``INSERT … ON CONFLICT DO NOTHING`` for work items or refs, built once per store

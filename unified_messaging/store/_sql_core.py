@@ -20,7 +20,7 @@ from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited
 from .._types import SendPhase
 from ._sql_base import SqlBase
 from ._sql_guard import recipients_over
-from ._sql_hot import Hot
+from ._sql_hot import Hot, write_all
 from ._sql_rows import (
     api_key_from,
     api_key_row,
@@ -309,8 +309,8 @@ class CoreMixin(SqlBase):
                 return False
             if claim is not None:
                 self._bind_claim(conn, claim, job_ids)
-            _INSERT_MESSAGE.executemany(conn, rows)
-            self._follow_ups(conn, work, ())
+            # PostgreSQL: the messages and their check in one round trip (write_all).
+            write_all(conn, [(_INSERT_MESSAGE, rows), *self._follow_up_writes(work, ())])
             return True
 
         accepted = await self._transact(
@@ -343,8 +343,9 @@ class CoreMixin(SqlBase):
             else:
                 moved = self._update_versions(conn, messages, ids, rows)
             kept = [item for item in work if item.ref not in moved] if moved else work
-            self._follow_ups(conn, kept, refs)
-            _DELETE_ONE_WORK.executemany(conn, [{"b_id": item_id} for item_id in done])
+            # PostgreSQL: follow-ups, refs and the check's removal in one round trip.
+            deletes = [{"b_id": item_id} for item_id in done]
+            write_all(conn, [*self._follow_up_writes(kept, refs), (_DELETE_ONE_WORK, deletes)])
             if release is not None:
                 conn.execute(_release_statement(release))
             return moved
@@ -416,8 +417,7 @@ class CoreMixin(SqlBase):
         def replace(conn: sa.Connection) -> bool:
             if _REPLACE_MESSAGE.rowcount(conn, row) != 1:
                 return False
-            self._follow_ups(conn, work, refs)
-            _CLOSE_REF.executemany(conn, closing)
+            write_all(conn, [*self._follow_up_writes(work, refs), (_CLOSE_REF, closing)])
             return True
 
         return await self._transact(replace)

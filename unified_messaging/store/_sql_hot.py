@@ -17,6 +17,7 @@ Only for statements without expanding (``IN``) parameters: their SQL is fixed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 
-__all__ = ["Hot"]
+__all__ = ["Hot", "write_all"]
 
 _Processor = Callable[[Any], Any] | None
 
@@ -166,3 +167,69 @@ def _wrapped(conn: sa.Connection, cursor: Any, sql: str, exc: Any) -> Exception:
         ismulti=None,
     )
     return wrapped
+
+
+#: ``$n`` placeholders of a statement compiled for asyncpg, renumbered when combined.
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
+def write_all(
+    conn: sa.Connection, parts: Sequence[tuple[Hot, Sequence[Mapping[str, Any]]]]
+) -> None:
+    """Run each :class:`Hot` write with each of its rows, in the caller's transaction, where
+    nothing needs their results (inserts, deletes; no ``RETURNING``, no row counts).
+
+    SQLite: one ``executemany`` per statement (each is a call into the library, no trip).
+    PostgreSQL: **one** statement for them all, each write a data-modifying ``WITH`` part of
+    it, so one round trip instead of one per statement. Its parts run on one snapshot, so
+    they must not depend on each other's rows (they write different rows of different
+    things: a message and its work items, a send's refs and its follow-ups).
+    """
+    if conn.dialect.name != "postgresql":
+        for hot, rows in parts:
+            hot.executemany(conn, rows)
+        return
+    runs = [(hot, row) for hot, rows in parts for row in rows]
+    if len(runs) <= 1:
+        for hot, row in runs:
+            hot.execute(conn, row).close()
+        return
+    sql, values = _combined(conn.dialect, runs)
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql, values)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(conn, cursor, sql, exc) from exc
+    finally:
+        cursor.close()
+
+
+_COMBINED: dict[tuple[tuple[Hot, tuple[str, ...]], ...], str] = {}
+
+
+def _combined(
+    dialect: Dialect, runs: Sequence[tuple[Hot, Mapping[str, Any]]]
+) -> tuple[str, tuple[Any, ...]]:
+    compiled = [hot._for(dialect, row) for hot, row in runs]
+    key = tuple((hot, tuple(row)) for hot, row in runs)
+    sql = _COMBINED.get(key)
+    if sql is None:
+        parts, offset = [], 0
+        for n, one in enumerate(compiled):
+            parts.append(f"w{n} AS ({_shifted(one.sql, offset)})")
+            offset += len(one.names)
+        sql = "WITH " + ", ".join(parts) + " SELECT 1"
+        if len(_COMBINED) > 1000:  # bounded: the shapes of a send are few
+            _COMBINED.clear()
+        _COMBINED[key] = sql
+    values: list[Any] = []
+    for one, (_, row) in zip(compiled, runs, strict=True):
+        values.extend(_values(one, row))
+    return sql, tuple(values)
+
+
+def _shifted(sql: str, offset: int) -> str:
+    def renumber(match: re.Match[str]) -> str:
+        return f"${int(match.group(1)) + offset}"
+
+    return _PLACEHOLDER.sub(renumber, sql)
