@@ -1,9 +1,10 @@
 """The SQL store's foundation: configuration, lifecycle and the transaction helpers.
 
 The table methods (``_sql_core``, ``_sql_work``) only ever touch the database through
-the query helpers (``_all``, ``_first``, ``_column``, ``_scalar``) and :meth:`SqlBase._write`,
-which pick the right kind of transaction for the dialect and turn driver errors into the
-library's errors.
+the query helpers (``_all``, ``_first``, ``_column``, ``_scalar``, and ``_hot_query`` for
+the send path's reads), :meth:`SqlBase._write` and :meth:`SqlBase._transact`, which pick
+the right kind of transaction for the dialect and turn driver errors into the library's
+errors. The send path's statements are :class:`~._sql_hot.Hot` (run on the driver's cursor).
 """
 
 from __future__ import annotations
