@@ -2,7 +2,7 @@
 
     apt-get install -y wrk        # Debian/Ubuntu; wrk is not installed in CI
     .venv/bin/python benchmarks/bench_serve.py [--duration 10] [--backend sqlite,postgresql]
-        [--only post,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
+        [--only post,guard,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
 
 Everything is set up the way a user would: the ``unified-messaging`` command line creates
 the workspace, the connections, the keys and the webhook endpoint (``workspaces create``,
@@ -24,6 +24,10 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
   (accepted, simulated delivery report 2 s later, applied by the worker), 16 connections.
   Beside it, once per run, a bare Starlette endpoint that parses the same JSON body and
   answers a fixed 201, run under uvicorn in a subprocess with ``serve``'s uvicorn options.
+- ``guard``: ``POST /v1/messages`` as ``post``, but every request to another number (wrk
+  puts a new recipient in each body), on a workspace with the flood guard off and on one
+  with the default guard (D28), alternating rounds on one server: the guard's cost side by
+  side. ``--py-spy DIR``: one more round of each with ``serve`` sampled by py-spy.
 - ``get``: ``GET /v1/messages/{job_id}`` of one job created first, 16 connections.
 - ``health``: ``GET /v1/health`` beside the bare endpoint's GET, on 1 and on 16 connections
   (first backend only: health does no I/O).
