@@ -2,7 +2,7 @@
 
     apt-get install -y wrk        # Debian/Ubuntu; wrk is not installed in CI
     .venv/bin/python benchmarks/bench_serve.py [--duration 10] [--backend sqlite,postgresql]
-        [--only post,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
+        [--only post,guard,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
 
 Everything is set up the way a user would: the ``unified-messaging`` command line creates
 the workspace, the connections, the keys and the webhook endpoint (``workspaces create``,
@@ -24,6 +24,10 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
   (accepted, simulated delivery report 2 s later, applied by the worker), 16 connections.
   Beside it, once per run, a bare Starlette endpoint that parses the same JSON body and
   answers a fixed 201, run under uvicorn in a subprocess with ``serve``'s uvicorn options.
+- ``guard``: ``POST /v1/messages`` as ``post``, but every request to another number (wrk
+  puts a new recipient in each body), on a workspace with the flood guard off and on one
+  with the default guard (D28), alternating rounds on one server: the guard's cost side by
+  side. ``--py-spy DIR``: one more round of each with ``serve`` sampled by py-spy.
 - ``get``: ``GET /v1/messages/{job_id}`` of one job created first, 16 connections.
 - ``health``: ``GET /v1/health`` beside the bare endpoint's GET, on 1 and on 16 connections
   (first backend only: health does no I/O).
@@ -79,12 +83,16 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 LUA = HERE / "wrk" / "bench.lua"
-ROWS = ("post", "get", "health", "bulk", "dlr", "webhooks", "two", "workers")
+ROWS = ("post", "guard", "get", "health", "bulk", "dlr", "webhooks", "two", "workers")
 BACKENDS = ("sqlite", "postgresql")
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 RECIPIENT = "+905551234567"  # a normal number: accepted, delivered 2 s later (simulated)
 NO_REPORT = "+905550000008"  # magic number: accepted, no simulated report ever
 SEND_BODY = {"to": RECIPIENT, "body": "Siparişiniz yola çıktı."}
+#: The guard row's body: wrk puts another number in place of @TO@ in every request.
+DISTINCT_PREFIX = "+90532"  # Turkcell; + the wrk thread's digit and a 6-digit counter
+DISTINCT_BODY = {"to": "@TO@", "body": "Siparişiniz yola çıktı."}
+GUARD_ROUNDS = 2  # guard off, guard on, alternating, this many times each
 SENDER = "ACME"  # a header the NetGSM fake knows
 WRK_THREADS = 2  # the machine has two cores
 # The shape of a real answer, fixed: the bare endpoint does no work to build it.
@@ -205,10 +213,17 @@ async def wrk(
     body: str | None = None,
     bodies: Path | None = None,
     auth: str | None = None,
+    to_prefix: str | None = None,
 ) -> Load:
     threads = min(WRK_THREADS, connections)
     env = os.environ | {"WRK_METHOD": method, "WRK_THREADS": str(threads)}
-    for name, value in (("WRK_BODY", body), ("WRK_BODIES", bodies), ("WRK_AUTH", auth)):
+    settings = (
+        ("WRK_BODY", body),
+        ("WRK_BODIES", bodies),
+        ("WRK_AUTH", auth),
+        ("WRK_TO", to_prefix),
+    )
+    for name, value in settings:
         env.pop(name, None)
         if value is not None:
             env[name] = str(value)
@@ -366,6 +381,24 @@ async def worker_processes(
                 process.terminate()
         for process in processes:
             await process.wait()
+
+
+async def profiled(server: Child, out: Path, seconds: float, load: Awaitable[Load]) -> None:
+    """``load`` while py-spy samples ``server`` (all threads, idle ones left out) into
+    ``out``, as collapsed stacks (one line per stack: frames, then the sample count)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["py-spy", "record", "--pid", str(server.process.pid), "--format", "raw"]
+    argv += ["--duration", f"{max(1, int(seconds) - 1)}", "--threads", "--output", str(out)]
+    spy = await asyncio.create_subprocess_exec(
+        shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")), *argv[1:],
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    await load
+    _, err = await spy.communicate()
+    if spy.returncode != 0:
+        log(f"py-spy: {err.decode().strip()[-300:]}")
+    else:
+        log(f"profile: {out}")
 
 
 def this_script(child: str, *extra: str) -> list[str]:
@@ -543,6 +576,8 @@ class Workspace:
     dlr_path: str
     test_key: str
     live_key: str
+    #: A second workspace with the default flood guard on (D28), and its test key.
+    guarded_key: str | None = None
 
 
 class Bench:
@@ -553,6 +588,7 @@ class Bench:
         self.rows: list[Row] = []
         self.fake: Child | None = None
         self.receiver: Child | None = None
+        self.bare_post: float | None = None
 
     def env(self, database_url: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -580,11 +616,16 @@ class Bench:
             raise RuntimeError(f"unified-messaging {' '.join(argv)}: {err.decode().strip()}")
         return json.loads(out)
 
-    async def provision(self, env: dict[str, str], name: str) -> Workspace:
-        """A workspace with a live sms_a connection to the NetGSM fake, a test and a live key."""
+    async def provision(self, env: dict[str, str], name: str, *, guard: bool = False) -> Workspace:
+        """A workspace with a live sms_a connection to the NetGSM fake, a test and a live key;
+        with ``guard``, a second one with the flood guard on (default limit) and a test key."""
         assert self.fake is not None
         # Every request goes to one recipient: the flood guard (D28) would refuse all but 10.
         workspace = await self.cli(env, "workspaces", "create", name, "--recipient-limit", "off")
+        guarded_key = None
+        if guard:
+            guarded = await self.cli(env, "workspaces", "create", name + "-guarded")
+            guarded_key = (await self.guarded_workspace(env, guarded["id"]))["api_key"]
         credentials = json.dumps(
             {"usercode": self.fake.info["usercode"], "password": self.fake.info["password"]}
         )
@@ -616,6 +657,24 @@ class Bench:
             connection["dlr_path"],
             test["api_key"],
             live["api_key"],
+            guarded_key,
+        )
+
+    async def guarded_workspace(self, env: dict[str, str], workspace_id: str) -> Any:
+        """The guard row's workspace: its sms_a connection (test sends reach the simulator)
+        and a test key whose rate limit never runs dry."""
+        assert self.fake is not None
+        credentials = json.dumps(
+            {"usercode": self.fake.info["usercode"], "password": self.fake.info["password"]}
+        )
+        await self.cli(
+            env, "connections", "add", "--workspace", workspace_id, "sms_a",
+            "--credentials-file", "-", "--default-sender", SENDER, "--approved-sender", SENDER,
+            "--base-url", self.fake.url, stdin=credentials,
+        )  # fmt: skip
+        unlimited = ("--rate-limit", "1e9", "--rate-burst", "1000000000")
+        return await self.cli(
+            env, "keys", "create", "--workspace", workspace_id, "--test", *unlimited
         )
 
     def serve(self, env: dict[str, str], name: str, *extra: str) -> Any:
@@ -635,7 +694,7 @@ class Bench:
 
     async def run(self) -> None:
         args = self.args
-        bare_needed = {"post", "health"} & set(args.only)
+        bare_needed = {"post", "guard", "health"} & set(args.only)
         async with contextlib.AsyncExitStack() as stack:
             self.fake = await stack.enter_async_context(
                 running(
@@ -740,12 +799,13 @@ class Bench:
 
     async def bare_rows(self, bare: Child) -> None:
         d = self.args.duration
-        if "post" in self.args.only:
+        if {"post", "guard"} & set(self.args.only):
             body = json.dumps(SEND_BODY, ensure_ascii=False)
             url = bare.url + "/v1/messages"
             await wrk(url, connections=16, duration=1, method="POST", body=body)  # warm-up
             load = await wrk(url, connections=16, duration=d, method="POST", body=body)
             self.rows.append(load.row("post", "bare", "bare Starlette POST, 16 conns"))
+            self.bare_post = load.rate
             log(f"bare POST: {load.rate:,.0f} req/s")
         if "health" in self.args.only:
             for connections in (1, 16):
@@ -756,12 +816,12 @@ class Bench:
 
     async def backend_rows(self, backend: str, *, first: bool) -> None:
         only, pg = set(self.args.only), self.args.postgres_url
-        main_rows = {"post", "get", "bulk", "dlr"} | ({"health"} if first else set())
+        main_rows = {"post", "guard", "get", "bulk", "dlr"} | ({"health"} if first else set())
         if only & main_rows:
             try:
                 async with database(backend, self.tmp, "main", pg) as url:
                     env = self.env(url)
-                    workspace = await self.provision(env, "bench")
+                    workspace = await self.provision(env, "bench", guard="guard" in only)
                     async with self.serve(env, f"serve-{backend}") as server:
                         log(f"{backend}: serve at {server.url}")
                         await self.main_rows(backend, server, workspace, only, first=first)
@@ -784,6 +844,11 @@ class Bench:
                 "post",
                 "POST /v1/messages, 16 conns",
                 lambda: self.post_row(backend, server, workspace),
+            ),
+            (
+                "guard",
+                "POST /v1/messages, distinct recipients",
+                lambda: self.guard_rows(backend, server, workspace),
             ),
             (
                 "get",
@@ -817,8 +882,54 @@ class Bench:
         sent = sum(load.codes.values())
         if sent:  # a load-independent figure: the server's CPU per send (worker included)
             row.notes.append(f"serve CPU {cpu / sent * 1000:.2f} ms/request")
+        self.note_ratio(row)
         self.rows.append(row)
         log(f"{backend} POST: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
+
+    async def guard_rows(self, backend: str, server: Child, workspace: Workspace) -> None:
+        """POST with every request to another number, flood guard off and on (D28), in
+        alternating rounds on one server, so the guard's cost is read side by side."""
+        assert workspace.guarded_key is not None
+        body = json.dumps(DISTINCT_BODY, ensure_ascii=False)
+        url = server.url + "/v1/messages"
+        keys = {"off": workspace.test_key, "on": workspace.guarded_key}
+        for key in keys.values():  # warm-up
+            await wrk(url, connections=16, duration=1, method="POST", body=body,
+                      auth=f"Bearer {key}", to_prefix=DISTINCT_PREFIX)  # fmt: skip
+        loads: dict[str, list[tuple[Load, float]]] = {"off": [], "on": []}
+        for _ in range(GUARD_ROUNDS):
+            for guard, key in keys.items():
+                cpu = server.cpu_seconds()
+                load = await wrk(
+                    url, connections=16, duration=self.args.duration, method="POST", body=body,
+                    auth=f"Bearer {key}", to_prefix=DISTINCT_PREFIX,
+                )  # fmt: skip
+                loads[guard].append((load, server.cpu_seconds() - cpu))
+                log(f"{backend} POST, guard {guard}: {load.rate:,.0f} req/s, {load.codes}")
+        for guard, runs in loads.items():
+            best = max(runs, key=lambda run: run[0].rate)[0]
+            measure = f"POST /v1/messages, 16 conns, distinct recipients, guard {guard}"
+            row = best.row("guard", backend, measure)
+            rates = ", ".join(f"{load.rate:,.0f}" for load, _ in runs)
+            cpus = ", ".join(
+                f"{cpu / max(1, sum(load.codes.values())) * 1000:.2f}" for load, cpu in runs
+            )
+            row.notes.append(f"rounds {rates} req/s; serve CPU {cpus} ms/request")
+            row.non_2xx = sum(load.non_2xx for load, _ in runs)
+            self.note_ratio(row)
+            self.rows.append(row)
+        if self.args.py_spy:
+            for guard, key in keys.items():
+                load_run = wrk(
+                    url, connections=16, duration=self.args.duration, method="POST", body=body,
+                    auth=f"Bearer {key}", to_prefix=DISTINCT_PREFIX,
+                )  # fmt: skip
+                out = Path(self.args.py_spy) / f"serve-{backend}-guard-{guard}.txt"
+                await profiled(server, out, self.args.duration, load_run)
+
+    def note_ratio(self, row: Row) -> None:
+        if self.bare_post and row.rate is not None:
+            row.notes.append(f"{row.rate / self.bare_post:.3f}× bare POST")
 
     async def get_row(self, backend: str, server: Child, workspace: Workspace) -> None:
         auth = f"Bearer {workspace.test_key}"
@@ -1261,6 +1372,11 @@ def cli() -> None:
     parser.add_argument("--bulk-runs", type=int, default=5, help="bulk: measured rounds")
     parser.add_argument("--delay", type=float, default=0.05, help="bulk: the fake's latency")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy the servers' stderr logs here")
+    parser.add_argument(
+        "--py-spy",
+        metavar="DIR",
+        help="guard: one more round each, serve sampled by py-spy (collapsed stacks into DIR)",
+    )
     parser.add_argument("--child", choices=("bare", "netgsm", "receiver"), help=argparse.SUPPRESS)
     parser.add_argument("child_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()

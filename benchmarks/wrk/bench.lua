@@ -6,6 +6,9 @@
 --   WRK_BODIES   a file of bodies, one per line; thread n of N sends lines n, n+N, ... once
 --                each and stops when it has all their answers (the run's -d is a cap)
 --   WRK_AUTH     the Authorization header's value, if any
+--   WRK_TO       with WRK_BODY: a recipient prefix ("+90532"); each request's body then
+--                has its "@TO@" replaced by that prefix, the thread's number and a counter
+--                (7 digits in all), so every request goes to another number
 --
 -- done() prints one line, "WRK_RESULT {json}": requests, duration (µs), latency percentiles
 -- (µs), socket errors, and the count of every HTTP status seen (wrk itself counts only
@@ -15,6 +18,7 @@ local method = os.getenv("WRK_METHOD") or "GET"
 local body = os.getenv("WRK_BODY")
 local bodies_file = os.getenv("WRK_BODIES")
 local auth = os.getenv("WRK_AUTH")
+local to_prefix = os.getenv("WRK_TO")
 
 wrk.method = method
 wrk.headers["Connection"] = "keep-alive"
@@ -24,7 +28,7 @@ end
 if body or bodies_file then
    wrk.headers["Content-Type"] = "application/json"
 end
-if body then
+if body and not to_prefix then
    wrk.body = body
 end
 
@@ -71,6 +75,14 @@ if bodies_file then
       -- bodies, so their answers are not counted.
       local b = mine[sent] or mine[1]
       return wrk.format(nil, nil, nil, b)
+   end
+end
+
+if body and to_prefix then
+   function request()
+      sent = sent + 1
+      local to = string.format("%s%d%06d", to_prefix, tid % 10, sent % 1000000)
+      return wrk.format(nil, nil, nil, (body:gsub("@TO@", to, 1)))
    end
 end
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 import pytest
 
-from unified_messaging._domain import Workspace
+from unified_messaging._domain import MessageRecord, Workspace
 from unified_messaging._errors import StorageUnavailable
 from unified_messaging.store.sql import SqlStore
 
@@ -27,6 +27,14 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def a_workspace(workspace_id: str = "ws_1") -> Workspace:
     return Workspace(workspace_id, "Acme", T0)
+
+
+def a_message(job_id: str = "job_1", text: str = "Hello") -> MessageRecord:
+    return MessageRecord(
+        job_id=job_id, workspace_id="ws_1", livemode=True, status="queued",
+        to="+905551234567", channel="sms", provider="sms_a", created_at=T0, updated_at=T0,
+        text=text,
+    )  # fmt: skip
 
 
 def assert_clean(error: StorageUnavailable) -> None:
@@ -90,6 +98,34 @@ async def test_postgres_read_survives_the_server_dropping_the_connections(
             await admin.close()
         # The read finds its pooled connection dead and is retried on a fresh one.
         assert await store.get_workspace("ws_1") == a_workspace()
+    finally:
+        await store.close()
+
+
+async def test_postgres_message_read_survives_the_server_dropping_the_connections(
+    postgres_database: Database,
+) -> None:
+    """The same for GET by id, which runs on the driver's cursor (a Hot statement)."""
+    name = f"um_fault_{uuid.uuid4().hex[:8]}"
+    settings = {"search_path": str(postgres_database.schema), "application_name": name}
+    store = SqlStore(postgres_database.url, connect_args={"server_settings": settings})
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        await store.insert_messages([a_message()])
+        admin = await asyncpg.connect(
+            postgres_database.url.replace("postgresql+asyncpg://", "postgresql://")
+        )
+        try:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = $1",
+                name,
+            )
+        finally:
+            await admin.close()
+        found = await store.get_message("ws_1", True, "job_1")
+        assert found is not None and found.text == "Hello"
     finally:
         await store.close()
 
@@ -174,5 +210,21 @@ async def test_text_postgres_cannot_hold_is_a_value_error(postgres_database: Dat
     try:
         with pytest.raises(ValueError, match="cannot keep"):
             await store.create_workspace(Workspace("ws_1", "nul\x00byte", T0))
+    finally:
+        await store.close()
+
+
+@pytest.mark.postgres
+async def test_a_message_postgres_cannot_hold_is_a_value_error(
+    postgres_database: Database,
+) -> None:
+    # The send path's insert runs on the driver's cursor: its errors map as SQLAlchemy's do.
+    store = postgres_database.store()
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        with pytest.raises(ValueError, match="cannot keep"):
+            await store.insert_messages([a_message(text="nul\x00byte")])
+        assert await store.get_message("ws_1", True, "job_1") is None
     finally:
         await store.close()

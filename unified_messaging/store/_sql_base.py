@@ -1,9 +1,10 @@
 """The SQL store's foundation: configuration, lifecycle and the transaction helpers.
 
 The table methods (``_sql_core``, ``_sql_work``) only ever touch the database through
-the query helpers (``_all``, ``_first``, ``_column``, ``_scalar``) and :meth:`SqlBase._write`,
-which pick the right kind of transaction for the dialect and turn driver errors into the
-library's errors.
+the query helpers (``_all``, ``_first``, ``_column``, ``_scalar``, and ``_hot_query`` for
+the send path's reads), :meth:`SqlBase._write` and :meth:`SqlBase._transact`, which pick
+the right kind of transaction for the dialect and turn driver errors into the library's
+errors. The send path's statements are :class:`~._sql_hot.Hot` (run on the driver's cursor).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ._sql_engine import (
     normalize_url,
     storage_errors,
 )
+from ._sql_hot import Hot, write_all
 from ._sql_rows import provider_ref_row, work_row
 from ._sql_writer import (
     AsyncTransactions,
@@ -100,7 +102,7 @@ class SqlBase:
         self._migrate = migrate
         self._cache_ttl = cache_ttl
         self._cache: dict[tuple[str, ...], tuple[float, Any]] = {}
-        self._statements: dict[str, sa.Insert] = {}
+        self._statements: dict[str, Hot] = {}
         self._engines: Engines | None = None
         self._writer: GroupWriter | None = None
         self._opened = False
@@ -248,6 +250,32 @@ class SqlBase:
                         raise
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _hot_query(self, hot: Hot, params: Mapping[str, object]) -> list[dict[str, Any]]:
+        """:meth:`_query` for a :class:`Hot` read (the per-request reads by key): its rows
+        as dicts, on the driver's cursor, with the same joining and the same one retry."""
+
+        def rows(connection: sa.Connection) -> list[dict[str, Any]]:
+            return hot.mappings(connection, params)
+
+        joined = self._joined_connection()
+        engines = self._get_engines()
+        with storage_errors(password=self._password):
+            if joined is not None:
+                joined_rows: list[dict[str, Any]] = await joined.run_sync(rows)
+                return joined_rows
+            if engines.sync_read is not None:
+                with engines.sync_read.connect() as sync_connection:
+                    return rows(sync_connection)
+            for attempt in range(2):
+                try:
+                    async with engines.read.connect() as connection:
+                        found: list[dict[str, Any]] = await connection.run_sync(rows)
+                        return found
+                except sa_exc.DBAPIError as exc:
+                    if attempt or not exc.connection_invalidated:
+                        raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
     @staticmethod
     def _sync_query(
         engine: sa.Engine,
@@ -334,28 +362,32 @@ class SqlBase:
         self, conn: sa.Connection, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
     ) -> None:
         """Queue work and remember refs inside the caller's transaction; existing ones stay."""
-        if work:
-            conn.execute(self._insert_new("work"), [work_row(item) for item in work])
-        if refs:
-            conn.execute(self._insert_new("refs"), [provider_ref_row(r) for r in refs])
+        write_all(conn, self._follow_up_writes(work, refs))
 
-    def _insert_new(self, kind: str) -> sa.Insert:
-        """``INSERT … ON CONFLICT DO NOTHING`` for work items or refs, built once per store."""
-        built = self._statements.get(kind)
-        if built is None:
-            if kind == "work":
-                built = self._upsert(due_work).on_conflict_do_nothing(
-                    index_elements=[due_work.c.id]
-                )
-            else:
-                built = self._upsert(provider_refs).on_conflict_do_nothing(
-                    index_elements=[
-                        provider_refs.c.connection_id,
-                        provider_refs.c.provider_message_id,
-                    ]
-                )
-            self._statements[kind] = built
-        return built
+    def _follow_up_writes(
+        self, work: Sequence[WorkItem], refs: Sequence[ProviderRef]
+    ) -> list[tuple[Hot, list[dict[str, object]]]]:
+        """:meth:`_follow_ups` as writes for :func:`write_all`, to join a caller's others."""
+        return [
+            (self._insert_new("work"), [work_row(item) for item in work]),
+            (self._insert_new("refs"), [provider_ref_row(r) for r in refs]),
+        ]
+
+    def _insert_new(self, kind: str) -> Hot:
+        """``INSERT … ON CONFLICT DO NOTHING`` for work items or refs, built once per store
+        (a :class:`Hot` statement: every send runs them)."""
+        hot = self._statements.get(kind)
+        if hot is not None:
+            return hot
+        built: Upsert
+        if kind == "work":
+            built = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
+        else:
+            built = self._upsert(provider_refs).on_conflict_do_nothing(
+                index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
+            )
+        hot = self._statements[kind] = Hot(built)
+        return hot
 
     @staticmethod
     async def _lock_workspace(connection: AsyncConnection, workspace_id: str) -> bool:

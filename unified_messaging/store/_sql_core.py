@@ -20,6 +20,7 @@ from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited
 from .._types import SendPhase
 from ._sql_base import SqlBase
 from ._sql_guard import recipients_over
+from ._sql_hot import Hot, write_all
 from ._sql_rows import (
     api_key_from,
     api_key_row,
@@ -63,11 +64,14 @@ _CONNECTIONS_OF = sa.select(connections).where(
 _TEMPLATE_BY_KEY = sa.select(templates).where(
     templates.c.workspace_id == sa.bindparam("workspace_id"), templates.c.key == sa.bindparam("key")
 )
-_MESSAGE_BY_ID = sa.select(message_table).where(
-    message_table.c.job_id == sa.bindparam("job_id"),
-    message_table.c.workspace_id == sa.bindparam("workspace_id"),
-    message_table.c.livemode == sa.bindparam("livemode"),
+_MESSAGE_BY_ID = Hot(
+    sa.select(message_table).where(
+        message_table.c.job_id == sa.bindparam("job_id"),
+        message_table.c.workspace_id == sa.bindparam("workspace_id"),
+        message_table.c.livemode == sa.bindparam("livemode"),
+    )
 )
+_INSERT_MESSAGE = Hot(sa.insert(message_table))
 
 
 class CoreMixin(SqlBase):
@@ -305,9 +309,8 @@ class CoreMixin(SqlBase):
                 return False
             if claim is not None:
                 self._bind_claim(conn, claim, job_ids)
-            if rows:
-                conn.execute(sa.insert(message_table), rows)
-            self._follow_ups(conn, work, ())
+            # PostgreSQL: the messages and their check in one round trip (write_all).
+            write_all(conn, [(_INSERT_MESSAGE, rows), *self._follow_up_writes(work, ())])
             return True
 
         accepted = await self._transact(
@@ -332,25 +335,41 @@ class CoreMixin(SqlBase):
         rows = [_update_row(m) for m in messages]
 
         def finish(conn: sa.Connection) -> list[str]:
-            stored: dict[str, int] = {}
-            if ids:
-                # Locked in job id order (PostgreSQL), so two batches never wait on each other
-                # in a circle; SQLite's write lock already serializes them.
-                found = conn.execute(_VERSIONS_FOR_UPDATE, {"ids": ids})
-                stored = {row.job_id: row.version for row in found.all()}
-            moved = [m.job_id for m in messages if stored.get(m.job_id) != m.version - 1]
-            fresh = [row for row in rows if row["b_job_id"] not in moved]
-            if fresh:
-                conn.execute(_UPDATE_MESSAGE, fresh)
+            if len(rows) == 1:
+                # One message (every single send): its compare-and-set is one statement.
+                (row,) = rows
+                cas = {**row, "b_version": messages[0].version - 1}
+                moved = [] if _REPLACE_MESSAGE.rowcount(conn, cas) == 1 else [messages[0].job_id]
+            else:
+                moved = self._update_versions(conn, messages, ids, rows)
             kept = [item for item in work if item.ref not in moved] if moved else work
-            self._follow_ups(conn, kept, refs)
-            if done:
-                conn.execute(_DELETE_WORK, {"ids": list(done)})
+            # PostgreSQL: follow-ups, refs and the check's removal in one round trip.
+            deletes = [{"b_id": item_id} for item_id in done]
+            write_all(conn, [*self._follow_up_writes(kept, refs), (_DELETE_ONE_WORK, deletes)])
             if release is not None:
                 conn.execute(_release_statement(release))
             return moved
 
         return await self._transact(finish)
+
+    @staticmethod
+    def _update_versions(
+        conn: sa.Connection,
+        messages: Sequence[MessageRecord],
+        ids: list[str],
+        rows: list[dict[str, object]],
+    ) -> list[str]:
+        """Many messages' compare-and-set: their stored versions read and row-locked, then
+        the ones still as the caller read them updated in one ``executemany``."""
+        stored: dict[str, int] = {}
+        if ids:
+            # Locked in job id order (PostgreSQL), so two batches never wait on each other
+            # in a circle; SQLite's write lock already serializes them.
+            found = conn.execute(_VERSIONS_FOR_UPDATE, {"ids": ids})
+            stored = {row.job_id: row.version for row in found.all()}
+        moved = [m.job_id for m in messages if stored.get(m.job_id) != m.version - 1]
+        _UPDATE_MESSAGE.executemany(conn, [row for row in rows if row["b_job_id"] not in moved])
+        return moved
 
     async def update_messages(
         self,
@@ -370,7 +389,7 @@ class CoreMixin(SqlBase):
                 missing = set(ids) - set(found.scalars().all())
                 if missing:
                     raise ResourceNotFound(f"Message {min(missing)} not found.")
-                conn.execute(_UPDATE_MESSAGE, rows)
+                _UPDATE_MESSAGE.executemany(conn, rows)
             self._follow_ups(conn, work, refs)
 
         if messages or work or refs:
@@ -379,10 +398,9 @@ class CoreMixin(SqlBase):
     async def get_message(
         self, workspace_id: str, livemode: bool, job_id: str
     ) -> MessageRecord | None:
-        row = await self._first(
-            _MESSAGE_BY_ID, job_id=job_id, workspace_id=workspace_id, livemode=livemode
-        )
-        return None if row is None else message_from(row)
+        params = {"job_id": job_id, "workspace_id": workspace_id, "livemode": livemode}
+        rows = await self._hot_query(_MESSAGE_BY_ID, params)
+        return message_from(rows[0]) if rows else None
 
     async def replace_message(
         self,
@@ -397,11 +415,9 @@ class CoreMixin(SqlBase):
         closing = [{"b_connection_id": c, "b_message_id": m} for c, m in closed]
 
         def replace(conn: sa.Connection) -> bool:
-            if conn.execute(_REPLACE_MESSAGE, row).rowcount != 1:
+            if _REPLACE_MESSAGE.rowcount(conn, row) != 1:
                 return False
-            self._follow_ups(conn, work, refs)
-            if closing:
-                conn.execute(_CLOSE_REF, closing)
+            write_all(conn, [*self._follow_up_writes(work, refs), (_CLOSE_REF, closing)])
             return True
 
         return await self._transact(replace)
@@ -445,10 +461,9 @@ class CoreMixin(SqlBase):
     async def find_provider_ref(
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None:
-        row = await self._first(
-            _REF_BY_ID, connection_id=connection_id, provider_message_id=provider_message_id
-        )
-        return None if row is None else provider_ref_from(row)
+        params = {"connection_id": connection_id, "provider_message_id": provider_message_id}
+        rows = await self._hot_query(_REF_BY_ID, params)
+        return provider_ref_from(rows[0]) if rows else None
 
     async def refs_to_poll(
         self, connection_id: str, now: datetime, limit: int
@@ -553,7 +568,7 @@ class CoreMixin(SqlBase):
         return 0 if used is None else int(used)
 
 
-_CLOSE_REF = (
+_CLOSE_REF = Hot(
     sa.update(provider_refs)
     .where(
         provider_refs.c.connection_id == sa.bindparam("b_connection_id"),
@@ -562,14 +577,17 @@ _CLOSE_REF = (
     .values(open=False)
 )
 # Built once: a statement made per call would cost its cache key every time (see _all).
-_UPDATE_MESSAGE = sa.update(message_table).where(message_table.c.job_id == sa.bindparam("b_job_id"))
+_UPDATE_MESSAGE_SQL = sa.update(message_table).where(
+    message_table.c.job_id == sa.bindparam("b_job_id")
+)
+_UPDATE_MESSAGE = Hot(_UPDATE_MESSAGE_SQL)
+_DELETE_ONE_WORK = Hot(sa.delete(due_work).where(due_work.c.id == sa.bindparam("b_id")))
 _VERSIONS_FOR_UPDATE = (
     sa.select(message_table.c.job_id, message_table.c.version)
     .where(message_table.c.job_id.in_(sa.bindparam("ids", expanding=True)))
     .order_by(message_table.c.job_id)
     .with_for_update()
 )
-_DELETE_WORK = sa.delete(due_work).where(due_work.c.id.in_(sa.bindparam("ids", expanding=True)))
 # Live, open and due; the longest due first (never asked: NULL, first), so every round starts
 # with what waited longest and no page of refs that are not asked can hold the others back.
 _REFS_TO_POLL = (
@@ -600,11 +618,15 @@ _POSTPONE_REFS = (
     )
     .values(poll_after=sa.bindparam("b_until", type_=UtcDateTime()))
 )
-_REF_BY_ID = sa.select(provider_refs).where(
-    provider_refs.c.connection_id == sa.bindparam("connection_id"),
-    provider_refs.c.provider_message_id == sa.bindparam("provider_message_id"),
+_REF_BY_ID = Hot(
+    sa.select(provider_refs).where(
+        provider_refs.c.connection_id == sa.bindparam("connection_id"),
+        provider_refs.c.provider_message_id == sa.bindparam("provider_message_id"),
+    )
 )
-_REPLACE_MESSAGE = _UPDATE_MESSAGE.where(message_table.c.version == sa.bindparam("b_version"))
+_REPLACE_MESSAGE = Hot(
+    _UPDATE_MESSAGE_SQL.where(message_table.c.version == sa.bindparam("b_version"))
+)
 
 
 def _update_row(message: MessageRecord) -> dict[str, object]:

@@ -8,7 +8,10 @@ Two sends to one recipient must not both see room for one more. SQLite's write t
 holds the database's write lock, so the count and the insert of one transaction never
 interleave with another's. PostgreSQL (read committed) takes a transaction-scoped advisory
 lock per recipient before counting: a second writer waits for the first one's commit, and
-its count, a new statement, then sees the first one's rows. Recipients are locked in one
+its count, a new snapshot, then sees the first one's rows. Lock and count are one round trip
+(``um_recipient_recent``, migration 0017: a VOLATILE function, whose query takes its snapshot
+after the lock is held; one plain statement could not, its snapshot would predate the wait).
+Both run as :class:`~._sql_hot.Hot` statements. Recipients are locked in one
 order (``recipient_refusals`` walks them sorted), so two writers never wait in a circle;
 should a batch of many sends still deadlock, PostgreSQL aborts it and the group writer runs
 each send again alone.
@@ -32,6 +35,8 @@ from .._access.flood_guard import (
 from .._domain import MessageRecord
 from .._errors import RecipientRateLimited
 from ._sql_engine import Dialect
+from ._sql_hot import Hot
+from ._tables import UtcDateTime
 from ._tables import messages as message_table
 
 __all__ = ["recipients_over"]
@@ -41,7 +46,7 @@ __all__ = ["recipients_over"]
 #: only makes two recipients wait for each other, never miscounts.
 _LOCK_CLASS: Final = 0x756D726C
 
-_RECENT: Final = (
+_RECENT: Final = Hot(
     sa.select(message_table.c.created_at)
     .where(
         message_table.c.workspace_id == sa.bindparam("workspace_id"),
@@ -55,7 +60,15 @@ _RECENT: Final = (
     .order_by(message_table.c.created_at.desc())
     .limit(sa.bindparam("limit"))
 )
-_LOCK: Final = sa.text("SELECT pg_advisory_xact_lock(:lock_class, :lock_key)")
+#: PostgreSQL: the advisory lock, then the same query (see the module doc).
+_LOCK_AND_RECENT: Final = Hot(
+    sa.text(
+        "SELECT um_recipient_recent(:lock_class, :lock_key, :workspace_id, :livemode, :to,"
+        " :since, :limit) AS created_at"
+    )
+    .bindparams(sa.bindparam("since", type_=UtcDateTime()))
+    .columns(created_at=UtcDateTime())
+)
 
 
 def recipients_over(
@@ -74,19 +87,17 @@ def recipients_over(
         return None
 
     def recent(key: RecipientKey, since: datetime, count: int) -> list[datetime]:
+        params = {
+            "workspace_id": key.workspace_id,
+            "livemode": key.livemode,
+            "to": key.to,
+            "since": since,
+            "limit": count,
+        }
         if dialect == "postgresql":
-            conn.execute(_LOCK, {"lock_class": _LOCK_CLASS, "lock_key": _lock_key(key)})
-        found = conn.execute(
-            _RECENT,
-            {
-                "workspace_id": key.workspace_id,
-                "livemode": key.livemode,
-                "to": key.to,
-                "since": since,
-                "limit": count,
-            },
-        )
-        return list(found.scalars().all())
+            locked = {"lock_class": _LOCK_CLASS, "lock_key": _lock_key(key), **params}
+            return _LOCK_AND_RECENT.scalars(conn, locked)
+        return _RECENT.scalars(conn, params)
 
     refusals = recipient_refusals(records, limit, recent)
     return refused(refusals) if refusals else None

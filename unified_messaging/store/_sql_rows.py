@@ -50,8 +50,8 @@ __all__ = [
     "workspace_row",
 ]
 
-#: A result row by column name; driver values are untyped.
-RowMap = RowMapping
+#: A result row by column name (SQLAlchemy's, or a Hot statement's dict); values untyped.
+RowMap = RowMapping | Mapping[str, Any]
 Values = dict[str, object]
 
 

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from .._errors import IdempotencyInProgress, ResourceNotFound
 from ._sql_base import SqlBase
+from ._sql_hot import Hot
 from ._sql_rows import (
     delivery_from,
     delivery_row,
@@ -41,8 +42,11 @@ from .base import IdempotencyRecord, WebhookDelivery, WebhookEndpoint, WorkItem,
 
 __all__ = ["WorkMixin"]
 
-_COMPLETE_WORK = sa.delete(due_work).where(
-    due_work.c.id == sa.bindparam("item_id"), due_work.c.claimed_by == sa.bindparam("worker_id")
+_COMPLETE_WORK = Hot(
+    sa.delete(due_work).where(
+        due_work.c.id == sa.bindparam("item_id"),
+        due_work.c.claimed_by == sa.bindparam("worker_id"),
+    )
 )
 _ALLOWLIST_OF = sa.select(allowlist.c.cidr).where(
     allowlist.c.workspace_id == sa.bindparam("workspace_id")
@@ -55,7 +59,7 @@ _ENDPOINTS_OF = sa.select(webhook_endpoints).where(
 _LEASE_FREE = sa.or_(
     due_work.c.lease_until.is_(None), due_work.c.lease_until <= sa.bindparam("now")
 )
-_CLAIM_WORK = (
+_CLAIM_WORK = Hot(
     sa.update(due_work)
     .where(
         due_work.c.id.in_(
@@ -155,8 +159,7 @@ class WorkMixin(SqlBase):
         params = {"now": now, "limit": limit, "worker_id": worker_id, "lease_until": now + lease}
 
         def take(conn: sa.Connection) -> list[WorkItem]:
-            rows = (conn.execute(_CLAIM_WORK, params)).mappings().all()
-            return [work_from(r) for r in rows]
+            return [work_from(r) for r in _CLAIM_WORK.mappings(conn, params)]
 
         items = await self._transact(take)
         return sorted(items, key=lambda w: (w.due_at, w.id))
@@ -177,7 +180,7 @@ class WorkMixin(SqlBase):
         params = {"item_id": item_id, "worker_id": worker_id}
 
         def complete(conn: sa.Connection) -> bool:
-            return conn.execute(_COMPLETE_WORK, params).rowcount > 0
+            return _COMPLETE_WORK.rowcount(conn, params) > 0
 
         return await self._transact(complete)
 
