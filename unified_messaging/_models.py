@@ -136,6 +136,11 @@ Fallback = Annotated[list[ProviderCode], Field(max_length=MAX_FALLBACKS, example
 #: Longer than any ISO 8601 date-time with fractions and an offset: no need to parse more.
 _MAX_SEND_AT_LENGTH = 40
 _SEND_AT_FORM = "an ISO 8601 date-time with an offset, e.g. 2026-12-01T09:00:00+03:00"
+#: RFC 3339's profile of ISO 8601: what every JSON client writes. ``fromisoformat`` alone
+#: takes more (a NUL before the ``Z`` among it), so the shape is checked first.
+_SEND_AT_SHAPE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2})"
+)
 
 
 def _send_at_text(value: object) -> object:
@@ -145,8 +150,12 @@ def _send_at_text(value: object) -> object:
         return value
     if not isinstance(value, str) or len(value) > _MAX_SEND_AT_LENGTH:
         raise ValueError(f"must be {_SEND_AT_FORM}")
+    if _SEND_AT_SHAPE.fullmatch(value) is None:
+        if _SEND_AT_SHAPE.fullmatch(value + "Z") is not None:
+            raise ValueError(f"needs an offset (Z or +03:00): {_SEND_AT_FORM}")
+        raise ValueError(f"must be {_SEND_AT_FORM}")
     try:
-        parsed = datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value.upper())  # RFC 3339 allows "t" and "z" too
     except ValueError:
         raise ValueError(f"must be {_SEND_AT_FORM}") from None
     if parsed.utcoffset() is None:
