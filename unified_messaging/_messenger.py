@@ -607,12 +607,12 @@ class Messenger(
         binding of the ``Idempotency-Key`` to the new jobs (D22). A record that waits (phase
         ``scheduled``) is stored with its hand-over instead, and takes its unit then."""
         check = self._lifecycle.submit_check(records)
-        now = [r for r in records if r.phase == "accepted"]
+        going = [r for r in records if r.phase == "accepted"]  # handed over by this request
         charge = quota.charge(
-            auth.workspace_id, auth.livemode, now, len(now), limit=auth.workspace.monthly_quota
+            auth.workspace_id, auth.livemode, going, len(going), limit=auth.workspace.monthly_quota
         )
         work = [check] if check is not None else []
-        if len(now) != len(records):
+        if len(going) != len(records):
             work += [
                 self._lifecycle.scheduled_item(r, ignore_quiet_hours=ignore_quiet_hours)
                 for r in records
