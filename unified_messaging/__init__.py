@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         InvalidRecipient,
         IpNotAllowed,
         MasterKeyError,
+        MessageNotCancelable,
         MessageNotFound,
         MessagingError,
         MissingExtra,
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
         RecipientRateLimited,
         RequestInvalid,
         ResourceNotFound,
+        SendAtOutOfRange,
         SenderNotApproved,
         SenderRequired,
         StorageUnavailable,
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
     from ._routing.pacing import Pacer
     from ._routing.redis_breaker import RedisBreakerStore
     from ._routing.redis_pacing import RedisPacer
+    from ._schedule import QuietHours, parse_quiet_hours
     from ._search import MessagePage, MessageSearch
     from ._sync import SyncMessenger
     from ._templates import render as render_template
@@ -156,6 +159,7 @@ __all__ = [
     "ManualClock",
     "MasterKeyError",
     "MemoryRateLimiter",
+    "MessageNotCancelable",
     "MessageNotFound",
     "MessagePage",
     "MessageRecord",
@@ -175,6 +179,7 @@ __all__ = [
     "ProviderNotConnected",
     "ProviderOutcomeUnknown",
     "ProviderUnavailable",
+    "QuietHours",
     "QuotaExceeded",
     "QuotaUsage",
     "RateLimitDecision",
@@ -188,6 +193,7 @@ __all__ = [
     "RedisPacer",
     "RequestInvalid",
     "ResourceNotFound",
+    "SendAtOutOfRange",
     "SendRequest",
     "SendResponse",
     "SenderNotApproved",
@@ -216,6 +222,7 @@ __all__ = [
     "analyze_sms",
     "generate_key_spec",
     "normalize_recipient",
+    "parse_quiet_hours",
     "render_template",
     "split_sms",
 ]
@@ -253,6 +260,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "InvalidRecipient",
         "IpNotAllowed",
         "MasterKeyError",
+        "MessageNotCancelable",
         "MessageNotFound",
         "MessagingError",
         "MissingExtra",
@@ -266,6 +274,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "RecipientRateLimited",
         "RequestInvalid",
         "ResourceNotFound",
+        "SendAtOutOfRange",
         "SenderNotApproved",
         "SenderRequired",
         "StorageUnavailable",
@@ -283,6 +292,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "store.base": ("ConnectionStats",),
     "_routing.breaker_policy": ("BreakerPolicy",),
     "_access.flood_guard": ("RecipientLimit",),
+    "_schedule": ("QuietHours", "parse_quiet_hours"),
     "_messenger": ("Messenger",),
     "_access.principal": ("Principal",),
     "_observability.metrics": ("Metrics", "NoMetrics"),

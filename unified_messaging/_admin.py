@@ -27,6 +27,7 @@ from ._models import MAX_SENDER_LENGTH, has_control_chars
 from ._quota import quota_period
 from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
+from ._schedule import QuietHours
 from ._templates import body_problem
 from ._types import ALL_PROVIDERS, IYS_MODES, TEMPLATE_KEY_PATTERN, IysMode, ProviderCode
 from ._vault import Vault
@@ -145,6 +146,18 @@ class AdminMixin:
         new limit applies at once, to the messages already sent in the window too."""
         limit = _check_recipient_limit(recipient_limit)
         workspace = replace(await self.get_workspace(workspace_id), recipient_limit=limit)
+        await self._store.update_workspace(workspace)
+        return workspace
+
+    @audited("workspace.quiet_hours", of_workspace)
+    async def set_quiet_hours(self, workspace_id: str, quiet_hours: QuietHours | None) -> Workspace:
+        """Quiet hours (issue 26): sends inside the daily window (commercial ones, or all,
+        as its ``scope`` says) are stored ``queued`` and handed over when it ends, unless a
+        send opts out (``ignore_quiet_hours``); ``None`` turns them off (the default).
+        Messages waiting already are checked again against the new setting when due."""
+        if quiet_hours is not None and not isinstance(quiet_hours, QuietHours):
+            raise RequestInvalid.for_field("quiet_hours", "must be QuietHours or None")
+        workspace = replace(await self.get_workspace(workspace_id), quiet_hours=quiet_hours)
         await self._store.update_workspace(workspace)
         return workspace
 

@@ -20,6 +20,7 @@ AuditAction = Literal[
     "workspace.retry_unavailable",
     "workspace.queue_ttl",
     "workspace.recipient_limit",
+    "workspace.quiet_hours",
     "api_key.create",
     "api_key.revoke",
     "connection.add",

@@ -243,6 +243,12 @@ def _post(path: str, model: BaseModel, idempotency_key: str | None) -> _Call:
     return _Call("POST", path, json=body, headers={"Idempotency-Key": key})
 
 
+def _cancel(job_id: str) -> _Call:
+    # No Idempotency-Key: a cancel is safe to repeat as it is (a canceled message answers
+    # the same), so a retry after a lost answer gets the canceled record.
+    return _Call("POST", f"/v1/messages/{_path_segment(job_id)}/cancel")
+
+
 def _list_params(filters: Mapping[str, object], starting_after: str | None) -> dict[str, str]:
     params = {name: _query_value(value) for name, value in filters.items() if value is not None}
     if starting_after is not None:
@@ -322,6 +328,11 @@ class AsyncClient:
         """``GET /v1/messages/{job_id}`` (D11)."""
         call = _Call("GET", f"/v1/messages/{_path_segment(job_id)}")
         return _parse(StatusRecord, await self._request(call))
+
+    async def cancel_message(self, job_id: str) -> StatusRecord:
+        """``POST /v1/messages/{job_id}/cancel`` (issue 26): a message no provider has yet
+        ends ``failed`` with ``CANCELED``; :class:`MessageNotCancelable` once one has it."""
+        return _parse(StatusRecord, await self._request(_cancel(job_id)))
 
     async def list_messages(self, **filters: object) -> AsyncIterator[StatusRecord]:
         """``GET /v1/messages`` (D29), newest first, every page: ``to``, ``status``,
@@ -411,6 +422,11 @@ class Client:
         """``GET /v1/messages/{job_id}`` (D11)."""
         call = _Call("GET", f"/v1/messages/{_path_segment(job_id)}")
         return _parse(StatusRecord, self._request(call))
+
+    def cancel_message(self, job_id: str) -> StatusRecord:
+        """``POST /v1/messages/{job_id}/cancel`` (issue 26): a message no provider has yet
+        ends ``failed`` with ``CANCELED``; :class:`MessageNotCancelable` once one has it."""
+        return _parse(StatusRecord, self._request(_cancel(job_id)))
 
     def list_messages(self, **filters: object) -> Iterator[StatusRecord]:
         """``GET /v1/messages`` (D29), newest first, every page: ``to``, ``status``,

@@ -17,6 +17,7 @@ from ._policies import (
     BreakerPolicy,
     RecipientLimit,
 )
+from ._schedule import QuietHours
 from ._types import (
     CHANNEL_OF,
     AttemptStatus,
@@ -75,6 +76,8 @@ class Workspace:
     queue_ttl: timedelta = DEFAULT_QUEUE_TTL
     #: D28: at most this many messages to one recipient per window; ``None`` turns it off.
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
+    #: Issue 26: sends inside this daily window wait ``queued`` until it ends; ``None``: off.
+    quiet_hours: QuietHours | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,3 +212,7 @@ class MessageRecord:
     #: ahead", "refused" and "held back by our send rate" that the worker, a replay and the
     #: flood guard read.
     phase: SendPhase = "settled"
+    #: When the message is (or was) to be handed over, for a send that waits for its
+    #: ``send_at`` or the workspace's quiet hours (phase ``scheduled`` until then); ``None``
+    #: for a send handed over at once.
+    send_at: datetime | None = None

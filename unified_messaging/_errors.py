@@ -16,6 +16,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     ├── Conflict                        409
     │   ├── IdempotencyConflict             IDEMPOTENCY_CONFLICT
     │   ├── IdempotencyInProgress           IDEMPOTENCY_IN_PROGRESS
+    │   ├── MessageNotCancelable            MESSAGE_NOT_CANCELABLE (a provider has it already)
     │   └── AlreadyExists                   ALREADY_EXISTS (admin)
     ├── PayloadTooLarge                 413 PAYLOAD_TOO_LARGE
     ├── Unprocessable                   422
@@ -26,6 +27,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── FallbackNotAllowed              FALLBACK_NOT_ALLOWED
     │   ├── TemplateVariableMissing         TEMPLATE_VARIABLE_MISSING
     │   ├── BodyTooLong                     BODY_TOO_LONG
+    │   ├── SendAtOutOfRange                SEND_AT_OUT_OF_RANGE (past, or over 30 days ahead)
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
@@ -70,6 +72,7 @@ __all__ = [
     "InvalidRecipient",
     "IpNotAllowed",
     "MasterKeyError",
+    "MessageNotCancelable",
     "MessageNotFound",
     "MessagingError",
     "MissingExtra",
@@ -83,6 +86,7 @@ __all__ = [
     "RecipientRateLimited",
     "RequestInvalid",
     "ResourceNotFound",
+    "SendAtOutOfRange",
     "SenderNotApproved",
     "SenderRequired",
     "StorageUnavailable",
@@ -192,6 +196,15 @@ class IdempotencyInProgress(Conflict):
     default_message = "A request with this Idempotency-Key is still being processed."
 
 
+class MessageNotCancelable(Conflict):
+    """A cancel came too late: the message was handed to a provider already (or is being
+    handed over right now), or it has ended. Only a message still waiting for its
+    ``send_at``, quiet hours, a send slot or a retry can be canceled."""
+
+    code = "MESSAGE_NOT_CANCELABLE"
+    default_message = "The message was already handed to a provider; it cannot be canceled."
+
+
 class AlreadyExists(Conflict):
     code = "ALREADY_EXISTS"
     default_message = "The object already exists."
@@ -262,6 +275,14 @@ class BodyTooLong(Unprocessable):
     def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
         super().__init__(message)
         self.job_id = job_id
+
+
+class SendAtOutOfRange(Unprocessable):
+    """A well-formed ``send_at`` the service cannot honour: in the past, or more than 30
+    days ahead (a malformed one, such as a time without an offset, is a 400)."""
+
+    code = "SEND_AT_OUT_OF_RANGE"
+    default_message = "send_at must be from now up to 30 days ahead."
 
 
 class InvalidCredentials(Unprocessable):

@@ -71,6 +71,7 @@ from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
+from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
 from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
@@ -334,9 +335,14 @@ class Messenger(
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
+        when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
         record, job = self._new_record(auth, plan, new_id("msg"), to, text, provider_template)
+        if when is not None:
+            record = _scheduled(record, plan, when)
         with counting_refusals(self._metrics):
-            check = await self._accept(auth, [record], 1, idempotency)
+            check = await self._accept(auth, [record], idempotency, req.ignore_quiet_hours)
+        if when is not None:
+            return send_response(record)  # the worker hands it over at ``when``
         queue = auth.workspace.retry_unavailable
         hold = WriteAheadHold(self._store, [record])
         await dispatch(
@@ -366,7 +372,10 @@ class Messenger(
         """
         req = parse_model(BulkRequest, request)
         plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
+        if req.send_at is not None:
+            check_send_at(req.send_at, self.now())  # the whole request's time: a 422
         channel = plan.primary.channel
+        ignore_quiet = req.ignore_quiet_hours
         records: list[MessageRecord] = []
         jobs: list[tuple[int, Job]] = []
         for index, item in enumerate(req.items):
@@ -375,14 +384,24 @@ class Messenger(
             try:
                 to = normalize_recipient(channel, item.to)
                 text, provider_template = self._text(plan.template, item.body, item.variables)
+                send_at = item.send_at or req.send_at
+                when = self._when(auth, plan, send_at, ignore_quiet_hours=ignore_quiet)
             except MessagingError as exc:
                 records.append(self._rejected_item(auth, plan, job_id, to, exc))
                 continue
             record, job = self._new_record(auth, plan, job_id, to, text, provider_template)
+            if when is not None:
+                record = _scheduled(record, plan, when)
             jobs.append((index, job))
             records.append(record)
         with counting_refusals(self._metrics):
-            check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
+            check, jobs = await self._accept_bulk(
+                auth, plan, records, jobs, idempotency, ignore_quiet
+            )
+        # The items that wait are stored with their hand-over; the rest go now.
+        jobs = [(index, job) for index, job in jobs if records[index].phase != "scheduled"]
+        if not jobs:
+            return _bulk_response(records, plan.primary.provider)
         queue = auth.workspace.retry_unavailable
         hold = WriteAheadHold(self._store, [records[i] for i, _ in jobs])
         await dispatch(
@@ -430,6 +449,16 @@ class Messenger(
         if record is None:
             raise MessageNotFound
         return status_record(record)
+
+    async def cancel_message(self, auth: Principal, job_id: str) -> StatusRecord:
+        """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``,
+        issue 26): one waiting for its ``send_at``, quiet hours, a send slot or a retry. It
+        ends ``failed`` with ``CANCELED`` (a ``message.failed`` webhook); canceling it again
+        answers the same. :class:`MessageNotCancelable` (409) once a provider has it or is
+        being handed it; :class:`MessageNotFound` (404) as for :meth:`get_message`."""
+        if not storable(job_id):
+            raise MessageNotFound
+        return status_record(await self._lifecycle.cancel(auth.workspace_id, auth.livemode, job_id))
 
     # -- listing messages and the provider scorecard (D29)
 
@@ -515,6 +544,26 @@ class Messenger(
         hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
         return _SendPlan(hops, template, fallback_requested=bool(fallback), requested_sender=sender)
 
+    def _when(
+        self,
+        auth: Principal,
+        plan: _SendPlan,
+        send_at: datetime | None,
+        *,
+        ignore_quiet_hours: bool,
+    ) -> datetime | None:
+        """When a send waits until (issue 26): its ``send_at`` (422 unless from now up to
+        30 days ahead), pushed past the workspace's quiet hours unless it opts out; ``None``
+        for a send that goes now (the common case costs one comparison)."""
+        quiet = auth.workspace.quiet_hours
+        if send_at is None and quiet is None:
+            return None
+        now = self.now()
+        due = now if send_at is None else check_send_at(send_at, now)
+        iys_mode = plan.primary.iys_mode
+        at = hand_over_at(due, quiet, iys_mode, ignore_quiet_hours=ignore_quiet_hours)
+        return None if send_at is None and at <= now else at
+
     @staticmethod
     def _primary(
         connections: Mapping[ProviderCode, Connection], provider: ProviderCode | None
@@ -550,17 +599,25 @@ class Messenger(
         self,
         auth: Principal,
         records: Sequence[MessageRecord],
-        units: int,
         claim: IdempotencyClaim | None,
+        ignore_quiet_hours: bool = False,
     ) -> WorkItem | None:
         """Write ahead, before any provider is called, in one transaction: the records, the
         check that settles them if their outcome never lands, the quota units (D17) and the
-        binding of the ``Idempotency-Key`` to the new jobs (D22)."""
+        binding of the ``Idempotency-Key`` to the new jobs (D22). A record that waits (phase
+        ``scheduled``) is stored with its hand-over instead, and takes its unit then."""
         check = self._lifecycle.submit_check(records)
+        going = [r for r in records if r.phase == "accepted"]  # handed over by this request
         charge = quota.charge(
-            auth.workspace_id, auth.livemode, records, units, limit=auth.workspace.monthly_quota
+            auth.workspace_id, auth.livemode, going, len(going), limit=auth.workspace.monthly_quota
         )
         work = [check] if check is not None else []
+        if len(going) != len(records):
+            work += [
+                self._lifecycle.scheduled_item(r, ignore_quiet_hours=ignore_quiet_hours)
+                for r in records
+                if r.phase == "scheduled"
+            ]
         limit = auth.workspace.recipient_limit  # D28, checked in the same transaction
         if not await self._store.accept_messages(
             records, work=work, quota=charge, claim=claim, recipient_limit=limit
@@ -575,13 +632,14 @@ class Messenger(
         records: list[MessageRecord],
         jobs: list[tuple[int, Job]],
         claim: IdempotencyClaim | None,
+        ignore_quiet_hours: bool = False,
     ) -> tuple[WorkItem | None, list[tuple[int, Job]]]:
         """:meth:`_accept` for a bulk, where an item past its recipient's flood-guard limit
         (D28) fails alone: it is stored ``failed`` with ``RECIPIENT_RATE_LIMITED`` (in
         ``records``) and left out of the jobs returned, and the rest are written ahead."""
         while True:
             try:
-                return await self._accept(auth, records, len(jobs), claim), jobs
+                return await self._accept(auth, records, claim, ignore_quiet_hours), jobs
             except RecipientRateLimited as error:
                 # Each round refuses at least one more item, so this ends.
                 over = items_over_limit(error, [(index, job.to) for index, job in jobs])
@@ -846,6 +904,12 @@ def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> 
         template=template_key,
         template_key=template_key,
     )
+
+
+def _scheduled(record: MessageRecord, plan: _SendPlan, when: datetime) -> MessageRecord:
+    """``record`` waiting for its hand-over at ``when``, its whole chain kept for it."""
+    left = tuple(hop.connection.provider for hop in plan.hops[1:])
+    return replace(record, phase="scheduled", send_at=when, fallback_left=left)
 
 
 def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -132,6 +133,54 @@ Variables = Annotated[
 ]
 Fallback = Annotated[list[ProviderCode], Field(max_length=MAX_FALLBACKS, examples=[["sms_b"]])]
 
+#: Longer than any ISO 8601 date-time with fractions and an offset: no need to parse more.
+_MAX_SEND_AT_LENGTH = 40
+_SEND_AT_FORM = "an ISO 8601 date-time with an offset, e.g. 2026-12-01T09:00:00+03:00"
+#: RFC 3339's profile of ISO 8601: what every JSON client writes. ``fromisoformat`` alone
+#: takes more (a NUL before the ``Z`` among it), so the shape is checked first.
+_SEND_AT_SHAPE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2})"
+)
+
+
+def _send_at_text(value: object) -> object:
+    # Only text (or, from the library, a datetime): pydantic would read a number as seconds
+    # since 1970, which no one sending JSON means. The offset is checked by AwareDatetime.
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or len(value) > _MAX_SEND_AT_LENGTH:
+        raise ValueError(f"must be {_SEND_AT_FORM}")
+    if _SEND_AT_SHAPE.fullmatch(value) is None:
+        if _SEND_AT_SHAPE.fullmatch(value + "Z") is not None:
+            raise ValueError(f"needs an offset (Z or +03:00): {_SEND_AT_FORM}")
+        raise ValueError(f"must be {_SEND_AT_FORM}")
+    try:
+        parsed = datetime.fromisoformat(value.upper())  # RFC 3339 allows "t" and "z" too
+    except ValueError:
+        raise ValueError(f"must be {_SEND_AT_FORM}") from None
+    if parsed.utcoffset() is None:
+        raise ValueError(f"needs an offset (Z or +03:00): {_SEND_AT_FORM}")
+    return parsed
+
+
+SendAt = Annotated[
+    AwareDatetime,
+    BeforeValidator(_send_at_text),
+    Field(
+        description="Hand the message over at this time (from now up to 30 days ahead; "
+        "ISO 8601 with an offset). Answered 201 queued; cancel it until then.",
+        examples=["2026-12-01T09:00:00+03:00"],
+    ),
+]
+IgnoreQuietHours = Annotated[
+    bool,
+    Field(
+        strict=True,
+        description="Send even inside the workspace's quiet hours (a one-time code must "
+        "not wait for the morning).",
+    ),
+]
+
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
@@ -166,6 +215,8 @@ class SendRequest(_Request):
     fallback: Fallback | None = Field(
         default=None, description="Up to 3 backup SMS providers, tried in order."
     )
+    send_at: SendAt | None = None
+    ignore_quiet_hours: IgnoreQuietHours = False
 
     @model_validator(mode="after")
     def _one_of_body_or_template(self) -> SendRequest:
@@ -185,6 +236,8 @@ class BulkItem(_Request):
     to: Recipient
     body: Body = None
     variables: Variables | None = None
+    #: This item's own time; default: the request's ``send_at`` (or at once).
+    send_at: SendAt | None = None
 
 
 class BulkRequest(_Request):
@@ -195,6 +248,9 @@ class BulkRequest(_Request):
     sender: Sender = None
     template: TemplateKey | None = None
     fallback: Fallback | None = None
+    #: Every item's time unless the item names its own.
+    send_at: SendAt | None = None
+    ignore_quiet_hours: IgnoreQuietHours = False
 
     @model_validator(mode="after")
     def _mode_rules(self) -> BulkRequest:
@@ -274,6 +330,11 @@ class SendResponse(_Response):
     attempts: list[AttemptOut] | None = None
     segments: int | None = Field(default=None, description="SMS parts (SMS only).")
     encoding: Encoding | None = Field(default=None, description="SMS data coding (SMS only).")
+    send_at: datetime | None = Field(
+        default=None,
+        description="A send that waits: when it will be handed over (its send_at, or the "
+        "end of the workspace's quiet hours).",
+    )
 
 
 class BulkResult(_Response):
@@ -283,6 +344,7 @@ class BulkResult(_Response):
     error: ErrorObject | None = None
     provider: ProviderCode | None = None
     attempts: list[AttemptOut] | None = None
+    send_at: datetime | None = None
 
 
 class BulkResponse(_Response):
@@ -330,6 +392,9 @@ class StatusRecord(_Response):
     segments: int | None
     encoding: Encoding | None
     livemode: bool
+    send_at: datetime | None = Field(
+        description="When a send that waited (send_at, quiet hours) is or was to be handed over."
+    )
 
 
 # --------------------------------------------------------------------------- parsing

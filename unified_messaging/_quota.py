@@ -5,6 +5,9 @@ transaction as the rows it writes (so processes sharing a store cannot overdraw 
 
 - test mode is free; a live message takes one unit of its workspace's month (UTC, by the
   message's creation) in the write-ahead transaction that stores it (:func:`charge`);
+- a message that waits for its ``send_at`` or quiet hours (phase ``scheduled``) takes its
+  unit when the worker hands it over, from the month it was due in (:func:`period_of`);
+  one canceled, or refused for quota at its hand-over, never took one;
 - after the providers have answered, a message that ended ``failed`` gives its unit back in
   the transaction that stores the outcome (:func:`units_to_release`, :func:`charge` again);
   one that a provider accepted, or that waits for a D7 retry or its D27 send slot, keeps it;
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "charge",
     "gives_unit_back",
+    "period_of",
     "provider_took",
     "quota_period",
     "release_unit",
@@ -40,6 +44,12 @@ __all__ = [
 def quota_period(moment: datetime) -> str:
     """The calendar month (UTC) a quota unit counts in: ``"2026-11"``."""
     return moment.strftime("%Y-%m")
+
+
+def period_of(record: MessageRecord) -> str:
+    """The month ``record``'s unit counts in: the month it is handed over in, i.e. its
+    ``send_at`` for a send that waited, else its creation."""
+    return quota_period(record.send_at or record.created_at)
 
 
 def charge(
@@ -54,7 +64,7 @@ def charge(
     (``limit``: refused past it) or to give back; ``None`` when there is nothing to count."""
     if not livemode or units == 0 or not records:
         return None
-    return QuotaCharge(workspace_id, quota_period(records[0].created_at), units, limit)
+    return QuotaCharge(workspace_id, period_of(records[0]), units, limit)
 
 
 def provider_took(record: MessageRecord) -> bool:
@@ -66,8 +76,10 @@ def provider_took(record: MessageRecord) -> bool:
 
 def gives_unit_back(record: MessageRecord) -> bool:
     """D17: a message's unit comes back when it ended ``failed`` and no provider ever took
-    it. The one place of the rule, for the submit and for every re-send by the worker."""
-    return record.status == "failed" and not provider_took(record)
+    it. The one place of the rule, for the submit and for every re-send by the worker.
+    A message still in the phase ``scheduled`` never took a unit (it ended before its
+    hand-over: canceled, or refused for quota), so it has none to give back."""
+    return record.status == "failed" and not provider_took(record) and record.phase != "scheduled"
 
 
 def units_to_release(records: Sequence[MessageRecord]) -> int:
@@ -81,4 +93,4 @@ def units_to_release(records: Sequence[MessageRecord]) -> int:
 async def release_unit(store: Store, record: MessageRecord) -> None:
     """Give back the unit of a message a worker re-send ended, if :func:`gives_unit_back`."""
     if record.livemode and gives_unit_back(record):
-        await store.release_quota(record.workspace_id, quota_period(record.created_at), 1)
+        await store.release_quota(record.workspace_id, period_of(record), 1)

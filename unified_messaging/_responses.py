@@ -58,6 +58,7 @@ def send_response(record: MessageRecord) -> SendResponse:
         attempts=attempts,
         segments=record.segments,
         encoding=record.encoding,
+        send_at=record.send_at,
     )
 
 
@@ -69,6 +70,7 @@ def bulk_result(record: MessageRecord) -> BulkResult:
         error=_answer_error(record),
         provider=record.provider,
         attempts=[_attempt(a) for a in record.attempts] if record.fallback_requested else None,
+        send_at=record.send_at,
     )
 
 
@@ -100,4 +102,5 @@ def status_record(record: MessageRecord) -> StatusRecord:
         segments=record.segments,
         encoding=record.encoding,
         livemode=record.livemode,
+        send_at=record.send_at,
     )

@@ -42,8 +42,11 @@ MessageStatus = Literal["queued", "sent", "delivered", "expired", "rejected", "f
 #: ``refused`` before any provider (a bulk item's validation or the flood guard: never sent,
 #: never counted by D28); ``accepted``, written ahead and possibly in a provider's hands;
 #: ``waiting``, written ahead and held back by our own send rate (D27) before any provider
-#: call; ``settled``, the send's outcome stored (the worker takes it from there).
-SendPhase = Literal["refused", "accepted", "waiting", "settled"]
+#: call; ``settled``, the send's outcome stored (the worker takes it from there);
+#: ``scheduled``, waiting for its ``send_at`` or quiet hours: no provider has it and no
+#: quota unit is taken yet (D17: charged at hand-over), which a cancel or a hand-over
+#: refused for quota leaves as it is.
+SendPhase = Literal["refused", "accepted", "waiting", "settled", "scheduled"]
 #: An attempt is ``accepted`` or ``rejected`` at submit; a report later gives it its final state.
 AttemptStatus = Literal["accepted", "rejected", "delivered", "expired", "failed", "unknown"]
 

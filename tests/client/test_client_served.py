@@ -102,3 +102,37 @@ def test_the_repr_never_shows_the_key(demo: Served) -> None:
     with Client(demo.url, key) as client:
         assert key not in repr(client)
         assert demo.url in repr(client)
+
+
+def test_a_scheduled_send_is_queued_and_canceled_through_the_client(demo: Served) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from unified_messaging import MessageNotCancelable, SendAtOutOfRange
+
+    due = datetime.now(UTC) + timedelta(hours=1)
+    with Client(demo.url, demo.started["api_key"]) as client:
+        waiting = client.send({"to": "+905551000006", "body": "yarın", "send_at": due})
+        canceled = client.cancel_message(waiting.job_id)
+        again = client.cancel_message(waiting.job_id)
+        sent = client.send({"to": "+905551000007", "body": "şimdi"})
+        with pytest.raises(MessageNotCancelable):
+            client.cancel_message(sent.job_id)
+        with pytest.raises(SendAtOutOfRange):
+            client.send({"to": "+905551000008", "body": "x", "send_at": due - timedelta(days=1)})
+
+    assert (waiting.status, waiting.send_at) == ("queued", due)
+    assert (canceled.status, canceled.error and canceled.error.code) == ("failed", "CANCELED")
+    assert again == canceled
+
+
+async def test_the_async_client_cancels_too(demo: Served) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    due = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    async with AsyncClient(demo.url, demo.started["api_key"]) as client:
+        bulk = await client.send_bulk({"items": [{"to": "+905551000009", "body": "a"}],
+                                       "send_at": due})  # fmt: skip
+        canceled = await client.cancel_message(bulk.results[0].job_id)
+
+    assert bulk.results[0].status == "queued"
+    assert canceled.error is not None and canceled.error.code == "CANCELED"

@@ -17,7 +17,14 @@ from unified_messaging.asgi._schemas import _ContractSchema
 from unified_messaging.testing import TestBed
 
 NO_REPORT = "+905550000008"  # the simulator never reports on it (DESIGN §6, 08)
-TOOLS = ["send_message", "send_bulk", "get_message", "list_providers", "list_templates"]
+TOOLS = [
+    "send_message",
+    "send_bulk",
+    "get_message",
+    "cancel_message",
+    "list_providers",
+    "list_templates",
+]
 
 
 async def _tools(mcp: Harness) -> dict[str, Tool]:
@@ -38,7 +45,7 @@ async def test_initialize_names_the_server(mcp: Harness) -> None:
     assert "um_test_" in info.instructions
 
 
-async def test_the_five_tools_are_listed(mcp: Harness) -> None:
+async def test_the_tools_are_listed(mcp: Harness) -> None:
     assert list(await _tools(mcp)) == TOOLS
 
 
@@ -74,7 +81,8 @@ async def test_every_tool_publishes_an_output_schema_and_its_effects(mcp: Harnes
     for name, tool in tools.items():
         assert tool.output_schema is not None, name
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint == (name not in ("send_message", "send_bulk"))
+        writes = ("send_message", "send_bulk", "cancel_message")
+        assert tool.annotations.read_only_hint == (name not in writes)
 
 
 async def test_send_descriptions_say_what_a_send_costs_and_how_test_mode_behaves(

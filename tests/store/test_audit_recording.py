@@ -26,6 +26,7 @@ from unified_messaging import (
     Vault,
     acting_as,
     generate_key_spec,
+    parse_quiet_hours,
 )
 from unified_messaging._admin import AdminMixin
 from unified_messaging._audit import AuditQuery
@@ -115,6 +116,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_retry_unavailable(ws.id, True)
     await m.set_queue_ttl(ws.id, timedelta(minutes=5))
     await m.set_recipient_limit(ws.id, "5/1h")
+    await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
     netgsm = await m.add_connection(
@@ -150,6 +152,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.retry_unavailable", ws.id, ws.id),
         ("workspace.queue_ttl", ws.id, ws.id),
         ("workspace.recipient_limit", ws.id, ws.id),
+        ("workspace.quiet_hours", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),

@@ -21,7 +21,7 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0017"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017 (branches merged in that order)
+HEAD = "0015"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015 (in merge order)
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -112,7 +112,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     )  # fmt: skip
     row = message_row(record)
     del row["version"], row["requested_sender"]  # the columns do not exist yet
-    del row["template_name"], row["template_language"], row["phase"]
+    del row["template_name"], row["template_language"], row["phase"], row["send_at"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -155,7 +155,7 @@ async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were
         async with engine.begin() as connection:
             for job_id, old in olds.items():
                 row = message_row(replace(old, job_id=job_id))
-                del row["template_name"], row["template_language"], row["phase"]
+                del row["template_name"], row["template_language"], row["phase"], row["send_at"]
                 await connection.execute(sa.insert(messages).values(row))
     finally:
         await engine.dispose()
@@ -181,7 +181,7 @@ async def _insert_old_workspace(sql_database: Database, workspace: Workspace) ->
     """A workspace row as an old revision holds it: without the columns added later
     (the flood guard's, revision 0007), which the upgrade fills with the default."""
     row = workspace_row(workspace)
-    del row["recipient_limit"], row["recipient_window_ms"]
+    del row["recipient_limit"], row["recipient_window_ms"], row["quiet_hours"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:

@@ -38,6 +38,12 @@ async def test_a_connections_rates_are_stored_with_it(store: Store) -> None:
     assert found is not None and (found.max_rate, found.max_calls) == (None, 0.001)
 
 
+def _old_workspace_row(workspace: Workspace) -> dict[str, object]:
+    row = dict(workspace_row(workspace))
+    del row["quiet_hours"]  # not there before 0015
+    return row
+
+
 async def test_connections_before_0009_get_their_providers_documented_limit(
     sql_database: Database,
 ) -> None:
@@ -45,7 +51,7 @@ async def test_connections_before_0009_get_their_providers_documented_limit(
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as conn:
-            await conn.execute(sa.insert(workspaces).values(workspace_row(
+            await conn.execute(sa.insert(workspaces).values(_old_workspace_row(
                 Workspace("ws_1", "one", START))))  # fmt: skip
             for index, provider in enumerate(("sms_a", "sms_c", "chatbot", "bizchat")):
                 row = connection_row(Connection(f"conn_{index}", "ws_1", provider, START, "x"))
@@ -81,7 +87,7 @@ async def test_0010_moves_only_the_rates_still_at_their_former_default(
     try:
         async with engine.begin() as conn:
             for id_, (provider, rate, calls) in before.items():  # one provider a workspace
-                await conn.execute(sa.insert(workspaces).values(workspace_row(
+                await conn.execute(sa.insert(workspaces).values(_old_workspace_row(
                     Workspace(f"ws_{id_}", "one", START))))  # fmt: skip
                 connection = Connection(id_, f"ws_{id_}", provider, START, "x", max_rate=rate,
                                         max_calls=calls)  # fmt: skip

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
-from .._errors import SubmitInterrupted
+from .._errors import MessageNotCancelable, SubmitInterrupted
 from .._types import AttemptStatus, DeliveryStatus, MessageStatus
 from ..providers.base import NO_FALLBACK_CODES, ProviderReport
 
@@ -39,16 +39,20 @@ if TYPE_CHECKING:
     from .._routing.dispatch import Hop, Job
 
 __all__ = [
+    "CANCELED",
     "EVENT_TYPES",
     "FINAL_STATUSES",
     "INITIAL_STATUSES",
+    "IN_FLIGHT",
     "NO_PROVIDER_REACHED",
+    "QUOTA_AT_HANDOVER",
     "SUBMIT_INTERRUPTED",
     "TRANSITIONS",
     "EventType",
     "IllegalTransition",
     "Transition",
     "after_routing",
+    "apply_cancel",
     "apply_interrupted",
     "apply_report",
     "apply_timeout",
@@ -84,7 +88,7 @@ TRANSITIONS: Final[frozenset[tuple[MessageStatus, MessageStatus]]] = frozenset(
     {
         # The send's outcome over its write-ahead row (and a D7 retry's, D27 pacing's).
         ("queued", "sent"),
-        ("queued", "failed"),
+        ("queued", "failed"),  # also a cancel (CANCELED) before any provider has it
         ("queued", "delivered"),  # chatbot: the API's success is final (no receipts)
         ("queued", "queued"),  # D7 queued for retries, or D27 waiting for a send slot
         ("queued", "unknown"),  # SUBMIT_INTERRUPTED: the submit's outcome was never stored
@@ -371,3 +375,35 @@ def after_routing(
         attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
         fallback_left=left, version=record.version + 1, phase="settled", **changes,
     )  # fmt: skip
+
+
+#: The placeholder attempt of a worker's hand-over in flight; left behind only by a worker
+#: that died (the next run ends the message ``unknown``, never sends it twice).
+IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
+#: The end of a message canceled before any provider had it (issue 26).
+CANCELED: Final = ErrorInfo("CANCELED", "Canceled before it was handed to a provider.")
+#: The end of a scheduled message whose hand-over found the month's quota used up (D17).
+QUOTA_AT_HANDOVER: Final = ErrorInfo(
+    "QUOTA_EXCEEDED", "The workspace's monthly message quota was used up at the send time."
+)
+
+
+def apply_cancel(record: MessageRecord, *, now: datetime) -> Transition:
+    """Cancel a message no provider has: one ``queued`` for its ``send_at`` or quiet hours
+    (phase ``scheduled``), for a send slot (D27) or for D7's retries, with no hand-over in
+    flight. It ends ``failed`` with ``CANCELED``. A message canceled already is left as it
+    is (a retried cancel answers the same); any other is :class:`MessageNotCancelable`:
+    a provider has it, is being handed it, or it has ended. The worker's hand-over and a
+    cancel both write with compare-and-set, so exactly one of them wins."""
+    if record.status == "failed" and record.error == CANCELED:
+        return Transition(record, changed=False)
+    in_flight = bool(record.attempts) and record.attempts[-1].error == IN_FLIGHT
+    if record.status != "queued" or is_write_ahead(record) or in_flight:
+        raise MessageNotCancelable(
+            f"The message is {record.status} and was already handed to a provider (or is being "
+            "handed over now); it cannot be canceled."
+            if record.status != "failed"
+            else "The message has ended failed; there is nothing to cancel."
+        )
+    ended = move(record, "failed", error=CANCELED, final_at=now, updated_at=now, fallback_left=())
+    return Transition(ended, changed=True, event="message.failed")

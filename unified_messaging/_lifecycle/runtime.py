@@ -42,7 +42,7 @@ from .._domain import (
     ErrorInfo,
     MessageRecord,
 )
-from .._errors import MessagingError, StorageUnavailable
+from .._errors import MessageNotFound, MessagingError, StorageUnavailable
 from .._observability.metrics import (
     NO_METRICS,
     Metrics,
@@ -51,6 +51,7 @@ from .._observability.metrics import (
     record_settled,
 )
 from .._observability.tracing import ingest_span
+from .._quota import charge as quota_charge
 from .._quota import release_unit
 from .._responses import status_record
 from .._routing.adapters import AdapterPool
@@ -58,25 +59,30 @@ from .._routing.breaker import Breakers
 from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
+from .._schedule import hand_over_at
 from .._text import storable_report
 from .._types import ProviderCode
 from ..providers.base import PROFILES, ProviderReport
 from ..providers.simulator import Simulator, simulated_report
-from ..store.base import JsonValue, ProviderRef, Store, WorkItem
+from ..store.base import JsonValue, ProviderRef, QuotaCharge, Store, WorkItem
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
 from .polling import POLL_BATCH, Poller, first_poll
 from .rules import (
     EVENT_TYPES,
+    IN_FLIGHT,
     NO_PROVIDER_REACHED,
+    QUOTA_AT_HANDOVER,
     SUBMIT_INTERRUPTED,
     EventType,
     Transition,
     after_routing,
+    apply_cancel,
     apply_interrupted,
     apply_report,
     apply_timeout,
     check_move,
     event_for,
+    is_write_ahead,
     move,
 )
 from .worker import Handler, error_backoff
@@ -89,6 +95,7 @@ __all__ = [
     "WORK_PACED",
     "WORK_POLL",
     "WORK_RETRY",
+    "WORK_SCHEDULED",
     "WORK_SIMULATED",
     "WORK_SUBMIT_CHECK",
     "WORK_TIMEOUT",
@@ -105,6 +112,8 @@ WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_PACED: Final = "paced_send"
+#: Issue 26: the hand-over of a message that waits for its ``send_at`` or quiet hours.
+WORK_SCHEDULED: Final = "scheduled_send"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
 WORK_ORPHAN: Final = WORK_EARLY_REPORT
@@ -113,7 +122,7 @@ _CAS_TRIES: Final = 16
 #: Reports of one request applied at once (see Lifecycle.ingest).
 _INGEST_CONCURRENCY: Final = 32
 #: The placeholder of a re-dispatch in flight; left behind only by a worker that died.
-_IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
+_IN_FLIGHT: Final = IN_FLIGHT
 _NOT_CONNECTED: Final = ErrorInfo(
     "PROVIDER_NOT_CONNECTED", "The fallback provider is no longer connected."
 )
@@ -199,6 +208,7 @@ class Lifecycle:
             WORK_RETRY: self.handle_retry,
             # D27: the D7 retry's path, the whole rest of the chain from the hop that waited.
             WORK_PACED: self.handle_retry,
+            WORK_SCHEDULED: self.handle_scheduled,
             WORK_EVENT: self.handle_event,
             WORK_SUBMIT_CHECK: self.handle_submit_check,
             WORK_ORPHAN: self.handle_orphan,
@@ -211,7 +221,7 @@ class Lifecycle:
         not replaced them within the submit time-out (the process died mid-call, the store
         was down), it ends them ``unknown`` with ``SUBMIT_INTERRUPTED``. The send deletes it
         in the transaction that stores its outcome."""
-        ahead = [r for r in records if r.status == "queued"]
+        ahead = [r for r in records if is_write_ahead(r)]
         if not ahead:
             return None
         now = self._clock.now()
@@ -559,6 +569,71 @@ class Lifecycle:
         await self._redispatch(workspace_id, livemode, item.ref, index)
         return None
 
+    # ------------------------------------------------------------------ scheduled sends
+
+    def scheduled_item(self, record: MessageRecord, *, ignore_quiet_hours: bool) -> WorkItem:
+        """The hand-over of a message that waits (phase ``scheduled``), due at its
+        ``send_at``: stored with the message in its acceptance transaction, so a restart
+        loses nothing; the worker's lease and the hand-over's write-ahead attempt make sure
+        it is handed over once (issue 26)."""
+        assert record.send_at is not None
+        return WorkItem(
+            id=f"sched_{record.job_id}", kind=WORK_SCHEDULED, ref=record.job_id,
+            due_at=record.send_at, created_at=self._clock.now(),
+            payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
+                     "attempt": -1, "ignore_quiet_hours": ignore_quiet_hours},
+        )  # fmt: skip
+
+    async def handle_scheduled(self, item: WorkItem) -> datetime | None:
+        """Hand a waiting message over when it is due: later, if quiet hours (as the
+        workspace has them now) hold it; not at all if it was canceled. Its quota unit is
+        taken in the transaction that marks the hand-over (D17: charged at hand-over)."""
+        workspace_id, livemode, index = _message_of(item)
+        record = await self._store.get_message(workspace_id, livemode, item.ref)
+        if record is None:
+            return None
+        if record.phase != "scheduled" or record.status != "queued":
+            # Canceled, or handed over already: a placeholder still in flight means that
+            # hand-over's worker died mid-call (this item's lease ran out): ``unknown``.
+            if len(record.attempts) == index + 2 and record.attempts[-1].error == _IN_FLIGHT:
+                await self._interrupted(record)
+            return None
+        workspace = await self._store.get_workspace(workspace_id)
+        if workspace is None:
+            return None
+        now = self._clock.now()
+        connection = (await self._connections(workspace_id)).get(record.provider)
+        iys_mode = connection.iys_mode if connection is not None else "informational"
+        ignore = item.payload.get("ignore_quiet_hours") is True
+        later = hand_over_at(now, workspace.quiet_hours, iys_mode, ignore_quiet_hours=ignore)
+        if later > now:
+            return later  # quiet hours (switched on since it was accepted, perhaps)
+        until = now + workspace.queue_ttl if workspace.retry_unavailable else now
+        charge = quota_charge(workspace_id, livemode, [record], 1, limit=workspace.monthly_quota)
+        await self._redispatch(
+            workspace_id, livemode, item.ref, index, retry_until=until, scheduled=(charge,)
+        )
+        return None
+
+    async def cancel(self, workspace_id: str, livemode: bool, job_id: str) -> MessageRecord:
+        """Cancel a message no provider has yet (:func:`~.rules.apply_cancel`): it ends
+        ``failed`` with ``CANCELED`` and a ``message.failed`` event, and gives back its quota
+        unit if it took one. :class:`MessageNotCancelable` when it is too late."""
+        for _ in range(_CAS_TRIES):
+            record = await self._store.get_message(workspace_id, livemode, job_id)
+            if record is None:
+                raise MessageNotFound
+            transition = apply_cancel(record, now=self._clock.now())
+            if not transition.changed:
+                return record
+            ended = replace(transition.record, version=record.version + 1)
+            work = await self._events(ended, transition.event)
+            if await self._store.replace_message(ended, work=work):
+                record_settled(self.metrics, record, ended)
+                await release_unit(self._store, ended)  # D7/D27 waiting ones took one
+                return ended
+        raise _Contended(job_id)
+
     # ------------------------------------------------------------------ changes
 
     async def _change(self, workspace_id: str, livemode: bool, job_id: str, step: Step) -> bool:
@@ -627,9 +702,12 @@ class Lifecycle:
         index: int,
         *,
         retry_until: datetime | None = None,
+        scheduled: tuple[QuotaCharge | None] | None = None,
     ) -> None:
         """Hand the message to the rest of its chain: the fallback providers after a failed
-        report or a time-out, or (``retry_until``, D7) the whole chain of a queued message."""
+        report or a time-out, or (``retry_until``, D7) the whole chain of a queued message.
+        ``scheduled``: the first hand-over of a message that waited (phase ``scheduled``),
+        with the quota unit to take as it is marked (``None`` inside: test mode, free)."""
         record = await self._store.get_message(workspace_id, livemode, job_id)
         if record is None or len(record.attempts) - 1 < index:
             return
@@ -673,7 +751,18 @@ class Lifecycle:
         marked = replace(
             record, attempts=(*record.attempts, placeholder), version=record.version + 1
         )
-        if not await self._store.replace_message(marked):
+        if scheduled is not None:
+            if record.phase != "scheduled":
+                return  # canceled or handed over meanwhile
+            marked = replace(marked, phase="settled")
+            try:
+                taken = await self._mark_scheduled(marked, scheduled[0])
+            except _OverQuota:
+                await self._end_with(record, QUOTA_AT_HANDOVER)
+                return
+            if not taken:
+                raise _Contended(job_id)  # canceled meanwhile? the retry will see
+        elif not await self._store.replace_message(marked):
             raise _Contended(job_id)  # the worker retries the item
         job = job_for(record)
         await dispatch(
@@ -683,6 +772,36 @@ class Lifecycle:
         )  # fmt: skip
         record_redispatch(self.metrics, record, job, retry=retry_until is not None)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
+
+    async def _mark_scheduled(self, marked: MessageRecord, charge: QuotaCharge | None) -> bool:
+        """Store the hand-over's write-ahead attempt and take its quota unit, together (a
+        crash between them would lose or double the unit). :class:`_OverQuota` if the
+        month's units are used up; ``False`` if the message changed meanwhile."""
+        if charge is None:
+            return await self._store.replace_message(marked)
+        async with self._store.atomic():
+            store = self._store
+            if not await store.consume_quota(
+                charge.workspace_id, charge.period, charge.units, charge.limit
+            ):
+                raise _OverQuota
+            if await store.replace_message(marked):
+                return True
+            # The SQL store commits this with the charge (net nothing); the memory store,
+            # which undoes nothing, needs it.
+            await store.release_quota(charge.workspace_id, charge.period, charge.units)
+            return False
+
+    async def _end_with(self, record: MessageRecord, error: ErrorInfo) -> None:
+        now = self._clock.now()
+        ended = move(
+            record, "failed", error=error, final_at=now, updated_at=now, fallback_left=(),
+            version=record.version + 1,
+        )  # fmt: skip
+        if not await self._store.replace_message(
+            ended, work=await self._events(ended, "message.failed")
+        ):
+            raise _Contended(record.job_id)
 
     async def _store_redispatch(
         self,
@@ -770,6 +889,10 @@ class Lifecycle:
             version=record.version + 1,
         )  # fmt: skip
         await self._store.replace_message(ended, work=await self._events(ended, "message.unknown"))
+
+
+class _OverQuota(Exception):
+    """A scheduled hand-over found the month's quota used up (rolls its transaction back)."""
 
 
 class _Contended(StorageUnavailable):

@@ -22,6 +22,7 @@ from .._types import Channel, ProviderCode
 from ._schemas import JsonObject, _ContractSchema
 
 __all__ = [
+    "CancelMessageArguments",
     "GetMessageArguments",
     "NoArguments",
     "ProviderList",
@@ -33,6 +34,16 @@ __all__ = [
 
 class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CancelMessageArguments(_Arguments):
+    """``cancel_message``: which waiting job to cancel."""
+
+    job_id: str = Field(
+        min_length=1,
+        description="The job_id a send returned (msg_…), still queued.",
+        examples=["msg_01J9Z3K4"],
+    )
 
 
 class GetMessageArguments(_Arguments):

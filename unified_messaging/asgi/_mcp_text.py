@@ -50,16 +50,26 @@ INSTRUCTIONS: Final = (
     "the provider accounts of the workspace that owns the API key. Start with list_providers "
     "(which connections exist, which is the default, whether the key is live) and "
     "list_templates. send_message sends one message, send_bulk up to 200; each answers at once "
-    "with a job_id per message, and get_message reads its delivery state later. "
+    "with a job_id per message, and get_message reads its delivery state later. send_at "
+    "schedules a send (up to 30 days ahead); cancel_message cancels one not yet handed over. "
     + _COST
     + " "
     + _ERRORS
+)
+
+_SCHEDULE: Final = (
+    "To send later, give send_at: an ISO 8601 time with an offset (2026-12-01T09:00:00+03:00), "
+    "from now up to 30 days ahead; the answer is status queued with send_at, and "
+    "cancel_message can cancel it until then. A send inside the workspace's quiet hours also "
+    "waits (queued, send_at = when they end); set ignore_quiet_hours true only for what must "
+    "not wait, such as a one-time code."
 )
 
 TITLES: Final = {
     "send_message": "Send a message",
     "send_bulk": "Send to many recipients",
     "get_message": "Read a message's status",
+    "cancel_message": "Cancel a scheduled message",
     "list_providers": "List provider connections",
     "list_templates": "List message templates",
 }
@@ -75,6 +85,8 @@ DESCRIPTIONS: Final = {
         "Returns the job: job_id, status (sent = handed to the provider, not yet delivered; "
         "queued; failed = the provider refused it, with error), to as normalized, the provider "
         "that took it, and attempts when fallback was asked for. "
+        + _SCHEDULE
+        + " "
         + _COST
         + " "
         + _TEST_NUMBERS
@@ -90,6 +102,7 @@ DESCRIPTIONS: Final = {
         "is failed with an error, and it still has a job_id. The whole call fails only for a "
         "problem of the request itself (schema, unknown provider or template, sender). Returns "
         "total, sent, failed and one result per item in order (to, status, job_id, error). "
+        "send_at schedules the whole call, or one item (its own send_at). "
         "One call counts once against the rate limit; each message is one quota unit on a "
         "live key. " + _COST + " " + _TEST_NUMBERS + " " + _ERRORS
     ),
@@ -100,6 +113,12 @@ DESCRIPTIONS: Final = {
         "Use it to follow up on a send instead of sending again. Free: it sends nothing. Test "
         "and live keys see separate worlds: a job sent with one kind of key is "
         "MESSAGE_NOT_FOUND for the other, as is another workspace's job. " + _ERRORS
+    ),
+    "cancel_message": (
+        "Cancel a message that no provider has yet: one queued for its send_at, the "
+        "workspace's quiet hours, a send slot or a retry. It ends failed with the error code "
+        "CANCELED; canceling it again answers the same. A message already handed to a "
+        "provider cannot be canceled: MESSAGE_NOT_CANCELABLE. Returns the status record. " + _ERRORS
     ),
     "list_providers": (
         "List the provider connections of the key's workspace: each one's provider code (pass "

@@ -1,4 +1,4 @@
-"""The five MCP tools (D25), and the SDK's ``MCPServer`` that lists and runs them.
+"""The MCP tools (D25; ``cancel_message``, issue 26) and the SDK server that runs them.
 
 Each tool is one façade call, exactly as REST makes it: ``send_message`` is
 ``Messenger.send``, ``send_bulk`` is ``Messenger.send_bulk``, and so on. The arguments reach
@@ -48,6 +48,7 @@ from ._auth import Answer
 from ._errors import _log as log_error
 from ._errors import error_body, json_bytes
 from ._mcp_shapes import (
+    CancelMessageArguments,
     GetMessageArguments,
     NoArguments,
     ProviderList,
@@ -102,6 +103,10 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         job_id = parse_model(GetMessageArguments, arguments).job_id
         return await messenger.get_message(principal, job_id)
 
+    async def cancel_message(principal: Principal, arguments: Arguments) -> Answer:
+        job_id = parse_model(CancelMessageArguments, arguments).job_id
+        return await messenger.cancel_message(principal, job_id)
+
     async def list_providers(principal: Principal, arguments: Arguments) -> Answer:
         parse_model(NoArguments, arguments)
         connections = await messenger.list_providers(principal)
@@ -118,6 +123,7 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
         _Spec("get_message", GetMessageArguments, StatusRecord, True, get_message),
+        _Spec("cancel_message", CancelMessageArguments, StatusRecord, False, cancel_message),
         _Spec("list_providers", NoArguments, ProviderList, True, list_providers),
         _Spec("list_templates", NoArguments, TemplateList, True, list_templates),
     ]
@@ -214,7 +220,7 @@ def _tool(spec: _Spec) -> Tool:
 
 
 def build_server(messenger: Messenger) -> MCPServer:
-    """The SDK server with the five tools over ``messenger``; not yet bound to a transport."""
+    """The SDK server with the tools over ``messenger``; not yet bound to a transport."""
     tools = [_tool(spec) for spec in _specs(messenger)]
     # MCPServer() calls logging.basicConfig(), which would configure the host's root logger
     # if it had none yet. A handler in place for the call makes that a no-op.

@@ -175,6 +175,7 @@ _SEND_ERRORS: Final[Mapping[int, Sequence[str]]] = {
         "FALLBACK_NOT_ALLOWED",
         "TEMPLATE_VARIABLE_MISSING",
         "BODY_TOO_LONG",
+        "SEND_AT_OUT_OF_RANGE",
         "INVALID_CREDENTIALS",
     ],
     502: ["PROVIDER_UNAVAILABLE"],
@@ -187,6 +188,7 @@ _BULK_ERRORS: Final[Mapping[int, Sequence[str]]] = {
         "SENDER_NOT_APPROVED",
         "SENDER_REQUIRED",
         "FALLBACK_NOT_ALLOWED",
+        "SEND_AT_OUT_OF_RANGE",
         "INVALID_CREDENTIALS",
     ],
 }
@@ -195,6 +197,11 @@ _GET_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     404: ["MESSAGE_NOT_FOUND"],
     429: ["RATE_LIMITED"],
     **_SERVER_ERRORS,
+}
+# Issue 26: a message a provider has (or is being handed) cannot be canceled.
+_CANCEL_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    **_GET_ERRORS,
+    409: ["MESSAGE_NOT_CANCELABLE"],
 }
 # D29: a bad filter, limit or unknown parameter is 400; a cursor the key cannot read, 404.
 _LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {400: ["VALIDATION_ERROR"], **_GET_ERRORS}
@@ -223,6 +230,13 @@ _IDEMPOTENCY_PARAMETER: Final = {
         "maxLength": 255,
         "pattern": IDEMPOTENCY_KEY_PATTERN,
     },
+}
+_JOB_ID_PARAMETER: Final = {
+    "name": "job_id",
+    "in": "path",
+    "required": True,
+    "description": "The `job_id` of a send response.",
+    "schema": {"type": "string"},
 }
 _REQUEST_ID_PARAMETER: Final = {
     "name": "X-Request-ID",
@@ -324,19 +338,28 @@ def _paths() -> JsonObject:
             "get": {
                 "summary": "The status record of one message",
                 "operationId": "getMessage",
-                "parameters": [
-                    {
-                        "name": "job_id",
-                        "in": "path",
-                        "required": True,
-                        "description": "The `job_id` of a send response.",
-                        "schema": {"type": "string"},
-                    },
-                    _REQUEST_ID_PARAMETER,
-                ],
+                "parameters": [_JOB_ID_PARAMETER, _REQUEST_ID_PARAMETER],
                 "responses": _responses(
                     {"200": _ok("The status record.", "StatusRecord", status_headers={})},
                     _GET_ERRORS,
+                ),
+            }
+        },
+        "/v1/messages/{job_id}/cancel": {
+            "post": {
+                "summary": "Cancel a message no provider has yet",
+                "description": (
+                    "A message still `queued` (waiting for its `send_at`, quiet hours, a send "
+                    "slot or a retry) ends `failed` with the error code `CANCELED`, and a "
+                    "`message.failed` webhook goes out. Canceling it again answers the same "
+                    "record. Once a provider has it (or is being handed it): 409 "
+                    "`MESSAGE_NOT_CANCELABLE`. No request body."
+                ),
+                "operationId": "cancelMessage",
+                "parameters": [_JOB_ID_PARAMETER, _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("The canceled message.", "StatusRecord", status_headers={})},
+                    _CANCEL_ERRORS,
                 ),
             }
         },

@@ -102,6 +102,12 @@ class RestApi:
     async def get_message(self, request: Request) -> Response:
         return await self._authorized(request, self._get_message)
 
+    async def cancel_message(self, request: Request) -> Response:
+        """``POST /v1/messages/{job_id}/cancel`` (issue 26): no body is read; a cancel is
+        safe to retry as it is (a canceled message answers the same), so it takes no
+        ``Idempotency-Key``."""
+        return await self._authorized(request, self._cancel_message)
+
     async def messages(self, request: Request) -> Response:
         """``/v1/messages``: POST sends one message, GET lists them (D29)."""
         if request.method == "POST":
@@ -132,6 +138,10 @@ class RestApi:
     async def _get_message(self, request: Request, principal: Principal) -> Response:
         record = await self._messenger.get_message(principal, request.path_params["job_id"])
         return _json(record.to_json(), 200)
+
+    async def _cancel_message(self, request: Request, principal: Principal) -> Response:
+        record = await self._messenger.cancel_message(principal, request.path_params["job_id"])
+        return _json(json_bytes(record.to_dict()), 200)
 
     async def _list_messages(self, request: Request, principal: Principal) -> Response:
         search = parse_query_string(request.query_params.multi_items())

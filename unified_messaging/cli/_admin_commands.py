@@ -29,6 +29,7 @@ from ._records import (
 if TYPE_CHECKING:
     from .._access.flood_guard import RecipientLimit
     from .._messenger import Messenger
+    from .._schedule import QuietHours
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
 
@@ -78,6 +79,7 @@ def add_workspaces(commands: Subparsers) -> None:
     )
     _queue_ttl(update)
     _recipient_limit(update)
+    _quiet_hours(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
@@ -95,9 +97,31 @@ def _recipient_limit(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _quiet_hours(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quiet-hours",
+        metavar="HH:MM-HH:MM",
+        help="sends inside this daily window wait until it ends, e.g. 21:00-09:00; off turns "
+        "it off (the default). A send may opt out with ignore_quiet_hours",
+    )
+    parser.add_argument(
+        "--quiet-zone",
+        default="Europe/Istanbul",
+        metavar="ZONE",
+        help="the window's time zone (IANA name; default Europe/Istanbul)",
+    )
+    parser.add_argument(
+        "--quiet-scope",
+        default="commercial",
+        choices=("commercial", "all"),
+        help="which sends wait: commercial (IYS) ones (the default) or all",
+    )
+
+
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
-                     "recipient_limit": "recipient limit", "created_at": "created"}  # fmt: skip
+                     "recipient_limit": "recipient limit", "quiet_hours": "quiet hours",
+                     "created_at": "created"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
@@ -125,13 +149,24 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     # Every value is read before anything changes: a refused one changes nothing.
     new_limit = args.recipient_limit
     limit = parse_recipient_limit(new_limit) if new_limit is not None else None
+    quiet = _quiet_setting(args)
     if args.queue_ttl is not None:
         workspace = await m.set_queue_ttl(workspace.id, args.queue_ttl)
     if new_limit is not None:
         workspace = await m.set_recipient_limit(workspace.id, limit)
     if args.retry_unavailable is not None:
         workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
+    if args.quiet_hours is not None:
+        workspace = await m.set_quiet_hours(workspace.id, quiet)
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
+
+
+def _quiet_setting(args: argparse.Namespace) -> QuietHours | None:
+    from .._schedule import parse_quiet_hours
+
+    if args.quiet_hours is None or args.quiet_hours.strip().lower() == "off":
+        return None
+    return parse_quiet_hours(args.quiet_hours, zone=args.quiet_zone, scope=args.quiet_scope)
 
 
 async def _list_workspaces(m: Messenger, args: argparse.Namespace) -> Report:

@@ -207,6 +207,12 @@ def add_campaign(commands: Subparsers) -> None:
         help="at most N messages a second (shared through UM_REDIS_URL when set)",
     )
     send.add_argument(
+        "--at",
+        metavar="TIME",
+        help="hand every row over at this time, ISO 8601 with an offset "
+        "(2026-12-01T09:00:00+03:00), up to 30 days ahead; the rows answer queued",
+    )
+    send.add_argument(
         "--results", metavar="FILE", help="write row, to, job_id, status, error to a CSV"
     )
     send.add_argument(
@@ -241,6 +247,7 @@ def _settings(args: argparse.Namespace) -> CampaignSettings:
         fallback=tuple(args.fallback or ()),
         sender=args.sender,
         rate=args.rate,
+        send_at=args.at,
     )
 
 

@@ -1,9 +1,13 @@
-"""``messages list``, ``messages show`` and ``stats``: what was sent and how providers fare.
+"""``messages list``, ``messages show``, ``messages cancel`` and ``stats``: what was sent,
+how providers fare, and stopping a send that waits.
 
 - ``messages list`` is ``GET /v1/messages`` for an operator: the same filters and pages
   (``Messenger.list_messages``), for one workspace in live or test mode.
 - ``messages show JOB_ID`` tells one message's story as a timeline: its creation, every
   attempt, the delivery report, the end, and each webhook delivery about it.
+- ``messages cancel JOB_ID`` is ``POST /v1/messages/{job_id}/cancel``
+  (``Messenger.cancel_message``): a message no provider has yet ends ``failed`` with
+  ``CANCELED``; one handed over already is the 409 ``MESSAGE_NOT_CANCELABLE`` (exit 1).
 - ``stats`` is the provider scorecard (``Messenger.connection_stats``), one row per
   connection of the workspace.
 
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .._domain import Connection
-    from .._messenger import Messenger
+    from .._messenger import Messenger, Principal
     from .._models import StatusRecord
     from ..store.base import ConnectionStats, WebhookDelivery
 
@@ -95,6 +99,21 @@ def add_messages(commands: Subparsers) -> None:
     )
     show.add_argument("job_id", metavar="JOB_ID")
     show.add_argument(
+        "--workspace", metavar="ID", help="the message's workspace (default: found by its id)"
+    )
+    cancel = add_command(
+        group,
+        "cancel",
+        help="cancel a message no provider has yet (one waiting for its send time)",
+        description=(
+            "Cancel a message still queued (for its send_at, quiet hours, a send slot or a "
+            "retry): it ends failed with the code CANCELED and a message.failed webhook goes "
+            "out. One a provider has already is refused (MESSAGE_NOT_CANCELABLE)."
+        ),
+        run=admin_command(_cancel),
+    )
+    cancel.add_argument("job_id", metavar="JOB_ID")
+    cancel.add_argument(
         "--workspace", metavar="ID", help="the message's workspace (default: found by its id)"
     )
 
@@ -167,27 +186,34 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 # ------------------------------------------------------------------------------ messages show
 
 
-async def _show(m: Messenger, args: argparse.Namespace) -> Report:
+async def _find(m: Messenger, args: argparse.Namespace) -> tuple[Principal, StatusRecord]:
+    """The message ``args.job_id`` and a principal of its workspace and mode."""
     from .._errors import MessageNotFound
 
     # Job ids are unique across workspaces: without --workspace, every one is asked (an
     # operator's command; a deployment has few workspaces).
     workspaces = [args.workspace] if args.workspace else [w.id for w in await m.list_workspaces()]
-    found = None
     for workspace_id in workspaces:
         for livemode in (True, False):  # an operator may read both modes
             principal = await m.principal(workspace_id, livemode=livemode)
             try:
-                found = (workspace_id, await m.get_message(principal, args.job_id))
-                break
+                return principal, await m.get_message(principal, args.job_id)
             except MessageNotFound:
                 continue
-        if found is not None:
-            break
-    if found is None:
-        where = f" in workspace {args.workspace}" if args.workspace else ""
-        raise MessageNotFound(f"No message {args.job_id!r}{where}.")
-    workspace_id, record = found
+    where = f" in workspace {args.workspace}" if args.workspace else ""
+    raise MessageNotFound(f"No message {args.job_id!r}{where}.")
+
+
+async def _cancel(m: Messenger, args: argparse.Namespace) -> Report:
+    principal, _ = await _find(m, args)
+    record = await m.cancel_message(principal, args.job_id)
+    error = f" ({record.error.code})" if record.error is not None else ""
+    return Report(record.to_dict(), f"{record.job_id}  {record.status}{error}")
+
+
+async def _show(m: Messenger, args: argparse.Namespace) -> Report:
+    principal, record = await _find(m, args)
+    workspace_id = principal.workspace_id
     deliveries = await m.webhook_deliveries_about(workspace_id, args.job_id)
     urls = {e.id: e.url for e in await m.list_webhook_endpoints(workspace_id)}
     events = _timeline(record, deliveries, urls)

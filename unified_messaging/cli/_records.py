@@ -28,6 +28,9 @@ __all__ = [
 
 
 def workspace_json(workspace: Workspace) -> JsonObject:
+    quiet: JsonObject | None = None
+    if workspace.quiet_hours is not None:
+        quiet = dict(workspace.quiet_hours.to_json())
     return {
         "id": workspace.id,
         "name": workspace.name,
@@ -36,6 +39,8 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "queue_ttl": workspace.queue_ttl.total_seconds(),
         # D28, in the form --recipient-limit takes: "10/1h", or "off".
         "recipient_limit": str(workspace.recipient_limit or "off"),
+        # Issue 26: {"window", "zone", "scope"}, or "off".
+        "quiet_hours": quiet or "off",
         "created_at": iso(workspace.created_at),
     }
 

@@ -25,6 +25,7 @@ from .._domain import (
     Workspace,
 )
 from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from .._schedule import QuietHours
 from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = [
@@ -85,6 +86,7 @@ def workspace_row(workspace: Workspace) -> Values:
         "retry_unavailable": workspace.retry_unavailable,
         "queue_ttl_ms": _ms(workspace.queue_ttl),
         **_recipient_limit_row(workspace.recipient_limit),
+        "quiet_hours": None if workspace.quiet_hours is None else workspace.quiet_hours.to_json(),
     }
 
 
@@ -97,7 +99,12 @@ def workspace_from(row: RowMap) -> Workspace:
         retry_unavailable=row["retry_unavailable"],
         queue_ttl=_delta(row["queue_ttl_ms"]),
         recipient_limit=_recipient_limit_from(row),
+        quiet_hours=_quiet_hours_from(row["quiet_hours"]),
     )
+
+
+def _quiet_hours_from(document: Any) -> QuietHours | None:
+    return None if document is None else QuietHours.from_json(document)
 
 
 def _recipient_limit_row(limit: RecipientLimit | None) -> Values:
@@ -292,6 +299,7 @@ def message_row(message: MessageRecord) -> Values:
         "template_name": message.template_name,
         "template_language": message.template_language,
         "phase": message.phase,
+        "send_at": message.send_at,
     }
 
 
@@ -325,6 +333,7 @@ def message_from(row: RowMap) -> MessageRecord:
         template_name=row["template_name"],
         template_language=row["template_language"],
         phase=row["phase"],
+        send_at=row["send_at"],
     )
 
 

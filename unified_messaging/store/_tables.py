@@ -123,6 +123,8 @@ workspaces = sa.Table(
     # NULL when the workspace turned it off.
     sa.Column("recipient_limit", sa.Integer, nullable=True),
     sa.Column("recipient_window_ms", sa.BigInteger, nullable=True),
+    # Issue 26: the quiet window ``{"window", "zone", "scope"}``; NULL: off (migration 0015).
+    sa.Column("quiet_hours", _Json, nullable=True),
 )
 
 api_keys = sa.Table(
@@ -229,6 +231,9 @@ messages = sa.Table(
     sa.Column("template_language", _Text, nullable=True),
     # Where the send is: refused / accepted / waiting / settled (``_types.SendPhase``).
     sa.Column("phase", _Text, nullable=False, server_default="settled"),
+    # Issue 26: when a waiting send is to be handed over; NULL for one sent at once. Due
+    # rows are found by their ``scheduled_send`` work item, so no index (migration 0015).
+    sa.Column("send_at", UtcDateTime, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a
