@@ -24,7 +24,7 @@ from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import TestBed, create_testbed
 
-__all__ = ["BACKENDS", "lifespan_running", "postgres_url", "sql_testbed"]
+__all__ = ["BACKENDS", "lifespan_running", "postgres_url", "sql_store", "sql_testbed"]
 
 POSTGRES_ENV: Final = "UM_TEST_POSTGRES_URL"
 #: ``pytest.mark.parametrize("backend", BACKENDS)``: SQLite always, PostgreSQL when it can.
@@ -61,6 +61,10 @@ async def _store(backend: str, directory: Path) -> AsyncIterator[SqlStore]:
         pytest.skip(f"PostgreSQL tests need a server: set {POSTGRES_ENV}")
     async with _postgres_schema(url) as schema:
         yield SqlStore(url, connect_args={"server_settings": {"search_path": schema}})
+
+
+#: A fresh, empty SQL store on ``backend`` (SQLite in ``directory``; PostgreSQL in a schema).
+sql_store = _store
 
 
 @asynccontextmanager

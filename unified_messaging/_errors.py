@@ -26,6 +26,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── FallbackNotAllowed              FALLBACK_NOT_ALLOWED
     │   ├── TemplateVariableMissing         TEMPLATE_VARIABLE_MISSING
     │   ├── BodyTooLong                     BODY_TOO_LONG
+    │   ├── RecipientSuppressed             RECIPIENT_SUPPRESSED (on the suppression list)
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
@@ -81,6 +82,7 @@ __all__ = [
     "QuotaExceeded",
     "RateLimited",
     "RecipientRateLimited",
+    "RecipientSuppressed",
     "RequestInvalid",
     "ResourceNotFound",
     "SenderNotApproved",
@@ -262,6 +264,14 @@ class BodyTooLong(Unprocessable):
     def __init__(self, message: str | None = None, job_id: str | None = None) -> None:
         super().__init__(message)
         self.job_id = job_id
+
+
+class RecipientSuppressed(Unprocessable):
+    """The recipient is on the workspace's suppression list for this channel (they replied
+    STOP, blocked the bot, or were added by hand): nothing was stored or sent."""
+
+    code = "RECIPIENT_SUPPRESSED"
+    default_message = "The recipient is on the workspace's suppression list."
 
 
 class InvalidCredentials(Unprocessable):

@@ -21,7 +21,7 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0011"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011 (branches merged in that order)
+HEAD = "0016"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0016 (branches merged in that order)
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

@@ -212,6 +212,7 @@ def create_app(
         Route("/v1/messages", api.messages, methods=["GET", "POST"]),
         Route("/v1/messages/bulk", api.send_bulk, methods=["POST"]),
         Route("/v1/messages/{job_id}", api.get_message, methods=["GET"]),
+        Route("/v1/suppressions", api.suppressions, methods=["GET", "POST", "DELETE"]),
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
