@@ -35,6 +35,7 @@ NAV: Final = (
     ("Connections", "/connections"),
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
+    ("Suppressions", "/suppressions"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),
 )
