@@ -28,6 +28,7 @@ from ._suppressions import (
     SuppressionPage,
     SuppressionSearch,
     SuppressionTarget,
+    opt_out_entry,
 )
 from ._text import storable
 from ._types import Channel
@@ -211,18 +212,9 @@ class SuppressionMixin:
     ) -> None:
         """An opt-out that arrived by itself: an entry whose source is the channel. Not an
         admin change, so not audited; idempotent like every add."""
-        await self._store.add_suppression(
-            Suppression(
-                id=new_id("sup"),
-                workspace_id=workspace_id,
-                livemode=livemode,
-                channel=channel,
-                recipient=recipient,
-                reason=reason[:200],
-                source=channel,
-                created_at=self._clock.now(),
-            )
-        )
+        now = self._clock.now()
+        entry = opt_out_entry(workspace_id, livemode, channel, recipient, reason, now=now)
+        await self._store.add_suppression(entry)
 
     async def _take_inbound(
         self, connection: Connection, messages: Sequence[InboundMessage], *, livemode: bool

@@ -47,6 +47,7 @@ __all__ = [
     "SuppressionSource",
     "SuppressionTarget",
     "fold_word",
+    "opt_out_entry",
 ]
 
 SuppressionSource = Literal[
@@ -73,6 +74,31 @@ class Suppression:
     reason: str | None
     source: SuppressionSource
     created_at: datetime
+
+
+def opt_out_entry(
+    workspace_id: str,
+    livemode: bool,
+    channel: Channel,
+    recipient: str,
+    reason: str,
+    *,
+    now: datetime,
+) -> Suppression:
+    """The entry of an opt-out that arrived by itself (a STOP reply, a blocked bot): its
+    source is the channel. One builder for the messenger's and the worker's opt-outs."""
+    from ._ids import new_id
+
+    return Suppression(
+        id=new_id("sup"),
+        workspace_id=workspace_id,
+        livemode=livemode,
+        channel=channel,
+        recipient=recipient,
+        reason=reason[:MAX_REASON_LENGTH],
+        source=channel,
+        created_at=now,
+    )
 
 
 # ----------------------------------------------------------------------------- stop words

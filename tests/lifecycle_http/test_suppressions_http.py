@@ -11,6 +11,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from _sql_apps import BACKENDS, sql_store
 from _support import LOOPBACK, Receiver, bearer, dlr_path, error_code, running_servers
 from _support import start_receiver as _start_receiver
 from fakes import telegram, whatsapp
-from fakes.telegram import TelegramFake
+from fakes.telegram import Canned, TelegramFake
 from fakes.whatsapp import WhatsAppFake, text_message
 
 from unified_messaging import Connection, ManualClock, Messenger, Vault
@@ -206,6 +207,27 @@ async def test_a_blocked_bot_is_suppressed_and_not_tried_again(bed: Bed) -> None
     assert (again.status_code, error_code(again)) == (422, "RECIPIENT_SUPPRESSED")
     calls = [r for r in bed.telegram.received if r.path.endswith("/sendMessage")]
     assert len(calls) == 1
+
+
+async def test_a_bot_blocked_at_the_workers_hand_over_is_suppressed(bed: Bed) -> None:
+    # D7: Telegram is down at submit, so the message is queued for the worker, which finds
+    # the bot blocked when it hands the message over.
+    await bed.messenger.set_retry_unavailable(bed.chatbot.workspace_id, True)
+    bed.telegram.script(Canned(status=502, body=telegram.error_body(502, "Bad Gateway")))
+    queued = await bed.send(bed.live, {"provider": "chatbot", "to": BLOCKED_CHAT, "body": "Hi"})
+    assert (queued.status_code, queued.json()["status"]) == (201, "queued"), queued.text
+    assert (await bed.suppressions(bed.live))["data"] == []
+
+    clock = bed.messenger.clock
+    assert isinstance(clock, ManualClock)
+    worker = bed.messenger.worker()
+    for _ in range(20):
+        clock.advance(timedelta(seconds=30))
+        await worker.run_once()
+        if (await bed.suppressions(bed.live))["data"]:
+            break
+    [entry] = (await bed.suppressions(bed.live))["data"]
+    assert (entry["recipient"], entry["source"]) == (BLOCKED_CHAT, "chatbot")
 
 
 async def test_a_chat_never_started_is_not_an_opt_out(bed: Bed) -> None:
