@@ -39,6 +39,7 @@ from ._context import (
     open_store,
     rate_limiter,
     send_pacer,
+    stop_words_setting,
     webhook_policy,
 )
 from ._heap import settle_heap
@@ -219,6 +220,7 @@ async def _serve(args: argparse.Namespace) -> None:
         breaker_store=breakers,
         metrics=metrics.build(),
         pacer=pacer,
+        stop_words=stop_words_setting(),
     )
     listener = MetricsListener(metrics, messenger)
     limits = _limits(args)
