@@ -52,6 +52,12 @@ from ._errors import (
 from ._models import BulkRequest, BulkResponse, SendRequest, SendResponse, StatusRecord, parse_model
 from ._retry_after import parse_retry_after
 from ._search import MessagePage
+from ._suppressions import (
+    SuppressionCreate,
+    SuppressionOut,
+    SuppressionPage,
+    SuppressionTarget,
+)
 from ._version import __version__
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
@@ -260,6 +266,19 @@ def _query_value(value: object) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
+def _suppression_call(method: str, channel: str, recipient: str, reason: str | None) -> _Call:
+    """``POST`` (add, with its body) or ``DELETE`` (remove, in the query) of one entry. No
+    Idempotency-Key: adding twice keeps one entry, so a retry after a lost answer is safe."""
+    if method == "POST":
+        body: dict[str, object] = {"channel": channel, "recipient": recipient}
+        if reason is not None:
+            body["reason"] = reason
+        target = parse_model(SuppressionCreate, body)
+        return _Call("POST", "/v1/suppressions", json=target.model_dump(exclude_none=True))
+    parse_model(SuppressionTarget, {"channel": channel, "recipient": recipient})
+    return _Call("DELETE", "/v1/suppressions", params={"channel": channel, "recipient": recipient})
+
+
 def _parse(model: type[M], response: httpx.Response) -> M:
     return model.model_validate_json(response.content)
 
@@ -346,6 +365,31 @@ class AsyncClient:
             if not page.has_more or not page.data:
                 return
             cursor = page.data[-1].job_id
+
+    async def add_suppression(
+        self, channel: str, recipient: str, *, reason: str | None = None
+    ) -> SuppressionOut:
+        """``POST /v1/suppressions`` (issue 26.4): the entry as stored (idempotent)."""
+        call = _suppression_call("POST", channel, recipient, reason)
+        return _parse(SuppressionOut, await self._request(call))
+
+    async def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut:
+        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none."""
+        call = _suppression_call("DELETE", channel, recipient, None)
+        return _parse(SuppressionOut, await self._request(call))
+
+    async def list_suppressions(self, **filters: object) -> AsyncIterator[SuppressionOut]:
+        """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
+        ``limit`` (per page)."""
+        cursor: str | None = None
+        while True:
+            call = _Call("GET", "/v1/suppressions", params=_list_params(filters, cursor))
+            page = _parse(SuppressionPage, await self._request(call))
+            for entry in page.data:
+                yield entry
+            if not page.has_more or not page.data:
+                return
+            cursor = page.data[-1].id
 
     async def health(self) -> Health:
         """``GET /v1/health`` (D12)."""
@@ -439,6 +483,30 @@ class Client:
             if not page.has_more or not page.data:
                 return
             cursor = page.data[-1].job_id
+
+    def add_suppression(
+        self, channel: str, recipient: str, *, reason: str | None = None
+    ) -> SuppressionOut:
+        """``POST /v1/suppressions`` (issue 26.4): the entry as stored (idempotent)."""
+        call = _suppression_call("POST", channel, recipient, reason)
+        return _parse(SuppressionOut, self._request(call))
+
+    def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut:
+        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none."""
+        call = _suppression_call("DELETE", channel, recipient, None)
+        return _parse(SuppressionOut, self._request(call))
+
+    def list_suppressions(self, **filters: object) -> Iterator[SuppressionOut]:
+        """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
+        ``limit`` (per page)."""
+        cursor: str | None = None
+        while True:
+            call = _Call("GET", "/v1/suppressions", params=_list_params(filters, cursor))
+            page = _parse(SuppressionPage, self._request(call))
+            yield from page.data
+            if not page.has_more or not page.data:
+                return
+            cursor = page.data[-1].id
 
     def health(self) -> Health:
         """``GET /v1/health`` (D12)."""

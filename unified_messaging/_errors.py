@@ -28,6 +28,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── TemplateVariableMissing         TEMPLATE_VARIABLE_MISSING
     │   ├── BodyTooLong                     BODY_TOO_LONG
     │   ├── SendAtOutOfRange                SEND_AT_OUT_OF_RANGE (past, or over 30 days ahead)
+    │   ├── RecipientSuppressed             RECIPIENT_SUPPRESSED (on the suppression list)
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
@@ -84,6 +85,7 @@ __all__ = [
     "QuotaExceeded",
     "RateLimited",
     "RecipientRateLimited",
+    "RecipientSuppressed",
     "RequestInvalid",
     "ResourceNotFound",
     "SendAtOutOfRange",
@@ -283,6 +285,14 @@ class SendAtOutOfRange(Unprocessable):
 
     code = "SEND_AT_OUT_OF_RANGE"
     default_message = "send_at must be from now up to 30 days ahead."
+
+
+class RecipientSuppressed(Unprocessable):
+    """The recipient is on the workspace's suppression list for this channel (they replied
+    STOP, blocked the bot, or were added by hand): nothing was stored or sent."""
+
+    code = "RECIPIENT_SUPPRESSED"
+    default_message = "The recipient is on the workspace's suppression list."
 
 
 class InvalidCredentials(Unprocessable):

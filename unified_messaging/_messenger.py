@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import hmac
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -44,6 +44,7 @@ from ._errors import (
     ProviderUnavailable,
     QuotaExceeded,
     RecipientRateLimited,
+    RecipientSuppressed,
     RequestInvalid,
     ResourceNotFound,
     StorageUnavailable,
@@ -73,10 +74,12 @@ from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
+from ._suppression_ops import SuppressionMixin
+from ._suppressions import StopWords
 from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._types import SMS_PROVIDERS, ProviderCode
+from ._types import SMS_PROVIDERS, Channel, ProviderCode
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
@@ -85,6 +88,7 @@ from .providers.base import (
     ProviderAdapter,
     ProviderReport,
     ProviderTemplate,
+    ReadsInbound,
     RepliesToReports,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
@@ -131,6 +135,7 @@ class Messenger(
     WebhookAdminMixin,
     WebhookOpsMixin,
     UserAdminMixin,
+    SuppressionMixin,
 ):
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
@@ -160,6 +165,8 @@ class Messenger(
     :class:`~unified_messaging.RedisPacer` for Redis). A live send waits up to ``pace_wait``
     for its slot, then is stored ``queued`` for the worker; ``pace_sleep`` is how it waits
     (default ``asyncio.sleep``; tests pass one that moves their ManualClock).
+    ``stop_words``: words that opt a recipient out when an inbound reply is exactly one of
+    them, besides STOP, DUR, İPTAL and RET (issue 26.5; case and diacritics ignored).
     """
 
     def __init__(
@@ -184,10 +191,12 @@ class Messenger(
         pacer: Pacer | None = None,
         pace_wait: timedelta = DEFAULT_PACE_WAIT,
         pace_sleep: Sleep | None = None,
+        stop_words: Iterable[str] = (),
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._store: Store = store if store is not None else MemoryStore()
+        self._stop_words = StopWords(stop_words)
         self._clock: Clock = clock or SystemClock()
         self._metrics: Metrics = metrics if metrics is not None else NO_METRICS
         self._vault: Vault = (
@@ -334,6 +343,7 @@ class Messenger(
         plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
+        await self._refuse_suppressed(auth, channel, to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
         when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
         record, job = self._new_record(auth, plan, new_id("msg"), to, text, provider_template)
@@ -350,6 +360,7 @@ class Messenger(
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
         record = self._outcome_record(hold.latest(record), plan, job, queue=queue)
+        await self._opted_out(auth, channel, [job])
         unused = quota.units_to_release([record])
         await self._store_outcome(auth, [record], plan, check, unused, _paced([job]))
         record_sends(self._metrics, [record], [job])
@@ -394,6 +405,7 @@ class Messenger(
                 record = _scheduled(record, plan, when)
             jobs.append((index, job))
             records.append(record)
+        jobs = await self._refuse_suppressed_items(auth, plan, records, jobs)
         with counting_refusals(self._metrics):
             check, jobs = await self._accept_bulk(
                 auth, plan, records, jobs, idempotency, ignore_quiet
@@ -414,6 +426,7 @@ class Messenger(
         ]
         for index, record in finished:
             records[index] = record
+        await self._opted_out(auth, channel, [job for _, job in jobs])
         unused = quota.units_to_release([r for _, r in finished])
         paced = _paced([job for _, job in jobs])
         await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced)
@@ -650,6 +663,39 @@ class Messenger(
                     job_id, to = records[index].job_id, records[index].to
                     records[index] = self._rejected_item(auth, plan, job_id, to, refusal.error())
 
+    async def _refuse_suppressed_items(
+        self,
+        auth: Principal,
+        plan: _SendPlan,
+        records: list[MessageRecord],
+        jobs: list[tuple[int, Job]],
+    ) -> list[tuple[int, Job]]:
+        """Issue 26.4 in a bulk: an item whose recipient is suppressed fails alone
+        (``RECIPIENT_SUPPRESSED``, stored ``failed`` with its ``job_id``); one lookup for all."""
+        suppressed = await self._suppressed(auth, plan.primary.channel, [j.to for _, j in jobs])
+        if not suppressed:
+            return jobs
+        for index, job in jobs:
+            if job.to in suppressed:
+                refusal = RecipientSuppressed(
+                    f"{job.to} is on the workspace's {plan.primary.channel} suppression list."
+                )
+                records[index] = self._rejected_item(auth, plan, job.job_id, job.to, refusal)
+        return [(index, job) for index, job in jobs if job.to not in suppressed]
+
+    async def _opted_out(self, auth: Principal, channel: Channel, jobs: Sequence[Job]) -> None:
+        """Issue 26.5: a recipient whose provider said they turned us away for good (a
+        blocked Telegram bot) goes on the suppression list, source the channel."""
+        for job in jobs:
+            outcome = job.last_outcome
+            if outcome is not None and outcome.opted_out:
+                reason = outcome.error.message if outcome.error else "Opted out"
+                try:
+                    await self._opt_out(auth.workspace_id, auth.livemode, channel, job.to, reason)
+                except StorageUnavailable:
+                    # The send's answer matters more; the next send is refused by the provider.
+                    logger.warning("could not store an opt-out; the next send will retry it")
+
     async def _store_outcome(
         self,
         auth: Principal,
@@ -797,6 +843,9 @@ class Messenger(
             except RequestInvalid:
                 if simulated is None:
                     raise
+            if live_read is not None and isinstance(live, ReadsInbound):
+                # Read after parse_reports, which checked the provider's signature.
+                await self._take_inbound(connection, live.parse_inbound(callback), livemode=True)
             if live_read:
                 return _replied(
                     live, await self._lifecycle.ingest(connection, live_read, livemode=True)

@@ -207,6 +207,12 @@ class SyncMessenger:
     remove_allowlist_entry = _blocking(Messenger.remove_allowlist_entry)
     list_allowlist = _blocking(Messenger.list_allowlist)
 
+    # -- suppression list (issue 26)
+    add_suppression = _blocking(Messenger.add_suppression)
+    remove_suppression = _blocking(Messenger.remove_suppression)
+    import_suppressions = _blocking(Messenger.import_suppressions)
+    list_suppressions = _blocking(Messenger.list_suppressions)
+
     # -- templates
     set_template = _blocking(Messenger.set_template)
     get_template = _blocking(Messenger.get_template)

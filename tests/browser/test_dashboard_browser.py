@@ -19,6 +19,7 @@ PAGES = (
     ("Connections", "Connections"),
     ("Templates", "Templates"),
     ("Allowlist", "IP allowlist"),
+    ("Suppressions", "Suppressions"),
     ("Webhooks", "Webhooks"),
     ("Audit log", "Audit log"),
 )
@@ -124,6 +125,32 @@ def test_an_allowlist_entry_makes_rest_refuse_an_address_outside_it(page: Page, 
         page.get_by_role("button", name="Remove").click()
         expect(page.get_by_text("The list is empty")).to_be_visible()
     assert rest_status() == 201
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_recipient_suppressed_in_the_browser_is_refused_by_rest(page: Page, demo: Demo) -> None:
+    def rest_send() -> httpx.Response:
+        return httpx.post(
+            demo.url + "/v1/messages",
+            json={"to": "+905551234599", "body": "x"},
+            headers={"Authorization": f"Bearer {demo.api_key}"},
+            timeout=10,
+        )
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Suppressions").click()
+    page.locator("#channel").select_option("sms")
+    page.locator("#recipient").fill("0555 123 45 99")
+    page.get_by_label("Reason").fill("asked by phone")
+    page.get_by_role("button", name="Suppress").click()
+    expect(page.get_by_role("status").last).to_contain_text("+905551234599 is suppressed on sms")
+    expect(page.get_by_role("cell", name="+905551234599")).to_be_visible()
+    _shot(page, "suppressions")
+    refused = rest_send()
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "RECIPIENT_SUPPRESSED")
+    page.once("dialog", lambda dialog: dialog.accept())  # "Let +90… get sms messages again?"
+    page.get_by_role("button", name="Remove").click()
+    expect(page.get_by_text("Nobody is suppressed")).to_be_visible()
+    assert rest_send().status_code == 201
     assert page.errors == []  # type: ignore[attr-defined]
 
 

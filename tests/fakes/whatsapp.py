@@ -226,6 +226,34 @@ class WhatsAppFake:
 
     # --- webhooks ---------------------------------------------------------------------------------
 
+    def inbound_webhook(
+        self, messages: Sequence[dict[str, object]], *, secret: str | None = None
+    ) -> tuple[bytes, dict[str, str]]:
+        """A ``messages`` webhook (users writing to the business) as Meta POSTs it, signed."""
+        senders = [str(m.get("from")) for m in messages]
+        value = {
+            "messaging_product": "whatsapp",
+            "metadata": {
+                "display_phone_number": "905550000000",
+                "phone_number_id": self.phone_number_id,
+            },
+            "contacts": [{"profile": {"name": "Ayşe"}, "wa_id": w} for w in senders],
+            "messages": list(messages),
+        }
+        document = {
+            "object": "whatsapp_business_account",
+            "entry": [
+                {
+                    "id": "102290129340398",
+                    "changes": [{"value": value, "field": "messages"}],
+                }
+            ],
+        }
+        body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+        digest = hmac.new((secret or self.app_secret).encode(), body, hashlib.sha256).hexdigest()
+        headers = {"content-type": "application/json", "x-hub-signature-256": f"sha256={digest}"}
+        return body, headers
+
     def status_webhook(
         self,
         statuses: Sequence[dict[str, object]],
@@ -259,6 +287,17 @@ class WhatsAppFake:
         digest = hmac.new((secret or self.app_secret).encode(), body, hashlib.sha256).hexdigest()
         headers = {"content-type": "application/json", "x-hub-signature-256": f"sha256={digest}"}
         return body, headers
+
+
+def text_message(sender: str, body: str, *, wamid: str | None = None) -> dict[str, object]:
+    """One inbound ``messages[]`` item of type ``text``, from ``sender`` (digits, no ``+``)."""
+    return {
+        "from": sender,
+        "id": wamid or f"wamid.IN{abs(hash((sender, body, time.time_ns()))):x}",
+        "timestamp": str(int(time.time())),
+        "type": "text",
+        "text": {"body": body},
+    }
 
 
 def status(

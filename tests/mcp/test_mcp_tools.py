@@ -18,13 +18,10 @@ from unified_messaging.testing import TestBed
 
 NO_REPORT = "+905550000008"  # the simulator never reports on it (DESIGN §6, 08)
 TOOLS = [
-    "send_message",
-    "send_bulk",
-    "get_message",
-    "cancel_message",
-    "list_providers",
-    "list_templates",
-]
+    "send_message", "send_bulk", "get_message", "cancel_message", "list_providers",
+    "list_templates", "list_suppressions", "add_suppression", "remove_suppression",
+]  # fmt: skip
+WRITES = ("send_message", "send_bulk", "cancel_message", "add_suppression", "remove_suppression")
 
 
 async def _tools(mcp: Harness) -> dict[str, Tool]:
@@ -81,8 +78,7 @@ async def test_every_tool_publishes_an_output_schema_and_its_effects(mcp: Harnes
     for name, tool in tools.items():
         assert tool.output_schema is not None, name
         assert tool.annotations is not None
-        writes = ("send_message", "send_bulk", "cancel_message")
-        assert tool.annotations.read_only_hint == (name not in writes)
+        assert tool.annotations.read_only_hint == (name not in WRITES)
 
 
 async def test_send_descriptions_say_what_a_send_costs_and_how_test_mode_behaves(
@@ -293,3 +289,37 @@ async def test_unknown_tool_is_a_tool_error(mcp: Harness) -> None:
     result = await mcp.call("delete_everything", {})
     assert result.is_error
     assert "Unknown tool: delete_everything" in result.content[0].text  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- suppressions
+
+
+async def test_a_suppressed_recipient_is_refused_and_listed(mcp: Harness, bed: TestBed) -> None:
+    added = data_of(
+        await mcp.call("add_suppression", {"channel": "sms", "recipient": "0555 123 45 67"})
+    )
+    refused = await mcp.call("send_message", {"to": NORMAL, "body": "Merhaba"})
+    listed = data_of(await mcp.call("list_suppressions", {"channel": "sms"}))
+    removed = data_of(await mcp.call("remove_suppression", {"channel": "sms", "recipient": NORMAL}))
+    again = await mcp.call("remove_suppression", {"channel": "sms", "recipient": NORMAL})
+
+    assert (added["recipient"], added["source"]) == (NORMAL, "api")
+    assert code_of(refused) == "RECIPIENT_SUPPRESSED"
+    assert bed.outbox.recipients() == []
+    assert [e["id"] for e in listed["data"]] == [added["id"]]  # type: ignore[index,union-attr]
+    assert removed["id"] == added["id"]
+    assert code_of(again) == "NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"channel": "fax", "recipient": NORMAL}, "VALIDATION_ERROR"),
+        ({"channel": "sms", "recipient": "+12025550100"}, "INVALID_RECIPIENT"),
+        ({"channel": "sms", "recipient": NORMAL, "colour": "red"}, "VALIDATION_ERROR"),
+    ],
+)
+async def test_bad_suppression_arguments_are_tool_errors(
+    mcp: Harness, arguments: dict[str, object], code: str
+) -> None:
+    assert code_of(await mcp.call("add_suppression", arguments)) == code

@@ -32,6 +32,7 @@ from unified_messaging._admin import AdminMixin
 from unified_messaging._audit import AuditQuery
 from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
 from unified_messaging._connection_ops import ConnectionOpsMixin
+from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
 from unified_messaging.store.base import Store
 from unified_messaging.webhooks._admin import WebhookAdminMixin
@@ -75,7 +76,7 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -133,6 +134,10 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.delete_template(ws.id, "welcome")
     entry = await m.add_allowlist_entry(ws.id, "10.1.2.0/24")
     await m.remove_allowlist_entry(ws.id, entry)
+    live = await m.principal(ws.id, livemode=True)
+    opted = await m.add_suppression(live, {"channel": "sms", "recipient": "0555 000 00 20"})
+    await m.remove_suppression(live, {"channel": "sms", "recipient": "+905550000020"})
+    await m.import_suppressions(live, [{"channel": "sms", "recipient": "05550000021"}])
     endpoint = await m.create_webhook_endpoint(ws.id, "https://hooks.example.com/um")
     rotated = await m.rotate_webhook_secret(endpoint.endpoint.id)
     await m.disable_webhook_endpoint(endpoint.endpoint.id)
@@ -165,6 +170,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("template.delete", ws.id, "welcome"),
         ("allowlist.add", ws.id, "10.1.2.0/24"),
         ("allowlist.remove", ws.id, "10.1.2.0/24"),
+        ("suppression.add", ws.id, opted.id),
+        ("suppression.remove", ws.id, opted.id),
+        ("suppression.import", ws.id, "1 added, 0 existing"),
         ("webhook_endpoint.create", ws.id, hook),
         ("webhook_endpoint.rotate_secret", ws.id, hook),
         ("webhook_endpoint.disable", ws.id, hook),

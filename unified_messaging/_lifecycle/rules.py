@@ -73,6 +73,7 @@ EventType = Literal[
     "message.rejected",
     "message.unknown",
     "message.fallback",
+    "message.inbound",
 ]
 #: The same names as a tuple, in that order (the type is the one list of them).
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)

@@ -60,6 +60,7 @@ from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
 from .._schedule import hand_over_at
+from .._suppressions import opt_out_entry
 from .._text import storable_report
 from .._types import ProviderCode
 from ..providers.base import PROFILES, ProviderReport
@@ -771,6 +772,7 @@ class Lifecycle:
             pacing=self._pacing if livemode else None,
         )  # fmt: skip
         record_redispatch(self.metrics, record, job, retry=retry_until is not None)
+        await self._opted_out(record, job)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
 
     async def _mark_scheduled(self, marked: MessageRecord, charge: QuotaCharge | None) -> bool:
@@ -802,6 +804,18 @@ class Lifecycle:
             ended, work=await self._events(ended, "message.failed")
         ):
             raise _Contended(record.job_id)
+
+    async def _opted_out(self, record: MessageRecord, job: Job) -> None:
+        """Issue 26.5 for a hand-over the worker made: a recipient who turned us away for
+        good (a blocked bot) goes on the suppression list, as at submit."""
+        outcome = job.last_outcome
+        if outcome is None or not outcome.opted_out:
+            return
+        reason = outcome.error.message if outcome.error else "Opted out"
+        await self._store.add_suppression(
+            opt_out_entry(record.workspace_id, record.livemode, record.channel, record.to,
+                          reason, now=self._clock.now())
+        )  # fmt: skip
 
     async def _store_redispatch(
         self,

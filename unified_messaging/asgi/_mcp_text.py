@@ -72,6 +72,9 @@ TITLES: Final = {
     "cancel_message": "Cancel a scheduled message",
     "list_providers": "List provider connections",
     "list_templates": "List message templates",
+    "list_suppressions": "List suppressed recipients",
+    "add_suppression": "Suppress a recipient",
+    "remove_suppression": "Un-suppress a recipient",
 }
 
 DESCRIPTIONS: Final = {
@@ -133,5 +136,25 @@ DESCRIPTIONS: Final = {
         "template when sending), its body with {{ name }} placeholders, the variables a send "
         "must fill, a description, and the business chat (bizchat) template it maps to, if "
         "any. Free; it sends nothing."
+    ),
+    "list_suppressions": (
+        "List the workspace's suppression list (recipients who opted out or were added by "
+        "hand), newest first: each entry's id, channel (sms, chatbot, bizchat), recipient, "
+        "reason, source (api, cli, dashboard, library, import, or the channel whose STOP "
+        "reply or blocked bot added it) and time. Filter by channel and recipient; page with "
+        "limit (1-100) and starting_after (the last id). Sends to a listed recipient fail "
+        "with RECIPIENT_SUPPRESSED. Test and live keys have separate lists. Free. " + _ERRORS
+    ),
+    "add_suppression": (
+        "Put a recipient on the suppression list of one channel (sms, chatbot, bizchat): "
+        "sends to them there fail with RECIPIENT_SUPPRESSED from now on. recipient takes any "
+        "form a send's to takes and is normalized the same way; reason is optional (1-200 "
+        "characters). Adding one already listed returns the entry unchanged. Only for people "
+        "who asked not to be messaged. " + _ERRORS
+    ),
+    "remove_suppression": (
+        "Take a recipient off a channel's suppression list, so sends reach them again. Only "
+        "when they asked for it: an opt-out is the recipient's decision. NOT_FOUND when they "
+        "are not listed. " + _ERRORS
     ),
 }

@@ -1,4 +1,5 @@
-"""The MCP tools (D25; ``cancel_message``, issue 26) and the SDK server that runs them.
+"""The MCP tools (D25; ``cancel_message`` and the suppression list's of issue 26), and the
+SDK's ``MCPServer`` that lists and runs them.
 
 Each tool is one façade call, exactly as REST makes it: ``send_message`` is
 ``Messenger.send``, ``send_bulk`` is ``Messenger.send_bulk``, and so on. The arguments reach
@@ -33,6 +34,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, model_validator
 from starlette.requests import Request
 
+from .._audit_context import Actor, acting_as
 from .._errors import MessagingError
 from .._messenger import Messenger, Principal
 from .._models import (
@@ -42,6 +44,13 @@ from .._models import (
     SendResponse,
     StatusRecord,
     parse_model,
+)
+from .._suppressions import (
+    SuppressionCreate,
+    SuppressionOut,
+    SuppressionPage,
+    SuppressionSearch,
+    SuppressionTarget,
 )
 from .._version import __version__
 from ._auth import Answer
@@ -90,6 +99,8 @@ class _Spec:
     #: Reads only, and only our own store (not the providers' world).
     read_only: bool
     run: Operation
+    #: Changes only our own store (the suppression list): not the providers' world.
+    closed_world: bool = False
 
 
 def _specs(messenger: Messenger) -> list[_Spec]:
@@ -119,6 +130,19 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         templates = await messenger.list_templates(principal.workspace_id)
         return TemplateList(templates=[TemplateOut.of(t) for t in templates])
 
+    async def list_suppressions(principal: Principal, arguments: Arguments) -> Answer:
+        return await messenger.list_suppressions(principal, arguments)
+
+    async def add_suppression(principal: Principal, arguments: Arguments) -> Answer:
+        with acting_as(_actor(principal)):
+            added = await messenger.add_suppression(principal, arguments, source="api")
+        return SuppressionOut.of(added)
+
+    async def remove_suppression(principal: Principal, arguments: Arguments) -> Answer:
+        with acting_as(_actor(principal)):
+            removed = await messenger.remove_suppression(principal, arguments)
+        return SuppressionOut.of(removed)
+
     return [
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
@@ -126,7 +150,17 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         _Spec("cancel_message", CancelMessageArguments, StatusRecord, False, cancel_message),
         _Spec("list_providers", NoArguments, ProviderList, True, list_providers),
         _Spec("list_templates", NoArguments, TemplateList, True, list_templates),
-    ]
+        _Spec("list_suppressions", SuppressionSearch, SuppressionPage, True, list_suppressions),
+        _Spec("add_suppression", SuppressionCreate, SuppressionOut, False, add_suppression, True),
+        _Spec("remove_suppression", SuppressionTarget, SuppressionOut, False,
+              remove_suppression, True),
+    ]  # fmt: skip
+
+
+def _actor(principal: Principal) -> Actor:
+    """Who an audited change over MCP is recorded under (D32): the API key, as over REST."""
+    key = principal.key.id if principal.key is not None else "unknown"
+    return Actor(f"api_key:{key}")
 
 
 # --------------------------------------------------------------------------- results
@@ -214,7 +248,7 @@ def _tool(spec: _Spec) -> Tool:
             read_only_hint=spec.read_only,
             destructive_hint=False,
             idempotent_hint=spec.read_only,
-            open_world_hint=not spec.read_only,
+            open_world_hint=not (spec.read_only or spec.closed_world),
         ),
     )
 

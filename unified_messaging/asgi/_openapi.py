@@ -16,6 +16,7 @@ from typing import Final
 
 from .._access.idempotency import IDEMPOTENCY_KEY_PATTERN
 from .._search import MessageSearch
+from .._suppressions import SuppressionSearch, SuppressionTarget
 from .._version import __version__
 from ._schemas import REF, JsonObject, model_schemas, query_parameters
 
@@ -169,6 +170,7 @@ _SEND_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     404: ["PROVIDER_NOT_CONNECTED", "TEMPLATE_NOT_FOUND"],
     422: [
         "INVALID_RECIPIENT",
+        "RECIPIENT_SUPPRESSED",
         "CHAT_UNREACHABLE",
         "SENDER_NOT_APPROVED",
         "SENDER_REQUIRED",
@@ -205,6 +207,26 @@ _CANCEL_ERRORS: Final[Mapping[int, Sequence[str]]] = {
 }
 # D29: a bad filter, limit or unknown parameter is 400; a cursor the key cannot read, 404.
 _LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {400: ["VALIDATION_ERROR"], **_GET_ERRORS}
+
+
+# Issue 26.4: the suppression list. A bad field is 400, a recipient its channel cannot reach
+# 422; a cursor this key cannot read, or a removal of an entry not there, 404.
+_SUPPRESSION_LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    400: ["VALIDATION_ERROR"],
+    **_ACCESS_ERRORS,
+    404: ["NOT_FOUND"],
+    422: ["INVALID_RECIPIENT"],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}
+_SUPPRESSION_ADD_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    400: ["VALIDATION_ERROR"],
+    **_ACCESS_ERRORS,
+    413: ["PAYLOAD_TOO_LARGE"],
+    422: ["INVALID_RECIPIENT"],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}
 
 
 def _responses(
@@ -362,6 +384,53 @@ def _paths() -> JsonObject:
                     _CANCEL_ERRORS,
                 ),
             }
+        },
+        "/v1/suppressions": {
+            "get": {
+                "summary": "List the suppression list, newest first",
+                "description": (
+                    "The caller's suppressed recipients (its workspace and mode), newest "
+                    "first, a page at a time (`starting_after` the last `id`). `recipient` "
+                    "is normalised as a send's `to`."
+                ),
+                "operationId": "listSuppressions",
+                "parameters": [*query_parameters(SuppressionSearch), _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("A page of entries.", "SuppressionPage", status_headers={})},
+                    _SUPPRESSION_LIST_ERRORS,
+                ),
+            },
+            "post": {
+                "summary": "Suppress a recipient on a channel",
+                "description": (
+                    "Sends to the recipient on that channel are refused with 422 "
+                    "`RECIPIENT_SUPPRESSED` from now on. Idempotent: an entry already there "
+                    "is answered as stored."
+                ),
+                "operationId": "addSuppression",
+                "parameters": [_REQUEST_ID_PARAMETER],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": REF.format(model="SuppressionCreate")}
+                        }
+                    },
+                },
+                "responses": _responses(
+                    {"201": _ok("The entry as stored.", "SuppressionOut", status_headers={})},
+                    _SUPPRESSION_ADD_ERRORS,
+                ),
+            },
+            "delete": {
+                "summary": "Take a recipient off the suppression list",
+                "operationId": "removeSuppression",
+                "parameters": [*query_parameters(SuppressionTarget), _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("The entry removed.", "SuppressionOut", status_headers={})},
+                    _SUPPRESSION_LIST_ERRORS,
+                ),
+            },
         },
         "/v1/health": {
             "get": {

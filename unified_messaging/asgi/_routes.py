@@ -38,6 +38,7 @@ from ._auth import authorize
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
+from ._suppressions import SuppressionsEndpoint
 
 __all__ = ["RestApi"]
 
@@ -83,6 +84,9 @@ class RestApi:
         self._client_address = client_address
         self._max_body_bytes = max_body_bytes
         self._keys = idempotency
+        self._suppressions = SuppressionsEndpoint(
+            messenger, client_address=client_address, max_body_bytes=max_body_bytes
+        )
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -113,6 +117,10 @@ class RestApi:
         if request.method == "POST":
             return await self.send(request)
         return await self._authorized(request, self._list_messages)
+
+    async def suppressions(self, request: Request) -> Response:
+        """``/v1/suppressions``: GET lists, POST adds, DELETE removes (issue 26.4)."""
+        return await self._authorized(request, self._suppressions)
 
     # ------------------------------------------------------------------ the frame
 

@@ -34,6 +34,7 @@ from .._models import (
     _scalar_variable,
 )
 from .._search import MessagePage
+from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
@@ -119,6 +120,9 @@ def model_schemas() -> JsonObject:
         (BulkResponse, "serialization"),
         (StatusRecord, "serialization"),
         (MessagePage, "serialization"),
+        (SuppressionCreate, "validation"),
+        (SuppressionOut, "serialization"),
+        (SuppressionPage, "serialization"),
         (ErrorResponse, "serialization"),
         (Health, "serialization"),
     ]
@@ -146,7 +150,7 @@ def query_parameters(model: type[BaseModel]) -> list[JsonObject]:
             {
                 "name": name,
                 "in": "query",
-                "required": False,
+                "required": name in schema.get("required", ()),
                 "description": prop.get("description", ""),
                 "schema": value,
             }

@@ -54,6 +54,7 @@ __all__ = [
     "redis_url",
     "send_pacer",
     "shown_url",
+    "stop_words_setting",
     "webhook_policy",
 ]
 
@@ -197,6 +198,27 @@ async def messenger_session(
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
+
+
+STOP_WORDS_ENV: Final = "UM_STOP_WORDS"
+
+
+def stop_words_setting() -> list[str]:
+    """``UM_STOP_WORDS``: replies that opt out besides STOP, DUR, İPTAL and RET (issue 26.5),
+    comma-separated; empty or unset adds none."""
+    from .._errors import ConfigurationError
+    from .._suppressions import StopWords
+
+    raw = os.environ.get(STOP_WORDS_ENV, "")
+    words = [word.strip() for word in raw.split(",") if word.strip()]
+    try:
+        StopWords(words)
+    except ValueError:
+        raise ConfigurationError(
+            f"{STOP_WORDS_ENV}: a word is empty without its punctuation, or over 64 letters",
+            setting=STOP_WORDS_ENV,
+        ) from None
+    return words
 
 
 def shared_metrics() -> Metrics | None:

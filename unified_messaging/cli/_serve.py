@@ -40,6 +40,7 @@ from ._context import (
     open_store,
     rate_limiter,
     send_pacer,
+    stop_words_setting,
     webhook_policy,
 )
 from ._heap import settle_heap
@@ -258,6 +259,7 @@ async def _serve(
         breaker_store=breakers,
         metrics=metrics.build(),
         pacer=pacer,
+        stop_words=stop_words_setting(),
     )
     listener = MetricsListener(metrics, messenger, sock=bound[1] if bound else None)
     limits = _limits(args)

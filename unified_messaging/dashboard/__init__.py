@@ -32,6 +32,7 @@ from ._pages import (
     messages,
     overview,
     session,
+    suppressions,
     templates,
     webhooks,
 )
@@ -64,7 +65,8 @@ def create_dashboard(
     )
     routes: list[BaseRoute] = []
     pages = (
-        session, overview, messages, keys, connections, templates, allowlist, webhooks, audit,
+        session, overview, messages, keys, connections, templates, allowlist, suppressions,
+        webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

@@ -36,6 +36,7 @@ NAV: Final = (
     ("Connections", "/connections"),
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
+    ("Suppressions", "/suppressions"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),
 )

@@ -59,6 +59,7 @@ __all__ = [
     "PROFILES",
     "AdapterFactory",
     "InboundCallback",
+    "InboundMessage",
     "OutcomeKind",
     "PacedPolling",
     "PollPolicy",
@@ -66,6 +67,7 @@ __all__ = [
     "ProviderProfile",
     "ProviderReport",
     "ProviderTemplate",
+    "ReadsInbound",
     "RepliesToReports",
     "ReportCalls",
     "ReportStatus",
@@ -133,6 +135,9 @@ class SubmitOutcome:
     #: requests until the refusal falls on the guilty ones alone (:mod:`.._routing.split`).
     #: Never set on the outcome of a request of one message: that refusal names its culprit.
     batch_refusal: bool = False
+    #: The recipient turned us away for good (a Telegram user blocked the bot): the send
+    #: fails as ``recipient_failed`` and the messenger adds them to the suppression list.
+    opted_out: bool = False
 
     @classmethod
     def accepted(cls, provider_message_id: str) -> SubmitOutcome:
@@ -199,6 +204,28 @@ class InboundCallback:
     headers: Mapping[str, str]
     query: Mapping[str, str]
     body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One message a recipient sent back (a reply, a STOP, a bot command), as the provider
+    pushed it to the report URL (issue 26.5)."""
+
+    #: Who wrote, as the provider names them (digits, ``+`` digits, or a chat id).
+    sender: str
+    text: str = field(repr=False)
+    provider_message_id: str
+    received_at: datetime | None = None
+
+
+@runtime_checkable
+class ReadsInbound(Protocol):
+    """Protocol: an adapter whose provider pushes inbound messages to the report URL."""
+
+    def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
+        """The inbound messages of a callback whose reports :meth:`parse_reports` accepted
+        (so its signature, where the provider signs, is checked); ``[]`` if it has none."""
+        ...
 
 
 @runtime_checkable

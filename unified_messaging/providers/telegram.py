@@ -27,6 +27,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -45,7 +47,7 @@ from ._http import (
     decode_json_object,
     redact,
 )
-from .base import SubmitOutcome, SubmitRequest
+from .base import InboundCallback, InboundMessage, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "TelegramAdapter"]
 
@@ -145,6 +147,30 @@ class TelegramAdapter(HttpAdapter[Credentials]):
                 f"Telegram answered getMe with HTTP {answer.status}: {self.excerpt(answer)}"
             )
 
+    def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
+        """A Bot API ``Update`` pushed to the connection's report URL (``setWebhook``): the
+        text of its ``message`` and who wrote it (the chat id), e.g. a ``/stop`` (issue 26.5)."""
+        try:
+            update = decode_json_object(callback.body)
+        except JsonUnreadable:
+            return []
+        message = update.get("message")
+        if not isinstance(message, dict):
+            return []
+        chat, text, message_id = message.get("chat"), message.get("text"), message.get("message_id")
+        chat_id = chat.get("id") if isinstance(chat, dict) else None
+        if not isinstance(chat_id, int) or isinstance(chat_id, bool) or not isinstance(text, str):
+            return []
+        if not isinstance(message_id, int):
+            return []
+        date = message.get("date")
+        when = (
+            datetime.fromtimestamp(date, UTC)
+            if isinstance(date, int) and 0 < date < 2**33
+            else None
+        )
+        return [InboundMessage(str(chat_id), text, f"{chat_id}:{message_id}", when)]
+
     async def _call(self, method: str, payload: Mapping[str, object] | None) -> Answer:
         """POST one Bot API method, its answer read no further than the cap."""
         path = f"/bot{self.secret(self.credentials.bot_token)}/{method}"
@@ -198,7 +224,10 @@ def _refusal(answer: Answer, document: Mapping[str, Any]) -> SubmitOutcome:
             "PROVIDER_AUTH_FAILED", f"Telegram refused the bot token: {description}"
         )
     if code == 403 or status == 403:
-        return SubmitOutcome.recipient_failed("CHAT_UNREACHABLE", description)
+        refusal = SubmitOutcome.recipient_failed("CHAT_UNREACHABLE", description)
+        # The user blocked the bot: an opt-out (issue 26.5), unlike a chat never started.
+        blocked = "blocked by the user" in description.lower()
+        return replace(refusal, opted_out=True) if blocked else refusal
     if any(problem in description.lower() for problem in _CHAT_PROBLEMS):
         migrated = parameters.get("migrate_to_chat_id")
         if isinstance(migrated, int):

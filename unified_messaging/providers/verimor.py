@@ -60,6 +60,7 @@ from ._http import (
 from ._sms import msisdn, send_in_groups
 from .base import (
     InboundCallback,
+    InboundMessage,
     OutcomeKind,
     ProviderReport,
     ReportStatus,
@@ -286,6 +287,16 @@ class VerimorAdapter(HttpAdapter[Credentials]):
         entries = document if isinstance(document, list) else [document]
         return [report for entry in entries if (report := _report(entry)) is not None]
 
+    def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
+        """The incoming SMS of the same push (``type: "inbound"``: ``source_addr``,
+        ``content``, ``message_id``, ``received_at``), for opt-outs (issue 26.5)."""
+        try:
+            document = decode_json(callback.body)
+        except JsonUnreadable:
+            return []
+        entries = document if isinstance(document, list) else [document]
+        return [found for entry in entries if (found := _inbound(entry)) is not None]
+
     # --- credentials check ------------------------------------------------------------------
 
     async def check(self) -> None:
@@ -366,6 +377,26 @@ def _report(entry: object) -> ProviderReport | None:
         occurred_at=_when(entry.get("done_at")) or _when(entry.get("sent_at")),
         error=error,
         to=f"+{number}",
+    )
+
+
+def _inbound(entry: object) -> InboundMessage | None:
+    if not isinstance(entry, dict) or entry.get("type") != "inbound":
+        return None
+    source, text, message_id = (
+        entry.get("source_addr"),
+        entry.get("content"),
+        entry.get("message_id"),
+    )
+    if not isinstance(source, str | int) or not isinstance(text, str):
+        return None
+    if not isinstance(message_id, str | int) or not str(message_id):
+        return None
+    return InboundMessage(
+        sender=f"+{source}" if str(source).isdigit() else str(source),
+        text=text,
+        provider_message_id=f"in:{message_id}",
+        received_at=_when(entry.get("received_at")),
     )
 
 

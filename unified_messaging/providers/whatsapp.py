@@ -51,6 +51,7 @@ from ._http import (
 from ._whatsapp_codes import UNKNOWN_FAILURE, graph_code
 from .base import (
     InboundCallback,
+    InboundMessage,
     ProviderReport,
     ReportStatus,
     SubmitOutcome,
@@ -186,6 +187,25 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
             for value in _change_values(document)
             if _for_number(value, self.credentials.phone_number_id)
             for report in _reports(value)
+        ]
+
+    def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
+        """The users' own messages of a webhook :meth:`parse_reports` accepted (signature
+        checked): ``value.messages[]`` with ``from``, ``id``, ``timestamp`` and the text of a
+        ``text`` message or of a quick-reply ``button`` (issue 26.5). Media are skipped."""
+        if callback.method.upper() == "GET":
+            return []
+        try:
+            document = decode_json_object(callback.body)
+        except JsonUnreadable:
+            return []
+        if document.get("object") != "whatsapp_business_account":
+            return []
+        return [
+            found
+            for value in _change_values(document)
+            if _for_number(value, self.credentials.phone_number_id)
+            for found in _inbound(value)
         ]
 
     def verify_signature(self, callback: InboundCallback) -> None:
@@ -351,6 +371,34 @@ def _reports(value: Mapping[str, Any]) -> Iterator[ProviderReport]:
             error=_status_error(item) if status == "failed" else None,
             to=f"+{recipient}" if isinstance(recipient, str) and recipient.isdigit() else None,
         )
+
+
+def _inbound(value: Mapping[str, Any]) -> Iterator[InboundMessage]:
+    messages = value.get("messages")
+    for item in messages if isinstance(messages, list) else ():
+        if not isinstance(item, dict):
+            continue
+        sender, wamid = item.get("from"), item.get("id")
+        text = _inbound_text(item)
+        if not isinstance(sender, str) or not sender.isdigit() or not isinstance(wamid, str):
+            continue
+        if text is None or not wamid:
+            continue
+        yield InboundMessage(
+            sender=f"+{sender}",
+            text=text,
+            provider_message_id=wamid,
+            received_at=_timestamp(item.get("timestamp")),
+        )
+
+
+def _inbound_text(item: Mapping[str, Any]) -> str | None:
+    kind = item.get("type")
+    part = item.get(kind) if isinstance(kind, str) else None
+    if not isinstance(part, dict):
+        return None
+    text = part.get("body") if kind == "text" else part.get("text") if kind == "button" else None
+    return text if isinstance(text, str) else None
 
 
 def _status_error(item: Mapping[str, Any]) -> ErrorInfo:

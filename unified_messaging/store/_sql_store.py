@@ -7,6 +7,7 @@ from ._sql_breaker import BreakerMixin
 from ._sql_core import CoreMixin
 from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
+from ._sql_suppressions import SuppressionsMixin
 from ._sql_users import UsersMixin
 from ._sql_work import WorkMixin
 
@@ -14,7 +15,14 @@ __all__ = ["SqlStore"]
 
 
 class SqlStore(
-    CoreMixin, WorkMixin, SearchMixin, BreakerMixin, PacingMixin, AuditMixin, UsersMixin
+    CoreMixin,
+    WorkMixin,
+    SearchMixin,
+    BreakerMixin,
+    PacingMixin,
+    AuditMixin,
+    UsersMixin,
+    SuppressionsMixin,
 ):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.

@@ -39,6 +39,7 @@ __all__ = [
     "provider_refs",
     "quota",
     "sessions",
+    "suppressions",
     "templates",
     "users",
     "webhook_deliveries",
@@ -451,6 +452,23 @@ login_failures = sa.Table(
     sa.Column("key", _Text, nullable=False),
     sa.Column("at", UtcDateTime, nullable=False),
     sa.Index("ix_um_login_failures_key", "key", "at"),
+)
+
+# The suppression list (issue 26): one row per workspace, mode, channel and recipient. The
+# primary key is the send's admission lookup; the second index is the list's order.
+suppressions = sa.Table(
+    "um_suppressions",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("channel", _Text, nullable=False),
+    sa.Column("recipient", _Text, nullable=False),
+    sa.Column("id", _Text, nullable=False, unique=True),
+    sa.Column("reason", _Text, nullable=True),
+    sa.Column("source", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.PrimaryKeyConstraint("workspace_id", "livemode", "channel", "recipient"),
+    sa.Index("ix_um_suppressions_list", "workspace_id", "livemode", "created_at", "id"),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

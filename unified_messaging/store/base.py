@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     # Only for the protocol's signatures: the records bring pydantic, which the command
     # line's ``--help`` (it reads ``webhooks._admin``, which imports this module) never needs.
     from .._audit import AuditEvent, AuditQuery
+    from .._suppressions import Suppression
+    from .._types import Channel
 
 __all__ = [
     "ConnectionStats",
@@ -51,6 +53,7 @@ __all__ = [
     "ProviderRef",
     "QuotaCharge",
     "Store",
+    "SuppressionQuery",
     "WebhookDelivery",
     "WebhookEndpoint",
     "WorkItem",
@@ -224,6 +227,20 @@ class MessageQuery:
     created_after: datetime | None = None
     created_before: datetime | None = None
     #: ``(created_at, job_id)`` of the last message of the previous page.
+    older_than: tuple[datetime, str] | None = None
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SuppressionQuery:
+    """Which suppression-list entries of one workspace and mode to list, newest first
+    (``created_at`` descending, then ``id`` descending). ``older_than`` is the keyset cursor."""
+
+    workspace_id: str
+    livemode: bool
+    channel: Channel | None = None
+    #: Any of these (a recipient as typed and normalised for each channel); empty: all.
+    recipients: tuple[str, ...] = ()
     older_than: tuple[datetime, str] | None = None
     limit: int = 20
 
@@ -685,6 +702,34 @@ class Store(UserStore, Protocol):
         """Up to ``query.limit`` events that match it, newest first: ``at`` descending, ties
         by ``id`` descending. :class:`ResourceNotFound` if ``query.starting_after`` names no
         stored event."""
+        ...
+
+    # -- suppression list (issue 26): one entry per workspace, mode, channel and recipient
+    async def add_suppression(self, entry: Suppression) -> tuple[Suppression, bool]:
+        """Store ``entry``, or keep the one stored for its workspace, mode, channel and
+        recipient: ``(the stored entry, whether it is new)``. Safe under concurrent adds (one
+        row wins). :class:`ResourceNotFound` for an unknown workspace."""
+        ...
+
+    async def get_suppression(
+        self, workspace_id: str, livemode: bool, suppression_id: str
+    ) -> Suppression | None: ...
+
+    async def remove_suppression(
+        self, workspace_id: str, livemode: bool, channel: Channel, recipient: str
+    ) -> Suppression | None:
+        """Delete the entry and return it; ``None`` when there was none."""
+        ...
+
+    async def list_suppressions(self, query: SuppressionQuery) -> list[Suppression]:
+        """Up to ``query.limit`` entries that match it, newest first."""
+        ...
+
+    async def suppressed(
+        self, workspace_id: str, livemode: bool, channel: Channel, recipients: Sequence[str]
+    ) -> set[str]:
+        """Which of ``recipients`` (normalised) are on the list: a send's admission check,
+        one indexed lookup, never cached (an opt-out counts from the next send on)."""
         ...
 
     # -- send-rate pacing (D27): one number per key, like the quota counters

@@ -20,10 +20,12 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
+from .._suppressions import Suppression
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ._memory_audit import MemoryAuditMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
+from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
 from .base import (
     ConnectionStats,
@@ -45,7 +47,7 @@ __all__ = ["MemoryStore"]
 V = TypeVar("V")
 
 
-class MemoryStore(MemoryAuditMixin, MemoryUsersMixin):
+class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -69,6 +71,7 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin):
         self._sessions: dict[str, DashboardSession] = {}
         self._login_failures: dict[str, list[datetime]] = {}
         self._notices: dict[str, list[tuple[str, datetime, str]]] = {}
+        self._suppressions: dict[tuple[str, bool, str, str], Suppression] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -24,6 +24,7 @@ __all__ = [
     "message_expired",
     "message_failed",
     "message_fallback",
+    "message_inbound",
     "message_rejected",
     "message_sent",
     "message_unknown",
@@ -36,6 +37,8 @@ message_expired = Signal()
 message_rejected = Signal()
 message_unknown = Signal()
 message_fallback = Signal()
+#: A reply from a recipient (issue 26.5): ``data`` is the inbound document, not a status record.
+message_inbound = Signal()
 message_event = Signal()
 
 #: The signal of each event type of D19 (``EVENT_TYPES``; a test keeps them in step).
@@ -47,4 +50,5 @@ BY_TYPE: Final = {
     "message.rejected": message_rejected,
     "message.unknown": message_unknown,
     "message.fallback": message_fallback,
+    "message.inbound": message_inbound,
 }

@@ -29,10 +29,12 @@ def webhook(request: HttpRequest) -> HttpResponse:
         event = verify(request.body, request.headers, secret)
     except WebhookVerificationError as exc:
         return HttpResponse(f"not a verified webhook: {exc.reason}", status=400)
+    from ..._inbound import InboundRecord
     from ..._models import StatusRecord
 
     event_type = str(event.get("type", ""))
-    record = StatusRecord.model_validate(event.get("data"))
+    model = InboundRecord if event_type == "message.inbound" else StatusRecord
+    record: StatusRecord | InboundRecord = model.model_validate(event.get("data"))
     stamp = event.get("timestamp")
     details = {
         "record": record,

@@ -1,0 +1,85 @@
+"""Suppressions: the workspace's suppression list (issue 26.4) in the viewer's mode; add,
+filter, page and remove entries. Every action is a ``Messenger`` call (audited under the
+signed-in user's name); the rules, normalisation included, are the façade's."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..._errors import MessagingError, NotFound
+from .._app import Dashboard, route
+from .._ui import Page
+
+__all__ = ["routes"]
+
+_CHANNELS = ("sms", "chatbot", "bizchat")
+
+
+def routes(dashboard: Dashboard) -> list[Route]:
+    return [
+        route("/suppressions", dashboard.guarded(suppressions_page), "GET", "POST"),
+        route("/suppressions/remove", dashboard.guarded(remove), "POST"),
+    ]
+
+
+async def suppressions_page(page: Page) -> Response:
+    if page.request.method == "POST":
+        return await _add(page)
+    return await _render(page)
+
+
+async def _render(
+    page: Page, *, error: str | None = None, notice: str | None = None, status: int = 200
+) -> Response:
+    principal = await page.principal()
+    query = page.request.query_params
+    search = {
+        name: query[name] for name in ("channel", "recipient", "starting_after") if query.get(name)
+    }
+    try:
+        listing = await page.messenger.list_suppressions(principal, {**search, "limit": 50})
+    except MessagingError as exc:
+        # A filter the rules refuse (a number no channel takes, a stale cursor): say so.
+        error, search = exc.message, {}
+        listing = await page.messenger.list_suppressions(principal, {"limit": 50})
+        status = 400 if status == 200 else status
+    return page.render(
+        "suppressions.html",
+        entries=listing.data,
+        has_more=listing.has_more,
+        channels=_CHANNELS,
+        search=search,
+        typed=page.form.first_values() if error else {},
+        error=error,
+        notice=notice,
+        status=status,
+    )
+
+
+async def _add(page: Page) -> Response:
+    principal = await page.principal()
+    entry = {
+        "channel": page.form.get("channel"),
+        "recipient": page.form.get("recipient").strip(),
+    }
+    reason = page.form.get("reason").strip()
+    if reason:
+        entry["reason"] = reason
+    try:
+        added = await page.messenger.add_suppression(principal, entry, source="dashboard")
+    except MessagingError as exc:
+        return await _render(page, error=exc.message, status=exc.http_status)
+    return await _render(page, notice=f"{added.recipient} is suppressed on {added.channel}.")
+
+
+async def remove(page: Page) -> Response:
+    principal = await page.principal()
+    target = {"channel": page.form.get("channel"), "recipient": page.form.get("recipient")}
+    try:
+        await page.messenger.remove_suppression(principal, target)
+    except NotFound:
+        pass  # removed meanwhile (another tab, another user): the list shows it gone
+    except MessagingError as exc:
+        return await _render(page, error=exc.message, status=exc.http_status)
+    return page.redirect("/suppressions")
