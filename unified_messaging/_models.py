@@ -369,9 +369,15 @@ class DlrOut(_Response):
     received_at: datetime
 
 
+def _every_field_required(schema: dict[str, Any]) -> None:
+    # The JSON always has every field (null or not), defaults or not: the schema says so.
+    schema["required"] = list(schema.get("properties", {}))
+
+
 class StatusRecord(_Response):
     """200 body of ``GET /v1/messages/{job_id}`` (D11). Every field is present, null or not."""
 
+    model_config = ConfigDict(frozen=True, json_schema_extra=_every_field_required)
     _omit_none = False
 
     job_id: str
@@ -393,7 +399,8 @@ class StatusRecord(_Response):
     encoding: Encoding | None
     livemode: bool
     send_at: datetime | None = Field(
-        description="When a send that waited (send_at, quiet hours) is or was to be handed over."
+        default=None,  # added later (issue 26): a record built without it still validates
+        description="When a send that waited (send_at, quiet hours) is or was to be handed over.",
     )
 
 
