@@ -9,7 +9,7 @@ from starlette.routing import Route
 
 from ..._errors import MessagingError, NotFound
 from .._app import Dashboard, route
-from .._ui import Page
+from .._ui import Notice, Page
 
 __all__ = ["routes"]
 
@@ -29,9 +29,7 @@ async def suppressions_page(page: Page) -> Response:
     return await _render(page)
 
 
-async def _render(
-    page: Page, *, error: str | None = None, notice: str | None = None, status: int = 200
-) -> Response:
+async def _render(page: Page, *, error: str | None = None, status: int = 200) -> Response:
     principal = await page.principal()
     query = page.request.query_params
     search = {
@@ -52,7 +50,6 @@ async def _render(
         search=search,
         typed=page.form.first_values() if error else {},
         error=error,
-        notice=notice,
         status=status,
     )
 
@@ -70,16 +67,19 @@ async def _add(page: Page) -> Response:
         added = await page.messenger.add_suppression(principal, entry, source="dashboard")
     except MessagingError as exc:
         return await _render(page, error=exc.message, status=exc.http_status)
-    return await _render(page, notice=f"{added.recipient} is suppressed on {added.channel}.")
+    notice = Notice(f"{added.recipient} is suppressed on {added.channel}.")
+    return await page.done("/suppressions", notice)
 
 
 async def remove(page: Page) -> Response:
     principal = await page.principal()
     target = {"channel": page.form.get("channel"), "recipient": page.form.get("recipient")}
     try:
-        await page.messenger.remove_suppression(principal, target)
+        removed = await page.messenger.remove_suppression(principal, target)
     except NotFound:
-        pass  # removed meanwhile (another tab, another user): the list shows it gone
+        # Removed meanwhile (another tab, another user): the list shows it gone.
+        return await page.done("/suppressions")
     except MessagingError as exc:
         return await _render(page, error=exc.message, status=exc.http_status)
-    return page.redirect("/suppressions")
+    notice = Notice(f"{removed.recipient} is no longer suppressed on {removed.channel}.")
+    return await page.done("/suppressions", notice)
