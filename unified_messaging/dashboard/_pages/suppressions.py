@@ -9,7 +9,8 @@ from starlette.routing import Route
 
 from ..._errors import MessagingError, NotFound
 from .._app import Dashboard, route
-from .._ui import Notice, Page
+from .._notices import Notice
+from .._ui import Page
 
 __all__ = ["routes"]
 
