@@ -38,7 +38,7 @@ from .store.base import Store, SuppressionQuery, WorkItem
 if TYPE_CHECKING:
     from ._access.principal import Principal
 
-__all__ = ["ImportResult", "SuppressionMixin"]
+__all__ = ["ImportResult", "SuppressionMixin", "refuse_suppressed"]
 
 #: The work kind of the lifecycle's event items (``_lifecycle.runtime.WORK_EVENT``).
 _WORK_EVENT = "event"
@@ -63,6 +63,16 @@ def _of_import(result: ImportResult, call: Mapping[str, object]) -> tuple[str | 
     auth = call["auth"]
     workspace_id = getattr(auth, "workspace_id", None)
     return workspace_id, f"{result.added} added, {result.existing} existing"
+
+
+async def refuse_suppressed(
+    store: Store, workspace_id: str, livemode: bool, channel: Channel, to: str
+) -> None:
+    """One message's check, at admission and again at the worker's hand-over of one that
+    waited (issue 26): :class:`RecipientSuppressed` (422) when ``to`` (normalised) is on
+    the list of its workspace, mode and channel. One primary-key lookup."""
+    if await store.suppressed(workspace_id, livemode, channel, [to]):
+        raise RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
 
 
 class SuppressionMixin:
@@ -202,8 +212,7 @@ class SuppressionMixin:
 
     async def _refuse_suppressed(self, auth: Principal, channel: Channel, to: str) -> None:
         """A single send's admission check: :class:`RecipientSuppressed` (422)."""
-        if await self._suppressed(auth, channel, [to]):
-            raise RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
+        await refuse_suppressed(self._store, auth.workspace_id, auth.livemode, channel, to)
 
     # ------------------------------------------------------------------ opt-outs
 

@@ -65,6 +65,11 @@ class Rig:
                 return
             self.clock.advance(min(step, left))
 
+    async def suppress(self, recipient: str) -> None:
+        body = {"channel": "sms", "recipient": recipient, "reason": "Asked to stop"}
+        response = await self.client.post("/v1/suppressions", json=body, headers=bearer(self.key))
+        assert response.status_code in (200, 201), response.text
+
     async def quota_used(self) -> int:
         return (await self.messenger.quota_usage(self.workspace_id)).used
 
@@ -283,3 +288,29 @@ async def test_a_bulk_waits_as_a_whole_or_per_item(backend: str, tmp_path: Path)
         await r.work(until=latest, step=5)
         assert (await r.record(results[1]["job_id"]))["status"] == "sent"
         assert len(r.netgsm.sends) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_recipient_suppressed_while_their_message_waits_is_not_handed_over(
+    backend: str, tmp_path: Path
+) -> None:
+    async with rig(backend, tmp_path) as r:
+        start = r.clock.now()
+        due = iso(start + timedelta(seconds=2))
+        other = "+905551234568"
+        waits = (await r.send(send_at=due)).json()["job_id"]
+        goes = (await r.send(to=other, send_at=due)).json()["job_id"]
+
+        await r.suppress("0555 123 45 67")  # TO, typed another way: one entry all the same
+
+        await r.work(until=start + timedelta(seconds=3))
+        record = await r.record(waits)
+        assert (record["status"], record["error"]["code"]) == ("failed", "RECIPIENT_SUPPRESSED")
+        assert record["attempts"] == []
+        assert (await r.record(goes))["status"] == "sent"  # the control: another recipient
+        assert len(r.netgsm.sends) == 1
+        assert [row.number[-10:] for row in r.netgsm.rows] == [other[-10:]]
+        assert await r.quota_used() == 1  # the suppressed one took no unit
+        assert r.events(waits) == ["message.failed"]
+        failed = r.receiver.for_job(waits)[0].event
+        assert failed["data"]["error"]["code"] == "RECIPIENT_SUPPRESSED"

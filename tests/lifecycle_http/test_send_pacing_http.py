@@ -250,6 +250,29 @@ async def test_a_send_with_no_slot_in_time_answers_queued_without_falling_back()
         assert r.offsets(start) == pytest.approx([3.0])
 
 
+async def test_a_paced_message_suppressed_before_its_slot_fails_and_gives_its_unit_back() -> None:
+    async with rig(max_rate=2) as r:
+        start = r.clock.now()
+        pacer = StorePacer(r.messenger.store)
+        for _ in range(6):  # another process has the next 3 seconds of the rate
+            await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
+                                max_wait=5, now=start)  # fmt: skip
+        answer = await r.send()
+        assert (answer.status_code, answer.json()["status"]) == (201, "queued")
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1  # D27: taken at once
+
+        entry = {"channel": "sms", "recipient": answer.json()["to"]}
+        added = await r.client.post(f"{r.url}/v1/suppressions", json=entry,
+                                    headers=bearer(r.key))  # fmt: skip
+        assert added.status_code == 201, added.text
+        await r.work(until=start + timedelta(seconds=3.5))
+
+        record = await r.record(answer.json()["job_id"])
+        assert (record["status"], record["error"]["code"]) == ("failed", "RECIPIENT_SUPPRESSED")
+        assert r.stamps.arrivals == []  # no call at its slot
+        assert (await r.messenger.quota_usage(r.workspace_id)).used == 0  # given back
+
+
 async def test_a_batch_provider_sends_calls_of_one_burst() -> None:
     async with rig(max_rate=20) as r:  # a burst of 2 messages: 0.1 s of the rate
         start = r.clock.now()

@@ -42,7 +42,7 @@ from .._domain import (
     ErrorInfo,
     MessageRecord,
 )
-from .._errors import MessageNotFound, MessagingError, StorageUnavailable
+from .._errors import MessageNotFound, MessagingError, RecipientSuppressed, StorageUnavailable
 from .._observability.metrics import (
     NO_METRICS,
     Metrics,
@@ -60,6 +60,7 @@ from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
 from .._schedule import hand_over_at
+from .._suppression_ops import refuse_suppressed
 from .._suppressions import opt_out_entry
 from .._text import storable_report
 from .._types import ProviderCode
@@ -726,6 +727,8 @@ class Lifecycle:
         else:
             if record.status != "queued":
                 return
+            if await self._ended_suppressed(record):
+                return
             chain = (record.provider, *record.fallback_left)
         connections = await self._connections(workspace_id)
         hops: list[Hop] = []
@@ -775,6 +778,23 @@ class Lifecycle:
         await self._opted_out(record, job)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
 
+    async def _ended_suppressed(self, record: MessageRecord) -> bool:
+        """Issue 26: a message that waited (its ``send_at``, quiet hours, a send slot, D7's
+        retries) whose recipient went on the suppression list meanwhile ends ``failed``
+        with ``RECIPIENT_SUPPRESSED`` instead of being handed over, by admission's own
+        check; as a cancel, its unit comes back if it took one (a ``scheduled`` one has
+        none). The compare-and-set loses to a cancel or another hand-over: the retry sees."""
+        try:
+            await refuse_suppressed(
+                self._store, record.workspace_id, record.livemode, record.channel, record.to
+            )
+        except RecipientSuppressed as refusal:
+            ended = await self._end_with(record, ErrorInfo(refusal.code, refusal.message))
+            record_settled(self.metrics, record, ended)
+            await release_unit(self._store, ended)
+            return True
+        return False
+
     async def _mark_scheduled(self, marked: MessageRecord, charge: QuotaCharge | None) -> bool:
         """Store the hand-over's write-ahead attempt and take its quota unit, together (a
         crash between them would lose or double the unit). :class:`_OverQuota` if the
@@ -794,7 +814,7 @@ class Lifecycle:
             await store.release_quota(charge.workspace_id, charge.period, charge.units)
             return False
 
-    async def _end_with(self, record: MessageRecord, error: ErrorInfo) -> None:
+    async def _end_with(self, record: MessageRecord, error: ErrorInfo) -> MessageRecord:
         now = self._clock.now()
         ended = move(
             record, "failed", error=error, final_at=now, updated_at=now, fallback_left=(),
@@ -804,6 +824,7 @@ class Lifecycle:
             ended, work=await self._events(ended, "message.failed")
         ):
             raise _Contended(record.job_id)
+        return ended
 
     async def _opted_out(self, record: MessageRecord, job: Job) -> None:
         """Issue 26.5 for a hand-over the worker made: a recipient who turned us away for
