@@ -99,19 +99,22 @@ class SuppressionMixin:
         stored (its first reason, source and time stay)."""
         parsed = parse_model(SuppressionCreate, entry)
         recipient = normalize_recipient(parsed.channel, parsed.recipient)
-        stored, _ = await self._store.add_suppression(
-            Suppression(
-                id=new_id("sup"),
-                workspace_id=auth.workspace_id,
-                livemode=auth.livemode,
-                channel=parsed.channel,
-                recipient=recipient,
-                reason=parsed.reason,
-                source=source,
-                created_at=self._clock.now(),
-            )
-        )
+        stored, _ = await self._store.add_suppression(self._entry(auth, parsed, recipient, source))
         return stored
+
+    def _entry(
+        self, auth: Principal, parsed: SuppressionCreate, recipient: str, source: ManualSource
+    ) -> Suppression:
+        return Suppression(
+            id=new_id("sup"),
+            workspace_id=auth.workspace_id,
+            livemode=auth.livemode,
+            channel=parsed.channel,
+            recipient=recipient,
+            reason=parsed.reason,
+            source=source,
+            created_at=self._clock.now(),
+        )
 
     @audited("suppression.remove", _of_entry)
     async def remove_suppression(
@@ -148,18 +151,7 @@ class SuppressionMixin:
             except MessagingError as exc:
                 refused.append((number, exc.message))
                 continue
-            _, new = await self._store.add_suppression(
-                Suppression(
-                    id=new_id("sup"),
-                    workspace_id=auth.workspace_id,
-                    livemode=auth.livemode,
-                    channel=parsed.channel,
-                    recipient=recipient,
-                    reason=parsed.reason,
-                    source=source,
-                    created_at=self._clock.now(),
-                )
-            )
+            _, new = await self._store.add_suppression(self._entry(auth, parsed, recipient, source))
             added, existing = (added + 1, existing) if new else (added, existing + 1)
         return ImportResult(added, existing, tuple(refused))
 
