@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
+from .._types import Channel
 from ._args import Subparsers, add_command, add_group
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import Column, JsonObject, JsonValue, Report, table_report
+
+# The core's channels, read from its type: a channel added there is offered here too.
+CHANNELS = get_args(Channel)
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
@@ -19,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_suppressions"]
 
-_CHANNELS = ("sms", "chatbot", "bizchat")
 _COLUMNS = (
     Column("ID", "id"),
     Column("CHANNEL", "channel"),
@@ -44,7 +47,7 @@ def add_suppressions(commands: Subparsers) -> None:
     listing = add_command(group, "list", help="list the entries, newest first",
                           run=admin_command(_list))  # fmt: skip
     _mode(listing)
-    listing.add_argument("--channel", choices=_CHANNELS, help="only this channel")
+    listing.add_argument("--channel", choices=CHANNELS, help="only this channel")
     listing.add_argument("--recipient", metavar="TO", help="only this recipient")
     listing.add_argument("--limit", type=int, default=100, metavar="N", help="1-100 (100)")
     listing.add_argument("--starting-after", metavar="ID", help="the page after this entry")
@@ -54,7 +57,7 @@ def add_suppressions(commands: Subparsers) -> None:
     _mode(imports)
     imports.add_argument("csv", metavar="FILE", help="UTF-8 CSV with a header row")
     imports.add_argument(
-        "--channel", choices=_CHANNELS, default="sms",
+        "--channel", choices=CHANNELS, default="sms",
         help="the channel of rows without a 'channel' column (default: sms)",
     )  # fmt: skip
     imports.add_argument(
@@ -72,7 +75,7 @@ def _mode(parser: argparse.ArgumentParser) -> None:
 
 def _target(parser: argparse.ArgumentParser) -> None:
     _mode(parser)
-    parser.add_argument("channel", choices=_CHANNELS)
+    parser.add_argument("channel", choices=CHANNELS)
     parser.add_argument("recipient", metavar="TO", help="as a send's to: +90…, 0…, a chat id")
 
 

@@ -8,13 +8,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..._errors import MessagingError, NotFound
+from ..._suppressions import CHANNELS
 from .._app import Dashboard, route
 from .._notices import Notice
 from .._ui import Page
 
 __all__ = ["routes"]
-
-_CHANNELS = ("sms", "chatbot", "bizchat")
 
 
 def routes(dashboard: Dashboard) -> list[Route]:
@@ -47,7 +46,7 @@ async def _render(page: Page, *, error: str | None = None, status: int = 200) ->
         "suppressions.html",
         entries=listing.data,
         has_more=listing.has_more,
-        channels=_CHANNELS,
+        channels=CHANNELS,
         search=search,
         typed=page.form.first_values() if error else {},
         error=error,
