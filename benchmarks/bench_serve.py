@@ -383,22 +383,30 @@ async def worker_processes(
             await process.wait()
 
 
-async def profiled(server: Child, out: Path, seconds: float, load: Awaitable[Load]) -> None:
+async def profiled(
+    server: Child | dict[int, Path], out: Path, seconds: float, load: Awaitable[Load]
+) -> None:
     """``load`` while py-spy samples ``server`` (all threads, idle ones left out) into
-    ``out``, as collapsed stacks (one line per stack: frames, then the sample count)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    argv = ["py-spy", "record", "--pid", str(server.process.pid), "--format", "raw"]
-    argv += ["--duration", f"{max(1, int(seconds) - 1)}", "--threads", "--output", str(out)]
-    spy = await asyncio.create_subprocess_exec(
-        shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")), *argv[1:],
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    ``out``, as collapsed stacks (one line per stack: frames, then the sample count); or,
+    given ``{pid: out}``, each of those processes into its own file."""
+    targets = {server.process.pid: out} if isinstance(server, Child) else server
+    spies = []
+    for pid, path in targets.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        argv = ["record", "--pid", str(pid), "--format", "raw", "--threads"]
+        argv += ["--duration", f"{max(1, int(seconds) - 1)}", "--output", str(path)]
+        spy = await asyncio.create_subprocess_exec(
+            shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")), *argv,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        spies.append((spy, path))
     await load
-    _, err = await spy.communicate()
-    if spy.returncode != 0:
-        log(f"py-spy: {err.decode().strip()[-300:]}")
-    else:
-        log(f"profile: {out}")
+    for spy, path in spies:
+        _, err = await spy.communicate()
+        if spy.returncode != 0:
+            log(f"py-spy: {err.decode().strip()[-300:]}")
+        else:
+            log(f"profile: {path}")
 
 
 def this_script(child: str, *extra: str) -> list[str]:
@@ -749,6 +757,18 @@ class Bench:
                     by_process[n][pid] = spent
                 loads[n].append(load)
                 log(f"{backend} {n} worker(s): {load.rate:,.0f} req/s, {load.codes}")
+        if self.args.py_spy and backend != "bare":
+            for n, (server, auth) in servers.items():
+                await settled(server)
+                pids = descendants(server.process.pid) if n > 1 else [server.process.pid]
+                outs = {
+                    pid: Path(self.args.py_spy) / f"serve-{backend}-w{n}-{pid}.txt" for pid in pids
+                }
+                load_run = wrk(
+                    server.url + "/v1/messages", connections=16, duration=self.args.duration,
+                    method="POST", body=body, auth=auth,
+                )  # fmt: skip
+                await profiled(outs, Path(self.args.py_spy), self.args.duration, load_run)
         median = {n: statistics.median(load.rate for load in runs) for n, runs in loads.items()}
         for n, runs in loads.items():
             best = max(runs, key=lambda load: load.rate)
@@ -1375,7 +1395,8 @@ def cli() -> None:
     parser.add_argument(
         "--py-spy",
         metavar="DIR",
-        help="guard: one more round each, serve sampled by py-spy (collapsed stacks into DIR)",
+        help="guard, workers: one more round each, serve (each of its processes) sampled by "
+        "py-spy (collapsed stacks into DIR)",
     )
     parser.add_argument("--child", choices=("bare", "netgsm", "receiver"), help=argparse.SUPPRESS)
     parser.add_argument("child_args", nargs="*", help=argparse.SUPPRESS)

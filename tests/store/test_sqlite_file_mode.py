@@ -14,14 +14,14 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-async def test_a_new_database_and_its_wal_and_shm_are_0600(tmp_path: Path) -> None:
+async def test_a_new_database_and_its_wal_shm_and_write_lock_are_0600(tmp_path: Path) -> None:
     path = tmp_path / "um.db"
     store = SqlStore(f"sqlite+aiosqlite:///{path}")
     await store.open()
     await store.create_workspace(a_workspace())
     await store.insert_messages([a_message()])  # through the writer: WAL and SHM exist now
     try:
-        files = [path, tmp_path / "um.db-wal", tmp_path / "um.db-shm"]
+        files = [path, tmp_path / "um.db-wal", tmp_path / "um.db-shm", tmp_path / "um.db-wlock"]
         assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}
     finally:
         await store.close()

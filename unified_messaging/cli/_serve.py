@@ -222,10 +222,14 @@ def serve_child(
 ) -> None:
     """One server process of ``serve --workers N``: the app on the parent's socket, with no
     worker loop (it runs beside the servers) and nothing printed (the parent does that once
-    every server has said ``ready``)."""
+    every server has said ``ready``). Its loop takes one connection from the shared socket
+    at a time, so the servers share a burst of new connections (``_serve_accept``)."""
     import asyncio
 
-    asyncio.run(_serve(args, bound=(sock, metrics_sock), ready=ready))
+    from ._serve_accept import SharedSocketLoop
+
+    with asyncio.Runner(loop_factory=SharedSocketLoop) as runner:
+        runner.run(_serve(args, bound=(sock, metrics_sock), ready=ready))
 
 
 async def _serve(

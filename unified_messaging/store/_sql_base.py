@@ -346,7 +346,7 @@ class SqlBase:
     def _transactions(self) -> Transactions:
         engines = self._get_engines()
         if engines.sync_write is not None:
-            return ThreadTransactions(engines.sync_write)
+            return ThreadTransactions(engines.sync_write, engines.new_write_lock())
         return AsyncTransactions(engines.write)
 
     @property

@@ -35,6 +35,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from .._errors import AlreadyExists, MessagingError, ResourceNotFound, StorageUnavailable
+from ._sql_write_lock import WriteLock, write_lock_path
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -141,7 +142,7 @@ class Engines:
     and a command that only reads (``workspaces list``) never needs either.
     """
 
-    __slots__ = ("_async", "_make_async", "dialect", "sync_read", "sync_write")
+    __slots__ = ("_async", "_make_async", "dialect", "sync_read", "sync_write", "write_lock")
 
     def __init__(
         self,
@@ -150,13 +151,23 @@ class Engines:
         *,
         sync_read: sa.Engine | None = None,
         sync_write: sa.Engine | None = None,
+        write_lock: tuple[Path, float] | None = None,
     ) -> None:
         self.dialect: Dialect = dialect
         self.sync_read = sync_read
         self.sync_write = sync_write
+        self.write_lock = write_lock
         self._make_async = make_async
         # Without a synchronous engine every call is async: no reason to wait.
         self._async: AsyncViews | None = None if sync_read is not None else make_async()
+
+    def new_write_lock(self) -> WriteLock | None:
+        """A SQLite file's turn among the writers of every process (``_sql_write_lock``):
+        one per group-commit writer, which closes it."""
+        if self.write_lock is None:
+            return None
+        path, timeout = self.write_lock
+        return WriteLock(path, timeout)
 
     def _views(self) -> AsyncViews:
         views = self._async
@@ -230,6 +241,7 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         make_async,
         sync_read=sync_engine.execution_options(**{_BEGIN_OPTION: "read"}),
         sync_write=sync_engine.execution_options(**{_BEGIN_OPTION: "write"}),
+        write_lock=None if path is None else (write_lock_path(path), options.busy_timeout),
     )
 
 

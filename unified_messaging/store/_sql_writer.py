@@ -45,6 +45,8 @@ from sqlalchemy import exc as sa_exc
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from ._sql_write_lock import WriteLock
+
 __all__ = ["AsyncTransactions", "GroupWriter", "Operation", "ThreadTransactions", "Transactions"]
 
 T = TypeVar("T")
@@ -86,10 +88,12 @@ class Transactions(Protocol):
 
 
 class ThreadTransactions:
-    """SQLite: each transaction runs in one hop to a thread of its own, on ``engine``."""
+    """SQLite: each transaction runs in one hop to a thread of its own, on ``engine``,
+    holding ``lock`` (the turn among the writers of every process on the file) if given."""
 
-    def __init__(self, engine: sa.Engine) -> None:
+    def __init__(self, engine: sa.Engine, lock: WriteLock | None = None) -> None:
         self._engine = engine
+        self._lock = lock
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="unified-messaging-writer")
 
     async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
@@ -97,6 +101,12 @@ class ThreadTransactions:
         return await loop.run_in_executor(self._thread, self._run, operations)
 
     def _run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+        if self._lock is None:
+            return self._run_unlocked(operations)
+        with self._lock:
+            return self._run_unlocked(operations)
+
+    def _run_unlocked(self, operations: Sequence[Operation[Any]]) -> list[Any]:
         for round_ in range(_BUSY_ROUNDS):
             with self._engine.connect() as conn:
                 try:
@@ -107,6 +117,9 @@ class ThreadTransactions:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
+        if self._lock is not None:
+            # On the writer thread, after its last transaction (never under one).
+            self._thread.submit(self._lock.close)
         self._thread.shutdown(wait=False)
 
 
