@@ -4,9 +4,10 @@ still each get their own result and their own error, on SQLite and PostgreSQL.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+import sqlalchemy as sa
 from _databases import Database
 from test_store_contract import PERIOD, a_message, a_workspace
 
@@ -86,3 +87,32 @@ async def test_writes_one_after_another_never_wait_for_a_writer_that_finished(
     for _ in range(50):
         await asyncio.wait_for(sql.consume_quota("ws_1", PERIOD, 1, None), timeout=10)
     assert await sql.quota_used("ws_1", PERIOD) == 50
+
+
+async def test_a_deadlock_between_two_batches_is_run_again_not_answered_as_an_outage(
+    sql: SqlStore,
+) -> None:
+    """Two batches in parallel (PostgreSQL's writers) that lock in opposite orders: the
+    server aborts one (40P01, after its 1 s ``deadlock_timeout``), and the writer runs that
+    operation again rather than hand its caller a 503. SQLite has one writer: no deadlock,
+    the same answers."""
+    first, second = 910_001, 910_002  # advisory lock keys of this test alone
+    ran: list[str] = []
+
+    def locking(name: str, keys: tuple[int, int]) -> Callable[[sa.Connection], str]:
+        def operation(conn: sa.Connection) -> str:
+            ran.append(name)
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": keys[0]})
+                conn.execute(sa.text("SELECT pg_sleep(0.3)"))
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": keys[1]})
+            return name
+
+        return operation
+
+    one = asyncio.ensure_future(sql._transact(locking("one", (first, second))))
+    await asyncio.sleep(0.1)  # the first batch is running: the second is a batch of its own
+    two = asyncio.ensure_future(sql._transact(locking("two", (second, first))))
+    assert await asyncio.wait_for(asyncio.gather(one, two), timeout=30) == ["one", "two"]
+    if sql.dialect == "postgresql":
+        assert len(ran) == 3  # the deadlock's victim ran twice

@@ -19,6 +19,11 @@ The rules that keep it honest:
   again: every caller of the batch gets the error (``StorageUnavailable`` upstream).
 - SQLite's ``SQLITE_BUSY`` before anything was written (another process holds the write
   lock past the busy time-out while taking ``BEGIN IMMEDIATE``) is retried: nothing happened.
+- PostgreSQL's deadlock (``40P01``) and serialization failure (``40001``) roll the whole
+  transaction back, so nothing happened either: the operation runs again (alone, after a
+  few milliseconds), as PostgreSQL's manual asks, rather than reach its caller as a 503.
+  Parallel batches lock rows (a recipient's flood-guard lock, a quota row) in the order of
+  their callers, so two of them can wait on each other under load.
 
 Operations are plain (synchronous) functions of a SQLAlchemy ``Connection``. On SQLite a
 whole batch runs in one hop to the writer's own thread, on the ``sqlite3`` driver; on
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +63,13 @@ Operation = Callable[[sa.Connection], T]
 DEFAULT_MAX_BATCH: Final = 256
 #: How often a ``BEGIN`` that found the database busy (another process) is tried again.
 _BUSY_ROUNDS: Final = 5
+#: How often an operation whose transaction PostgreSQL aborted (deadlock, serialization
+#: failure) runs again, and the longest pause before each (random, so two victims of one
+#: deadlock do not meet again).
+_ABORTED_ROUNDS: Final = 5
+_ABORTED_PAUSE: Final = 0.01
+#: SQLSTATEs of a transaction the server rolled back whole: safe to run again.
+_ABORTED_STATES: Final = frozenset({"40P01", "40001"})
 
 
 class _CommitFailed(Exception):
@@ -230,12 +243,14 @@ class GroupWriter:
         try:
             results = await self._transactions.run([p.operation for p in batch])
         except (_CommitFailed, _OperationFailed) as failed:
-            if isinstance(failed, _CommitFailed) or len(batch) == 1:
+            alone = len(batch) == 1 and not _rolled_back_whole(failed.cause)
+            if isinstance(failed, _CommitFailed) or alone:
                 for pending in batch:
                     _answer_error(pending, failed.cause)
                 return
-            # Someone's operation failed and took the batch down with it: everyone again,
-            # each alone, so each gets the outcome of their own operation.
+            # Someone's operation failed and took the batch down with it (or the server
+            # rolled the batch back: a deadlock): everyone again, each alone, so each gets
+            # the outcome of their own operation.
             for pending in batch:
                 await self._run_alone(pending)
             return
@@ -252,17 +267,24 @@ class GroupWriter:
                 pending.future.set_result(result)
 
     async def _run_alone(self, pending: _Pending) -> None:
-        try:
-            (result,) = await self._transactions.run([pending.operation])
-        except (_CommitFailed, _OperationFailed) as failed:
-            _answer_error(pending, failed.cause)
-        except Exception as exc:
-            _answer_error(pending, exc)
-        else:
-            self.batches += 1
-            self.operations += 1
-            if not pending.future.done():
-                pending.future.set_result(result)
+        for round_ in range(_ABORTED_ROUNDS):
+            try:
+                (result,) = await self._transactions.run([pending.operation])
+            except _OperationFailed as failed:
+                if _rolled_back_whole(failed.cause) and round_ + 1 < _ABORTED_ROUNDS:
+                    await asyncio.sleep(random.uniform(0, _ABORTED_PAUSE))  # noqa: S311
+                    continue
+                _answer_error(pending, failed.cause)
+            except _CommitFailed as failed:
+                _answer_error(pending, failed.cause)
+            except Exception as exc:
+                _answer_error(pending, exc)
+            else:
+                self.batches += 1
+                self.operations += 1
+                if not pending.future.done():
+                    pending.future.set_result(result)
+            return
 
 
 def _rollback(transaction: sa.RootTransaction) -> None:
@@ -274,6 +296,13 @@ def _rollback(transaction: sa.RootTransaction) -> None:
 def _answer_error(pending: _Pending, exc: BaseException) -> None:
     if not pending.future.done():
         pending.future.set_exception(exc)
+
+
+def _rolled_back_whole(exc: BaseException) -> bool:
+    """Did the server roll the whole transaction back (PostgreSQL: deadlock, serialization
+    failure), so that running it again is safe and likely to succeed?"""
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) in _ABORTED_STATES
 
 
 def _is_busy(exc: sa_exc.OperationalError) -> bool:
