@@ -140,7 +140,11 @@ class EventSink(Protocol):
         data: Mapping[str, object],
         *,
         event_id: str,
-    ) -> int: ...
+        fresh: bool = False,
+    ) -> int:
+        """Announce one event; ``fresh``: no delivery of ``event_id`` can exist yet (the
+        event item's first run), so nothing need be looked up before the first attempts."""
+        ...
 
 
 class NoEvents:
@@ -151,6 +155,7 @@ class NoEvents:
         data: Mapping[str, object],
         *,
         event_id: str,
+        fresh: bool = False,
     ) -> int:
         return 0
 
@@ -555,9 +560,11 @@ class Lifecycle:
         document = payload["record"]
         if isinstance(document, dict):
             event = _event_type(str(payload["event"]))
+            # Claimed once, never run before: no delivery of this event can exist yet.
             await self.events.emit_document(
-                str(payload["workspace_id"]), event, document, event_id=item.id
-            )
+                str(payload["workspace_id"]), event, document, event_id=item.id,
+                fresh=item.attempts <= 1,
+            )  # fmt: skip
         return None
 
     async def handle_retry(self, item: WorkItem) -> datetime | None:
