@@ -129,6 +129,7 @@ class WebhookOutbox:
         event_id: str,
         attempt_now: bool = True,
         fresh: bool = False,
+        occurred_at: datetime | None = None,
     ) -> int:
         """:meth:`emit` for a status record in its JSON form, under a given ``event_id``.
 
@@ -155,13 +156,19 @@ class WebhookOutbox:
         that dies mid-attempt leaves it leased, and when the lease runs out a worker runs it
         again (not fresh: it queues and attempts what has no delivery yet; at least once,
         one ``webhook-id``).
+
+        ``occurred_at`` is the event document's ``timestamp`` (default: now). The lifecycle
+        passes the time its event item was stored, so every run of that item builds the
+        same body, byte for byte, under the one ``webhook-id``.
         """
         lease = current_lease() if attempt_now else None
         if lease is not None and fresh:
             return await self._deliver_first(
-                workspace_id, event_type, data, event_id=event_id, lease=lease
+                workspace_id, event_type, data, event_id=event_id, lease=lease, at=occurred_at
             )
-        queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
+        queued = await self._queue(
+            workspace_id, event_type, data, event_id=event_id, lease=lease, at=occurred_at
+        )
         if lease is not None and queued:
             await asyncio.gather(*(self._first_attempt(d, e, w, lease) for d, e, w in queued))
         return len(queued)
@@ -174,13 +181,14 @@ class WebhookOutbox:
         *,
         event_id: str,
         lease: Lease | None = None,
+        at: datetime | None = None,
     ) -> list[tuple[WebhookDelivery, WebhookEndpoint, WorkItem]]:
         endpoints = await self._store.list_webhook_endpoints(workspace_id)
         targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
         if not targets:
             return []
         now = self._clock.now()
-        body = build_event_document(event_type, data, now=now)
+        body = build_event_document(event_type, data, now=at or now)
         # Side by side: the endpoints' rows share one group commit.
         added = await asyncio.gather(
             *(self._queue_one(e, event_type, body, event_id=event_id, now=now, lease=lease)
@@ -238,6 +246,7 @@ class WebhookOutbox:
         *,
         event_id: str,
         lease: Lease,
+        at: datetime | None,
     ) -> int:
         """The first attempts of a fresh event, each recorded in one write (see
         :meth:`emit_document`); how many deliveries were stored."""
@@ -247,7 +256,7 @@ class WebhookOutbox:
             return 0
         _still_held(lease)  # nothing is sent for an event item another worker runs now
         now = self._clock.now()
-        body = build_event_document(event_type, data, now=now)
+        body = build_event_document(event_type, data, now=at or now)
         # One endpoint (the common case): its record also ends the event item.
         complete = len(targets) == 1
         stored = await asyncio.gather(
