@@ -142,7 +142,9 @@ class Lease:
     stamps it with :meth:`stamp` (the current ``until``; :class:`LeaseLost` when the lease
     is gone), calls :meth:`hold` once it is stored, so the heartbeat renews it with the rest,
     checks :meth:`holds` before acting on it and calls :meth:`release` when done. If the
-    worker dies, every such item becomes claimable when its lease runs out.
+    worker dies, every such item becomes claimable when its lease runs out. A handler whose
+    own write deleted its item (checking this lease in that transaction) calls
+    :meth:`ended`, and the worker then records no end of its own.
     """
 
     item_id: str
