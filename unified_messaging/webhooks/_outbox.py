@@ -263,12 +263,20 @@ class WebhookOutbox:
         body = build_event_document(event_type, data, now=at or now)
         # One endpoint (the common case): its record also ends the event item.
         complete = len(targets) == 1
-        stored = await asyncio.gather(
+        # Every attempt runs to its end before an error (LeaseLost, the store) ends the
+        # handler: none is left running once the worker has let the event item go.
+        outcomes = await asyncio.gather(
             *(self._first_of(e, event_type, body, event_id=event_id, now=now, lease=lease,
                              complete=complete)
-              for e in targets)
+              for e in targets),
+            return_exceptions=True,
         )  # fmt: skip
-        return sum(stored)
+        stored = 0
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            stored += outcome
+        return stored
 
     async def _first_of(
         self,
