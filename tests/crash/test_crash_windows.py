@@ -127,10 +127,11 @@ async def test_death_after_a_report_is_stored_still_announces_it(
 async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     bed: TestBed, store: CrashingStore
 ) -> None:
-    # The event is a work item stored with the send; the worker makes the delivery row and
-    # its work item in one write, and dies right after it.
+    # The event is a work item stored with the send; the worker makes the first attempt,
+    # then the delivery row (its retry item with it, the receiver being down) in one write
+    # that also ends the event item, and dies right after it.
     await send(bed, NORMAL)
-    store.arm("add_webhook_delivery")
+    store.arm("record_webhook_attempt")
 
     await die_in_next_item(bed)
     await recover(bed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -32,6 +33,7 @@ from unified_messaging.webhooks import WebhookVerificationError as VerificationF
 from unified_messaging.webhooks import verify
 from unified_messaging.webhooks._outbox import WORK_KIND, WebhookOutbox, webhook_secrets
 from unified_messaging.webhooks._sender import WebhookSender
+from unified_messaging.webhooks._signing import format_timestamp
 
 SECONDS = timedelta(seconds=1)
 
@@ -691,3 +693,188 @@ async def test_a_process_not_allowed_private_targets_never_disables_their_endpoi
     # A process allowed to, delivers the next event to the same endpoint.
     assert await emit_and_run(bed, bed.outbox()) == 1
     assert len(bed.receiver.received) == 1
+
+
+# --------------------------------------------------------------------------- a fresh event:
+# the first attempt before any write, then one write (issue 25)
+
+
+class Counting:
+    """A store that counts the calls of each method, and can die (``Crash``, a
+    ``BaseException`` the worker does not catch, as a SIGKILL) at the next
+    ``record_webhook_attempt`` before it is made."""
+
+    def __init__(self, inner: Store) -> None:
+        self._inner = inner
+        self.calls: Counter[str] = Counter()
+        self.die_before_record = False
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls[name] += 1
+            if name == "record_webhook_attempt" and self.die_before_record:
+                self.die_before_record = False
+                raise Crash
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+class Crash(BaseException):
+    """The process died here."""
+
+
+def event_item(bed: Bed) -> WorkItem:
+    now = bed.clock.now()
+    document = status_record(message_record(bed.workspace_id)).to_dict()
+    return WorkItem(
+        "evt_1", "event", "job_1", due_at=now, created_at=now - 3 * SECONDS,
+        payload={"workspace_id": bed.workspace_id, "event": "message.sent", "record": document},
+    )  # fmt: skip
+
+
+def event_worker(bed: Bed, outbox: WebhookOutbox, store: Store | None = None) -> Worker:
+    """A worker running event items as the lifecycle's ``handle_event`` does."""
+
+    async def event(item: WorkItem) -> None:
+        await outbox.emit_document(
+            bed.workspace_id, "message.sent", item.payload["record"],  # type: ignore[arg-type]
+            event_id=item.id, fresh=item.attempts <= 1, occurred_at=item.created_at,
+        )  # fmt: skip
+
+    return Worker(store or bed.store, bed.clock, {"event": event, WORK_KIND: outbox.handle})
+
+
+async def test_a_fresh_event_is_sent_then_stored_in_one_write_that_ends_its_item(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    counting = Counting(bed.store)
+    outbox = bed.outbox(store=counting)  # type: ignore[arg-type]
+    await bed.store.enqueue_work(event_item(bed))
+
+    assert await event_worker(bed, outbox, counting).run_once() == 1  # type: ignore[arg-type]
+
+    [request] = bed.receiver.received
+    assert request.headers["webhook-id"] == "evt_1"
+    assert json.loads(request.body)["timestamp"] == format_timestamp(event_item(bed).created_at)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.event_id) == ("delivered", 1, "evt_1")
+    assert delivery.payload == request.body
+    assert await pending_work(bed) == []
+    writes = {k: n for k, n in counting.calls.items() if k != "claim_due_work"}
+    assert writes == {"list_webhook_endpoints": 1, "record_webhook_attempt": 1}
+
+
+async def test_a_fresh_failed_attempt_is_stored_with_its_retry_item(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    bed.receiver.answer(Answer(503))
+    outbox = bed.outbox()
+    await bed.store.enqueue_work(event_item(bed))
+
+    await event_worker(bed, outbox).run_until_idle()
+
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 503)
+    assert delivery.next_attempt_at == bed.clock.now() + 5 * SECONDS
+    # The event item is done; the retry item waits (pending_work would claim it).
+    [stats] = await bed.store.work_stats(bed.clock.now())
+    assert (stats.kind, stats.items, stats.due) == (WORK_KIND, 1, 0)
+    assert (await bed.get(endpoint_id)).failing_since == bed.clock.now()
+    await advance_and_run(bed, outbox, 4 * SECONDS)
+    assert len(bed.receiver.received) == 1  # not due yet
+    await advance_and_run(bed, outbox, SECONDS)
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+    first, second = bed.receiver.received
+    assert first.body == second.body
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == "evt_1"
+    assert await pending_work(bed) == []
+
+
+async def test_death_between_a_fresh_attempt_and_its_write_sends_again_the_same_bytes(
+    bed: Bed,
+) -> None:
+    endpoint_id, _ = await bed.add()
+    counting = Counting(bed.store)
+    counting.die_before_record = True
+    outbox = bed.outbox(store=counting)  # type: ignore[arg-type]
+    await bed.store.enqueue_work(event_item(bed))
+
+    with pytest.raises(Crash):
+        await event_worker(bed, outbox, counting).run_once()  # type: ignore[arg-type]
+
+    assert len(bed.receiver.received) == 1  # sent, and nothing stored
+    assert await bed.deliveries(endpoint_id) == []
+    survivor = event_worker(bed, bed.outbox())
+    await survivor.run_until_idle()
+    assert len(bed.receiver.received) == 1  # the event item is still leased
+    bed.clock.advance(DEFAULT_LEASE)
+    await survivor.run_until_idle()  # its second run: queued, then attempted inline
+    first, second = bed.receiver.received
+    assert first.body == second.body  # at least once: one webhook-id, the very same body
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == "evt_1"
+    [delivery] = await bed.deliveries(endpoint_id)
+    assert (delivery.status, delivery.attempts) == ("delivered", 1)
+    assert await pending_work(bed) == []
+
+
+async def test_a_fresh_attempt_whose_lease_was_lost_meanwhile_writes_nothing(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    release = asyncio.Event()
+    bed.receiver.answer(Answer(200, release=release))
+    outbox = bed.outbox()
+    await bed.store.enqueue_work(event_item(bed))
+
+    running = asyncio.create_task(event_worker(bed, outbox).run_once())
+    try:
+        await bed.receiver.arrived.wait()  # the attempt is at the receiver
+        bed.clock.advance(DEFAULT_LEASE + SECONDS)  # no heartbeat reached the store
+        later = bed.clock.now()
+        taken = await bed.store.claim_due_work(now=later, worker_id="other", lease=DEFAULT_LEASE,
+                                               limit=9)  # fmt: skip
+        assert [t.id for t in taken] == ["evt_1"]
+    finally:
+        release.set()
+    assert await running == 1
+
+    assert await bed.deliveries(endpoint_id) == []  # nothing written under the lost lease
+    assert await pending_work(bed) == ["evt_1"]  # still the other worker's to finish
+
+
+async def test_a_fresh_event_to_two_endpoints_is_ended_by_the_worker(bed: Bed) -> None:
+    first, _ = await bed.add()
+    second, _ = await bed.add()
+    bed.receiver.answer(Answer(204), Answer(500))
+    counting = Counting(bed.store)
+    outbox = bed.outbox(store=counting)  # type: ignore[arg-type]
+    await bed.store.enqueue_work(event_item(bed))
+
+    assert await event_worker(bed, outbox, counting).run_once() == 1  # type: ignore[arg-type]
+
+    deliveries = [*await bed.deliveries(first), *await bed.deliveries(second)]
+    assert sorted((d.status, d.attempts) for d in deliveries) == [("delivered", 1), ("pending", 1)]
+    retries = [f"wh_{d.id}" for d in deliveries if d.status == "pending"]
+    assert await pending_work(bed) == retries  # the event item was completed by the worker
+    assert (counting.calls["record_webhook_attempt"], counting.calls["complete_work"]) == (2, 1)
+
+
+async def test_a_fresh_event_to_a_removed_endpoint_stores_nothing_and_ends(bed: Bed) -> None:
+    endpoint_id, _ = await bed.add()
+    release = asyncio.Event()
+    bed.receiver.answer(Answer(200, release=release))
+    outbox = bed.outbox()
+    await bed.store.enqueue_work(event_item(bed))
+
+    running = asyncio.create_task(event_worker(bed, outbox).run_once())
+    try:
+        await bed.receiver.arrived.wait()
+        await bed.messenger.remove_webhook_endpoint(endpoint_id)
+    finally:
+        release.set()
+    assert await running == 1
+
+    assert await bed.store.list_webhook_deliveries(endpoint_id) == []
+    assert await pending_work(bed) == []

@@ -140,7 +140,13 @@ class EventSink(Protocol):
         data: Mapping[str, object],
         *,
         event_id: str,
-    ) -> int: ...
+        fresh: bool = False,
+        occurred_at: datetime | None = None,
+    ) -> int:
+        """Announce one event; ``fresh``: no delivery of ``event_id`` can exist yet (the
+        event item's first run), so nothing need be looked up before the first attempts.
+        ``occurred_at``: the event's time (its document's ``timestamp``)."""
+        ...
 
 
 class NoEvents:
@@ -151,6 +157,8 @@ class NoEvents:
         data: Mapping[str, object],
         *,
         event_id: str,
+        fresh: bool = False,
+        occurred_at: datetime | None = None,
     ) -> int:
         return 0
 
@@ -555,9 +563,12 @@ class Lifecycle:
         document = payload["record"]
         if isinstance(document, dict):
             event = _event_type(str(payload["event"]))
+            # Claimed once, never run before: no delivery of this event can exist yet. The
+            # item's own time is the event's, so a re-run sends the very same body.
             await self.events.emit_document(
-                str(payload["workspace_id"]), event, document, event_id=item.id
-            )
+                str(payload["workspace_id"]), event, document, event_id=item.id,
+                fresh=item.attempts <= 1, occurred_at=item.created_at,
+            )  # fmt: skip
         return None
 
     async def handle_retry(self, item: WorkItem) -> datetime | None:

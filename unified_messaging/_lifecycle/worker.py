@@ -79,6 +79,7 @@ class Leases:
         self._clock = clock
         self._until: dict[str, datetime] = {}
         self._lost: set[str] = set()
+        self._ended: set[str] = set()
 
     def __repr__(self) -> str:
         return f"Leases({self.worker_id!r}, held={len(self._until)}, lost={len(self._lost)})"
@@ -99,6 +100,17 @@ class Leases:
     def release(self, item_id: str) -> None:
         self._until.pop(item_id, None)
         self._lost.discard(item_id)
+        self._ended.discard(item_id)
+
+    def end(self, item_id: str) -> None:
+        """The handler deleted ``item_id`` itself, in a write made under its lease: nothing
+        more is held, renewed or written for it (see :meth:`Lease.ended`)."""
+        self._until.pop(item_id, None)
+        self._lost.discard(item_id)
+        self._ended.add(item_id)
+
+    def ended(self, item_id: str) -> bool:
+        return item_id in self._ended
 
     def renewed(self, asked: Sequence[str], kept: Sequence[str], until: datetime) -> None:
         """A heartbeat asked to renew ``asked`` to ``until``; the store still had ``kept``.
@@ -130,7 +142,9 @@ class Lease:
     stamps it with :meth:`stamp` (the current ``until``; :class:`LeaseLost` when the lease
     is gone), calls :meth:`hold` once it is stored, so the heartbeat renews it with the rest,
     checks :meth:`holds` before acting on it and calls :meth:`release` when done. If the
-    worker dies, every such item becomes claimable when its lease runs out.
+    worker dies, every such item becomes claimable when its lease runs out. A handler whose
+    own write deleted its item (checking this lease in that transaction) calls
+    :meth:`ended`, and the worker then records no end of its own.
     """
 
     item_id: str
@@ -164,6 +178,11 @@ class Lease:
 
     def release(self, item_id: str) -> None:
         self._leases.release(item_id)
+
+    def ended(self) -> None:
+        """The handler's own item was deleted by one of its writes (the store checked this
+        lease in that transaction): the worker records no end of its own for it."""
+        self._leases.end(self.item_id)
 
 
 _CURRENT_LEASE: ContextVar[Lease | None] = ContextVar("unified_messaging_lease", default=None)
@@ -366,6 +385,8 @@ class Worker:
                 except Exception:
                     logger.exception("work item %s (%s) failed; will retry", item.id, item.kind)
                     again = self._clock.now() + error_backoff(item.attempts)
+            if again is None and self._leases.ended(item.id):
+                return  # the handler's last write deleted the item (Lease.ended)
             try:
                 if again is None:
                     await self._store.complete_work(item.id, self.worker_id)

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from .._errors import IdempotencyInProgress, ResourceNotFound
 from ._sql_base import SqlBase
-from ._sql_hot import Hot
+from ._sql_hot import Hot, write_all
 from ._sql_rows import (
     delivery_from,
     delivery_row,
@@ -95,6 +95,17 @@ _RESCHEDULE_WORK = (
 )
 _INSERT_WORK = sa.insert(due_work)
 _INSERT_DELIVERY = sa.insert(webhook_deliveries)
+# A first attempt's record (record_webhook_attempt): the event item's hold is its guard,
+# checked (and, to complete it, deleted) before anything is written.
+_HELD_NOW = sa.and_(
+    due_work.c.id == sa.bindparam("item_id"),
+    due_work.c.claimed_by == sa.bindparam("worker_id"),
+    due_work.c.lease_until > sa.bindparam("now"),
+)
+_COMPLETE_HELD = Hot(sa.delete(due_work).where(_HELD_NOW))
+_HOLDS = Hot(sa.select(due_work.c.id).where(_HELD_NOW).with_for_update())
+_RECORD_DELIVERY = Hot(_INSERT_DELIVERY)
+_RECORD_RETRY = Hot(_INSERT_WORK)
 _DELIVERY = sa.select(webhook_deliveries).where(
     webhook_deliveries.c.id == sa.bindparam("delivery_id")
 )
@@ -433,6 +444,37 @@ class WorkMixin(SqlBase):
 
         await self._transact(
             add,
+            exists="This event already has a delivery to this endpoint.",
+            missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
+        )
+
+    async def record_webhook_attempt(
+        self,
+        delivery: WebhookDelivery,
+        *,
+        retry: WorkItem | None,
+        held: str,
+        worker_id: str,
+        now: datetime,
+        complete: bool,
+    ) -> bool:
+        guard = {"item_id": held, "worker_id": worker_id, "now": now}
+        writes = [
+            (_RECORD_DELIVERY, [delivery_row(delivery)]),
+            (_RECORD_RETRY, [] if retry is None else [work_row(retry)]),
+        ]
+
+        def record(conn: sa.Connection) -> bool:
+            if complete:
+                if _COMPLETE_HELD.rowcount(conn, guard) == 0:
+                    return False
+            elif not _HOLDS.scalars(conn, guard):
+                return False
+            write_all(conn, writes)
+            return True
+
+        return await self._transact(
+            record,
             exists="This event already has a delivery to this endpoint.",
             missing=f"Webhook endpoint {delivery.endpoint_id} not found.",
         )

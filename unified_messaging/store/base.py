@@ -675,6 +675,28 @@ class Store(UserStore, Protocol):
         :class:`ResourceNotFound` if the endpoint does not exist."""
         ...
 
+    async def record_webhook_attempt(
+        self,
+        delivery: WebhookDelivery,
+        *,
+        retry: WorkItem | None,
+        held: str,
+        worker_id: str,
+        now: datetime,
+        complete: bool,
+    ) -> bool:
+        """Insert a delivery whose first attempt was just made, its outcome in it, with the
+        work item of its next attempt (``retry``, while it stays pending), in **one**
+        transaction, and only while ``worker_id`` holds the work item ``held`` (the event
+        item whose handler made the attempt) under a lease that runs past ``now``.
+        ``complete`` deletes ``held`` in the same transaction (the event item is done).
+
+        ``False``, and nothing written, if the item is no longer held so (its lease was lost
+        or ran out: another worker may run it now). :class:`AlreadyExists` if the endpoint
+        has this ``event_id`` already; :class:`ResourceNotFound` if the endpoint is gone.
+        Either error writes nothing either (``held`` stays held)."""
+        ...
+
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None: ...
 
     async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None: ...

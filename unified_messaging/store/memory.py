@@ -656,6 +656,40 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
             if work is not None:
                 self._work[work.id] = replace(work, payload=_json_copy(work.payload))
 
+    async def record_webhook_attempt(
+        self,
+        delivery: WebhookDelivery,
+        *,
+        retry: WorkItem | None,
+        held: str,
+        worker_id: str,
+        now: datetime,
+        complete: bool,
+    ) -> bool:
+        with self._lock:
+            item = self._work.get(held)
+            if (
+                item is None
+                or item.claimed_by != worker_id
+                or item.lease_until is None
+                or item.lease_until <= now
+            ):
+                return False
+            if retry is not None and retry.id in self._work:
+                raise AlreadyExists(f"Work item {retry.id} already exists.")
+            self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
+            if delivery.id in self._deliveries or any(
+                d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
+                for d in self._deliveries.values()
+            ):
+                raise AlreadyExists("This event already has a delivery to this endpoint.")
+            self._deliveries[delivery.id] = delivery
+            if retry is not None:
+                self._work[retry.id] = replace(retry, payload=_json_copy(retry.payload))
+            if complete:
+                del self._work[held]
+            return True
+
     async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         return self._deliveries.get(delivery_id)
 

@@ -22,6 +22,10 @@ Decisions:
 - **At least once**: a worker that dies after the receiver answered but before the row was
   updated sends again under the same ``webhook-id``. A delivery that is no longer pending, or
   not yet due, is never sent (running :meth:`handle` twice is harmless).
+- **A fresh event's first attempt comes first** (issue 25): on the event item's first run
+  the attempt is made, then the delivery row, its retry's work item and the end of the event
+  item are one write (``Store.record_webhook_attempt``), guarded by the item's lease; until
+  then the event item itself is the record (see :meth:`WebhookOutbox.emit_document`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from .._domain import MessageRecord
 from .._errors import AlreadyExists, DecryptionFailed, ResourceNotFound
 from .._ids import new_id
 from .._lifecycle.rules import EventType
-from .._lifecycle.worker import Lease, current_lease
+from .._lifecycle.worker import Lease, LeaseLost, current_lease
 from .._observability.metrics import NO_METRICS, Metrics, record_webhook
 from .._responses import status_record
 from .._vault import Vault
@@ -128,6 +132,8 @@ class WebhookOutbox:
         *,
         event_id: str,
         attempt_now: bool = True,
+        fresh: bool = False,
+        occurred_at: datetime | None = None,
     ) -> int:
         """:meth:`emit` for a status record in its JSON form, under a given ``event_id``.
 
@@ -144,9 +150,29 @@ class WebhookOutbox:
         Outside a worker, deliveries are only queued. Under a lease that was lost (another
         worker now runs the event item), nothing is queued:
         :class:`~.._lifecycle.worker.LeaseLost` is raised.
+
+        ``fresh`` (with ``attempt_now``, inside a worker): the caller knows no delivery of
+        ``event_id`` exists yet (the event item's first run), so each first attempt is made
+        **before** anything is written, and its delivery row, in its outcome, is stored
+        afterwards in one transaction with the work item of its retry (if any) and, for an
+        event going to one endpoint, the deletion of the event item itself
+        (:meth:`_deliver_first`). Until that write the event item is the record: a process
+        that dies mid-attempt leaves it leased, and when the lease runs out a worker runs it
+        again (not fresh: it queues and attempts what has no delivery yet; at least once,
+        one ``webhook-id``).
+
+        ``occurred_at`` is the event document's ``timestamp`` (default: now). The lifecycle
+        passes the time its event item was stored, so every run of that item builds the
+        same body, byte for byte, under the one ``webhook-id``.
         """
         lease = current_lease() if attempt_now else None
-        queued = await self._queue(workspace_id, event_type, data, event_id=event_id, lease=lease)
+        if lease is not None and fresh:
+            return await self._deliver_first(
+                workspace_id, event_type, data, event_id=event_id, lease=lease, at=occurred_at
+            )
+        queued = await self._queue(
+            workspace_id, event_type, data, event_id=event_id, lease=lease, at=occurred_at
+        )
         if lease is not None and queued:
             await asyncio.gather(*(self._first_attempt(d, e, w, lease) for d, e, w in queued))
         return len(queued)
@@ -159,13 +185,14 @@ class WebhookOutbox:
         *,
         event_id: str,
         lease: Lease | None = None,
+        at: datetime | None = None,
     ) -> list[tuple[WebhookDelivery, WebhookEndpoint, WorkItem]]:
         endpoints = await self._store.list_webhook_endpoints(workspace_id)
         targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
         if not targets:
             return []
         now = self._clock.now()
-        body = build_event_document(event_type, data, now=now)
+        body = build_event_document(event_type, data, now=at or now)
         # Side by side: the endpoints' rows share one group commit.
         added = await asyncio.gather(
             *(self._queue_one(e, event_type, body, event_id=event_id, now=now, lease=lease)
@@ -214,6 +241,89 @@ class WebhookOutbox:
             # leaves it held; the next one renews it. The first attempt releases it.
             lease.hold(work)
         return delivery, endpoint, work
+
+    async def _deliver_first(
+        self,
+        workspace_id: str,
+        event_type: EventType,
+        data: Mapping[str, object],
+        *,
+        event_id: str,
+        lease: Lease,
+        at: datetime | None,
+    ) -> int:
+        """The first attempts of a fresh event, each recorded in one write (see
+        :meth:`emit_document`); how many deliveries were stored."""
+        endpoints = await self._store.list_webhook_endpoints(workspace_id)
+        targets = [e for e in endpoints if e.enabled and subscribed(e, event_type)]
+        if not targets:
+            return 0
+        _still_held(lease)  # nothing is sent for an event item another worker runs now
+        now = self._clock.now()
+        body = build_event_document(event_type, data, now=at or now)
+        # One endpoint (the common case): its record also ends the event item.
+        complete = len(targets) == 1
+        # Every attempt runs to its end before an error (LeaseLost, the store) ends the
+        # handler: none is left running once the worker has let the event item go.
+        outcomes = await asyncio.gather(
+            *(self._first_of(e, event_type, body, event_id=event_id, now=now, lease=lease,
+                             complete=complete)
+              for e in targets),
+            return_exceptions=True,
+        )  # fmt: skip
+        stored = 0
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            stored += outcome
+        return stored
+
+    async def _first_of(
+        self,
+        endpoint: WebhookEndpoint,
+        event_type: str,
+        body: bytes,
+        *,
+        event_id: str,
+        now: datetime,
+        lease: Lease,
+        complete: bool,
+    ) -> int:
+        delivery = WebhookDelivery(
+            id=new_id("whd"),
+            endpoint_id=endpoint.id,
+            event_id=event_id,
+            event_type=event_type,
+            payload=body,
+            status="pending",
+            created_at=now,
+            updated_at=now,
+            next_attempt_at=now,
+        )
+        after = await self._attempted(delivery, endpoint)
+        due = _due(after)
+        retry = None
+        if due is not None:
+            retry = WorkItem(
+                id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=due, created_at=now
+            )
+        try:
+            recorded = await self._store.record_webhook_attempt(
+                after,
+                retry=retry,
+                held=lease.item_id,
+                worker_id=lease.worker_id,
+                now=self._clock.now(),
+                complete=complete,
+            )
+        except (AlreadyExists, ResourceNotFound):
+            # This endpoint has the event already, or was removed during the attempt.
+            return 0
+        if not recorded:
+            raise LeaseLost(f"work item {lease.item_id} is no longer held by {lease.worker_id}")
+        if complete:
+            lease.ended()
+        return 1
 
     async def queue_to(
         self,
@@ -287,26 +397,34 @@ class WebhookOutbox:
     async def _attempt(
         self, delivery: WebhookDelivery, endpoint: WebhookEndpoint
     ) -> datetime | None:
-        """One attempt of a pending, due ``delivery`` to ``endpoint``; when to try again."""
+        """One attempt of a pending, due ``delivery`` to ``endpoint``, its outcome written;
+        when to try again."""
+        after = await self._attempted(delivery, endpoint)
+        await self._store.update_webhook_delivery(after)
+        return _due(after)
+
+    async def _attempted(
+        self, delivery: WebhookDelivery, endpoint: WebhookEndpoint
+    ) -> WebhookDelivery:
+        """One attempt of a pending, due ``delivery`` to ``endpoint``: the delivery as it
+        stands after it (not written; the endpoint's health is)."""
         now = self._clock.now()
         if not endpoint.enabled:
-            await self._finish(delivery, "disabled", error="the endpoint is disabled")
-            return None
+            return self._ended(delivery, "disabled", error="the endpoint is disabled")
         try:
             secrets = webhook_secrets(self._vault, endpoint, now=now)
         except DecryptionFailed:
             logger.error("webhook endpoint %s: its secret cannot be opened", endpoint.id)
-            await self._finish(delivery, "dropped", error="the endpoint secret cannot be opened")
-            return None
+            return self._ended(delivery, "dropped", error="the endpoint secret cannot be opened")
         result = await self._sender.deliver_signed(
             endpoint.url, delivery.payload, secrets=secrets, msg_id=delivery.event_id
         )
         record_webhook(self._metrics, result)
-        return await self._record(delivery, endpoint, result)
+        return await self._judged(delivery, endpoint, result)
 
-    async def _record(
+    async def _judged(
         self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, result: DeliveryResult
-    ) -> datetime | None:
+    ) -> WebhookDelivery:
         endpoint_id = endpoint.id
         now = self._clock.now()
         delivery = replace(
@@ -317,10 +435,9 @@ class WebhookOutbox:
             updated_at=now,
         )
         if result.ok:
-            await self._finish(delivery, "delivered", error=None)
             if endpoint.failing_since is not None:
                 await self._endpoint_succeeded(endpoint_id)
-            return None
+            return self._ended(delivery, "delivered", error=None)
         if result.outcome == "refused":
             # This process may not send there; another one may. The endpoint is not at
             # fault, so its health is left alone and it is never disabled for it.
@@ -328,7 +445,7 @@ class WebhookOutbox:
                 "webhook delivery %s to %s not sent (attempt %d): %s",
                 delivery.id, endpoint_id, delivery.attempts, result.error,
             )  # fmt: skip
-            return await self._again(delivery, now, result)
+            return self._again(delivery, now, result)
         logger.info(
             "webhook delivery %s to %s failed (attempt %d): %s",
             delivery.id,
@@ -339,37 +456,37 @@ class WebhookOutbox:
         failing_since = await self._endpoint_failed(endpoint_id, now)
         if result.outcome == "disable":
             await self._disable(endpoint_id, now, why=result.error or "refused")
-            await self._finish(delivery, "failed", error=result.error)
-            return None
+            return self._ended(delivery, "failed", error=result.error)
         if should_disable(failing_since, now, after=self._disable_after):
             await self._disable(endpoint_id, now, why=f"failing since {failing_since}")
-            await self._finish(delivery, "failed", error=result.error)
-            return None
-        return await self._again(delivery, now, result)
+            return self._ended(delivery, "failed", error=result.error)
+        return self._again(delivery, now, result)
 
-    async def _again(
+    def _again(
         self, delivery: WebhookDelivery, now: datetime, result: DeliveryResult
-    ) -> datetime | None:
-        """The next attempt on the schedule, or ``failed`` when the schedule has run out."""
+    ) -> WebhookDelivery:
+        """Pending until the next attempt on the schedule, or ``failed`` when the schedule
+        has run out."""
         due = next_attempt_at(
             delivery.attempts, now=now, schedule=self._schedule, retry_after=result.retry_after
         )
         if due is None:
-            await self._finish(delivery, "failed", error=result.error)
-            return None
-        await self._store.update_webhook_delivery(replace(delivery, next_attempt_at=due))
-        return due
+            return self._ended(delivery, "failed", error=result.error)
+        return replace(delivery, next_attempt_at=due)
+
+    def _ended(
+        self, delivery: WebhookDelivery, status: str, *, error: str | None
+    ) -> WebhookDelivery:
+        return replace(
+            delivery,
+            status=status,
+            next_attempt_at=None,
+            last_error=error if error is not None else delivery.last_error,
+            updated_at=self._clock.now(),
+        )
 
     async def _finish(self, delivery: WebhookDelivery, status: str, *, error: str | None) -> None:
-        await self._store.update_webhook_delivery(
-            replace(
-                delivery,
-                status=status,
-                next_attempt_at=None,
-                last_error=error if error is not None else delivery.last_error,
-                updated_at=self._clock.now(),
-            )
-        )
+        await self._store.update_webhook_delivery(self._ended(delivery, status, error=error))
 
     # The endpoint is read again right before each write, so an admin change made while the
     # request was in flight (a rotation, say) is not overwritten by a stale copy. A success
@@ -405,3 +522,14 @@ class WebhookOutbox:
             endpoint_id, enabled=False, disabled_at=now, failing_since=endpoint.failing_since
         )
         logger.warning("webhook endpoint %s disabled: %s", endpoint_id, why)
+
+
+def _due(delivery: WebhookDelivery) -> datetime | None:
+    """When a delivery is to be attempted again: ``None`` once it has ended."""
+    return delivery.next_attempt_at if delivery.status == "pending" else None
+
+
+def _still_held(lease: Lease) -> None:
+    """:class:`LeaseLost` unless this worker still holds the lease's item."""
+    if not lease.holds(lease.item_id):
+        raise LeaseLost(f"work item {lease.item_id} is no longer held by {lease.worker_id}")
