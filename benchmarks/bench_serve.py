@@ -3,6 +3,7 @@
     apt-get install -y wrk        # Debian/Ubuntu; wrk is not installed in CI
     .venv/bin/python benchmarks/bench_serve.py [--duration 10] [--backend sqlite,postgresql]
         [--only post,guard,get,health,bulk,dlr,webhooks,two] [--postgres-url URL]
+        [--http auto|h11|httptools]
 
 Everything is set up the way a user would: the ``unified-messaging`` command line creates
 the workspace, the connections, the keys and the webhook endpoint (``workspaces create``,
@@ -31,6 +32,9 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
 - ``get``: ``GET /v1/messages/{job_id}`` of one job created first, 16 connections.
 - ``health``: ``GET /v1/health`` beside the bare endpoint's GET, on 1 and on 16 connections
   (first backend only: health does no I/O).
+- The GET and health rows, and the bare GET, note their server's CPU per request, each
+  measured once the server is idle. ``--http`` runs ``serve --http`` with that parser (the
+  bare endpoint keeps uvicorn's default).
 - ``bulk``: ``POST /v1/messages/bulk`` of 200 recipients with a live key, through the
   ``sms_a`` (NetGSM, 100 per request) connection whose ``--base-url`` is a loopback NetGSM
   fake (``tests/fakes/netgsm.py``) answering after 50 ms, in a process of its own; beside it
@@ -413,6 +417,12 @@ def this_script(child: str, *extra: str) -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "--child", child, *extra]
 
 
+def note_cpu(row: Row, cpu: float, load: Load, who: str = "serve") -> None:
+    answered = sum(load.codes.values())
+    if answered:
+        row.notes.append(f"{who} CPU {cpu / answered * 1000:.3f} ms/request")
+
+
 def um_command() -> list[str]:
     """The ``unified-messaging`` console script beside this interpreter."""
     script = Path(sys.executable).with_name("unified-messaging")
@@ -687,6 +697,8 @@ class Bench:
 
     def serve(self, env: dict[str, str], name: str, *extra: str) -> Any:
         argv = [*um_command(), "serve", "--json", "--port", "0", "--log-level", "warning"]
+        if self.args.http is not None:
+            argv += ["--http", self.args.http]
         return running(name, [*argv, *extra], env=env, cwd=self.tmp)
 
     async def guarded(self, row: str, backend: str, measure: str, run: Awaitable[None]) -> None:
@@ -829,9 +841,13 @@ class Bench:
             log(f"bare POST: {load.rate:,.0f} req/s")
         if "health" in self.args.only:
             for connections in (1, 16):
+                await settled(bare)
+                cpu = bare.cpu_seconds()
                 load = await wrk(bare.url + "/v1/health", connections=connections, duration=d)
                 measure = f"bare Starlette GET, {connections} conn{'s' * (connections > 1)}"
-                self.rows.append(load.row("health", "bare", measure))
+                row = load.row("health", "bare", measure)
+                note_cpu(row, bare.cpu_seconds() - cpu, load, "bare")
+                self.rows.append(row)
                 log(f"bare GET, {connections} connections: {load.rate:,.0f} req/s")
 
     async def backend_rows(self, backend: str, *, first: bool) -> None:
@@ -959,22 +975,30 @@ class Bench:
             )
             sent.raise_for_status()
             job_id = sent.json()["job_id"]
+        await settled(server)
+        cpu = server.cpu_seconds()
         load = await wrk(
             f"{server.url}/v1/messages/{job_id}",
             connections=16,
             duration=self.args.duration,
             auth=auth,
         )
-        self.rows.append(load.row("get", backend, "GET /v1/messages/{id}, 16 conns"))
+        row = load.row("get", backend, "GET /v1/messages/{id}, 16 conns")
+        note_cpu(row, server.cpu_seconds() - cpu, load)
+        self.rows.append(row)
         log(f"{backend} GET: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
 
     async def health_rows(self, backend: str, server: Child) -> None:
         for connections in (1, 16):
+            await settled(server)
+            cpu = server.cpu_seconds()
             load = await wrk(
                 server.url + "/v1/health", connections=connections, duration=self.args.duration
             )
             measure = f"GET /v1/health, {connections} conn{'s' * (connections > 1)}"
-            self.rows.append(load.row("health", backend, measure))
+            row = load.row("health", backend, measure)
+            note_cpu(row, server.cpu_seconds() - cpu, load)
+            self.rows.append(row)
             log(f"{backend} health, {connections} connections: {load.rate:,.0f} req/s")
 
     async def send_bulks(
@@ -1346,6 +1370,8 @@ async def main(args: argparse.Namespace) -> None:
     pythonpath = os.environ.get("PYTHONPATH")
     command = f"PYTHONPATH={pythonpath} " if pythonpath else ""
     command += f"bench_serve.py --duration {args.duration:g} --backend {','.join(args.backend)}"
+    if args.http is not None:
+        command += f" --http {args.http}"
     print(
         f"\n`{command} --only {','.join(args.only)}`; {time.strftime('%Y-%m-%d %H:%M')}, commit"
         f" {git_commit()}, {version_of_wrk().split(' [')[0]}, {os.cpu_count()} cores; load average"
@@ -1372,6 +1398,11 @@ def cli() -> None:
     parser.add_argument("--only", type=selection(ROWS), default=list(ROWS), help=",".join(ROWS))
     parser.add_argument("--backend", type=selection(BACKENDS), default=list(BACKENDS))
     parser.add_argument("--duration", type=float, default=10, help="seconds per wrk run")
+    parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        help="serve's --http (default: serve's own default); the bare endpoint keeps uvicorn's",
+    )
     parser.add_argument(
         "--postgres-url", default=os.environ.get("UM_TEST_POSTGRES_URL") or DEFAULT_POSTGRES
     )

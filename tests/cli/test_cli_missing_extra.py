@@ -32,3 +32,14 @@ def test_redis_url_without_the_redis_extra_is_a_configuration_error(
     assert line.startswith("error: configuration: ")
     assert "needs the 'redis' extra" in line
     assert "pip install '.[redis]'" in line
+
+
+def test_serve_http_httptools_without_httptools_is_a_configuration_error(
+    cli: Cli, tmp_path: Path
+) -> None:
+    result = cli("serve", "--http", "httptools", PYTHONPATH=_without("httptools", tmp_path))
+
+    assert result.returncode == 78, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "serve --http httptools needs the 'server' extra" in line

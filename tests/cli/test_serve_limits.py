@@ -16,6 +16,7 @@ import logging
 import resource
 import signal
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -28,8 +29,12 @@ from _cli_support import Cli
 from test_cli_serve import serving, stop
 
 from unified_messaging.cli._serve_http import (
+    MAX_HEAD,
+    Http,
     accept_errors_reported,
     guarded_protocol,
+    httptools_installed,
+    resolve_http,
     server_answer,
 )
 from unified_messaging.cli._serve_limits import LogThrottle, ServeLimits
@@ -62,6 +67,17 @@ class App:
 
 
 @dataclass
+class SlowApp(App):
+    """:class:`App` that waits ``seconds`` before it answers."""
+
+    seconds: float = 0.0
+
+    async def __call__(self, scope: dict[str, object], receive: Callable, send: Callable) -> None:  # type: ignore[type-arg]
+        await asyncio.sleep(self.seconds)
+        await super().__call__(scope, receive, send)
+
+
+@dataclass
 class Running:
     port: int
     server: uvicorn.Server
@@ -74,12 +90,20 @@ class Running:
         return f"http://127.0.0.1:{self.port}{path}"
 
 
+@pytest.fixture(params=["h11", "httptools"])
+def http(request: pytest.FixtureRequest) -> Http:
+    """Each protocol ``serve --http`` offers: every limit holds for both."""
+    return request.param  # type: ignore[no-any-return]
+
+
 @contextlib.asynccontextmanager
-async def running(limits: ServeLimits, host: str = "127.0.0.1") -> AsyncIterator[Running]:
+async def running(
+    limits: ServeLimits, http: Http, host: str = "127.0.0.1", app: App | None = None
+) -> AsyncIterator[Running]:
     """``serve``'s socket and protocol under uvicorn in this loop, with :class:`App`."""
-    app = App()
+    app = app or App()
     config = uvicorn.Config(
-        app, lifespan="off", log_config=None, http=guarded_protocol(limits), ws="none"
+        app, lifespan="off", log_config=None, http=guarded_protocol(limits, http), ws="none"
     )
     with _listening(host, 0, 128) as sock:
         server = uvicorn.Server(config)
@@ -161,9 +185,9 @@ async def test_listening_socket_gives_asyncio_connections_tcp_nodelay(host: str)
             await close(writer)
 
 
-async def test_protocol_sets_tcp_nodelay_even_behind_a_plain_socket() -> None:
+async def test_protocol_sets_tcp_nodelay_even_behind_a_plain_socket(http: Http) -> None:
     app = App()
-    config = uvicorn.Config(app, lifespan="off", log_config=None, http=guarded_protocol(FAST))
+    config = uvicorn.Config(app, lifespan="off", log_config=None, http=guarded_protocol(FAST, http))
     with socket.socket() as sock:  # protocol 0: asyncio itself would not set the option
         sock.bind(("127.0.0.1", 0))
         sock.listen()
@@ -186,15 +210,15 @@ async def test_protocol_sets_tcp_nodelay_even_behind_a_plain_socket() -> None:
 # --- time-outs ----------------------------------------------------------------------------
 
 
-async def test_a_connection_that_never_sends_is_closed_after_the_header_timeout() -> None:
-    async with running(FAST) as srv:
+async def test_a_connection_that_never_sends_is_closed_after_the_header_timeout(http: Http) -> None:
+    async with running(FAST, http) as srv:
         reader, writer = await srv.connect()
         assert await read_to_eof(reader) == b""
         await close(writer)
 
 
-async def test_a_slowloris_head_gets_a_408_and_is_closed() -> None:
-    async with running(FAST) as srv:
+async def test_a_slowloris_head_gets_a_408_and_is_closed(http: Http) -> None:
+    async with running(FAST, http) as srv:
         reader, writer = await srv.connect()
         sender = asyncio.create_task(trickle(writer, HEAD + b"X-Slow: " + b"a" * 500))
         answer = await read_to_eof(reader)
@@ -208,7 +232,7 @@ async def test_a_slowloris_head_gets_a_408_and_is_closed() -> None:
     assert srv.app.endings == []  # the app never saw it
 
 
-async def test_after_a_408_the_server_drains_what_the_client_still_sends() -> None:
+async def test_after_a_408_the_server_drains_what_the_client_still_sends(http: Http) -> None:
     """A client may still be sending when its 408 is written. Were the socket closed at
     once, the kernel would answer those bytes with a reset, and a reset that overtakes the
     unread answer makes the client report "connection reset" instead of the 408 (a race
@@ -227,15 +251,15 @@ async def test_after_a_408_the_server_drains_what_the_client_still_sends() -> No
                 time.sleep(0.02)
             return b"".join(chunks)
 
-    async with running(FAST) as srv:
+    async with running(FAST, http) as srv:
         answer = await asyncio.to_thread(exchange, srv.port)
 
     assert answer.startswith(b"HTTP/1.1 408 ")
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "REQUEST_TIMEOUT"
 
 
-async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect() -> None:
-    async with running(FAST) as srv:
+async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect(http: Http) -> None:
+    async with running(FAST, http) as srv:
         reader, writer = await srv.connect()
         writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Length: 500\r\n\r\n")
         sender = asyncio.create_task(trickle(writer, b"x" * 500))
@@ -253,9 +277,11 @@ async def test_a_slow_body_is_cut_off_and_the_app_sees_a_disconnect() -> None:
     assert srv.app.endings == ["http.disconnect"]
 
 
-async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() -> None:
+async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout(
+    http: Http,
+) -> None:
     limits = ServeLimits(max_connections=50, keep_alive_timeout=0.2, header_timeout=30)
-    async with running(limits) as srv:
+    async with running(limits, http) as srv:
         reader, writer = await srv.connect()
         writer.write(HEAD + b"\r\n")
         first = await asyncio.wait_for(reader.readuntil(b'{"status": "ok"}'), WATCHDOG)
@@ -266,9 +292,9 @@ async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time
     assert rest == b""
 
 
-async def test_the_head_deadline_covers_each_request_on_a_keep_alive_connection() -> None:
+async def test_the_head_deadline_covers_each_request_on_a_keep_alive_connection(http: Http) -> None:
     limits = ServeLimits(max_connections=50, keep_alive_timeout=30, header_timeout=0.2)
-    async with running(limits) as srv:
+    async with running(limits, http) as srv:
         reader, writer = await srv.connect()
         writer.write(HEAD + b"\r\n")
         first = await asyncio.wait_for(reader.readuntil(b'{"status": "ok"}'), WATCHDOG)
@@ -281,9 +307,9 @@ async def test_the_head_deadline_covers_each_request_on_a_keep_alive_connection(
     assert second.startswith(b"HTTP/1.1 408 ")
 
 
-async def test_health_keeps_answering_while_many_slow_clients_are_connected() -> None:
+async def test_health_keeps_answering_while_many_slow_clients_are_connected(http: Http) -> None:
     limits = ServeLimits(max_connections=200, header_timeout=30, body_timeout=30)
-    async with running(limits) as srv:
+    async with running(limits, http) as srv:
         slow = [await srv.connect() for _ in range(100)]
         for number, (_, writer) in enumerate(slow):
             if number % 2:
@@ -302,11 +328,12 @@ async def test_health_keeps_answering_while_many_slow_clients_are_connected() ->
 
 
 async def test_over_the_limit_a_connection_gets_a_d13_503_and_one_log_line(
+    http: Http,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     limits = ServeLimits(max_connections=2, header_timeout=30)
     caplog.set_level(logging.WARNING, logger="unified_messaging.serve")
-    async with running(limits) as srv:
+    async with running(limits, http) as srv:
         held = [await srv.connect() for _ in range(2)]
         while len(srv.server.server_state.connections) < 2:  # noqa: ASYNC110
             await asyncio.sleep(0.005)
@@ -328,8 +355,8 @@ async def test_over_the_limit_a_connection_gets_a_d13_503_and_one_log_line(
     assert after.status_code == 200
 
 
-async def test_invalid_http_gets_the_d13_400_with_a_request_id() -> None:
-    async with running(FAST) as srv:
+async def test_invalid_http_gets_the_d13_400_with_a_request_id(http: Http) -> None:
+    async with running(FAST, http) as srv:
         reader, writer = await srv.connect()
         writer.write(b"NOT HTTP AT ALL\r\n\r\n")
         answer = await read_to_eof(reader)
@@ -341,6 +368,148 @@ async def test_invalid_http_gets_the_d13_400_with_a_request_id() -> None:
     assert json.loads(body) == {
         "error": {"code": "VALIDATION_ERROR", "message": "The request is not valid HTTP/1.1."}
     }
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"GET /v1/health HTTP/1.1\r\nHost: test\r\nBad Header\r\n\r\n",
+        b"GET /v1/health HTTP/1.1\r\nHost: test\r\nContent-Length: x\r\n\r\n",
+        b"GET /v1/health HTTP/1.1\r\nHost: test\r\nContent-Length: 1\r\n"
+        b"Content-Length: 2\r\n\r\nab",
+        b"POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"GET /v1/\xff HTTP/1.1\r\nHost: test\r\n\r\n",
+    ],
+    ids=["garbage", "no-colon", "bad-length", "two-lengths", "bad-chunk", "non-ascii"],
+)
+async def test_malformed_requests_get_the_d13_400_from_both_parsers(
+    http: Http, request_bytes: bytes
+) -> None:
+    async with running(FAST, http) as srv:
+        reader, writer = await srv.connect()
+        writer.write(request_bytes)
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), answer
+    assert json.loads(body)["error"]["code"] == "VALIDATION_ERROR"
+    assert "http.request" not in srv.app.endings  # a bad body: the app saw a disconnect
+
+
+async def test_an_unfinished_head_past_16_kib_gets_a_431(http: Http) -> None:
+    limits = ServeLimits(max_connections=50, header_timeout=30)
+    async with running(limits, http) as srv:
+        reader, writer = await srv.connect()
+        writer.write(HEAD)
+        for _ in range(MAX_HEAD // 1024 + 2):  # a header that never ends, 1 KiB at a time
+            with contextlib.suppress(ConnectionError):
+                writer.write(b"X-Big: " + b"a" * 1017 + b"\r\n")
+                await writer.drain()
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), answer
+    assert b"\r\nx-request-id: req_" in head
+    assert json.loads(body)["error"]["code"] == "HEADERS_TOO_LARGE"
+    assert srv.app.endings == []
+
+
+async def test_a_head_within_the_bound_is_served(http: Http) -> None:
+    async with running(FAST, http) as srv, httpx.AsyncClient() as client:
+        answer = await client.get(srv.url("/v1/health"), headers={"X-Big": "a" * 12_000})
+
+    assert answer.status_code == 200
+
+
+async def test_pipelined_requests_are_answered_in_order(http: Http) -> None:
+    async with running(FAST, http) as srv:
+        reader, writer = await srv.connect()
+        body = b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc"
+        writer.write(HEAD + b"\r\n" + body + HEAD + b"Connection: close\r\n\r\n")
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    assert answer.count(b"HTTP/1.1 200 ") == 3
+    assert srv.app.endings == ["http.request"] * 3
+
+
+async def test_a_pipelined_head_is_not_timed_while_the_request_before_it_is_answered(
+    http: Http,
+) -> None:
+    """Its deadline starts once the answer before it is written: no 408 in mid-answer."""
+    slow = SlowApp(seconds=0.5)
+    limits = ServeLimits(max_connections=50, keep_alive_timeout=30, header_timeout=0.2)
+    async with running(limits, http, app=slow) as srv:
+        reader, writer = await srv.connect()
+        writer.write(HEAD + b"\r\n" + HEAD)  # the second head never ends
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    first, _, second = answer.partition(b'{"status": "ok"}')
+    assert first.startswith(b"HTTP/1.1 200 "), answer
+    assert second.startswith(b"HTTP/1.1 408 "), answer
+
+
+async def test_expect_100_continue_gets_its_interim_answer_then_the_final_one(http: Http) -> None:
+    async with running(FAST, http) as srv:
+        reader, writer = await srv.connect()
+        writer.write(
+            b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n"
+            b"Expect: 100-continue\r\nConnection: close\r\n\r\n"
+        )
+        interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WATCHDOG)
+        writer.write(b"abc")
+        answer = await read_to_eof(reader)
+        await close(writer)
+
+    assert interim.startswith(b"HTTP/1.1 100 ")
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert srv.app.endings == ["http.request"]
+
+
+async def test_a_chunked_body_is_read_and_a_slow_one_is_cut_off(http: Http) -> None:
+    async with running(FAST, http) as srv:
+        reader, writer = await srv.connect()
+        writer.write(
+            b"POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3\r\nabc\r\n0\r\n\r\n"
+        )
+        whole = await asyncio.wait_for(reader.readuntil(b'{"status": "ok"}'), WATCHDOG)
+        writer.write(b"POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sender = asyncio.create_task(trickle(writer, b"3\r\nabc\r\n" * 20))
+        try:
+            rest = await read_to_eof(reader)
+        except ConnectionResetError:
+            rest = b""
+        await sender
+        await close(writer)
+
+    assert whole.startswith(b"HTTP/1.1 200 ")
+    assert rest == b""
+    assert srv.app.endings == ["http.request", "http.disconnect"]
+
+
+async def test_many_requests_on_one_keep_alive_connection(http: Http) -> None:
+    async with running(FAST, http) as srv, httpx.AsyncClient() as client:
+        answers = [await client.get(srv.url("/v1/health")) for _ in range(20)]
+
+    assert {answer.status_code for answer in answers} == {200}
+    assert answers[0].headers.get("connection") != "close"
+
+
+def test_http_auto_is_httptools_when_it_imports_else_h11(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [resolve_http(choice) for choice in ("auto", "h11", "httptools")] == [
+        "httptools",
+        "h11",
+        "httptools",
+    ]
+    monkeypatch.setitem(sys.modules, "httptools", None)  # as if it were not installed
+
+    assert not httptools_installed()
+    assert resolve_http("auto") == "h11"
 
 
 def test_an_answer_before_the_app_is_framed_like_the_apps_own() -> None:
@@ -401,9 +570,18 @@ async def test_accept_out_of_descriptors_is_one_warning_not_a_traceback_each(
 # --- the real command ---------------------------------------------------------------------
 
 
-def test_serve_applies_its_limit_options(cli: Cli) -> None:
+def test_serve_applies_its_limit_options(cli: Cli, http: Http) -> None:
     with serving(
-        cli, "--json", "--max-connections", "1", "--header-timeout", "0.3", "--log-level", "info"
+        cli,
+        "--json",
+        "--http",
+        http,
+        "--max-connections",
+        "1",
+        "--header-timeout",
+        "0.3",
+        "--log-level",
+        "info",
     ) as proc:
         assert proc.stdout is not None
         url = json.loads(proc.stdout.readline())["url"]
@@ -423,13 +601,15 @@ def test_serve_applies_its_limit_options(cli: Cli) -> None:
     assert stderr.count("request head not complete within 0.3 s") == 1
 
 
-def test_serve_out_of_descriptors_logs_one_line_and_recovers(cli: Cli) -> None:
+def test_serve_out_of_descriptors_logs_one_line_and_recovers(cli: Cli, http: Http) -> None:
     limit = 64
 
     def few_descriptors() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
-    with serving(cli, "--json", "--max-connections", "1000", preexec_fn=few_descriptors) as proc:
+    with serving(
+        cli, "--json", "--http", http, "--max-connections", "1000", preexec_fn=few_descriptors
+    ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         url = json.loads(proc.stdout.readline())["url"]
         host, port = url.removeprefix("http://").rsplit(":", 1)

@@ -118,6 +118,13 @@ def add_serve(commands: Subparsers) -> None:
         "runs in a process of its own beside them",
     )
     parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the HTTP/1.1 parser (default auto: httptools when installed, else h11); "
+        "both carry the limits below",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
         default="info",
@@ -203,6 +210,13 @@ def _run(args: argparse.Namespace) -> int:
         from .._errors import MissingExtra
 
         raise MissingExtra("serve", extra="server", setting="serve") from None
+    if args.http == "httptools":
+        from ._serve_http import httptools_installed
+
+        if not httptools_installed():
+            from .._errors import MissingExtra
+
+            raise MissingExtra("serve --http httptools", extra="server", setting="serve")
     import asyncio
 
     if args.workers > 1:
@@ -247,7 +261,7 @@ async def _serve(
 
     from .._messenger import Messenger
     from ..asgi import create_app
-    from ._serve_http import accept_errors_reported, guarded_protocol
+    from ._serve_http import accept_errors_reported, guarded_protocol, resolve_http
 
     vault = load_vault()
     limiter = rate_limiter(args)
@@ -286,7 +300,7 @@ async def _serve(
             # uvicorn's own proxy handling would rewrite the client address before it looks.
             proxy_headers=False,
             timeout_graceful_shutdown=_GRACEFUL_SECONDS,
-            http=guarded_protocol(limits),
+            http=guarded_protocol(limits, resolve_http(args.http)),
             # The app has no WebSocket route, and an upgraded connection would leave the
             # limits above (uvicorn hands it to another protocol).
             ws="none",

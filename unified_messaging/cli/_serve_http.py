@@ -1,10 +1,12 @@
-"""The HTTP/1.1 connection ``serve`` runs: uvicorn's h11 protocol plus the limits it lacks.
+"""The HTTP/1.1 connection ``serve`` runs: uvicorn's protocol plus the limits it lacks.
 
-uvicorn bounds the idle time between requests (``timeout_keep_alive``) and the size of a
-request head (h11's 16 KiB), but not the number of open connections at accept time, nor how
-long a client may take to send a head or a body, nor the connection it has just opened and
-never used. One slow client costs nothing; thousands hold file descriptors until the process
-cannot accept, answer health checks or open its database. :class:`GuardedH11Protocol` adds:
+uvicorn bounds the idle time between requests (``timeout_keep_alive``) and, with h11, the
+size of a request head (16 KiB), but not the number of open connections at accept time, nor
+how long a client may take to send a head or a body, nor the connection it has just opened
+and never used. One slow client costs nothing; thousands hold file descriptors until the
+process cannot accept, answer health checks or open its database. :class:`_Guard` adds, to
+uvicorn's h11 protocol (:class:`GuardedH11Protocol`) and to its httptools one
+(``_serve_httptools.GuardedHttpToolsProtocol``, chosen by ``serve --http``):
 
 * a connection cap: past ``max_connections`` a new connection gets a canned 503 and is
   closed before anything is parsed;
@@ -14,7 +16,9 @@ cannot accept, answer health checks or open its database. :class:`GuardedH11Prot
 * a body deadline: the whole body within ``body_timeout`` of the head, else the connection
   is closed (the app, mid-read, sees a disconnect);
 * TCP_NODELAY on every accepted socket, so an answer written in two parts is not held back
-  by the client's delayed ACK.
+  by the client's delayed ACK;
+* a bounded head: an unfinished head past :data:`MAX_HEAD` gets a 431 (h11's own bound,
+  told apart from other errors here; httptools has none, so it is counted there).
 
 The answers written here, before the app runs, carry the D13 body and an ``X-Request-ID``.
 Refusals and cut-offs are logged through :class:`LogThrottle`, one line per interval, not
@@ -29,7 +33,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Literal
 
 import h11
 from uvicorn.config import Config
@@ -41,7 +45,24 @@ from ..asgi._errors import JSON_MEDIA_TYPE, coded_body, json_bytes
 from ..asgi._request_id import new_request_id
 from ._serve_limits import LogThrottle, ServeLimits
 
-__all__ = ["GuardedH11Protocol", "accept_errors_reported", "guarded_protocol", "server_answer"]
+__all__ = [
+    "MAX_HEAD",
+    "GuardedH11Protocol",
+    "Http",
+    "accept_errors_reported",
+    "guarded_protocol",
+    "httptools_installed",
+    "resolve_http",
+    "server_answer",
+]
+
+#: The HTTP/1.1 parsers ``serve --http`` offers.
+Http = Literal["h11", "httptools"]
+#: Which deadline runs: the head's (``--header-timeout``) or the body's (``--body-timeout``).
+_Phase = Literal["head", "body"]
+#: The most bytes an unfinished request head may take (h11's own default bound, kept for
+#: httptools too, which has none): past it, 431 and close.
+MAX_HEAD: Final = 16 * 1024
 
 _OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 #: Seconds a connection that got a final answer (400, 408) keeps reading, and dropping,
@@ -56,15 +77,130 @@ class _Reports:
     slow_body: LogThrottle
 
 
-class GuardedH11Protocol(H11Protocol):
+class _Guard:
+    """What both protocols share: the refusal, the deadlines' timer and the final answers.
+
+    A protocol says which phase its client is in (:meth:`_follow_request` after each read,
+    and after each answer) and whether any byte of a head has come (:meth:`_head_started`).
+    """
+
+    limits: ClassVar[ServeLimits]
+    reports: ClassVar[_Reports]
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    connections: set[Any]
+
+    def _guard_init(self) -> None:
+        self._deadline: asyncio.TimerHandle | None = None
+        self._watching: _Phase | None = None
+        self._refused = False
+        self._lingering = False
+
+    def _over_the_cap(self, transport: asyncio.BaseTransport) -> bool:
+        """TCP_NODELAY, then the cap: True if this connection was refused."""
+        assert isinstance(transport, asyncio.Transport)
+        _set_nodelay(transport)
+        if len(self.connections) < self.limits.max_connections:
+            return False
+        self._refused = True
+        self.transport = transport
+        transport.write(
+            server_answer(
+                503,
+                "SERVER_BUSY",
+                "The server has too many open connections; try again shortly.",
+                retry_after=1,
+            )
+        )
+        # Closed at once, not lingering: a refused connection is outside the cap, and under
+        # the flood the cap exists for, holding each one open to drain would spend the very
+        # descriptors the refusal is saving.
+        transport.close()
+        self.reports.refused.hit()
+        return True
+
+    def _answer_and_close(self, answer: bytes) -> None:
+        """Write a final answer and close so that the client gets to read it.
+
+        Closing outright while the client is still sending (a slow head, a body it has not
+        finished) makes the kernel answer its next bytes with a reset, and a reset that
+        arrives before the client has read the answer destroys it: the client sees
+        "connection reset", not the 408. So: the answer, then our FIN (half-close), then
+        read and drop what still comes for up to :data:`LINGER` seconds, or until the
+        client closes its side (the "lingering close" of Apache httpd and nginx).
+        """
+        self._disarm()
+        transport = self.transport
+        transport.write(answer)
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        self._lingering = True
+        transport.write_eof()
+        self.loop.call_later(LINGER, transport.close)
+
+    def _answer_invalid(self, *, too_large: bool) -> None:
+        if too_large:
+            self._answer_and_close(
+                server_answer(
+                    431,
+                    "HEADERS_TOO_LARGE",
+                    f"The request head is larger than {MAX_HEAD // 1024} KiB.",
+                )
+            )
+        else:
+            self._answer_and_close(
+                server_answer(400, "VALIDATION_ERROR", "The request is not valid HTTP/1.1.")
+            )
+
+    def _watch(self, phase: _Phase | None) -> None:
+        """Keep the deadline of ``phase`` running (started now if it was not), or none."""
+        if phase is None:
+            self._disarm()
+        elif self._watching != phase:
+            self._arm(phase)
+
+    def _arm(self, phase: _Phase) -> None:
+        self._disarm()
+        self._watching = phase
+        seconds = self.limits.body_timeout if phase == "body" else self.limits.header_timeout
+        self._deadline = self.loop.call_later(seconds, self._deadline_passed, phase)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._watching = None
+
+    def _head_started(self) -> bool:
+        raise NotImplementedError
+
+    def _deadline_passed(self, phase: _Phase) -> None:
+        self._deadline = None
+        self._watching = None
+        if self.transport.is_closing() or self._lingering:
+            return
+        if phase == "body":
+            self.reports.slow_body.hit()
+        elif self._head_started():
+            self.reports.slow_head.hit()
+            self._answer_and_close(
+                server_answer(
+                    408,
+                    "REQUEST_TIMEOUT",
+                    f"The request head was not complete within {self.limits.header_timeout:g} s.",
+                )
+            )
+            return
+        self.transport.close()
+
+
+class GuardedH11Protocol(_Guard, H11Protocol):
     """uvicorn's h11 protocol with a connection cap and head/body deadlines.
 
     Use :func:`guarded_protocol` to get a subclass bound to one server's limits (uvicorn
     makes the protocol from its class and the config alone).
     """
-
-    limits: ClassVar[ServeLimits]
-    reports: ClassVar[_Reports]
 
     def __init__(
         self,
@@ -76,19 +212,14 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(config, server_state, app_state, _loop)
         # uvicorn types it as int; call_later takes any float, and tests use fractions.
         self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
-        self._deadline: asyncio.TimerHandle | None = None
-        self._watching: object = None  # the h11 state the deadline is for
-        self._refused = False
-        self._lingering = False
+        self._guard_init()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        _set_nodelay(transport)
-        if len(self.connections) >= self.limits.max_connections:
-            self._refuse(transport)
+        if self._over_the_cap(transport):
             return
+        assert isinstance(transport, asyncio.Transport)
         super().connection_made(transport)
-        self._arm(h11.IDLE, self.limits.header_timeout)
+        self._arm("head")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -105,104 +236,52 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         # Back to waiting: uvicorn's keep-alive timer covers the idle gap, and the head
-        # deadline starts with the next request's first byte (data_received).
-        if self.conn.their_state is h11.SEND_BODY:
-            self._arm(h11.SEND_BODY, self.limits.body_timeout)
+        # deadline starts with the next request's first byte (data_received), or now for
+        # the unfinished head of a pipelined request, which h11 kept until this answer.
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            self._arm("body")
+        elif state is h11.IDLE and self._head_started():
+            self._arm("head")
         else:
             self._disarm()
 
     def send_400_response(self, msg: str) -> None:
-        # uvicorn's own is plain text without X-Request-ID; this one has the D13 shape.
-        self._answer_and_close(
-            server_answer(400, "VALIDATION_ERROR", "The request is not valid HTTP/1.1.")
-        )
+        # uvicorn's own is plain text without X-Request-ID; this one has the D13 shape. h11
+        # refuses an unfinished head past MAX_HEAD (its 16 KiB default, "Receive buffer too
+        # long"), which uvicorn reports as any other error: told apart here, as a 431.
+        self._answer_invalid(too_large=len(self.conn.trailing_data[0]) > MAX_HEAD)
 
-    def _refuse(self, transport: asyncio.Transport) -> None:
-        self._refused = True
-        self.transport = transport
-        transport.write(
-            server_answer(
-                503,
-                "SERVER_BUSY",
-                "The server has too many open connections; try again shortly.",
-                retry_after=1,
-            )
-        )
-        # Closed at once, not lingering: a refused connection is outside the cap, and under
-        # the flood the cap exists for, holding each one open to drain would spend the very
-        # descriptors the refusal is saving.
-        transport.close()
-        self.reports.refused.hit()
-
-    def _answer_and_close(self, answer: bytes) -> None:
-        """Write a final answer and close so that the client gets to read it.
-
-        Closing outright while the client is still sending (a slow head, a body it has not
-        finished) makes the kernel answer its next bytes with a reset, and a reset that
-        arrives before the client has read the answer destroys it: the client sees
-        "connection reset", not the 408. So: the answer, then our FIN (half-close), then
-        read and drop what still comes for up to :data:`LINGER` seconds, or until the
-        client closes its side (the "lingering close" of Apache httpd and nginx).
-        """
-        transport = self.transport
-        transport.write(answer)
-        if not transport.can_write_eof():
-            transport.close()
-            return
-        self._lingering = True
-        transport.write_eof()
-        self.loop.call_later(LINGER, transport.close)
+    def _head_started(self) -> bool:
+        return bool(self.conn.trailing_data[0])
 
     def _follow_request(self) -> None:
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self._lingering:
             self._disarm()
             return
         state = self.conn.their_state
         if state is h11.IDLE:
-            if self._watching is not h11.IDLE:
-                self._arm(h11.IDLE, self.limits.header_timeout)
+            self._watch("head")
         elif state is h11.SEND_BODY:
-            if self._watching is not h11.SEND_BODY:
-                self._arm(h11.SEND_BODY, self.limits.body_timeout)
+            self._watch("body")
         else:
-            self._disarm()
-
-    def _arm(self, state: object, seconds: float) -> None:
-        self._disarm()
-        self._watching = state
-        self._deadline = self.loop.call_later(seconds, self._deadline_passed, state)
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = None
-        self._watching = None
-
-    def _deadline_passed(self, state: object) -> None:
-        self._deadline = None
-        self._watching = None
-        if self.transport.is_closing():
-            return
-        if state is h11.SEND_BODY:
-            self.reports.slow_body.hit()
-        elif self.conn.trailing_data[0]:
-            self.reports.slow_head.hit()
-            self._answer_and_close(
-                server_answer(
-                    408,
-                    "REQUEST_TIMEOUT",
-                    f"The request head was not complete within {self.limits.header_timeout:g} s.",
-                )
-            )
-            return
-        self.transport.close()
+            self._watch(None)
 
 
-def guarded_protocol(limits: ServeLimits) -> type[GuardedH11Protocol]:
-    """A :class:`GuardedH11Protocol` class for one server, to pass as uvicorn's ``http``."""
+def guarded_protocol(limits: ServeLimits, http: Http = "h11") -> type[asyncio.Protocol]:
+    """A guarded protocol class for one server, to pass as uvicorn's ``http``: the h11 one
+    (:class:`GuardedH11Protocol`) or the httptools one
+    (:class:`~._serve_httptools.GuardedHttpToolsProtocol`, needs httptools installed)."""
     every = limits.report_every
+    base: type[_Guard]
+    if http == "httptools":
+        from ._serve_httptools import GuardedHttpToolsProtocol
 
-    class _Bound(GuardedH11Protocol):
+        base = GuardedHttpToolsProtocol
+    else:
+        base = GuardedH11Protocol
+
+    class _Bound(base):  # type: ignore[valid-type,misc]
         pass
 
     _Bound.limits = limits
@@ -225,6 +304,25 @@ def guarded_protocol(limits: ServeLimits) -> type[GuardedH11Protocol]:
     return _Bound
 
 
+def resolve_http(choice: str) -> Http:
+    """``serve --http``: ``auto`` is httptools when it can be imported, else h11."""
+    if choice == "h11":
+        return "h11"
+    if choice == "httptools" or httptools_installed():
+        return "httptools"
+    return "h11"
+
+
+def httptools_installed() -> bool:
+    """httptools and uvicorn's protocol over it can be imported."""
+    try:
+        import httptools  # noqa: F401
+        import uvicorn.protocols.http.httptools_impl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def server_answer(
     status: int, code: str, message: str, *, retry_after: float | None = None
 ) -> bytes:
@@ -245,6 +343,7 @@ def server_answer(
 _REASONS: Final = {
     400: "Bad Request",
     408: "Request Timeout",
+    431: "Request Header Fields Too Large",
     503: "Service Unavailable",
 }
 
