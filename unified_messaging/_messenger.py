@@ -908,6 +908,7 @@ class Messenger(
         fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
         ``concurrency``, ``idle_interval``."""
         handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
+        options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
         return Worker(self._store, self._clock, handlers, **options)
 
     async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:
