@@ -435,11 +435,14 @@ class Worker:
         except Exception:
             logger.exception("a batch of %d %s work items failed; running them one by one",
                              len(items), kind)  # fmt: skip
-        finally:
-            leaving = {item.id for item in left}
-            for item in items:
-                if item.id not in leaving:
-                    self._leases.release(item.id)
+        except BaseException:
+            for item in items:  # cancelled: nothing holds them here any more
+                self._leases.release(item.id)
+            raise
+        leaving = {item.id for item in left}
+        for item in items:
+            if item.id not in leaving:
+                self._leases.release(item.id)
         await asyncio.gather(*(self._run_item(item) for item in left))
 
     async def _run_one(self, item: WorkItem) -> None:
