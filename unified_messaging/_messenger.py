@@ -906,7 +906,7 @@ class Messenger(
     def worker(self, **options: Any) -> Worker:
         """A :class:`Worker` running this messenger's background work (reports, time-outs,
         fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
-        ``concurrency``, ``idle_interval``."""
+        ``concurrency``, ``idle_interval``, ``gather_interval``, ``batch_handlers``."""
         handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
         options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
         return Worker(self._store, self._clock, handlers, **options)

@@ -232,6 +232,7 @@ class Worker:
         batch: int = 50,
         concurrency: int = 16,
         idle_interval: float = 0.5,
+        gather_interval: float = 0.1,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
@@ -249,6 +250,7 @@ class Worker:
         self._concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
         self._idle_interval = idle_interval
+        self._gather = min(gather_interval, idle_interval)
         self._leases = Leases(self.worker_id, clock)
 
     def __repr__(self) -> str:
@@ -339,6 +341,11 @@ class Worker:
         less, so one slow item (a receiver taking its 15 s) never holds back the items claimed
         with it. Claiming half a batch at a time rather than an item per free slot keeps the
         claims (each one a write, sharing SQLite's one writer with the sends) few under load.
+
+        A claim that came back short (work trickling in: sends under load, each with a
+        report due 2 s later) is not followed by the next one before ``gather_interval``,
+        even when its items are done: the items due meanwhile are claimed, and applied,
+        together (a batch handler's one transaction), instead of a claim per few items.
         """
         stop = stop or asyncio.Event()
         tasks: set[asyncio.Task[None]] = set()
@@ -353,11 +360,13 @@ class Worker:
         half = max(1, self._batch // 2)
         more_due = True  # the last claim came back full: claim again as soon as there is room
         next_look = 0.0  # otherwise not before this loop time (the idle interval)
+        gather_at = 0.0  # and, with nothing running, not before this one
         loop = asyncio.get_running_loop()
         try:
             while not stop.is_set():
                 free = self._batch - sum(sizes.values())
-                if free >= half and (more_due or not tasks or loop.time() >= next_look):
+                look_at = next_look if tasks else gather_at
+                if free >= half and (more_due or loop.time() >= look_at):
                     asked = free
                     try:
                         items = await self._store.claim_due_work(
@@ -376,11 +385,14 @@ class Worker:
                         task.add_done_callback(ended)
                     more_due = len(items) == asked
                     if not more_due:
-                        next_look = loop.time() + self._idle_interval
+                        now = loop.time()
+                        next_look = now + self._idle_interval
+                        gather_at = now + (self._gather if items else self._idle_interval)
                     if more_due and self._batch - sum(sizes.values()) >= half:
                         await asyncio.sleep(0)  # let the new items start, then claim again
                         continue
-                timeout = self._idle_interval if not more_due else None
+                look_at = next_look if tasks else gather_at
+                timeout = None if more_due else max(0.0, look_at - loop.time())
                 await asyncio.wait(
                     {*tasks, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
