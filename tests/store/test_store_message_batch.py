@@ -135,3 +135,24 @@ async def test_two_changes_of_one_message_are_refused(ws: Store) -> None:
             [MessageChange(delivered("job_1")), MessageChange(delivered("job_1", 2))],
             worker_id="w",
         )
+
+
+async def test_find_reported_message_reads_the_ref_and_its_message(ws: Store) -> None:
+    await ws.add_provider_refs(
+        [
+            ProviderRef("con_1", "pm_1", "job_1", "ws_1", True),
+            ProviderRef("con_1", "pm_gone", "job_9", "ws_1", True),
+            ProviderRef("con_1", "pm_test", "job_2", "ws_1", False),  # the message is live
+        ]
+    )
+    found = await ws.find_reported_message("con_1", "pm_1")
+    assert found is not None
+    ref, message = found
+    assert ref == await ws.find_provider_ref("con_1", "pm_1")
+    assert message == await ws.get_message("ws_1", True, "job_1")
+    gone = await ws.find_reported_message("con_1", "pm_gone")
+    assert gone is not None and gone[1] is None
+    other_mode = await ws.find_reported_message("con_1", "pm_test")
+    assert other_mode is not None and other_mode[1] is None  # never across modes (D11)
+    assert await ws.find_reported_message("con_1", "pm_unknown") is None
+    assert await ws.find_reported_message("con_2", "pm_1") is None

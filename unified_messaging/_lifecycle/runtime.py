@@ -454,15 +454,18 @@ class Lifecycle:
                 return False, False
             async with limit:
                 ref = known.get(report.provider_message_id) if known else None
-                if ref is None:
-                    ref = await self._store.find_provider_ref(
-                        connection.id, report.provider_message_id
-                    )
-                if ref is None:
+                if ref is not None:
+                    return await self._apply(ref, report, livemode)
+                # The ref and its message in one read: the change's first round uses it.
+                found = await self._store.find_reported_message(
+                    connection.id, report.provider_message_id
+                )
+                if found is None:
                     if report.status != "pending":  # a pending report would change nothing
                         orphans.append(self._keep(connection, report, livemode))
                     return False, False
-                return await self._apply(ref, report, livemode)
+                ref, record = found
+                return await self._apply(ref, report, livemode, read=(record,))
 
         record_reports(self.metrics, connection.provider, reports, livemode=livemode)
         outcomes = await asyncio.gather(*(apply(report) for report in reports))
@@ -473,13 +476,20 @@ class Lifecycle:
         return IngestResult(len(reports), matched, changed)
 
     async def _apply(
-        self, ref: ProviderRef, report: ProviderReport, livemode: bool
+        self,
+        ref: ProviderRef,
+        report: ProviderReport,
+        livemode: bool,
+        *,
+        read: tuple[MessageRecord | None] | None = None,
     ) -> tuple[bool, bool]:
-        """(matched, changed) of one report for the message ``ref`` names."""
+        """(matched, changed) of one report for the message ``ref`` names; ``read``: the
+        message as just read with the ref (``None`` inside: gone)."""
         if ref.livemode != livemode:
             return False, False  # a simulated report never touches a live message, nor back
         step = _report_step(report)
-        return True, await self._change(ref.workspace_id, ref.livemode, ref.job_id, step)
+        changed = await self._change(ref.workspace_id, ref.livemode, ref.job_id, step, read=read)
+        return True, changed
 
     # ------------------------------------------------------------------ early reports
 
@@ -651,11 +661,23 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ changes
 
-    async def _change(self, workspace_id: str, livemode: bool, job_id: str, step: Step) -> bool:
+    async def _change(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_id: str,
+        step: Step,
+        *,
+        read: tuple[MessageRecord | None] | None = None,
+    ) -> bool:
         """Apply ``step`` to the stored message with compare-and-set, storing in the same
-        transaction the work it starts (a fallback, its event)."""
-        for _ in range(_CAS_TRIES):
-            record = await self._store.get_message(workspace_id, livemode, job_id)
+        transaction the work it starts (a fallback, its event). ``read``: the message as the
+        caller just read it (``None`` inside: gone), for the first round."""
+        for attempt in range(_CAS_TRIES):
+            if attempt == 0 and read is not None:
+                (record,) = read
+            else:
+                record = await self._store.get_message(workspace_id, livemode, job_id)
             if record is None:
                 return False
             transition = step(record, self._clock.now())

@@ -1,5 +1,6 @@
-"""SQL store methods that read and change many messages at once: the worker's batches of
-reports (``get_messages``, ``replace_messages``).
+"""SQL store methods of the report paths: the worker's batches of reports
+(``get_messages``, ``replace_messages``), and a pushed report's one read of its ref and its
+message together (``find_reported_message``).
 
 A batch is one read (``job_id IN (…)``) and one transaction of a handful of statements,
 however many messages it holds: the work items still held (row-locked on PostgreSQL), the
@@ -19,10 +20,10 @@ from .._domain import MessageRecord
 from ._sql_base import SqlBase
 from ._sql_core import _CLOSE_REF, _DELETE_ONE_WORK, _update_row, _update_versions_of
 from ._sql_hot import Hot, write_all
-from ._sql_rows import message_from, work_row
-from ._tables import due_work
+from ._sql_rows import message_from, provider_ref_from, work_row
+from ._tables import due_work, provider_refs
 from ._tables import messages as message_table
-from .base import BatchWrite, MessageChange
+from .base import BatchWrite, MessageChange, ProviderRef
 
 __all__ = ["BatchMixin"]
 
@@ -40,6 +41,29 @@ _HELD_WORK = (
     .order_by(due_work.c.id)
     .with_for_update()
 )
+# The ref's columns under ``ref_`` names (the message's share theirs), the message's own;
+# an outer join: a ref whose message is gone (or of another workspace or mode) has NULLs.
+_REF_PREFIX: Final = "ref_"
+_REF_AND_MESSAGE = Hot(
+    sa.select(
+        *(column.label(_REF_PREFIX + column.name) for column in provider_refs.c),
+        *message_table.c,
+    )
+    .select_from(
+        provider_refs.outerjoin(
+            message_table,
+            sa.and_(
+                message_table.c.job_id == provider_refs.c.job_id,
+                message_table.c.workspace_id == provider_refs.c.workspace_id,
+                message_table.c.livemode == provider_refs.c.livemode,
+            ),
+        )
+    )
+    .where(
+        provider_refs.c.connection_id == sa.bindparam("connection_id"),
+        provider_refs.c.provider_message_id == sa.bindparam("provider_message_id"),
+    )
+)
 #: PostgreSQL: up to this many rows go into one combined statement (``write_all``); a bigger
 #: batch runs one ``executemany`` per statement, so the combined shapes stay few.
 _COMBINE_AT_MOST: Final = 12
@@ -56,6 +80,19 @@ class BatchMixin(SqlBase):
             if wanted.get(row["job_id"]) == (row["workspace_id"], bool(row["livemode"])):
                 found[row["job_id"]] = message_from(row)
         return found
+
+    async def find_reported_message(
+        self, connection_id: str, provider_message_id: str
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        params = {"connection_id": connection_id, "provider_message_id": provider_message_id}
+        rows = await self._hot_query(_REF_AND_MESSAGE, params)
+        if not rows:
+            return None
+        row = rows[0]
+        ref = provider_ref_from(
+            {key.removeprefix(_REF_PREFIX): v for key, v in row.items() if key.startswith("ref_")}
+        )
+        return ref, (None if row["job_id"] is None else message_from(row))
 
     async def replace_messages(
         self,

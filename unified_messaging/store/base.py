@@ -543,6 +543,13 @@ class Store(UserStore, Protocol):
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None: ...
 
+    async def find_reported_message(
+        self, connection_id: str, provider_message_id: str
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        """:meth:`find_provider_ref` and the message it names (``None`` if that is gone), in
+        one read: a pushed delivery report needs both. ``None`` if the ref is unknown."""
+        ...
+
     async def refs_to_poll(
         self, connection_id: str, now: datetime, limit: int
     ) -> list[ProviderRef]:

@@ -418,6 +418,14 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
     ) -> ProviderRef | None:
         return self._refs.get((connection_id, provider_message_id))
 
+    async def find_reported_message(
+        self, connection_id: str, provider_message_id: str
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        ref = self._refs.get((connection_id, provider_message_id))
+        if ref is None:
+            return None
+        return ref, await self.get_message(ref.workspace_id, ref.livemode, ref.job_id)
+
     async def refs_to_poll(
         self, connection_id: str, now: datetime, limit: int
     ) -> list[ProviderRef]:
