@@ -11,6 +11,10 @@ process's CPU time (``time.process_time``: every thread, the SQLite writer's inc
 the sends: the worker's cost of one report. ``one by one`` runs the worker without batch
 handlers (the path before issue 25's batches); ``batched`` with them. Rounds alternate.
 
+``pushed``: the same sends to ``+905550000008`` (accepted, no simulated report), then one
+pushed report each (``Lifecycle.ingest`` of one report per call, as ``POST /v1/dlr/…`` with
+one report per request makes it, 16 at a time): the CPU of applying a pushed report.
+
 Run it with ``PYTHONPATH`` at an older checkout to measure that one (its worker takes no
 ``batch_handlers``: only the one-by-one figure is printed).
 """
@@ -57,6 +61,40 @@ async def one_run(url: str, *, batched: bool | None, sends: int) -> float:
     return cpu / sends * 1000
 
 
+async def pushed_run(url: str, *, sends: int) -> float:
+    """CPU ms per pushed report (``Lifecycle.ingest`` with one report per call)."""
+    from unified_messaging.providers.simulator import simulated_report
+
+    store = SqlStore(url, cache_ttl=1.0)
+    messenger = Messenger(store, clock=ManualClock(), vault=Vault.generate())
+    bed = await create_testbed(messenger=messenger, recipient_limit=None)
+    jobs = [
+        (await messenger.send(bed.principal, {"to": "+905550000008", "body": f"x{n}"})).job_id
+        for n in range(sends)
+    ]
+    connections = {c.provider: c for c in await store.list_connections(bed.workspace.id)}
+    reports = []
+    for job_id in jobs:
+        record = await store.get_message(bed.workspace.id, False, job_id)
+        assert record is not None
+        attempt = record.attempts[-1]
+        assert attempt.provider_message_id is not None
+        report = simulated_report(attempt.provider_message_id, "delivered")
+        reports.append((connections[attempt.provider], report))
+    lifecycle = messenger._lifecycle
+    limit = asyncio.Semaphore(16)
+
+    async def push(connection: object, report: object) -> None:
+        async with limit:
+            await lifecycle.ingest(connection, [report], livemode=False)  # type: ignore[arg-type, list-item]
+
+    started = time.process_time()
+    await asyncio.gather(*(push(c, r) for c, r in reports))
+    cpu = time.process_time() - started
+    await messenger.aclose()
+    return cpu / sends * 1000
+
+
 async def fresh_postgres(server_url: str) -> str:
     import asyncpg
 
@@ -85,11 +123,15 @@ async def main() -> None:
     parser.add_argument("--sends", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--backend", default="sqlite,postgresql")
+    parser.add_argument("--only", default="simulated,pushed", help="simulated, pushed")
     pg_url = os.environ.get("UM_TEST_POSTGRES_URL", DEFAULT_PG)
     parser.add_argument("--postgres-url", default=pg_url)
     args = parser.parse_args()
     knows_batches = "batch_handlers" in inspect.signature(Worker).parameters
-    modes: list[bool | None] = [False, True] if knows_batches else [None]
+    modes: list[bool | str | None] = [False, True] if knows_batches else [None]
+    modes = [m for m in modes if "simulated" in args.only]
+    if "pushed" in args.only:
+        modes.append("pushed")
     print(f"load average {os.getloadavg()[0]:.2f}; {args.sends} sends per run")
     for backend in args.backend.split(","):
         for _ in range(args.rounds):
@@ -100,11 +142,15 @@ async def main() -> None:
                     else:
                         url = await fresh_postgres(args.postgres_url)
                     try:
-                        ms = await one_run(url, batched=batched, sends=args.sends)
+                        if batched == "pushed":
+                            ms = await pushed_run(url, sends=args.sends)
+                        else:
+                            mode = batched if isinstance(batched, bool) else None
+                            ms = await one_run(url, batched=mode, sends=args.sends)
                     finally:
                         if backend != "sqlite":
                             await drop_postgres(args.postgres_url)
-                name = "batched" if batched else "one by one"
+                name = {"pushed": "pushed", True: "batched"}.get(batched, "one by one")
                 print(f"{backend:10} {name:10} {ms:.3f} ms CPU per report")
     print(f"load average {os.getloadavg()[0]:.2f}")
 
