@@ -1043,6 +1043,7 @@ class Bench:
                     for job in job_ids
                 )
             )
+            cpu = server.cpu_seconds()
             load = await wrk(
                 server.url + workspace.dlr_path,
                 connections=16,
@@ -1050,8 +1051,11 @@ class Bench:
                 method="POST",
                 bodies=bodies,
             )
+            cpu = server.cpu_seconds() - cpu
             measure = "POST /v1/dlr/…, 1 report/request, 16 conns"
             row = load.row("dlr", backend, measure, "reports/s")
+            if load.requests:  # load-independent: the server's CPU per report (worker too)
+                row.notes.append(f"serve CPU {cpu / load.requests * 1000:.2f} ms/report")
             # Thread n posts lines n, n+2, … (wrk swallows the first of thread 0 and it
             # comes last, see wrk/bench.lua): the second of each must have been applied.
             for job in job_ids[WRK_THREADS : 2 * WRK_THREADS]:

@@ -906,8 +906,9 @@ class Messenger(
     def worker(self, **options: Any) -> Worker:
         """A :class:`Worker` running this messenger's background work (reports, time-outs,
         fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
-        ``concurrency``, ``idle_interval``."""
+        ``concurrency``, ``idle_interval``, ``gather_interval``, ``batch_handlers``."""
         handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
+        options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
         return Worker(self._store, self._clock, handlers, **options)
 
     async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:

@@ -124,6 +124,23 @@ async def test_death_after_a_report_is_stored_still_announces_it(
     assert "message.delivered" in await announced(bed)
 
 
+async def test_death_after_a_batch_of_reports_is_stored_still_announces_them(
+    bed: TestBed, store: CrashingStore
+) -> None:
+    # Issue 25: the simulated reports of many sends are stored in one transaction with
+    # their events and their items' completion; dying right after it loses none of them.
+    job_ids = [await send(bed, NORMAL), await send(bed, "+905551234568")]
+    store.arm("replace_messages")
+
+    worker = bed.messenger.worker(batch=50)
+    with pytest.raises(Crash):
+        await worker.run_once()
+    await recover(bed)
+
+    assert [(await status(bed, j))[0] for j in job_ids] == ["delivered", "delivered"]
+    assert (await announced(bed)).count("message.delivered") == 2
+
+
 async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     bed: TestBed, store: CrashingStore
 ) -> None:

@@ -29,6 +29,7 @@ from unified_messaging import (
     Vault,
     generate_key_spec,
 )
+from unified_messaging._domain import MessageRecord
 from unified_messaging._lifecycle.runtime import WORK_POLL
 from unified_messaging.providers.base import PROFILES, PollPolicy
 from unified_messaging.store.base import ProviderRef, Store
@@ -39,7 +40,8 @@ DAY = timedelta(days=1)
 
 
 class FindRefFailsOnce:
-    """The real store, except that the next ``find_provider_ref`` fails (a store blip)."""
+    """The real store, except that the next look-up of a report's ref (with its message,
+    ``find_reported_message``) fails (a store blip)."""
 
     def __init__(self, inner: Store) -> None:
         self.inner = inner
@@ -48,13 +50,13 @@ class FindRefFailsOnce:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def find_provider_ref(
+    async def find_reported_message(
         self, connection_id: str, provider_message_id: str
-    ) -> ProviderRef | None:
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
         if self.armed:
             self.armed = False
             raise StorageUnavailable("blip (test)")
-        return await self.inner.find_provider_ref(connection_id, provider_message_id)
+        return await self.inner.find_reported_message(connection_id, provider_message_id)
 
 
 @dataclass

@@ -66,9 +66,10 @@ from .._text import storable_report
 from .._types import ProviderCode
 from ..providers.base import PROFILES, ProviderReport
 from ..providers.simulator import Simulator, simulated_report
-from ..store.base import JsonValue, ProviderRef, QuotaCharge, Store, WorkItem
+from ..store.base import JsonValue, MessageChange, ProviderRef, QuotaCharge, Store, WorkItem
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
 from .polling import POLL_BATCH, Poller, first_poll
+from .report_batch import apply_simulated
 from .rules import (
     EVENT_TYPES,
     IN_FLIGHT,
@@ -87,7 +88,7 @@ from .rules import (
     is_write_ahead,
     move,
 )
-from .worker import Handler, error_backoff
+from .worker import Batch, BatchHandler, Handler, error_backoff
 
 __all__ = [
     "DEFAULT_SUBMIT_TIMEOUT",
@@ -223,6 +224,11 @@ class Lifecycle:
             WORK_SUBMIT_CHECK: self.handle_submit_check,
             WORK_ORPHAN: self.handle_orphan,
         }
+
+    def batch_handlers(self) -> dict[str, BatchHandler]:
+        """The kinds whose claimed items the worker hands over together (see
+        :data:`~.worker.BatchHandler`): the simulated reports of test sends."""
+        return {WORK_SIMULATED: self.handle_simulated_batch}
 
     # ------------------------------------------------------------------ around a submit
 
@@ -456,15 +462,18 @@ class Lifecycle:
                 return False, False
             async with limit:
                 ref = known.get(report.provider_message_id) if known else None
-                if ref is None:
-                    ref = await self._store.find_provider_ref(
-                        connection.id, report.provider_message_id
-                    )
-                if ref is None:
+                if ref is not None:
+                    return await self._apply(ref, report, livemode)
+                # The ref and its message in one read: the change's first round uses it.
+                found = await self._store.find_reported_message(
+                    connection.id, report.provider_message_id
+                )
+                if found is None:
                     if report.status != "pending":  # a pending report would change nothing
                         orphans.append(self._keep(connection, report, livemode))
                     return False, False
-                return await self._apply(ref, report, livemode)
+                ref, record = found
+                return await self._apply(ref, report, livemode, read=(record,))
 
         record_reports(self.metrics, connection.provider, reports, livemode=livemode)
         outcomes = await asyncio.gather(*(apply(report) for report in reports))
@@ -475,13 +484,20 @@ class Lifecycle:
         return IngestResult(len(reports), matched, changed)
 
     async def _apply(
-        self, ref: ProviderRef, report: ProviderReport, livemode: bool
+        self,
+        ref: ProviderRef,
+        report: ProviderReport,
+        livemode: bool,
+        *,
+        read: tuple[MessageRecord | None] | None = None,
     ) -> tuple[bool, bool]:
-        """(matched, changed) of one report for the message ``ref`` names."""
+        """(matched, changed) of one report for the message ``ref`` names; ``read``: the
+        message as just read with the ref (``None`` inside: gone)."""
         if ref.livemode != livemode:
             return False, False  # a simulated report never touches a live message, nor back
         step = _report_step(report)
-        return True, await self._change(ref.workspace_id, ref.livemode, ref.job_id, step)
+        changed = await self._change(ref.workspace_id, ref.livemode, ref.job_id, step, read=read)
+        return True, changed
 
     # ------------------------------------------------------------------ early reports
 
@@ -538,6 +554,13 @@ class Lifecycle:
             known = {message_id: ref}
         await self.ingest(connection, [report], livemode=False, known=known)
         return None
+
+    async def handle_simulated_batch(self, batch: Batch) -> list[WorkItem]:
+        """Many simulated reports at once: see :func:`.report_batch.apply_simulated`."""
+        return await apply_simulated(
+            batch, store=self._store, clock=self._clock, metrics=self.metrics,
+            change_of=self._change_of,
+        )  # fmt: skip
 
     async def handle_poll(self, item: WorkItem) -> datetime | None:
         """One poll round of a connection (see :mod:`._polling`); the item is due again
@@ -649,31 +672,51 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ changes
 
-    async def _change(self, workspace_id: str, livemode: bool, job_id: str, step: Step) -> bool:
+    async def _change(
+        self,
+        workspace_id: str,
+        livemode: bool,
+        job_id: str,
+        step: Step,
+        *,
+        read: tuple[MessageRecord | None] | None = None,
+    ) -> bool:
         """Apply ``step`` to the stored message with compare-and-set, storing in the same
-        transaction the work it starts (a fallback, its event)."""
-        for _ in range(_CAS_TRIES):
-            record = await self._store.get_message(workspace_id, livemode, job_id)
+        transaction the work it starts (a fallback, its event). ``read``: the message as the
+        caller just read it (``None`` inside: gone), for the first round."""
+        for attempt in range(_CAS_TRIES):
+            if attempt == 0 and read is not None:
+                (record,) = read
+            else:
+                record = await self._store.get_message(workspace_id, livemode, job_id)
             if record is None:
                 return False
             transition = step(record, self._clock.now())
             if not transition.changed:
                 return False
-            updated = replace(transition.record, version=record.version + 1)
-            work = await self._events(updated, transition.event)
-            if transition.fallback:
-                work.append(self._fallback_item(updated))
-            if transition.handover:
-                # No provider has it: handed over at once, as a send slot's hand-over is
-                # (unavailable then: failed, as D7 says without its window).
-                now = self._clock.now()
-                work.append(self._paced_item(updated, now, now))
-            closed = await self._answered(record, updated)
-            if await self._store.replace_message(updated, work=work, closed=closed):
+            change = await self._change_of(record, transition)
+            updated = change.record
+            if await self._store.replace_message(updated, work=change.work, closed=change.closed):
                 record_settled(self.metrics, record, updated)
                 return True
         logger.warning("message %s kept changing under us; the change is retried later", job_id)
         raise _Contended(job_id)
+
+    async def _change_of(self, record: MessageRecord, transition: Transition) -> MessageChange:
+        """The stored form of ``transition`` of ``record``: the new version, and the work
+        it starts (its event, a fallback, a hand-over) and the refs it closes, to be stored
+        with it in one transaction."""
+        updated = replace(transition.record, version=record.version + 1)
+        work = await self._events(updated, transition.event)
+        if transition.fallback:
+            work.append(self._fallback_item(updated))
+        if transition.handover:
+            # No provider has it: handed over at once, as a send slot's hand-over is
+            # (unavailable then: failed, as D7 says without its window).
+            now = self._clock.now()
+            work.append(self._paced_item(updated, now, now))
+        closed = await self._answered(record, updated)
+        return MessageChange(updated, work=work, closed=closed)
 
     def _fallback_item(self, record: MessageRecord) -> WorkItem:
         now = self._clock.now()

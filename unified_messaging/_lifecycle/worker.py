@@ -17,6 +17,13 @@ reads the current lease from it and fails closed (:class:`LeaseLost`) once the l
 A handler returns ``None`` when the item is done (the row is deleted) or a time to run it
 again (the row is rescheduled). A handler that raises is logged and retried with backoff, so a
 bug or an outage never loses an item; an unknown kind waits for a worker that knows it.
+
+A kind may also have a *batch handler* (:data:`BatchHandler`): the items of that kind claimed
+together are handed to it at once, as a :class:`Batch`, so it can read and write them in one
+go (the simulated reports of test sends: one read and one transaction for many). It completes
+the items it finishes itself, in its own transaction, under the leases the batch checks, and
+returns the items it leaves: those run one at a time through the kind's ordinary handler, with
+its error isolation and backoff. A batch handler that raises leaves them all.
 """
 
 from __future__ import annotations
@@ -26,11 +33,11 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from .._clock import Clock
 from .._ids import new_id
@@ -40,6 +47,8 @@ from ..store.base import Store, WorkItem
 
 __all__ = [
     "DEFAULT_LEASE",
+    "Batch",
+    "BatchHandler",
     "Handler",
     "Lease",
     "LeaseLost",
@@ -199,6 +208,34 @@ def error_backoff(attempts: int) -> timedelta:
     return min(timedelta(seconds=seconds), _MAX_ERROR_BACKOFF)
 
 
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Claimed items of one kind, handed to the kind's batch handler together. Each item's
+    lease is read from the worker's :class:`Leases` at the moment it is asked for, as a
+    :class:`Lease` is: a handler checks :meth:`holds` before it writes for an item, and its
+    store write deletes the item only where ``worker_id`` still holds it."""
+
+    items: tuple[WorkItem, ...]
+    _leases: Leases = field(repr=False)
+
+    @property
+    def worker_id(self) -> str:
+        return self._leases.worker_id
+
+    def holds(self, item_id: str) -> bool:
+        """Is ``item_id`` still this worker's (its lease neither lost nor run out)?"""
+        try:
+            self._leases.until(item_id)
+        except LeaseLost:
+            return False
+        return True
+
+
+#: Runs a :class:`Batch`; returns the items it leaves to the kind's one-at-a-time handler.
+#: Every other item it finished (completed in its own transaction) or found lost.
+BatchHandler = Callable[[Batch], Awaitable[Sequence[WorkItem]]]
+
+
 class Worker:
     """Runs the handlers of due work items until told to stop."""
 
@@ -208,23 +245,31 @@ class Worker:
         clock: Clock,
         handlers: Mapping[str, Handler],
         *,
+        batch_handlers: Mapping[str, BatchHandler] | None = None,
         worker_id: str | None = None,
         lease: timedelta = DEFAULT_LEASE,
         batch: int = 50,
         concurrency: int = 16,
         idle_interval: float = 0.5,
+        gather_interval: float = 0.1,
     ) -> None:
         if batch < 1 or concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
         self._store = store
         self._clock = clock
         self._handlers = dict(handlers)
+        # A batch handler stands in for a kind's handler only where that handler exists:
+        # the items it leaves run through it.
+        self._batch_handlers = {
+            kind: run for kind, run in (batch_handlers or {}).items() if kind in self._handlers
+        }
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{new_id('wk')}"
         self._lease = lease
         self._batch = batch
         self._concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
         self._idle_interval = idle_interval
+        self._gather = min(gather_interval, idle_interval)
         self._leases = Leases(self.worker_id, clock)
 
     def __repr__(self) -> str:
@@ -236,10 +281,10 @@ class Worker:
             now=self._clock.now(), worker_id=self.worker_id, lease=self._lease, limit=self._batch
         )
         if items:
-            fresh = self._take(items)
+            runs = self._runs(self._take(items))
             heartbeat = asyncio.create_task(self._heartbeat())
             try:
-                await asyncio.gather(*(self._run_item(item) for item in fresh))
+                await asyncio.gather(*(run for run, _ in runs))
             finally:
                 heartbeat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -254,6 +299,23 @@ class Worker:
         for item in items:
             self._leases.hold(item.id, item.lease_until or self._clock.now() + self._lease)
         return fresh
+
+    def _runs(self, items: Sequence[WorkItem]) -> list[tuple[Coroutine[Any, Any, None], int]]:
+        """What runs the claimed ``items``, and how many items each holds: a batch per kind
+        that has a batch handler (of two items or more), the rest one by one."""
+        grouped: dict[str, list[WorkItem]] = {}
+        runs: list[tuple[Coroutine[Any, Any, None], int]] = []
+        for item in items:
+            if item.kind in self._batch_handlers:
+                grouped.setdefault(item.kind, []).append(item)
+            else:
+                runs.append((self._run_item(item), 1))
+        for kind, group in grouped.items():
+            if len(group) == 1:
+                runs.append((self._run_item(group[0]), 1))
+            else:
+                runs.append((self._run_batch(kind, group), len(group)))
+        return runs
 
     async def _heartbeat(self, *, forever: bool = False) -> None:
         """Renew the leases of the items still running, three times per lease."""
@@ -298,19 +360,32 @@ class Worker:
         less, so one slow item (a receiver taking its 15 s) never holds back the items claimed
         with it. Claiming half a batch at a time rather than an item per free slot keeps the
         claims (each one a write, sharing SQLite's one writer with the sends) few under load.
+
+        A claim that came back short (work trickling in: sends under load, each with a
+        report due 2 s later) is not followed by the next one before ``gather_interval``,
+        even when its items are done: the items due meanwhile are claimed, and applied,
+        together (a batch handler's one transaction), instead of a claim per few items.
         """
         stop = stop or asyncio.Event()
         tasks: set[asyncio.Task[None]] = set()
+        sizes: dict[asyncio.Task[None], int] = {}  # items per task (a batch holds several)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            tasks.discard(task)
+            sizes.pop(task, None)
+
         heartbeat = asyncio.create_task(self._heartbeat(forever=True))
         stopping = asyncio.create_task(stop.wait())
         half = max(1, self._batch // 2)
         more_due = True  # the last claim came back full: claim again as soon as there is room
         next_look = 0.0  # otherwise not before this loop time (the idle interval)
+        gather_at = 0.0  # and, with nothing running, not before this one
         loop = asyncio.get_running_loop()
         try:
             while not stop.is_set():
-                free = self._batch - len(tasks)
-                if free >= half and (more_due or not tasks or loop.time() >= next_look):
+                free = self._batch - sum(sizes.values())
+                look_at = next_look if tasks else gather_at
+                if free >= half and (more_due or loop.time() >= look_at):
                     asked = free
                     try:
                         items = await self._store.claim_due_work(
@@ -322,17 +397,21 @@ class Worker:
                     except Exception:
                         logger.exception("the worker could not claim due work; retrying")
                         items = []
-                    for item in self._take(items):
-                        task = asyncio.create_task(self._run_item(item))
+                    for run, size in self._runs(self._take(items)):
+                        task = asyncio.create_task(run)
                         tasks.add(task)
-                        task.add_done_callback(tasks.discard)
+                        sizes[task] = size
+                        task.add_done_callback(ended)
                     more_due = len(items) == asked
                     if not more_due:
-                        next_look = loop.time() + self._idle_interval
-                    if more_due and self._batch - len(tasks) >= half:
+                        now = loop.time()
+                        next_look = now + self._idle_interval
+                        gather_at = now + (self._gather if items else self._idle_interval)
+                    if more_due and self._batch - sum(sizes.values()) >= half:
                         await asyncio.sleep(0)  # let the new items start, then claim again
                         continue
-                timeout = self._idle_interval if not more_due else None
+                look_at = next_look if tasks else gather_at
+                timeout = None if more_due else max(0.0, look_at - loop.time())
                 await asyncio.wait(
                     {*tasks, stopping}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -367,6 +446,35 @@ class Worker:
                 await self._run_one(item)
         finally:
             self._leases.release(item.id)
+
+    async def _run_batch(self, kind: str, items: list[WorkItem]) -> None:
+        """Run ``items`` (of ``kind``) through its batch handler, then the items it left one
+        at a time. Tracing: the batch is one span of its own; each item left keeps its trace."""
+        left: Sequence[WorkItem] = items
+        try:
+            with span(
+                f"work {kind} batch",
+                kind="consumer",
+                attributes={
+                    "messaging.operation.type": "process",
+                    "unified_messaging.work.kind": kind,
+                    "messaging.batch.message_count": len(items),
+                },
+            ):
+                async with self._limit:
+                    left = await self._batch_handlers[kind](Batch(tuple(items), self._leases))
+        except Exception:
+            logger.exception("a batch of %d %s work items failed; running them one by one",
+                             len(items), kind)  # fmt: skip
+        except BaseException:
+            for item in items:  # cancelled: nothing holds them here any more
+                self._leases.release(item.id)
+            raise
+        leaving = {item.id for item in left}
+        for item in items:
+            if item.id not in leaving:
+                self._leases.release(item.id)
+        await asyncio.gather(*(self._run_item(item) for item in left))
 
     async def _run_one(self, item: WorkItem) -> None:
         handler = self._handlers.get(item.kind)

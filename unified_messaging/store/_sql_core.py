@@ -629,6 +629,21 @@ _REPLACE_MESSAGE = Hot(
 )
 
 
+def _update_versions_of(
+    conn: sa.Connection, messages: Sequence[MessageRecord], rows: list[dict[str, object]]
+) -> list[str]:
+    """The compare-and-set of ``messages`` (``rows`` their :func:`_update_row`): one
+    statement for one message, else :meth:`CoreMixin._update_versions`; the job ids whose
+    rows had moved on (or are gone), which were not written."""
+    if not messages:
+        return []
+    if len(messages) == 1:
+        cas = {**rows[0], "b_version": messages[0].version - 1}
+        return [] if _REPLACE_MESSAGE.rowcount(conn, cas) == 1 else [messages[0].job_id]
+    ids = sorted(m.job_id for m in messages)
+    return CoreMixin._update_versions(conn, messages, ids, rows)
+
+
 def _update_row(message: MessageRecord) -> dict[str, object]:
     row = message_row(message)
     row["b_job_id"] = row.pop("job_id")

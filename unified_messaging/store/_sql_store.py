@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._sql_audit import AuditMixin
+from ._sql_batch import BatchMixin
 from ._sql_breaker import BreakerMixin
 from ._sql_core import CoreMixin
 from ._sql_pacing import PacingMixin
@@ -16,6 +17,7 @@ __all__ = ["SqlStore"]
 
 class SqlStore(
     CoreMixin,
+    BatchMixin,
     WorkMixin,
     SearchMixin,
     BreakerMixin,

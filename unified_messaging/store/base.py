@@ -45,10 +45,12 @@ if TYPE_CHECKING:
     from .._types import Channel
 
 __all__ = [
+    "BatchWrite",
     "ConnectionStats",
     "IdempotencyClaim",
     "IdempotencyRecord",
     "JsonValue",
+    "MessageChange",
     "MessageQuery",
     "ProviderRef",
     "QuotaCharge",
@@ -187,6 +189,29 @@ class ProviderRef:
     #: Polled providers: not asked about before this (its send plus the provider's
     #: ``first_after``, then each query plus ``again_after``); ``None``: at once.
     poll_after: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChange:
+    """One compare-and-set of :meth:`Store.replace_messages`: ``record`` replaces the stored
+    row if that row's version is ``record.version - 1``; with it, the ``work`` it starts is
+    queued, the ``closed`` ``(connection_id, provider_message_id)`` refs are closed, and the
+    work item ``done`` (the one that made the change) is deleted."""
+
+    record: MessageRecord
+    work: Sequence[WorkItem] = ()
+    closed: Sequence[tuple[str, str]] = ()
+    done: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWrite:
+    """What :meth:`Store.replace_messages` did not store: the job ids whose rows had moved
+    on (or are gone), and the work item ids ``worker_id`` no longer held (their changes,
+    and their deletions, were not written). Everything else was, in one transaction."""
+
+    moved: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,6 +479,26 @@ class Store(UserStore, Protocol):
         """
         ...
 
+    async def get_messages(self, keys: Sequence[tuple[str, bool, str]]) -> dict[str, MessageRecord]:
+        """Many messages in one read, each ``(workspace_id, livemode, job_id)`` only within
+        its own workspace and mode (D2, D11); by job id, those not found left out."""
+        ...
+
+    async def replace_messages(
+        self,
+        changes: Sequence[MessageChange],
+        *,
+        worker_id: str,
+        done: Sequence[str] = (),
+    ) -> BatchWrite:
+        """Many :meth:`replace_message` in one transaction, with the work items that made
+        them: each change is stored (record, work, closed refs, and its ``done`` item
+        deleted) only if ``worker_id`` still holds its ``done`` item and the compare-and-set
+        holds; the items ``done`` (finished with no change to store) are deleted where
+        ``worker_id`` still holds them. A change that is not stored writes nothing. At most
+        one change per job id. See :class:`BatchWrite` for the answer."""
+        ...
+
     async def move_send_phase(
         self,
         workspace_id: str,
@@ -497,6 +542,13 @@ class Store(UserStore, Protocol):
     async def find_provider_ref(
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None: ...
+
+    async def find_reported_message(
+        self, connection_id: str, provider_message_id: str
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        """:meth:`find_provider_ref` and the message it names (``None`` if that is gone), in
+        one read: a pushed delivery report needs both. ``None`` if the ref is unknown."""
+        ...
 
     async def refs_to_poll(
         self, connection_id: str, now: datetime, limit: int

@@ -28,10 +28,12 @@ from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
 from .base import (
+    BatchWrite,
     ConnectionStats,
     IdempotencyClaim,
     IdempotencyRecord,
     JsonValue,
+    MessageChange,
     MessageQuery,
     ProviderRef,
     QuotaCharge,
@@ -324,6 +326,57 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
                     self._refs[key] = replace(ref, open=False)
             return True
 
+    async def get_messages(self, keys: Sequence[tuple[str, bool, str]]) -> dict[str, MessageRecord]:
+        found = {}
+        for workspace_id, livemode, job_id in keys:
+            message = self._messages.get(job_id)
+            if message is not None and (message.workspace_id, message.livemode) == (
+                workspace_id,
+                livemode,
+            ):
+                found[job_id] = message
+        return found
+
+    async def replace_messages(
+        self,
+        changes: Sequence[MessageChange],
+        *,
+        worker_id: str,
+        done: Sequence[str] = (),
+    ) -> BatchWrite:
+        _one_per_job(changes)
+        with self._lock:
+
+            def held(item_id: str | None) -> bool:
+                if item_id is None:
+                    return True
+                item = self._work.get(item_id)
+                return item is not None and item.claimed_by == worker_id
+
+            lost = [c.done for c in changes if c.done is not None and not held(c.done)]
+            lost += [item_id for item_id in done if not held(item_id)]
+            moved = []
+            for change in changes:
+                if not held(change.done):
+                    continue
+                record = change.record
+                stored = self._messages.get(record.job_id)
+                if stored is None or stored.version != record.version - 1:
+                    moved.append(record.job_id)
+                    continue
+                self._messages[record.job_id] = record
+                self._follow_ups(change.work, ())
+                for key in change.closed:
+                    ref = self._refs.get(key)
+                    if ref is not None and ref.open:
+                        self._refs[key] = replace(ref, open=False)
+                if change.done is not None:
+                    del self._work[change.done]
+            for item_id in done:
+                if held(item_id):
+                    del self._work[item_id]
+            return BatchWrite(moved=tuple(moved), lost=tuple(lost))
+
     async def move_send_phase(
         self,
         workspace_id: str,
@@ -364,6 +417,14 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
         self, connection_id: str, provider_message_id: str
     ) -> ProviderRef | None:
         return self._refs.get((connection_id, provider_message_id))
+
+    async def find_reported_message(
+        self, connection_id: str, provider_message_id: str
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        ref = self._refs.get((connection_id, provider_message_id))
+        if ref is None:
+            return None
+        return ref, await self.get_message(ref.workspace_id, ref.livemode, ref.job_id)
 
     async def refs_to_poll(
         self, connection_id: str, now: datetime, limit: int
@@ -761,3 +822,8 @@ def _json_copy(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         return dict(payload)  # flat, immutable values (the common case): a shallow copy is deep
     copied: dict[str, JsonValue] = json.loads(json.dumps(payload))
     return copied
+
+
+def _one_per_job(changes: Sequence[MessageChange]) -> None:
+    if len({c.record.job_id for c in changes}) != len(changes):
+        raise ValueError("replace_messages takes at most one change per job id")
