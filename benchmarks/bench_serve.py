@@ -939,13 +939,20 @@ class Bench:
             )
             sent.raise_for_status()
             job_id = sent.json()["job_id"]
+        await settled(server)  # the earlier rows' reports applied: this CPU is the GETs'
+        cpu = server.cpu_seconds()
         load = await wrk(
             f"{server.url}/v1/messages/{job_id}",
             connections=16,
             duration=self.args.duration,
             auth=auth,
         )
-        self.rows.append(load.row("get", backend, "GET /v1/messages/{id}, 16 conns"))
+        cpu = server.cpu_seconds() - cpu
+        row = load.row("get", backend, "GET /v1/messages/{id}, 16 conns")
+        answered = sum(load.codes.values())
+        if answered:
+            row.notes.append(f"serve CPU {cpu / answered * 1000:.3f} ms/request")
+        self.rows.append(row)
         log(f"{backend} GET: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
 
     async def health_rows(self, backend: str, server: Child) -> None:

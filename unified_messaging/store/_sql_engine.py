@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -141,7 +142,10 @@ class Engines:
     and a command that only reads (``workspaces list``) never needs either.
     """
 
-    __slots__ = ("_async", "_make_async", "dialect", "sync_read", "sync_write")
+    __slots__ = (
+        "_async", "_held", "_held_lock", "_make_async", "_readers", "dialect", "sync_read",
+        "sync_write",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -157,6 +161,48 @@ class Engines:
         self._make_async = make_async
         # Without a synchronous engine every call is async: no reason to wait.
         self._async: AsyncViews | None = None if sync_read is not None else make_async()
+        self._readers = threading.local()
+        self._held: list[sa.Connection] = []
+        self._held_lock = threading.Lock()
+
+    def reader(self) -> sa.Connection:
+        """SQLite: this thread's own read connection of ``sync_read``, kept open between
+        reads (the event loop's thread reads the hot rows on it).
+
+        A pool checkout and return per read (the ``Connection``, the pool's fairy and queue,
+        the reset's rollback) cost more than the read itself: about half of a read by key.
+        Holding one is safe because its reads are single statements in autocommit (the
+        connection has no ``BEGIN`` of its own: see ``_BEGIN_STATEMENTS``), so it never holds
+        a snapshot between reads, and a thread's reads never interleave. A connection that
+        SQLAlchemy invalidated (an error that means it is dead) is replaced on the next read;
+        :meth:`dispose` closes them all.
+        """
+        connection: sa.Connection | None = getattr(self._readers, "connection", None)
+        if connection is not None and not connection.closed and not connection.invalidated:
+            return connection
+        if self.sync_read is None:
+            raise RuntimeError("only SQLite reads on a held connection")
+        fresh = self.sync_read.connect()
+        with self._held_lock:
+            if connection is not None:
+                self._drop(connection)
+            self._held.append(fresh)
+        self._readers.connection = fresh
+        return fresh
+
+    def forget_reader(self) -> None:
+        """Close this thread's read connection (after an error: the next read gets a new one)."""
+        connection: sa.Connection | None = getattr(self._readers, "connection", None)
+        self._readers.connection = None
+        if connection is not None:
+            with self._held_lock:
+                self._drop(connection)
+
+    def _drop(self, connection: sa.Connection) -> None:
+        with contextlib.suppress(ValueError):
+            self._held.remove(connection)
+        with contextlib.suppress(Exception):
+            connection.close()
 
     def _views(self) -> AsyncViews:
         views = self._async
@@ -178,6 +224,9 @@ class Engines:
 
     async def dispose(self) -> None:
         """Close every pooled connection, of the async and the synchronous engines."""
+        with self._held_lock:
+            for connection in list(self._held):
+                self._drop(connection)
         if self._async is not None:
             await self._async.root.dispose()
         if self.sync_read is not None:

@@ -39,6 +39,8 @@ class _Compiled:
     defaults: Mapping[str, Any]
     columns: tuple[str, ...]
     results: tuple[_Processor, ...]
+    #: The result columns that have a processor, by position: the others are taken as is.
+    processed: tuple[tuple[int, str, Callable[[Any], Any]], ...]
 
 
 class Hot:
@@ -129,6 +131,11 @@ def _compile(statement: sa.Executable, dialect: Dialect, keys: Iterable[str]) ->
         defaults=compiled.construct_params(_check=False),
         columns=columns,
         results=results,
+        processed=tuple(
+            (n, name, process)
+            for n, (name, process) in enumerate(zip(columns, results, strict=True))
+            if process is not None
+        ),
     )
 
 
@@ -142,10 +149,12 @@ def _values(compiled: _Compiled, params: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _row(compiled: _Compiled, raw: Sequence[Any]) -> dict[str, Any]:
-    return {
-        name: value if process is None or value is None else process(value)
-        for name, process, value in zip(compiled.columns, compiled.results, raw, strict=True)
-    }
+    row = dict(zip(compiled.columns, raw, strict=True))
+    for n, name, process in compiled.processed:
+        value = raw[n]
+        if value is not None:
+            row[name] = process(value)
+    return row
 
 
 def _wrapped(conn: sa.Connection, cursor: Any, sql: str, exc: Any) -> Exception:
@@ -194,6 +203,13 @@ def write_all(
         for hot, row in runs:
             hot.execute(conn, row).close()
         return
+    if len(runs) > COMBINED_AT_MOST:
+        # A bulk's hundreds of rows: the server plans a WITH of hundreds of parts slowly
+        # (13 ms for a 200-message bulk's), and asyncpg pipelines an executemany (its rows
+        # in one round trip), so one round trip per statement.
+        for hot, rows in parts:
+            hot.executemany(conn, rows)
+        return
     sql, values = _combined(conn.dialect, runs)
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
@@ -203,6 +219,9 @@ def write_all(
     finally:
         cursor.close()
 
+
+#: PostgreSQL: at most this many rows' writes share one statement (a send's few).
+COMBINED_AT_MOST = 16
 
 _COMBINED: dict[tuple[tuple[Hot, tuple[str, ...]], ...], str] = {}
 
