@@ -143,8 +143,8 @@ class Engines:
     """
 
     __slots__ = (
-        "_async", "_held", "_held_lock", "_make_async", "_readers", "dialect", "sync_read",
-        "sync_write",
+        "_async", "_held", "_held_lock", "_idle", "_make_async", "_readers", "dialect",
+        "sync_read", "sync_write",
     )  # fmt: skip
 
     def __init__(
@@ -164,6 +164,7 @@ class Engines:
         self._readers = threading.local()
         self._held: list[sa.Connection] = []
         self._held_lock = threading.Lock()
+        self._idle: list[sa.Connection] = []
 
     def reader(self) -> sa.Connection:
         """SQLite: this thread's own read connection of ``sync_read``, kept open between
@@ -198,6 +199,47 @@ class Engines:
             with self._held_lock:
                 self._drop(connection)
 
+    def take_reader(self) -> sa.Connection:
+        """PostgreSQL: a read connection (autocommit) for one hot read, inside a greenlet
+        (``greenlet_spawn``): one kept from an earlier read, or a new checkout.
+
+        A pool checkout and return per read (the ``Connection``, events, the isolation
+        level set and reset, the reset's rollback) were a quarter of a read by key. Up to
+        :data:`_IDLE_READERS` stay checked out between reads, for the loop's next ones
+        (each read has its own: an asyncpg connection runs one statement at a time).
+        """
+        while self._idle:
+            connection = self._idle.pop()
+            if (
+                not connection.invalidated
+                and not connection.closed
+                and not _server_closed(connection)
+            ):
+                return connection
+            with contextlib.suppress(Exception):
+                connection.close()
+        return self.read.sync_engine.connect()
+
+    def give_back_reader(self, connection: sa.Connection, *, broken: bool = False) -> None:
+        """After :meth:`take_reader`'s read (in the same greenlet): kept for the next read,
+        or returned to the pool (``broken``: the read failed; the kept ones are returned
+        too, and an invalidated one is replaced by the pool)."""
+        if broken:
+            # A lost connection invalidates the pool's others (SQLAlchemy's rule): the kept
+            # ones are checked out, so they go too, and the retry gets a fresh one.
+            self._close_idle()
+        if broken or connection.invalidated or len(self._idle) >= _IDLE_READERS:
+            with contextlib.suppress(Exception):
+                connection.close()
+            return
+        self._idle.append(connection)
+
+    def _close_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            with contextlib.suppress(Exception):
+                connection.close()
+
     def _drop(self, connection: sa.Connection) -> None:
         with contextlib.suppress(ValueError):
             self._held.remove(connection)
@@ -227,10 +269,27 @@ class Engines:
         with self._held_lock:
             for connection in list(self._held):
                 self._drop(connection)
+        if self._idle:
+            from sqlalchemy.util import greenlet_spawn
+
+            await greenlet_spawn(self._close_idle)  # asyncpg's close awaits
         if self._async is not None:
             await self._async.root.dispose()
         if self.sync_read is not None:
             self.sync_read.dispose()
+
+
+#: PostgreSQL: hot-read connections kept checked out between reads, at most (of the pool's
+#: ``pool_size``; the group writers take at most four).
+_IDLE_READERS = 4
+
+
+def _server_closed(connection: sa.Connection) -> bool:
+    """A free, local check (as the pool's checkout event makes): the server closed it."""
+    try:
+        return bool(connection.connection.dbapi_connection.driver_connection.is_closed())  # type: ignore[union-attr]
+    except Exception:
+        return True
 
 
 def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:
