@@ -13,6 +13,10 @@ and a driver error is wrapped exactly as SQLAlchemy wraps it (``DBAPIError.insta
 ``storage_errors`` turns it into the same library error (``AlreadyExists``...).
 
 Only for statements without expanding (``IN``) parameters: their SQL is fixed.
+
+Every ``Hot`` statement is listed in :data:`HOT_STATEMENTS` below, with what runs it, and
+nowhere else (``tests/store/test_sql_hot_list.py`` checks the list against the modules):
+move a statement here, add it there.
 """
 
 from __future__ import annotations
@@ -26,7 +30,30 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 
-__all__ = ["Hot", "write_all"]
+__all__ = ["HOT_STATEMENTS", "Hot", "write_all"]
+
+#: Every :class:`Hot` statement of the store (``module.NAME``; the two built per dialect by
+#: ``SqlBase._insert_new`` by that method's name) and the paths that run it.
+HOT_STATEMENTS: Mapping[str, str] = {
+    # reads by key, per request (on SQLite on a held connection per thread, on PostgreSQL
+    # on one of a few kept connections: SqlBase._hot_query)
+    "_sql_core._MESSAGE_BY_ID": "GET /v1/messages/{id}, the worker's report, replays",
+    "_sql_core._REF_BY_ID": "a delivery report's provider message id",
+    "_sql_suppressions._SUPPRESSED_ONE": "a single send's suppression check (admission)",
+    # the send's write-ahead and outcome, in group commits
+    "_sql_core._INSERT_MESSAGE": "the write-ahead messages (single sends and bulks)",
+    "_sql_core._UPDATE_MESSAGE": "a bulk's outcome (executemany), update_messages",
+    "_sql_core._REPLACE_MESSAGE": "a single send's outcome and every lifecycle change (CAS)",
+    "_sql_core._DELETE_ONE_WORK": "the submit checks a send's outcome removes",
+    "_sql_core._CLOSE_REF": "refs closed by a final report",
+    "_sql_base.SqlBase._insert_new('work')": "follow-up work items (check, DLR time-out...)",
+    "_sql_base.SqlBase._insert_new('refs')": "provider refs of a send",
+    "_sql_guard._RECENT": "the flood guard's count (SQLite)",
+    "_sql_guard._LOCK_AND_RECENT": "the flood guard's lock and count (PostgreSQL)",
+    # the worker
+    "_sql_work._CLAIM_WORK": "the worker's claim of due items",
+    "_sql_work._COMPLETE_WORK": "an item's completion",
+}
 
 _Processor = Callable[[Any], Any] | None
 

@@ -40,7 +40,7 @@ _KEY = sa.and_(
 _SUPPRESSED = sa.select(_s.recipient).where(
     _KEY, _s.recipient.in_(sa.bindparam("recipients", expanding=True))
 )
-# A single send's check: a Hot read (every send runs it; see _sql_hot.HOT_STATEMENTS).
+# A single send's check: a Hot read (every send runs it; _sql_hot.HOT_STATEMENTS).
 _SUPPRESSED_ONE = Hot(
     sa.select(_s.recipient).where(_KEY, _s.recipient == sa.bindparam("recipient"))
 )
