@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
@@ -159,3 +161,32 @@ def _suppression() -> Suppression:
         id="sup_1", workspace_id="ws_1", livemode=False, channel="sms",
         recipient="+905551234567", reason="stop", source="api", created_at=T0,
     )  # fmt: skip
+
+
+async def test_sqlite_reads_from_many_threads_hold_a_bounded_number_of_connections(
+    sqlite_database: Database,
+) -> None:
+    """Each thread that reads holds one connection, at most eight at once (the pool is the
+    writer's too); a thread beyond them reads on its own checkout, and the connections of
+    threads that ended are closed when a new thread needs one."""
+    store = sqlite_database.store()
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        await store.insert_messages([a_full_message()])
+        barrier = threading.Barrier(12)
+
+        def read_in_a_thread() -> MessageRecord | None:
+            barrier.wait()  # all twelve alive at once
+            return asyncio.run(store.get_message("ws_1", True, "job_1"))
+
+        with ThreadPoolExecutor(12) as pool:
+            found = list(pool.map(lambda _: read_in_a_thread(), range(12)))
+        assert found == [a_full_message()] * 12
+        engines = store._get_engines()
+        assert len(engines._held) <= 8
+
+        await asyncio.to_thread(lambda: asyncio.run(store.get_message("ws_1", True, "job_1")))
+        assert len(engines._held) <= 2  # the ended threads' closed; this loop's and the last
+    finally:
+        await store.close()

@@ -265,11 +265,14 @@ class SqlBase:
                 joined_rows: list[dict[str, Any]] = await joined.run_sync(rows)
                 return joined_rows
             if engines.sync_read is not None:
+                reader = engines.reader()
                 try:
-                    return rows(engines.reader())
+                    found_here = rows(reader)
                 except BaseException:
-                    engines.forget_reader()
+                    engines.done_reading(reader, broken=True)
                     raise
+                engines.done_reading(reader)
+                return found_here
             # PostgreSQL: the read in one greenlet, on a connection kept from an earlier
             # read (Engines.take_reader), where the async connection's checkout, statement
             # and return took one greenlet each.
@@ -317,8 +320,9 @@ class SqlBase:
             found = take(connection.execute(statement, dict(params)))
             connection.rollback()
         except BaseException:
-            engines.forget_reader()
+            engines.done_reading(connection, broken=True)
             raise
+        engines.done_reading(connection)
         return found
 
     @asynccontextmanager

@@ -162,20 +162,22 @@ class Engines:
         # Without a synchronous engine every call is async: no reason to wait.
         self._async: AsyncViews | None = None if sync_read is not None else make_async()
         self._readers = threading.local()
-        self._held: list[sa.Connection] = []
+        self._held: list[tuple[threading.Thread, sa.Connection]] = []
         self._held_lock = threading.Lock()
         self._idle: list[sa.Connection] = []
 
     def reader(self) -> sa.Connection:
         """SQLite: this thread's own read connection of ``sync_read``, kept open between
-        reads (the event loop's thread reads the hot rows on it).
+        reads (the event loop's thread reads the hot rows on it); the caller passes it to
+        :meth:`done_reading` after each read.
 
         A pool checkout and return per read (the ``Connection``, the pool's fairy and queue,
         the reset's rollback) cost more than the read itself: about half of a read by key.
         Holding one is safe because its reads are single statements in autocommit (the
         connection has no ``BEGIN`` of its own: see ``_BEGIN_STATEMENTS``), so it never holds
-        a snapshot between reads, and a thread's reads never interleave. A connection that
-        SQLAlchemy invalidated (an error that means it is dead) is replaced on the next read;
+        a snapshot between reads, and a thread's reads never interleave. At most
+        :data:`_HELD_READERS` threads hold one (the pool is the writer's too); those of
+        threads that ended are closed; beyond that a thread reads on a checkout of its own.
         :meth:`dispose` closes them all.
         """
         connection: sa.Connection | None = getattr(self._readers, "connection", None)
@@ -187,17 +189,24 @@ class Engines:
         with self._held_lock:
             if connection is not None:
                 self._drop(connection)
-            self._held.append(fresh)
+            for ended in [c for t, c in self._held if not t.is_alive()]:
+                self._drop(ended)
+            if len(self._held) >= _HELD_READERS:
+                return fresh  # not held: done_reading closes it
+            self._held.append((threading.current_thread(), fresh))
         self._readers.connection = fresh
         return fresh
 
-    def forget_reader(self) -> None:
-        """Close this thread's read connection (after an error: the next read gets a new one)."""
-        connection: sa.Connection | None = getattr(self._readers, "connection", None)
-        self._readers.connection = None
-        if connection is not None:
-            with self._held_lock:
-                self._drop(connection)
+    def done_reading(self, connection: sa.Connection, *, broken: bool = False) -> None:
+        """After a read on :meth:`reader`'s connection: kept if this thread holds it, else
+        closed; ``broken`` (the read failed): closed, the next read gets a new one."""
+        held = getattr(self._readers, "connection", None) is connection
+        if held and not broken:
+            return
+        if held:
+            self._readers.connection = None
+        with self._held_lock:
+            self._drop(connection)
 
     def take_reader(self) -> sa.Connection:
         """PostgreSQL: a read connection (autocommit) for one hot read, inside a greenlet
@@ -241,8 +250,7 @@ class Engines:
                 connection.close()
 
     def _drop(self, connection: sa.Connection) -> None:
-        with contextlib.suppress(ValueError):
-            self._held.remove(connection)
+        self._held = [(t, c) for t, c in self._held if c is not connection]
         with contextlib.suppress(Exception):
             connection.close()
 
@@ -267,7 +275,7 @@ class Engines:
     async def dispose(self) -> None:
         """Close every pooled connection, of the async and the synchronous engines."""
         with self._held_lock:
-            for connection in list(self._held):
+            for _, connection in list(self._held):
                 self._drop(connection)
         if self._idle:
             from sqlalchemy.util import greenlet_spawn
@@ -279,6 +287,8 @@ class Engines:
             self.sync_read.dispose()
 
 
+#: SQLite: threads holding a read connection at most (see ``Engines.reader``).
+_HELD_READERS = 8
 #: PostgreSQL: hot-read connections kept checked out between reads, at most (of the pool's
 #: ``pool_size``; the group writers take at most four).
 _IDLE_READERS = 4
