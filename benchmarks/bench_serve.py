@@ -975,7 +975,7 @@ class Bench:
             )
             sent.raise_for_status()
             job_id = sent.json()["job_id"]
-        await settled(server)
+        await settled(server)  # the earlier rows' reports applied: this CPU is the GETs'
         cpu = server.cpu_seconds()
         load = await wrk(
             f"{server.url}/v1/messages/{job_id}",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -142,7 +143,10 @@ class Engines:
     and a command that only reads (``workspaces list``) never needs either.
     """
 
-    __slots__ = ("_async", "_make_async", "dialect", "sync_read", "sync_write", "write_lock")
+    __slots__ = (
+        "_async", "_held", "_held_lock", "_idle", "_make_async", "_readers", "dialect",
+        "sync_read", "sync_write", "write_lock",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -160,6 +164,98 @@ class Engines:
         self._make_async = make_async
         # Without a synchronous engine every call is async: no reason to wait.
         self._async: AsyncViews | None = None if sync_read is not None else make_async()
+        self._readers = threading.local()
+        self._held: list[tuple[threading.Thread, sa.Connection]] = []
+        self._held_lock = threading.Lock()
+        self._idle: list[sa.Connection] = []
+
+    def reader(self) -> sa.Connection:
+        """SQLite: this thread's own read connection of ``sync_read``, kept open between
+        reads (the event loop's thread reads the hot rows on it); the caller passes it to
+        :meth:`done_reading` after each read.
+
+        A pool checkout and return per read (the ``Connection``, the pool's fairy and queue,
+        the reset's rollback) cost more than the read itself: about half of a read by key.
+        Holding one is safe because its reads are single statements in autocommit (the
+        connection has no ``BEGIN`` of its own: see ``_BEGIN_STATEMENTS``), so it never holds
+        a snapshot between reads, and a thread's reads never interleave. At most
+        :data:`_HELD_READERS` threads hold one (the pool is the writer's too); those of
+        threads that ended are closed; beyond that a thread reads on a checkout of its own.
+        :meth:`dispose` closes them all.
+        """
+        connection: sa.Connection | None = getattr(self._readers, "connection", None)
+        if connection is not None and not connection.closed and not connection.invalidated:
+            return connection
+        if self.sync_read is None:
+            raise RuntimeError("only SQLite reads on a held connection")
+        fresh = self.sync_read.connect()
+        with self._held_lock:
+            if connection is not None:
+                self._drop(connection)
+            for ended in [c for t, c in self._held if not t.is_alive()]:
+                self._drop(ended)
+            if len(self._held) >= _HELD_READERS:
+                return fresh  # not held: done_reading closes it
+            self._held.append((threading.current_thread(), fresh))
+        self._readers.connection = fresh
+        return fresh
+
+    def done_reading(self, connection: sa.Connection, *, broken: bool = False) -> None:
+        """After a read on :meth:`reader`'s connection: kept if this thread holds it, else
+        closed; ``broken`` (the read failed): closed, the next read gets a new one."""
+        held = getattr(self._readers, "connection", None) is connection
+        if held and not broken:
+            return
+        if held:
+            self._readers.connection = None
+        with self._held_lock:
+            self._drop(connection)
+
+    def take_reader(self) -> sa.Connection:
+        """PostgreSQL: a read connection (autocommit) for one hot read, inside a greenlet
+        (``greenlet_spawn``): one kept from an earlier read, or a new checkout.
+
+        A pool checkout and return per read (the ``Connection``, events, the isolation
+        level set and reset, the reset's rollback) were a quarter of a read by key. Up to
+        :data:`_IDLE_READERS` stay checked out between reads, for the loop's next ones
+        (each read has its own: an asyncpg connection runs one statement at a time).
+        """
+        while self._idle:
+            connection = self._idle.pop()
+            if (
+                not connection.invalidated
+                and not connection.closed
+                and not _server_closed(connection)
+            ):
+                return connection
+            with contextlib.suppress(Exception):
+                connection.close()
+        return self.read.sync_engine.connect()
+
+    def give_back_reader(self, connection: sa.Connection, *, broken: bool = False) -> None:
+        """After :meth:`take_reader`'s read (in the same greenlet): kept for the next read,
+        or returned to the pool (``broken``: the read failed; the kept ones are returned
+        too, and an invalidated one is replaced by the pool)."""
+        if broken:
+            # A lost connection invalidates the pool's others (SQLAlchemy's rule): the kept
+            # ones are checked out, so they go too, and the retry gets a fresh one.
+            self._close_idle()
+        if broken or connection.invalidated or len(self._idle) >= _IDLE_READERS:
+            with contextlib.suppress(Exception):
+                connection.close()
+            return
+        self._idle.append(connection)
+
+    def _close_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            with contextlib.suppress(Exception):
+                connection.close()
+
+    def _drop(self, connection: sa.Connection) -> None:
+        self._held = [(t, c) for t, c in self._held if c is not connection]
+        with contextlib.suppress(Exception):
+            connection.close()
 
     def new_write_lock(self) -> WriteLock | None:
         """A SQLite file's turn among the writers of every process (``_sql_write_lock``):
@@ -189,10 +285,32 @@ class Engines:
 
     async def dispose(self) -> None:
         """Close every pooled connection, of the async and the synchronous engines."""
+        with self._held_lock:
+            for _, connection in list(self._held):
+                self._drop(connection)
+        if self._idle:
+            from sqlalchemy.util import greenlet_spawn
+
+            await greenlet_spawn(self._close_idle)  # asyncpg's close awaits
         if self._async is not None:
             await self._async.root.dispose()
         if self.sync_read is not None:
             self.sync_read.dispose()
+
+
+#: SQLite: threads holding a read connection at most (see ``Engines.reader``).
+_HELD_READERS = 8
+#: PostgreSQL: hot-read connections kept checked out between reads, at most (of the pool's
+#: ``pool_size``; the group writers take at most four).
+_IDLE_READERS = 4
+
+
+def _server_closed(connection: sa.Connection) -> bool:
+    """A free, local check (as the pool's checkout event makes): the server closed it."""
+    try:
+        return bool(connection.connection.dbapi_connection.driver_connection.is_closed())  # type: ignore[union-attr]
+    except Exception:
+        return True
 
 
 def make_engines(url: URL, dialect: Dialect, options: EngineOptions) -> Engines:

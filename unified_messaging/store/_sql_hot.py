@@ -13,6 +13,10 @@ and a driver error is wrapped exactly as SQLAlchemy wraps it (``DBAPIError.insta
 ``storage_errors`` turns it into the same library error (``AlreadyExists``...).
 
 Only for statements without expanding (``IN``) parameters: their SQL is fixed.
+
+Every ``Hot`` statement is listed in :data:`HOT_STATEMENTS` below, with what runs it, and
+nowhere else (``tests/store/test_sql_hot_list.py`` checks the list against the modules):
+move a statement here, add it there.
 """
 
 from __future__ import annotations
@@ -26,7 +30,30 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 
-__all__ = ["Hot", "write_all"]
+__all__ = ["HOT_STATEMENTS", "Hot", "write_all"]
+
+#: Every :class:`Hot` statement of the store (``module.NAME``; the two built per dialect by
+#: ``SqlBase._insert_new`` by that method's name) and the paths that run it.
+HOT_STATEMENTS: Mapping[str, str] = {
+    # reads by key, per request (on SQLite on a held connection per thread, on PostgreSQL
+    # on one of a few kept connections: SqlBase._hot_query)
+    "_sql_core._MESSAGE_BY_ID": "GET /v1/messages/{id}, the worker's report, replays",
+    "_sql_core._REF_BY_ID": "a delivery report's provider message id",
+    "_sql_suppressions._SUPPRESSED_ONE": "a single send's suppression check (admission)",
+    # the send's write-ahead and outcome, in group commits
+    "_sql_core._INSERT_MESSAGE": "the write-ahead messages (single sends and bulks)",
+    "_sql_core._UPDATE_MESSAGE": "a bulk's outcome (executemany), update_messages",
+    "_sql_core._REPLACE_MESSAGE": "a single send's outcome and every lifecycle change (CAS)",
+    "_sql_core._DELETE_ONE_WORK": "the submit checks a send's outcome removes",
+    "_sql_core._CLOSE_REF": "refs closed by a final report",
+    "_sql_base.SqlBase._insert_new('work')": "follow-up work items (check, DLR time-out...)",
+    "_sql_base.SqlBase._insert_new('refs')": "provider refs of a send",
+    "_sql_guard._RECENT": "the flood guard's count (SQLite)",
+    "_sql_guard._LOCK_AND_RECENT": "the flood guard's lock and count (PostgreSQL)",
+    # the worker
+    "_sql_work._CLAIM_WORK": "the worker's claim of due items",
+    "_sql_work._COMPLETE_WORK": "an item's completion",
+}
 
 _Processor = Callable[[Any], Any] | None
 
@@ -39,6 +66,8 @@ class _Compiled:
     defaults: Mapping[str, Any]
     columns: tuple[str, ...]
     results: tuple[_Processor, ...]
+    #: The result columns that have a processor, by position: the others are taken as is.
+    processed: tuple[tuple[int, str, Callable[[Any], Any]], ...]
 
 
 class Hot:
@@ -129,6 +158,11 @@ def _compile(statement: sa.Executable, dialect: Dialect, keys: Iterable[str]) ->
         defaults=compiled.construct_params(_check=False),
         columns=columns,
         results=results,
+        processed=tuple(
+            (n, name, process)
+            for n, (name, process) in enumerate(zip(columns, results, strict=True))
+            if process is not None
+        ),
     )
 
 
@@ -142,10 +176,12 @@ def _values(compiled: _Compiled, params: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _row(compiled: _Compiled, raw: Sequence[Any]) -> dict[str, Any]:
-    return {
-        name: value if process is None or value is None else process(value)
-        for name, process, value in zip(compiled.columns, compiled.results, raw, strict=True)
-    }
+    row = dict(zip(compiled.columns, raw, strict=True))
+    for n, name, process in compiled.processed:
+        value = raw[n]
+        if value is not None:
+            row[name] = process(value)
+    return row
 
 
 def _wrapped(conn: sa.Connection, cursor: Any, sql: str, exc: Any) -> Exception:
@@ -194,6 +230,13 @@ def write_all(
         for hot, row in runs:
             hot.execute(conn, row).close()
         return
+    if len(runs) > COMBINED_AT_MOST:
+        # A bulk's hundreds of rows: the server plans a WITH of hundreds of parts slowly
+        # (13 ms for a 200-message bulk's), and asyncpg pipelines an executemany (its rows
+        # in one round trip), so one round trip per statement.
+        for hot, rows in parts:
+            hot.executemany(conn, rows)
+        return
     sql, values = _combined(conn.dialect, runs)
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
@@ -203,6 +246,9 @@ def write_all(
     finally:
         cursor.close()
 
+
+#: PostgreSQL: at most this many rows' writes share one statement (a send's few).
+COMBINED_AT_MOST = 16
 
 _COMBINED: dict[tuple[tuple[Hot, tuple[str, ...]], ...], str] = {}
 

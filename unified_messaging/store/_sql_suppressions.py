@@ -2,7 +2,8 @@
 
 - The admission check (:meth:`suppressed`) is one prebuilt ``SELECT recipient … WHERE
   workspace_id, livemode, channel = … AND recipient IN (…)`` on the primary key: an index
-  lookup per recipient, never cached (an opt-out counts from the next send on).
+  lookup per recipient, never cached (an opt-out counts from the next send on). A single
+  send's (``recipient = …``) is a :class:`~._sql_hot.Hot` read, on the driver's cursor.
 - Adding is ``INSERT … ON CONFLICT DO NOTHING`` on the primary key, then a read of the row
   that is stored: two concurrent adds of one recipient leave one row, and both callers get it.
 - The list is a keyset query like the message list (D29): ``(created_at, id)`` below the
@@ -19,6 +20,7 @@ from sqlalchemy.engine import RowMapping
 
 from .._suppressions import Suppression
 from ._sql_base import SqlBase
+from ._sql_hot import Hot
 from ._tables import UtcDateTime, suppressions
 
 if TYPE_CHECKING:
@@ -38,8 +40,10 @@ _KEY = sa.and_(
 _SUPPRESSED = sa.select(_s.recipient).where(
     _KEY, _s.recipient.in_(sa.bindparam("recipients", expanding=True))
 )
-# A single send's check: no expanding IN to render on each call (a quarter less CPU).
-_SUPPRESSED_ONE = sa.select(_s.recipient).where(_KEY, _s.recipient == sa.bindparam("recipient"))
+# A single send's check: a Hot read (every send runs it; _sql_hot.HOT_STATEMENTS).
+_SUPPRESSED_ONE = Hot(
+    sa.select(_s.recipient).where(_KEY, _s.recipient == sa.bindparam("recipient"))
+)
 _ONE = sa.select(suppressions).where(_KEY, _s.recipient == sa.bindparam("recipient"))
 _BY_ID = sa.select(suppressions).where(
     _s.id == sa.bindparam("suppression_id"),
@@ -126,14 +130,9 @@ class SuppressionsMixin(SqlBase):
         if not recipients:
             return set()
         if len(recipients) == 1:
-            found = await self._column(
-                _SUPPRESSED_ONE,
-                workspace_id=workspace_id,
-                livemode=livemode,
-                channel=channel,
-                recipient=recipients[0],
-            )
-            return {str(to) for to in found}
+            key = {"workspace_id": workspace_id, "livemode": livemode, "channel": channel}
+            rows = await self._hot_query(_SUPPRESSED_ONE, {**key, "recipient": recipients[0]})
+            return {str(row["recipient"]) for row in rows}
         found = await self._column(
             _SUPPRESSED,
             workspace_id=workspace_id,

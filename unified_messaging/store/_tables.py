@@ -76,12 +76,27 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
         # were a tenth of a 200-item bulk's CPU (issue 25); tests/store pins the text.
         return _sqlite_text
 
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        # SQLite: the stored text straight to an aware UTC datetime, where SQLAlchemy's
+        # DATETIME processor matched a regular expression and then process_result_value
+        # added the zone (a third of a message row's conversion; tests/store pins both).
+        return _sqlite_datetime
+
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+def _sqlite_datetime(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _sqlite_text(value: datetime | None) -> str | None:
