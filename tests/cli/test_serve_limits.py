@@ -32,12 +32,14 @@ from unified_messaging.cli._serve_http import (
     MAX_HEAD,
     Http,
     accept_errors_reported,
-    guarded_protocol,
-    httptools_installed,
-    resolve_http,
     server_answer,
 )
 from unified_messaging.cli._serve_limits import LogThrottle, ServeLimits
+from unified_messaging.cli._serve_protocols import (
+    guarded_protocol,
+    httptools_installed,
+    resolve_http,
+)
 from unified_messaging.cli._serve_socket import listening as _listening
 
 WATCHDOG = 10  # seconds: only for a test that would otherwise hang; never an assertion

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import unified_messaging.store as store_package
@@ -13,13 +14,15 @@ from unified_messaging.store.sql import SqlStore
 
 
 def module_level_hot_statements() -> set[str]:
-    found = set()
-    for info in pkgutil.iter_modules(store_package.__path__):
+    found: dict[int, str] = {}
+    for info in sorted(pkgutil.iter_modules(store_package.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{store_package.__name__}.{info.name}")
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for name, value in vars(module).items():
-            if isinstance(value, Hot):
-                found.add(f"{info.name}.{name}")
-    return found
+            # Defined here, not imported from the module that defines it.
+            if isinstance(value, Hot) and re.search(rf"^{name}(: Final)? = Hot\(", source, re.M):
+                found[id(value)] = f"{info.name}.{name}"
+    return set(found.values())
 
 
 def test_every_module_level_hot_statement_is_listed() -> None:

@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
 
         raise MissingExtra("serve", extra="server", setting="serve") from None
     if args.http == "httptools":
-        from ._serve_http import httptools_installed
+        from ._serve_protocols import httptools_installed
 
         if not httptools_installed():
             from .._errors import MissingExtra
@@ -261,7 +261,8 @@ async def _serve(
 
     from .._messenger import Messenger
     from ..asgi import create_app
-    from ._serve_http import accept_errors_reported, guarded_protocol, resolve_http
+    from ._serve_http import accept_errors_reported
+    from ._serve_protocols import guarded_protocol, resolve_http
 
     vault = load_vault()
     limiter = rate_limiter(args)

@@ -50,9 +50,6 @@ __all__ = [
     "GuardedH11Protocol",
     "Http",
     "accept_errors_reported",
-    "guarded_protocol",
-    "httptools_installed",
-    "resolve_http",
     "server_answer",
 ]
 
@@ -198,8 +195,8 @@ class _Guard:
 class GuardedH11Protocol(_Guard, H11Protocol):
     """uvicorn's h11 protocol with a connection cap and head/body deadlines.
 
-    Use :func:`guarded_protocol` to get a subclass bound to one server's limits (uvicorn
-    makes the protocol from its class and the config alone).
+    Use :func:`~._serve_protocols.guarded_protocol` to get a subclass bound to one server's
+    limits (uvicorn makes the protocol from its class and the config alone).
     """
 
     def __init__(
@@ -266,61 +263,6 @@ class GuardedH11Protocol(_Guard, H11Protocol):
             self._watch("body")
         else:
             self._watch(None)
-
-
-def guarded_protocol(limits: ServeLimits, http: Http = "h11") -> type[asyncio.Protocol]:
-    """A guarded protocol class for one server, to pass as uvicorn's ``http``: the h11 one
-    (:class:`GuardedH11Protocol`) or the httptools one
-    (:class:`~._serve_httptools.GuardedHttpToolsProtocol`, needs httptools installed)."""
-    every = limits.report_every
-    base: type[_Guard]
-    if http == "httptools":
-        from ._serve_httptools import GuardedHttpToolsProtocol
-
-        base = GuardedHttpToolsProtocol
-    else:
-        base = GuardedH11Protocol
-
-    class _Bound(base):  # type: ignore[valid-type,misc]
-        pass
-
-    _Bound.limits = limits
-    _Bound.reports = _Reports(
-        refused=LogThrottle(
-            f"refused a connection: {limits.max_connections} are open (--max-connections)",
-            every,
-        ),
-        slow_head=LogThrottle(
-            f"closed a connection: request head not complete within {limits.header_timeout:g} s"
-            " (--header-timeout)",
-            every,
-        ),
-        slow_body=LogThrottle(
-            f"closed a connection: request body not complete within {limits.body_timeout:g} s"
-            " (--body-timeout)",
-            every,
-        ),
-    )
-    return _Bound
-
-
-def resolve_http(choice: str) -> Http:
-    """``serve --http``: ``auto`` is httptools when it can be imported, else h11."""
-    if choice == "h11":
-        return "h11"
-    if choice == "httptools" or httptools_installed():
-        return "httptools"
-    return "h11"
-
-
-def httptools_installed() -> bool:
-    """httptools and uvicorn's protocol over it can be imported."""
-    try:
-        import httptools  # noqa: F401
-        import uvicorn.protocols.http.httptools_impl  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def server_answer(

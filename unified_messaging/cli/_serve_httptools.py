@@ -34,7 +34,7 @@ _on_response_complete = HttpToolsProtocol.on_response_complete
 
 class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
     """uvicorn's httptools protocol with a connection cap, head/body deadlines and a
-    bounded head. Use :func:`~._serve_http.guarded_protocol` to bind it to limits."""
+    bounded head. Use :func:`~._serve_protocols.guarded_protocol` to bind it to limits."""
 
     def __init__(
         self,

@@ -53,6 +53,13 @@ HOT_STATEMENTS: Mapping[str, str] = {
     # the worker
     "_sql_work._CLAIM_WORK": "the worker's claim of due items",
     "_sql_work._COMPLETE_WORK": "an item's completion",
+    # a batch of simulated reports (replace_messages) and a pushed report's one read
+    "_sql_batch._REF_AND_MESSAGE": "a pushed report's ref and message (find_reported_message)",
+    # a fresh webhook event's one write (record_webhook_attempt)
+    "_sql_work._HOLDS": "the event item still held under the lease (FOR UPDATE)",
+    "_sql_work._RECORD_DELIVERY": "the delivery row with its outcome",
+    "_sql_work._RECORD_RETRY": "the delivery's retry item, if pending",
+    "_sql_work._COMPLETE_HELD": "the event item's end, under the lease",
 }
 
 _Processor = Callable[[Any], Any] | None
