@@ -74,11 +74,13 @@ class _Reports:
     slow_body: LogThrottle
 
 
-class _Guard:
+class _Guard(asyncio.Protocol):
     """What both protocols share: the refusal, the deadlines' timer and the final answers.
 
     A protocol says which phase its client is in (:meth:`_follow_request` after each read,
     and after each answer) and whether any byte of a head has come (:meth:`_head_started`).
+    It comes first among a protocol's bases (``class P(_Guard, H11Protocol)``), so its
+    ``super()`` is uvicorn's protocol.
     """
 
     limits: ClassVar[ServeLimits]
@@ -86,6 +88,19 @@ class _Guard:
     transport: asyncio.Transport
     loop: asyncio.AbstractEventLoop
     connections: set[Any]
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self._over_the_cap(transport):
+            return
+        assert isinstance(transport, asyncio.Transport)
+        super().connection_made(transport)
+        self._arm("head")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._refused:
+            return
+        super().connection_lost(exc)
 
     def _guard_init(self) -> None:
         self._deadline: asyncio.TimerHandle | None = None
@@ -210,19 +225,6 @@ class GuardedH11Protocol(_Guard, H11Protocol):
         # uvicorn types it as int; call_later takes any float, and tests use fractions.
         self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
         self._guard_init()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if self._over_the_cap(transport):
-            return
-        assert isinstance(transport, asyncio.Transport)
-        super().connection_made(transport)
-        self._arm("head")
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        if self._refused:
-            return
-        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if self._refused or self._lingering:

@@ -53,19 +53,6 @@ class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
         self._head_open = False  # on_message_begin came, on_headers_complete not yet
         self._body_open = False  # on_headers_complete came, on_message_complete not yet
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if self._over_the_cap(transport):
-            return
-        assert isinstance(transport, asyncio.Transport)
-        super().connection_made(transport)
-        self._arm("head")
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        if self._refused:
-            return
-        super().connection_lost(exc)
-
     def data_received(self, data: bytes) -> None:
         if self._refused or self._lingering:
             return

@@ -212,17 +212,7 @@ class WebhookOutbox:
     ) -> tuple[WebhookDelivery, WebhookEndpoint, WorkItem] | None:
         """Store one delivery and its work item; ``None`` if the endpoint has this event
         already or is gone."""
-        delivery = WebhookDelivery(
-            id=new_id("whd"),
-            endpoint_id=endpoint.id,
-            event_id=event_id,
-            event_type=event_type,
-            payload=body,
-            status="pending",
-            created_at=now,
-            updated_at=now,
-            next_attempt_at=now,
-        )
+        delivery = _new_delivery(endpoint, event_type, body, event_id=event_id, now=now)
         # One transaction: a crash can never leave a delivery nobody will make.
         work = WorkItem(
             id=f"wh_{delivery.id}", kind=WORK_KIND, ref=delivery.id, due_at=now, created_at=now
@@ -289,17 +279,7 @@ class WebhookOutbox:
         lease: Lease,
         complete: bool,
     ) -> int:
-        delivery = WebhookDelivery(
-            id=new_id("whd"),
-            endpoint_id=endpoint.id,
-            event_id=event_id,
-            event_type=event_type,
-            payload=body,
-            status="pending",
-            created_at=now,
-            updated_at=now,
-            next_attempt_at=now,
-        )
+        delivery = _new_delivery(endpoint, event_type, body, event_id=event_id, now=now)
         after = await self._attempted(delivery, endpoint)
         due = _due(after)
         retry = None
@@ -533,3 +513,20 @@ def _still_held(lease: Lease) -> None:
     """:class:`LeaseLost` unless this worker still holds the lease's item."""
     if not lease.holds(lease.item_id):
         raise LeaseLost(f"work item {lease.item_id} is no longer held by {lease.worker_id}")
+
+
+def _new_delivery(
+    endpoint: WebhookEndpoint, event_type: str, body: bytes, *, event_id: str, now: datetime
+) -> WebhookDelivery:
+    """A delivery of ``body`` to ``endpoint``, pending, due now."""
+    return WebhookDelivery(
+        id=new_id("whd"),
+        endpoint_id=endpoint.id,
+        event_id=event_id,
+        event_type=event_type,
+        payload=body,
+        status="pending",
+        created_at=now,
+        updated_at=now,
+        next_attempt_at=now,
+    )
