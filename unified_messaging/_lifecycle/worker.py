@@ -133,6 +133,14 @@ class Leases:
             else:
                 self._lost.add(item_id)
 
+    def holds(self, item_id: str) -> bool:
+        """Does this worker still hold ``item_id`` (neither lost nor run out)?"""
+        try:
+            self.until(item_id)
+        except LeaseLost:
+            return False
+        return True
+
     def until(self, item_id: str) -> datetime:
         """The lease of ``item_id`` as of now; :class:`LeaseLost` if this worker does not
         hold it any more (another worker claimed it, or it ran out unrenewed)."""
@@ -179,11 +187,7 @@ class Lease:
 
     def holds(self, item_id: str) -> bool:
         """Is ``item_id`` (held through :meth:`hold`) still this worker's?"""
-        try:
-            self._leases.until(item_id)
-        except LeaseLost:
-            return False
-        return True
+        return self._leases.holds(item_id)
 
     def release(self, item_id: str) -> None:
         self._leases.release(item_id)
@@ -224,11 +228,7 @@ class Batch:
 
     def holds(self, item_id: str) -> bool:
         """Is ``item_id`` still this worker's (its lease neither lost nor run out)?"""
-        try:
-            self._leases.until(item_id)
-        except LeaseLost:
-            return False
-        return True
+        return self._leases.holds(item_id)
 
 
 #: Runs a :class:`Batch`; returns the items it leaves to the kind's one-at-a-time handler.

@@ -701,19 +701,23 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
                     del self._deliveries[delivery.id]
             return True
 
+    def _add_delivery(self, delivery: WebhookDelivery) -> None:
+        """Under the lock: store ``delivery`` unless its endpoint is gone or has the event."""
+        self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
+        if delivery.id in self._deliveries or any(
+            d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
+            for d in self._deliveries.values()
+        ):
+            raise AlreadyExists("This event already has a delivery to this endpoint.")
+        self._deliveries[delivery.id] = delivery
+
     async def add_webhook_delivery(
         self, delivery: WebhookDelivery, work: WorkItem | None = None
     ) -> None:
         with self._lock:
             if work is not None and work.id in self._work:
                 raise AlreadyExists(f"Work item {work.id} already exists.")
-            self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
-            if delivery.id in self._deliveries or any(
-                d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
-                for d in self._deliveries.values()
-            ):
-                raise AlreadyExists("This event already has a delivery to this endpoint.")
-            self._deliveries[delivery.id] = delivery
+            self._add_delivery(delivery)
             if work is not None:
                 self._work[work.id] = replace(work, payload=_json_copy(work.payload))
 
@@ -738,13 +742,7 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
                 return False
             if retry is not None and retry.id in self._work:
                 raise AlreadyExists(f"Work item {retry.id} already exists.")
-            self._require(self._endpoints, delivery.endpoint_id, "Webhook endpoint")
-            if delivery.id in self._deliveries or any(
-                d.endpoint_id == delivery.endpoint_id and d.event_id == delivery.event_id
-                for d in self._deliveries.values()
-            ):
-                raise AlreadyExists("This event already has a delivery to this endpoint.")
-            self._deliveries[delivery.id] = delivery
+            self._add_delivery(delivery)
             if retry is not None:
                 self._work[retry.id] = replace(retry, payload=_json_copy(retry.payload))
             if complete:
