@@ -449,12 +449,16 @@ def write_all(
         return
     if len(runs) > COMBINED_AT_MOST:
         # A bulk's hundreds of rows: the server plans a WITH of hundreds of parts slowly
-        # (13 ms for a 200-message bulk's), so one statement per write, each over arrays
-        # of its rows' values (Hot.executemany: one plan, one round trip).
-        for hot, rows in parts:
-            hot.executemany(conn, rows)
-        return
-    sql, values = _combined(conn.dialect, runs)
+        # (13 ms for a 200-message bulk's), so each write is one statement over arrays of
+        # its rows' values (Hot.executemany), and those few are one WITH: one round trip.
+        over = _over_arrays_all(conn.dialect, parts)
+        if over is None:
+            for hot, rows in parts:
+                hot.executemany(conn, rows)
+            return
+        sql, values = over
+    else:
+        sql, values = _combined(conn.dialect, runs)
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, values)
@@ -489,6 +493,44 @@ def _combined(
     for one, (_, row) in zip(compiled, runs, strict=True):
         values.extend(_values(one, row))
     return sql, tuple(values)
+
+
+def _over_arrays_all(
+    dialect: Dialect, parts: Sequence[tuple[Hot, Sequence[Mapping[str, Any]]]]
+) -> tuple[str, tuple[Any, ...]] | None:
+    """PostgreSQL: ``parts`` (each a write and its rows) as one ``WITH`` of one statement
+    per write, each over arrays when it has more than one row; ``None`` if a write of many
+    rows has no such form (then :meth:`Hot.executemany` runs each, row by row)."""
+    statements: list[tuple[str, tuple[Any, ...]]] = []
+    for hot, rows in parts:
+        if not rows:
+            continue
+        compiled = hot._for(dialect, rows[0])
+        values = [_values(compiled, row) for row in rows]
+        if len(values) == 1:
+            statements.append((compiled.sql, values[0]))
+            continue
+        arrays = hot._arrays(dialect, rows[0], compiled)
+        if arrays is None or not arrays.distinct(values):
+            return None
+        statements.append((arrays.sql, _columns(values)))
+    if len(statements) == 1:
+        return statements[0]
+    key = tuple(sql for sql, _ in statements)
+    sql = _WITH_OF_ARRAYS.get(key)
+    if sql is None:
+        with_parts, offset = [], 0
+        for n, (one, bound) in enumerate(statements):
+            with_parts.append(f"w{n} AS ({_shifted(one, offset)})")
+            offset += len(bound)
+        sql = "WITH " + ", ".join(with_parts) + " SELECT 1"
+        if len(_WITH_OF_ARRAYS) > 1000:  # bounded: a bulk's shapes are few
+            _WITH_OF_ARRAYS.clear()
+        _WITH_OF_ARRAYS[key] = sql
+    return sql, tuple(value for _, bound in statements for value in bound)
+
+
+_WITH_OF_ARRAYS: dict[tuple[str, ...], str] = {}
 
 
 def _shifted(sql: str, offset: int) -> str:
