@@ -360,7 +360,15 @@ class CoreMixin(SqlBase):
         rows: list[dict[str, object]],
     ) -> list[str]:
         """Many messages' compare-and-set: their stored versions read and row-locked, then
-        the ones still as the caller read them updated in one ``executemany``."""
+        the ones still as the caller read them updated in one ``executemany``. PostgreSQL:
+        all of it one statement over arrays (``Hot.compare_and_set_many``: the rows locked
+        in job id order, each updated where its version is still the one the caller read)."""
+        checked = [
+            {**row, "b_version": m.version - 1} for m, row in zip(messages, rows, strict=True)
+        ]
+        updated = _REPLACE_MESSAGE.compare_and_set_many(conn, checked, "job_id")
+        if updated is not None:
+            return [m.job_id for m in messages if m.job_id not in updated]
         stored: dict[str, int] = {}
         if ids:
             # Locked in job id order (PostgreSQL), so two batches never wait on each other
