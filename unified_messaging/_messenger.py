@@ -66,7 +66,13 @@ from ._models import (
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
 from ._recipients import normalize_recipient
-from ._responses import bulk_result, send_response, status_record, submit_status
+from ._responses import (
+    bulk_result,
+    send_response,
+    status_record,
+    status_record_json,
+    submit_status,
+)
 from ._routing.adapters import AdapterPool
 from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
@@ -456,12 +462,21 @@ class Messenger(
 
     async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
+        return status_record(await self._message(auth, job_id))
+
+    async def get_message_json(self, auth: Principal, job_id: str) -> bytes:
+        """``get_message(auth, job_id).to_json()``, the same bytes, built from the stored
+        record without the :class:`StatusRecord` model: the REST answer to every status
+        poll (issue 25). The same errors, in the same order."""
+        return status_record_json(await self._message(auth, job_id))
+
+    async def _message(self, auth: Principal, job_id: str) -> MessageRecord:
         if not storable(job_id):
             raise MessageNotFound  # no job has an id the store could not have kept
         record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
         if record is None:
             raise MessageNotFound
-        return status_record(record)
+        return record
 
     async def cancel_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``,

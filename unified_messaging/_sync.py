@@ -133,6 +133,7 @@ class SyncMessenger:
     send_bulk = _blocking(Messenger.send_bulk)
     current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
+    get_message_json = _blocking(Messenger.get_message_json)
     cancel_message = _blocking(Messenger.cancel_message)
     list_providers = _blocking(Messenger.list_providers)
     list_messages = _blocking(Messenger.list_messages)

@@ -144,8 +144,8 @@ class RestApi:
         return response
 
     async def _get_message(self, request: Request, principal: Principal) -> Response:
-        record = await self._messenger.get_message(principal, request.path_params["job_id"])
-        return _json(record.to_json(), 200)
+        job_id = request.path_params["job_id"]
+        return _json(await self._messenger.get_message_json(principal, job_id), 200)
 
     async def _cancel_message(self, request: Request, principal: Principal) -> Response:
         record = await self._messenger.cancel_message(principal, request.path_params["job_id"])
