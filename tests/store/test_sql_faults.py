@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import asyncpg
 import pytest
 
 from unified_messaging._domain import MessageRecord, Workspace
@@ -79,23 +78,11 @@ async def test_postgres_unknown_database_is_storage_unavailable(
 async def test_postgres_read_survives_the_server_dropping_the_connections(
     postgres_database: Database,
 ) -> None:
-    name = f"um_fault_{uuid.uuid4().hex[:8]}"
-    settings = {"search_path": str(postgres_database.schema), "application_name": name}
-    store = SqlStore(postgres_database.url, connect_args={"server_settings": settings})
+    store, name = postgres_database.named_store("um_fault")
     await store.open()
     try:
         await store.create_workspace(a_workspace())
-        admin = await asyncpg.connect(
-            postgres_database.url.replace("postgresql+asyncpg://", "postgresql://")
-        )
-        try:
-            await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = $1",
-                name,
-            )
-        finally:
-            await admin.close()
+        await postgres_database.drop_connections(name)
         # The read finds its pooled connection dead and is retried on a fresh one.
         assert await store.get_workspace("ws_1") == a_workspace()
     finally:
@@ -106,24 +93,12 @@ async def test_postgres_message_read_survives_the_server_dropping_the_connection
     postgres_database: Database,
 ) -> None:
     """The same for GET by id, which runs on the driver's cursor (a Hot statement)."""
-    name = f"um_fault_{uuid.uuid4().hex[:8]}"
-    settings = {"search_path": str(postgres_database.schema), "application_name": name}
-    store = SqlStore(postgres_database.url, connect_args={"server_settings": settings})
+    store, name = postgres_database.named_store("um_fault")
     await store.open()
     try:
         await store.create_workspace(a_workspace())
         await store.insert_messages([a_message()])
-        admin = await asyncpg.connect(
-            postgres_database.url.replace("postgresql+asyncpg://", "postgresql://")
-        )
-        try:
-            await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = $1",
-                name,
-            )
-        finally:
-            await admin.close()
+        await postgres_database.drop_connections(name)
         found = await store.get_message("ws_1", True, "job_1")
         assert found is not None and found.text == "Hello"
     finally:

@@ -9,12 +9,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
-
-import asyncpg
 
 from unified_messaging._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord, Workspace
 from unified_messaging._suppressions import Suppression
@@ -127,9 +124,7 @@ async def test_reads_on_kept_connections_survive_the_server_dropping_them(
 ) -> None:
     """PostgreSQL keeps a few read connections checked out between reads: when the server
     ends them all, the next reads still answer (the dead ones are dropped, one retry)."""
-    name = f"um_hot_{uuid.uuid4().hex[:8]}"
-    settings = {"search_path": str(postgres_database.schema), "application_name": name}
-    store = SqlStore(postgres_database.url, connect_args={"server_settings": settings})
+    store, name = postgres_database.named_store("um_hot")
     await store.open()
     try:
         await store.create_workspace(a_workspace())
@@ -137,17 +132,7 @@ async def test_reads_on_kept_connections_survive_the_server_dropping_them(
         # Several reads at once: several connections are kept afterwards.
         reads = [store.get_message("ws_1", True, "job_1") for _ in range(6)]
         assert all(found is not None for found in await asyncio.gather(*reads))
-        admin = await asyncpg.connect(
-            postgres_database.url.replace("postgresql+asyncpg://", "postgresql://")
-        )
-        try:
-            await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = $1",
-                name,
-            )
-        finally:
-            await admin.close()
+        await postgres_database.drop_connections(name)
         for _ in range(3):
             found = await store.get_message("ws_1", True, "job_1")
             assert found == a_full_message()

@@ -31,6 +31,7 @@ import asyncio
 import errno
 import logging
 import socket
+from abc import abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -89,6 +90,7 @@ class _Guard(asyncio.Protocol):
     transport: asyncio.Transport
     loop: asyncio.AbstractEventLoop
     connections: set[Any]
+    timeout_keep_alive: int
     access_logger: logging.Logger
     access_log: bool
 
@@ -105,7 +107,17 @@ class _Guard(asyncio.Protocol):
             return
         super().connection_lost(exc)
 
-    def _guard_init(self) -> None:
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        # super() is uvicorn's protocol (see the class doc), which takes these arguments.
+        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]
+        # uvicorn types it as int; call_later takes any float, and tests use fractions.
+        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
         self._deadline: asyncio.TimerHandle | None = None
         self._watching: _Phase | None = None
         self._refused = False
@@ -193,8 +205,10 @@ class _Guard(asyncio.Protocol):
         self._deadline = None
         self._watching = None
 
+    @abstractmethod
     def _head_started(self) -> bool:
-        raise NotImplementedError
+        """Has any byte of the next request's head come? (Each protocol knows from its
+        parser.)"""
 
     def _deadline_passed(self, phase: _Phase) -> None:
         self._deadline = None
@@ -222,18 +236,6 @@ class GuardedH11Protocol(_Guard, H11Protocol):
     Use :func:`~._serve_protocols.guarded_protocol` to get a subclass bound to one server's
     limits (uvicorn makes the protocol from its class and the config alone).
     """
-
-    def __init__(
-        self,
-        config: Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        # uvicorn types it as int; call_later takes any float, and tests use fractions.
-        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
-        self._guard_init()
 
     def data_received(self, data: bytes) -> None:
         if self._refused or self._lingering:

@@ -44,9 +44,6 @@ class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        # uvicorn types it as int; call_later takes any float, and tests use fractions.
-        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
-        self._guard_init()
         # Bytes received since the last head was complete (or the connection opened) while
         # no body was being read: the unfinished head, counted by the chunks it came in.
         self._head_bytes = 0
