@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from fakes.gates import OPEN
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +70,7 @@ def route(size: int, guilty: set[int]) -> tuple[list[Job], RefusesWholeBatches]:
     connection = Connection("conn_c", "ws_1", "sms_c", START, "x", default_sender="ACME")
     jobs = [Job(f"msg_{i}", f"+90532{i:07d}", f"text {i}", "ws_1") for i in range(size)]
     hops = [Hop(connection, adapter, "ACME")]
-    asyncio.run(dispatch(jobs, hops, clock=ManualClock(START), concurrency=4))
+    asyncio.run(dispatch(jobs, hops, clock=ManualClock(START), gate=OPEN, concurrency=4))
     return jobs, adapter
 
 

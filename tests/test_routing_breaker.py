@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from fakes.gates import OPEN
+
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
 from unified_messaging._routing.breaker import SharedBreakers
@@ -78,7 +80,7 @@ async def test_an_open_hop_is_skipped_without_a_call_and_the_next_one_sends() ->
     await open_circuit(breakers, hops[0])
     batch = jobs(3)
 
-    await dispatch(batch, hops, clock=clock, concurrency=4, breakers=breakers)
+    await dispatch(batch, hops, clock=clock, gate=OPEN, concurrency=4, breakers=breakers)
 
     assert a.calls == []
     assert len(b.calls) == 3
@@ -99,7 +101,7 @@ async def test_every_hop_open_leaves_the_jobs_all_unavailable() -> None:
     await open_circuit(breakers, hops[0])
     (job,) = jobs(1)
 
-    await dispatch([job], hops, clock=clock, concurrency=1, breakers=breakers)
+    await dispatch([job], hops, clock=clock, gate=OPEN, concurrency=1, breakers=breakers)
 
     assert a.calls == []
     assert job.all_unavailable and not job.accepted
@@ -117,7 +119,7 @@ async def test_a_half_open_hop_sends_one_probe_and_the_rest_fall_back() -> None:
     clock.advance(30)
     batch = jobs(4)
 
-    await dispatch(batch, hops, clock=clock, concurrency=4, breakers=breakers)
+    await dispatch(batch, hops, clock=clock, gate=OPEN, concurrency=4, breakers=breakers)
 
     assert a.calls == ["msg_0"]
     assert b.calls == ["msg_1", "msg_2", "msg_3"]
@@ -131,6 +133,6 @@ async def test_without_breakers_every_hop_is_called() -> None:
     hops = [hop("sms_a", a)]
     await open_circuit(breakers, hops[0])
 
-    await dispatch(jobs(2), hops, clock=clock, concurrency=2)
+    await dispatch(jobs(2), hops, clock=clock, gate=OPEN, concurrency=2)
 
     assert len(a.calls) == 2

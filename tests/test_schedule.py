@@ -74,6 +74,26 @@ def test_a_daylight_saving_change_never_moves_a_send_back() -> None:
 
 
 @pytest.mark.parametrize(
+    ("moment", "opens"),
+    [
+        # New York falls back on 2026-11-01 at 02:00 EDT to 01:00 EST: 01:00-02:00 comes
+        # twice. A window ending 01:30 ends at each 01:30 its moment is before.
+        (datetime(2026, 11, 1, 5, 10, tzinfo=UTC), datetime(2026, 11, 1, 5, 30, tzinfo=UTC)),
+        (datetime(2026, 11, 1, 6, 10, tzinfo=UTC), datetime(2026, 11, 1, 6, 30, tzinfo=UTC)),
+    ],
+    ids=["first 01:10 (EDT)", "second 01:10 (EST)"],
+)
+def test_a_fall_back_night_holds_the_repeated_hour_by_its_own_clock(
+    moment: datetime, opens: datetime
+) -> None:
+    night = QuietHours(time(0), time(1, 30), zone="America/New_York", scope="all")
+    held = night.opens_at(moment)
+    assert held is not None
+    assert held.astimezone(UTC) == opens
+    assert night.opens_at(opens) is None  # 01:30 is outside again
+
+
+@pytest.mark.parametrize(
     ("window", "zone", "scope"),
     [
         ("25:00-09:00", "Europe/Istanbul", "commercial"),
@@ -122,3 +142,7 @@ def test_a_send_waits_exactly_while_the_window_holds_it(
     if opens is not None:
         assert moment <= opens <= moment + timedelta(hours=25)
         assert quiet.opens_at(opens) is None or opens == moment
+        if opens != moment:  # it opens when the local clock reads the window's end
+            assert opens.astimezone(ZoneInfo(zone)).time().replace(tzinfo=None) == end
+            halfway = moment + (opens - moment) / 2
+            assert quiet.opens_at(halfway) == opens  # held the whole way, to the same end

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fakes.gates import OPEN
 
 from unified_messaging._clock import ManualClock
 from unified_messaging._domain import Connection
@@ -78,7 +79,7 @@ async def run(
     provider = Provider(clock, max_batch)
     connection = Connection("conn_1", "ws_1", "sms_e", START, "x", **rates)  # type: ignore[arg-type]
     jobs = [Job(f"msg_{i}", "+905551234567", "hi", "ws_1") for i in range(count)]
-    await dispatch(jobs, [Hop(connection, provider, "ACME")], clock=clock, concurrency=8,  # type: ignore[arg-type]
+    await dispatch(jobs, [Hop(connection, provider, "ACME")], clock=clock, gate=OPEN, concurrency=8,  # type: ignore[arg-type]
                    pacing=pacing, hold=hold)  # fmt: skip
     return jobs, provider, waits
 

@@ -216,3 +216,9 @@ class MessageRecord:
     #: ``send_at`` or the workspace's quiet hours (phase ``scheduled`` until then); ``None``
     #: for a send handed over at once.
     send_at: datetime | None = None
+    #: The request asked to be sent even inside the workspace's quiet hours (a one-time
+    #: code): the hand-over gate (D35) holds it at no hop.
+    ignore_quiet_hours: bool = False
+    #: When the gate last held it for quiet hours until (D35): its queue TTL counts from
+    #: then, as from ``send_at`` for a scheduled send. ``None``: never held.
+    held_until: datetime | None = None

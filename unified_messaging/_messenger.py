@@ -76,6 +76,7 @@ from ._responses import (
 from ._routing.adapters import AdapterPool
 from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
 from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
+from ._routing.gate import Gates
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
@@ -250,10 +251,13 @@ class Messenger(
             max_wait=pace_wait,
             sleep=pace_sleep,
         )
+        #: D35: the one gate every hand-over passes, at submit and in the worker alike.
+        self._gates = Gates(self._store, self._clock)
         self._lifecycle = Lifecycle(
             self._store,
             self._clock,
             self._adapters,
+            gates=self._gates,
             events=self._webhooks,
             poll_interval=poll_interval,
             submit_timeout=submit_timeout,
@@ -352,17 +356,20 @@ class Messenger(
         await self._refuse_suppressed(auth, channel, to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
         when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
-        record, job = self._new_record(auth, plan, new_id("msg"), to, text, provider_template)
+        record, job = self._new_record(
+            auth, plan, new_id("msg"), to, text, provider_template, req.ignore_quiet_hours
+        )
         if when is not None:
             record = _scheduled(record, plan, when)
         with counting_refusals(self._metrics):
-            check = await self._accept(auth, [record], idempotency, req.ignore_quiet_hours)
+            check = await self._accept(auth, [record], idempotency)
         if when is not None:
             return send_response(record)  # the worker hands it over at ``when``
         queue = auth.workspace.retry_unavailable
         hold = WriteAheadHold(self._store, [record])
         await dispatch(
-            [job], plan.hops, clock=self._clock, concurrency=self._concurrency,
+            [job], plan.hops, clock=self._clock, gate=self._gates.at(auth.workspace),
+            concurrency=self._concurrency,
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
         record = self._outcome_record(hold.latest(record), plan, job, queue=queue)
@@ -406,16 +413,16 @@ class Messenger(
             except MessagingError as exc:
                 records.append(self._rejected_item(auth, plan, job_id, to, exc))
                 continue
-            record, job = self._new_record(auth, plan, job_id, to, text, provider_template)
+            record, job = self._new_record(
+                auth, plan, job_id, to, text, provider_template, ignore_quiet
+            )
             if when is not None:
                 record = _scheduled(record, plan, when)
             jobs.append((index, job))
             records.append(record)
         jobs = await self._refuse_suppressed_items(auth, plan, records, jobs)
         with counting_refusals(self._metrics):
-            check, jobs = await self._accept_bulk(
-                auth, plan, records, jobs, idempotency, ignore_quiet
-            )
+            check, jobs = await self._accept_bulk(auth, plan, records, jobs, idempotency)
         # The items that wait are stored with their hand-over; the rest go now.
         jobs = [(index, job) for index, job in jobs if records[index].phase != "scheduled"]
         if not jobs:
@@ -423,7 +430,8 @@ class Messenger(
         queue = auth.workspace.retry_unavailable
         hold = WriteAheadHold(self._store, [records[i] for i, _ in jobs])
         await dispatch(
-            [job for _, job in jobs], plan.hops, clock=self._clock, concurrency=self._concurrency,
+            [job for _, job in jobs], plan.hops, clock=self._clock,
+            gate=self._gates.at(auth.workspace), concurrency=self._concurrency,
             breakers=self._breakers_for(auth), pacing=self._pacing_for(auth), hold=hold,
         )  # fmt: skip
         finished = [
@@ -628,7 +636,6 @@ class Messenger(
         auth: Principal,
         records: Sequence[MessageRecord],
         claim: IdempotencyClaim | None,
-        ignore_quiet_hours: bool = False,
     ) -> WorkItem | None:
         """Write ahead, before any provider is called, in one transaction: the records, the
         check that settles them if their outcome never lands, the quota units (D17) and the
@@ -641,11 +648,7 @@ class Messenger(
         )
         work = [check] if check is not None else []
         if len(going) != len(records):
-            work += [
-                self._lifecycle.scheduled_item(r, ignore_quiet_hours=ignore_quiet_hours)
-                for r in records
-                if r.phase == "scheduled"
-            ]
+            work += [self._lifecycle.scheduled_item(r) for r in records if r.phase == "scheduled"]
         limit = auth.workspace.recipient_limit  # D28, checked in the same transaction
         if not await self._store.accept_messages(
             records, work=work, quota=charge, claim=claim, recipient_limit=limit
@@ -660,14 +663,13 @@ class Messenger(
         records: list[MessageRecord],
         jobs: list[tuple[int, Job]],
         claim: IdempotencyClaim | None,
-        ignore_quiet_hours: bool = False,
     ) -> tuple[WorkItem | None, list[tuple[int, Job]]]:
         """:meth:`_accept` for a bulk, where an item past its recipient's flood-guard limit
         (D28) fails alone: it is stored ``failed`` with ``RECIPIENT_RATE_LIMITED`` (in
         ``records``) and left out of the jobs returned, and the rest are written ahead."""
         while True:
             try:
-                return await self._accept(auth, records, claim, ignore_quiet_hours), jobs
+                return await self._accept(auth, records, claim), jobs
             except RecipientRateLimited as error:
                 # Each round refuses at least one more item, so this ends.
                 over = items_over_limit(error, [(index, job.to) for index, job in jobs])
@@ -756,6 +758,7 @@ class Messenger(
         to: str,
         text: str,
         template: ProviderTemplate | None,
+        ignore_quiet_hours: bool,
     ) -> tuple[MessageRecord, Job]:
         """The write-ahead record of one message, and its send built from it (``job_for``:
         the same function every re-send uses, so what the record keeps is what is sent)."""
@@ -780,6 +783,7 @@ class Messenger(
             template_name=template.name if template else None,
             template_language=template.language if template else None,
             phase="accepted",
+            ignore_quiet_hours=ignore_quiet_hours,
         )
         job = job_for(record)
         if primary.sender is None:

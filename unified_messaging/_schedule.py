@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -105,9 +105,15 @@ class QuietHours:
             if self.end <= now < self.start:
                 return None
             day = local.date() + timedelta(days=1) if now >= self.start else local.date()
-        opens = datetime.combine(day, self.end, tzinfo=zone)
-        # A daylight-saving gap can put the local end before the moment: never go back.
-        return max(opens, moment)
+        # The first instant after ``moment`` whose wall clock reads ``end`` on ``day``. On
+        # a fall-back night that time of day comes twice (``fold`` 0, then 1): a moment in
+        # the repeated hour is held to the second; in a spring-forward gap it never comes,
+        # and the moment goes.
+        for fold in (0, 1):
+            opens = datetime.combine(day, self.end, tzinfo=zone).replace(fold=fold)
+            if opens.astimezone(UTC) > moment.astimezone(UTC):
+                return opens
+        return moment
 
     @property
     def window(self) -> str:

@@ -29,6 +29,7 @@ from ._suppressions import (
     SuppressionSearch,
     SuppressionTarget,
     opt_out_entry,
+    suppression_key,
 )
 from ._text import storable
 from ._types import Channel
@@ -71,7 +72,7 @@ async def refuse_suppressed(
     """One message's check, at admission and again at the worker's hand-over of one that
     waited (issue 26): :class:`RecipientSuppressed` (422) when ``to`` (normalised) is on
     the list of its workspace, mode and channel. One primary-key lookup."""
-    if await store.suppressed(workspace_id, livemode, channel, [to]):
+    if await store.suppressed(workspace_id, livemode, channel, [suppression_key(channel, to)]):
         raise RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
 
 
@@ -98,7 +99,7 @@ class SuppressionMixin:
         :class:`InvalidRecipient` (422). Idempotent: an entry already there is returned as
         stored (its first reason, source and time stay)."""
         parsed = parse_model(SuppressionCreate, entry)
-        recipient = normalize_recipient(parsed.channel, parsed.recipient)
+        recipient = _listed(parsed.channel, parsed.recipient)
         stored, _ = await self._store.add_suppression(self._entry(auth, parsed, recipient, source))
         return stored
 
@@ -123,7 +124,7 @@ class SuppressionMixin:
         """Take a recipient off the list (``channel`` and ``recipient``, as for
         :meth:`add_suppression`); :class:`ResourceNotFound` (404) when it is not on it."""
         parsed = parse_model(SuppressionTarget, target)
-        recipient = normalize_recipient(parsed.channel, parsed.recipient)
+        recipient = _listed(parsed.channel, parsed.recipient)
         removed = await self._store.remove_suppression(
             auth.workspace_id, auth.livemode, parsed.channel, recipient
         )
@@ -147,7 +148,7 @@ class SuppressionMixin:
         for number, entry in enumerate(entries, start=1):
             try:
                 parsed = parse_model(SuppressionCreate, entry)
-                recipient = normalize_recipient(parsed.channel, parsed.recipient)
+                recipient = _listed(parsed.channel, parsed.recipient)
             except MessagingError as exc:
                 refused.append((number, exc.message))
                 continue
@@ -200,7 +201,9 @@ class SuppressionMixin:
     ) -> set[str]:
         """Issue 26.4: which of a send's (normalised) recipients are on the list. One
         indexed lookup per request (the store's primary key), test keys included."""
-        return await self._store.suppressed(auth.workspace_id, auth.livemode, channel, recipients)
+        keys = [suppression_key(channel, r) for r in recipients]
+        found = await self._store.suppressed(auth.workspace_id, auth.livemode, channel, keys)
+        return {r for r, key in zip(recipients, keys, strict=True) if key in found}
 
     async def _refuse_suppressed(self, auth: Principal, channel: Channel, to: str) -> None:
         """A single send's admission check: :class:`RecipientSuppressed` (422)."""
@@ -282,16 +285,21 @@ def _recipient_forms(channel: Channel | None, raw: str) -> tuple[str, ...]:
     """What a list's ``recipient`` filter matches: normalised for ``channel`` (422 if it
     cannot be), or without one, as typed and as each channel would normalise it."""
     if channel is not None:
-        return (normalize_recipient(channel, raw),)
+        return (_listed(channel, raw),)
     forms = [raw]
     for each in get_args(Channel):
         try:
-            normalized = normalize_recipient(each, raw)
+            normalized = _listed(each, raw)
         except MessagingError:
             continue
         if normalized not in forms:
             forms.append(normalized)
     return tuple(forms)
+
+
+def _listed(channel: Channel, raw: str) -> str:
+    """A recipient as the list keeps it: normalised as a send's ``to``, then its key."""
+    return suppression_key(channel, normalize_recipient(channel, raw))
 
 
 def _inbound_id(connection: Connection, message: InboundMessage) -> str:

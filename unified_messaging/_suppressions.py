@@ -48,6 +48,7 @@ __all__ = [
     "SuppressionTarget",
     "fold_word",
     "opt_out_entry",
+    "suppression_key",
 ]
 
 SuppressionSource = Literal[
@@ -94,11 +95,21 @@ def opt_out_entry(
         workspace_id=workspace_id,
         livemode=livemode,
         channel=channel,
-        recipient=recipient,
+        recipient=suppression_key(channel, recipient),
         reason=reason[:MAX_REASON_LENGTH],
         source=channel,
         created_at=now,
     )
+
+
+def suppression_key(channel: Channel, recipient: str) -> str:
+    """How a (normalised) recipient is listed and looked up: as it is, but a Telegram
+    ``@username`` case-folded, since Telegram's usernames are case-insensitive
+    (``@ShopNews`` who opted out is ``@shopnews`` too; D35). Usernames are
+    ``[A-Za-z0-9_]``, so ASCII ``lower()`` folds them; chat ids have no case."""
+    if channel == "chatbot" and recipient.startswith("@"):
+        return recipient.lower()
+    return recipient
 
 
 # ----------------------------------------------------------------------------- stop words

@@ -48,7 +48,11 @@ MessageStatus = Literal["queued", "sent", "delivered", "expired", "rejected", "f
 #: refused for quota leaves as it is.
 SendPhase = Literal["refused", "accepted", "waiting", "settled", "scheduled"]
 #: An attempt is ``accepted`` or ``rejected`` at submit; a report later gives it its final state.
-AttemptStatus = Literal["accepted", "rejected", "delivered", "expired", "failed", "unknown"]
+#: ``unavailable``: the provider could not be reached (time-out, 5xx, an open circuit);
+#: ``rejected``: it answered and refused the message.
+AttemptStatus = Literal[
+    "accepted", "rejected", "unavailable", "delivered", "expired", "failed", "unknown"
+]
 
 #: SMS data coding (D24). Chat channels have no SMS encoding and report none.
 Encoding = Literal["gsm7", "gsm7_turkish", "ucs2"]

@@ -21,9 +21,7 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = (
-    "0016"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016 (in merge order)
-)
+HEAD = "0019"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019 (in merge order)
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

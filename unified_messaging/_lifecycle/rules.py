@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord
 from .._errors import MessageNotCancelable, SubmitInterrupted
+from .._routing.verdicts import CANCELED, NO_PROVIDER_REACHED, no_provider_reached
 from .._types import AttemptStatus, DeliveryStatus, MessageStatus
 from ..providers.base import NO_FALLBACK_CODES, ProviderReport
 
@@ -255,27 +256,6 @@ def _report_error(status: DeliveryStatus) -> ErrorInfo:
     return ErrorInfo("RECIPIENT_UNREACHABLE", "The message could not be delivered.")
 
 
-#: Why a message failed when no provider of its chain took it (each attempt says why).
-NO_PROVIDER_REACHED: Final = ErrorInfo("PROVIDER_UNAVAILABLE", "No provider could be reached.")
-#: How much of each provider's cause :func:`no_provider_reached` repeats.
-_CAUSE_CHARS: Final = 300
-
-
-def no_provider_reached(attempts: Sequence[Attempt]) -> ErrorInfo:
-    """D7's error, saying why each provider of the round failed (issue 22.9): the message
-    of a single send's 502 and of the record, where ``attempts[]`` may not be shown."""
-    causes: list[str] = []
-    for attempt in attempts:
-        if attempt.error is not None and attempt.status == "rejected":
-            cause = attempt.error.message
-            if len(cause) > _CAUSE_CHARS:
-                cause = cause[: _CAUSE_CHARS - 1] + "…"
-            causes.append(f"{attempt.provider}: {cause}")
-    if not causes:
-        return NO_PROVIDER_REACHED
-    return replace(NO_PROVIDER_REACHED, message="No provider could be reached. " + " ".join(causes))
-
-
 #: The end of a message whose hand-over to a provider may or may not have happened.
 SUBMIT_INTERRUPTED: Final = ErrorInfo(SubmitInterrupted.code, SubmitInterrupted.default_message)
 
@@ -322,7 +302,9 @@ def after_routing(
     """The message as its chain of providers left it, at submit and at a worker's
     re-dispatch alike (``attempts``: the record's whole list after this round):
 
-    - no send slot in time (D27): ``queued`` at the hop it got to, for the worker;
+    - no send slot in time (D27), or held by the hand-over gate for quiet hours (D35):
+      ``queued`` at the hop it got to, for the worker;
+    - stopped by the gate (D35): ``failed`` with the gate's error, at the hop it got to;
     - a provider accepted it: ``sent``, the rest of the chain kept for fallback (D6), or
       ``delivered`` on the chatbot channel, whose success is final (D10);
     - the provider it reached may have taken it without our knowing (an ``unknown``
@@ -339,6 +321,8 @@ def after_routing(
     status: MessageStatus
     if job.paced:
         index, status = job.paced_hop, "queued"
+    elif job.stopped is not None:
+        index, status = job.last_hop, "failed"
     elif job.accepted:
         index, status = job.last_hop, "sent"
     elif job.unknown:
@@ -354,10 +338,14 @@ def after_routing(
         encoding, segments = job.sms_encoding(hop.connection)
     changes: dict[str, Any] = {}
     left = tuple(h.connection.provider for h in hops[index + 1 :])
+    if job.held:
+        changes["held_until"] = job.paced_until  # its queue TTL counts from then (D35)
     if status == "failed":
         outcome = job.last_outcome
         error = outcome.error if outcome is not None else None
-        if job.all_unavailable or error is None:
+        if job.stopped is not None:
+            error = job.stopped
+        elif job.all_unavailable or error is None:
             error = no_provider_reached(job.attempts)
         changes.update(error=error, final_at=now)
         left = ()
@@ -381,8 +369,6 @@ def after_routing(
 #: The placeholder attempt of a worker's hand-over in flight; left behind only by a worker
 #: that died (the next run ends the message ``unknown``, never sends it twice).
 IN_FLIGHT: Final = ErrorInfo("SUBMIT_IN_PROGRESS", "Being handed to the provider.")
-#: The end of a message canceled before any provider had it (issue 26).
-CANCELED: Final = ErrorInfo("CANCELED", "Canceled before it was handed to a provider.")
 #: The end of a scheduled message whose hand-over found the month's quota used up (D17).
 QUOTA_AT_HANDOVER: Final = ErrorInfo(
     "QUOTA_EXCEEDED", "The workspace's monthly message quota was used up at the send time."

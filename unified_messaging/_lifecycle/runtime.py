@@ -42,7 +42,7 @@ from .._domain import (
     ErrorInfo,
     MessageRecord,
 )
-from .._errors import MessageNotFound, MessagingError, RecipientSuppressed, StorageUnavailable
+from .._errors import MessageNotFound, MessagingError, StorageUnavailable
 from .._observability.metrics import (
     NO_METRICS,
     Metrics,
@@ -57,10 +57,9 @@ from .._responses import status_record
 from .._routing.adapters import AdapterPool
 from .._routing.breaker import Breakers
 from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
+from .._routing.gate import Gates
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
-from .._schedule import hand_over_at
-from .._suppression_ops import refuse_suppressed
 from .._suppressions import opt_out_entry
 from .._text import storable_report
 from .._types import ProviderCode
@@ -192,8 +191,11 @@ class Lifecycle:
         breakers: Breakers | None = None,
         metrics: Metrics = NO_METRICS,
         pacing: SendPacing | None = None,
+        gates: Gates | None = None,
     ) -> None:
         self._store = store
+        #: D35: what every hand-over of the worker asks first, as the submit does.
+        self._gates = gates if gates is not None else Gates(store, clock)
         self.metrics = metrics  # D30: reports, fallbacks, time to the final state
         #: D26: live re-dispatches consult the connections' circuit breakers too.
         self._breakers = breakers
@@ -607,7 +609,7 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ scheduled sends
 
-    def scheduled_item(self, record: MessageRecord, *, ignore_quiet_hours: bool) -> WorkItem:
+    def scheduled_item(self, record: MessageRecord) -> WorkItem:
         """The hand-over of a message that waits (phase ``scheduled``), due at its
         ``send_at``: stored with the message in its acceptance transaction, so a restart
         loses nothing; the worker's lease and the hand-over's write-ahead attempt make sure
@@ -617,7 +619,7 @@ class Lifecycle:
             id=f"sched_{record.job_id}", kind=WORK_SCHEDULED, ref=record.job_id,
             due_at=record.send_at, created_at=self._clock.now(),
             payload={"workspace_id": record.workspace_id, "livemode": record.livemode,
-                     "attempt": -1, "ignore_quiet_hours": ignore_quiet_hours},
+                     "attempt": -1},
         )  # fmt: skip
 
     async def handle_scheduled(self, item: WorkItem) -> datetime | None:
@@ -638,12 +640,7 @@ class Lifecycle:
         if workspace is None:
             return None
         now = self._clock.now()
-        connection = (await self._connections(workspace_id)).get(record.provider)
-        iys_mode = connection.iys_mode if connection is not None else "informational"
-        ignore = item.payload.get("ignore_quiet_hours") is True
-        later = hand_over_at(now, workspace.quiet_hours, iys_mode, ignore_quiet_hours=ignore)
-        if later > now:
-            return later  # quiet hours (switched on since it was accepted, perhaps)
+        # Quiet hours switched on since it was accepted hold it at the gate (D35).
         until = now + workspace.queue_ttl if workspace.retry_unavailable else now
         charge = quota_charge(workspace_id, livemode, [record], 1, limit=workspace.monthly_quota)
         await self._redispatch(
@@ -781,8 +778,6 @@ class Lifecycle:
         else:
             if record.status != "queued":
                 return
-            if await self._ended_suppressed(record):
-                return
             chain = (record.provider, *record.fallback_left)
         connections = await self._connections(workspace_id)
         hops: list[Hop] = []
@@ -822,32 +817,19 @@ class Lifecycle:
                 raise _Contended(job_id)  # canceled meanwhile? the retry will see
         elif not await self._store.replace_message(marked):
             raise _Contended(job_id)  # the worker retries the item
+        workspace = await self._store.get_workspace(workspace_id)
+        if workspace is None:
+            return
         job = job_for(record)
         await dispatch(
-            [job], hops, clock=self._clock, concurrency=1, first_attempt=len(record.attempts),
+            [job], hops, clock=self._clock, gate=self._gates.at(workspace), concurrency=1,
+            first_attempt=len(record.attempts),
             breakers=self._breakers if livemode else None,
             pacing=self._pacing if livemode else None,
         )  # fmt: skip
         record_redispatch(self.metrics, record, job, retry=retry_until is not None)
         await self._opted_out(record, job)
         await self._store_redispatch(marked, job, hops, gone, connections, retry_until)
-
-    async def _ended_suppressed(self, record: MessageRecord) -> bool:
-        """Issue 26: a message that waited (its ``send_at``, quiet hours, a send slot, D7's
-        retries) whose recipient went on the suppression list meanwhile ends ``failed``
-        with ``RECIPIENT_SUPPRESSED`` instead of being handed over, by admission's own
-        check; as a cancel, its unit comes back if it took one (a ``scheduled`` one has
-        none). The compare-and-set loses to a cancel or another hand-over: the retry sees."""
-        try:
-            await refuse_suppressed(
-                self._store, record.workspace_id, record.livemode, record.channel, record.to
-            )
-        except RecipientSuppressed as refusal:
-            ended = await self._end_with(record, ErrorInfo(refusal.code, refusal.message))
-            record_settled(self.metrics, record, ended)
-            await release_unit(self._store, ended)
-            return True
-        return False
 
     async def _mark_scheduled(self, marked: MessageRecord, charge: QuotaCharge | None) -> bool:
         """Store the hand-over's write-ahead attempt and take its quota unit, together (a

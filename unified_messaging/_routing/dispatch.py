@@ -17,6 +17,12 @@ an open (or paused) connection is skipped with no network call, every job gettin
 half-open connection takes one job as its probe; the others move on. What the calls said is
 handed back to the breaker.
 
+Before each hop's call, the hand-over gate (D35, :class:`Gate`) judges the jobs about to
+go: a job it stops is ``stopped`` (it ends ``failed`` with the gate's error, no attempt
+made), a job it holds is ``held`` until a time (it waits ``queued``, like a paced job, and
+the worker hands it over then, asking the gate again). This is the one function that hands
+a message to a provider, so every path passes the gate: no caller can forget a rule.
+
 With ``pacing`` (D27, live sends), a hop's calls keep to its connection's send rate
 (:mod:`._send_pacing`): they wait for their slots, and the jobs no slot is free for within the
 bound stop at that hop, *paced*: ``paced_until`` says when, ``paced_hop`` where. They are not
@@ -33,7 +39,7 @@ from datetime import datetime
 from typing import Protocol
 
 from .._clock import Clock
-from .._domain import Attempt, Connection, MessageRecord
+from .._domain import Attempt, Connection, ErrorInfo, MessageRecord
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
@@ -50,8 +56,18 @@ from ..providers.simulator import Simulator
 from .breaker import CIRCUIT_OPEN, Admission, Breakers
 from .send_pacing import Hold, SendPacing
 from .split import split_refused
+from .verdicts import HoldUntil, Stop, Verdict
 
-__all__ = ["AdapterSource", "Hop", "Job", "dispatch", "hop_for", "job_for", "resolve_sender"]
+__all__ = [
+    "AdapterSource",
+    "Gate",
+    "Hop",
+    "Job",
+    "dispatch",
+    "hop_for",
+    "job_for",
+    "resolve_sender",
+]
 
 logger = logging.getLogger("unified_messaging.routing")
 
@@ -69,6 +85,15 @@ class AdapterSource(Protocol):
     """Protocol: where a hop's adapter comes from (the messenger's adapter pool)."""
 
     def for_connection(self, connection: Connection, *, livemode: bool) -> ProviderAdapter: ...
+
+
+class Gate(Protocol):
+    """Protocol: the hand-over gate (D35) :func:`dispatch` asks before each hop's call
+    (:class:`~.gate.HandOverGate`)."""
+
+    async def verdicts(self, jobs: Sequence[Job], hop: Hop) -> list[Verdict]:
+        """One verdict per job, for handing it to ``hop`` now."""
+        ...
 
 
 def resolve_sender(sender: str | None, connection: Connection) -> str | None:
@@ -122,8 +147,15 @@ class Job:
     #: Index of the hop that answered last (the accepting one, when accepted).
     last_hop: int = -1
     #: D27: no send slot was free in time at hop ``paced_hop``; one should be at this time.
+    #: Also set when the gate held it (``held``): at hop ``paced_hop``, until then.
     paced_until: datetime | None = None
     paced_hop: int = -1
+    #: The stored message this send was built from (:func:`job_for`): what the gate judges.
+    record: MessageRecord | None = None
+    #: D35: the gate stopped it at hop ``last_hop``: it ends ``failed`` with this error.
+    stopped: ErrorInfo | None = None
+    #: D35: the gate held it (quiet hours) until ``paced_until``.
+    held: bool = False
     _encodings: dict[bool, tuple[Encoding, int]] = field(default_factory=dict)
 
     @property
@@ -181,7 +213,7 @@ def job_for(record: MessageRecord) -> Job:
     if record.template_name is not None:
         language = record.template_language or ""
         template = ProviderTemplate(record.template_name, language, record.template_params)
-    return Job(record.job_id, record.to, record.text, record.workspace_id, template)
+    return Job(record.job_id, record.to, record.text, record.workspace_id, template, record=record)
 
 
 async def dispatch(
@@ -189,6 +221,7 @@ async def dispatch(
     hops: Sequence[Hop],
     *,
     clock: Clock,
+    gate: Gate,
     concurrency: int,
     first_attempt: int = 0,
     breakers: Breakers | None = None,
@@ -197,7 +230,8 @@ async def dispatch(
 ) -> None:
     """Route every job through ``hops``; results are left on each job.
 
-    ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
+    ``gate`` judges the jobs before each hop's call (D35): stopped and held jobs go no
+    further. ``first_attempt`` numbers the first hop's tries: a re-dispatch after a failed report
     continues the count of the message's attempts (providers and the simulator see it).
     ``breakers``: the circuit breakers to consult per hop (D26); ``None`` calls every hop.
     ``pacing``: the send rates to keep to (D27); ``None`` calls at once. ``hold``: told of
@@ -206,6 +240,7 @@ async def dispatch(
     limiter = asyncio.Semaphore(concurrency)
     pending = list(jobs)
     for index, hop in enumerate(hops):
+        pending = await _through_gate(gate, pending, hop, index)
         if not pending:
             return
         calling, skipped = pending, []
@@ -233,6 +268,21 @@ async def dispatch(
             if outcome.kind in ("rejected", "unavailable"):
                 moving_on.append(job)
         pending = moving_on
+
+
+async def _through_gate(gate: Gate, jobs: list[Job], hop: Hop, index: int) -> list[Job]:
+    """The jobs the gate lets go to ``hop`` now; the others are marked stopped or held."""
+    if not jobs:
+        return jobs
+    going: list[Job] = []
+    for job, verdict in zip(jobs, await gate.verdicts(jobs, hop), strict=True):
+        if isinstance(verdict, Stop):
+            job.stopped, job.last_hop = verdict.error, index
+        elif isinstance(verdict, HoldUntil):
+            job.paced_until, job.paced_hop, job.held = verdict.until, index, True
+        else:
+            going.append(job)
+    return going
 
 
 async def _call(
@@ -309,7 +359,7 @@ def _log_failures(hop: Hop, jobs: Sequence[Job], outcomes: Sequence[SubmitOutcom
 
 def _attempt_status(outcome: SubmitOutcome) -> AttemptStatus:
     """An attempt's status from its outcome: ``unknown`` keeps the report able to settle it."""
-    if outcome.kind in ("accepted", "unknown"):
+    if outcome.kind in ("accepted", "unknown", "unavailable"):
         return outcome.kind
     return "rejected"
 

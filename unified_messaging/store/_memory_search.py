@@ -69,6 +69,7 @@ _STATE_COLUMN = {
     "expired": "expired",
     "failed": "failed",
     "rejected": "failed",
+    "unavailable": "failed",
     "unknown": "unknown",
     "accepted": "pending",
 }

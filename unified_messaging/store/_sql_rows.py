@@ -300,6 +300,8 @@ def message_row(message: MessageRecord) -> Values:
         "template_language": message.template_language,
         "phase": message.phase,
         "send_at": message.send_at,
+        "ignore_quiet_hours": message.ignore_quiet_hours,
+        "held_until": message.held_until,
     }
 
 
@@ -334,6 +336,8 @@ def message_from(row: RowMap) -> MessageRecord:
         template_language=row["template_language"],
         phase=row["phase"],
         send_at=row["send_at"],
+        ignore_quiet_hours=row["ignore_quiet_hours"],
+        held_until=row["held_until"],
     )
 
 

@@ -40,7 +40,7 @@ _m = message_table.c
 _STATE_COLUMNS: dict[str, tuple[str, ...]] = {
     "delivered": ("delivered",),
     "expired": ("expired",),
-    "failed": ("failed", "rejected"),
+    "failed": ("failed", "rejected", "unavailable"),
     "unknown": ("unknown",),
     "pending": ("accepted",),
 }

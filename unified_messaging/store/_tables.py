@@ -250,6 +250,10 @@ messages = sa.Table(
     # Issue 26: when a waiting send is to be handed over; NULL for one sent at once. Due
     # rows are found by their ``scheduled_send`` work item, so no index (migration 0015).
     sa.Column("send_at", UtcDateTime, nullable=True),
+    # D35: the request's ignore_quiet_hours, and until when the gate last held the message
+    # for quiet hours (its queue TTL counts from then) (migration 0019).
+    sa.Column("ignore_quiet_hours", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("held_until", UtcDateTime, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a
