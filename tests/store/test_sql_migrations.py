@@ -21,7 +21,8 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-HEAD = "0019"  # the chain: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019 (in merge order)
+# The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019.
+HEAD = "0019"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -113,6 +114,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     row = message_row(record)
     del row["version"], row["requested_sender"]  # the columns do not exist yet
     del row["template_name"], row["template_language"], row["phase"], row["send_at"]
+    del row["ignore_quiet_hours"], row["held_until"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -156,6 +158,7 @@ async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were
             for job_id, old in olds.items():
                 row = message_row(replace(old, job_id=job_id))
                 del row["template_name"], row["template_language"], row["phase"], row["send_at"]
+                del row["ignore_quiet_hours"], row["held_until"]
                 await connection.execute(sa.insert(messages).values(row))
     finally:
         await engine.dispose()
@@ -188,3 +191,55 @@ async def _insert_old_workspace(sql_database: Database, workspace: Workspace) ->
             await connection.execute(sa.insert(workspaces).values(row))
     finally:
         await engine.dispose()
+
+
+async def test_telegram_usernames_on_the_list_are_folded_by_the_gate_revision(
+    sql_database: Database,
+) -> None:
+    """0019: ``@ShopNews`` and ``@shopnews`` are one Telegram user; the older entry stays,
+    folded, and the send gate's folded look-up finds it."""
+    from unified_messaging.store._tables import suppressions
+
+    await _migrate(sql_database, "0016")
+    workspace = Workspace("ws_old", "Before the upgrade", datetime(2025, 12, 1, tzinfo=UTC))
+    await _insert_old_workspace(sql_database, workspace)
+    rows = [
+        ("@ShopNews", "sup_1", datetime(2026, 1, 1, tzinfo=UTC), "chatbot"),
+        ("@shopnews", "sup_2", datetime(2026, 1, 2, tzinfo=UTC), "chatbot"),
+        ("@Solo_User", "sup_3", datetime(2026, 1, 3, tzinfo=UTC), "chatbot"),
+        ("-1001234", "sup_4", datetime(2026, 1, 4, tzinfo=UTC), "chatbot"),
+        ("+905551234567", "sup_5", datetime(2026, 1, 5, tzinfo=UTC), "sms"),
+    ]
+    engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
+    try:
+        async with engine.begin() as connection:
+            for recipient, entry_id, created, channel in rows:
+                await connection.execute(
+                    sa.insert(suppressions).values(
+                        workspace_id="ws_old",
+                        livemode=True,
+                        channel=channel,
+                        recipient=recipient,
+                        id=entry_id,
+                        reason=None,
+                        source="api",
+                        created_at=created,
+                    )
+                )
+    finally:
+        await engine.dispose()
+
+    await _migrate(sql_database)
+    upgraded = sql_database.store()
+    try:
+        await upgraded.open()
+        listed = await upgraded.suppressed(
+            "ws_old", True, "chatbot", ["@shopnews", "@solo_user", "-1001234", "@ShopNews"]
+        )
+        assert listed == {"@shopnews", "@solo_user", "-1001234"}
+        kept = await upgraded.get_suppression("ws_old", True, "sup_1")
+        assert kept is not None and kept.recipient == "@shopnews"
+        assert await upgraded.get_suppression("ws_old", True, "sup_2") is None
+        assert await upgraded.suppressed("ws_old", True, "sms", ["+905551234567"])
+    finally:
+        await upgraded.close()

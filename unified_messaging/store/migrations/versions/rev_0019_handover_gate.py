@@ -34,7 +34,7 @@ def upgrade() -> None:
     op.execute(
         """
         DELETE FROM um_suppressions
-        WHERE channel = 'chatbot' AND recipient LIKE '@%' AND recipient <> lower(recipient)
+        WHERE channel = 'chatbot' AND recipient LIKE '@%'
           AND EXISTS (
             SELECT 1 FROM um_suppressions AS other
             WHERE other.workspace_id = um_suppressions.workspace_id
