@@ -129,13 +129,19 @@ class Rig:
         self.auth = await self.messenger.principal(self.workspace_id, livemode=True)
 
 
-async def make_rig(*, retry: bool = False, paced: bool = False) -> Rig:
+class Died(BaseException):
+    """The process dies (kill -9) while a send waits for its slot."""
+
+
+async def make_rig(*, retry: bool = False, paced: bool = False, crash: bool = False) -> Rig:
     clock = ManualClock(START)
 
     async def sleep(seconds: float) -> None:
+        if crash and rig.auth is not None:
+            raise Died
         clock.advance(seconds)
 
-    rig = Rig(clock, Messenger(clock=clock, pace_sleep=sleep, pace_wait=timedelta(0)))
+    rig = Rig(clock, Messenger(clock=clock))
 
     def build(connection: Connection, credentials: Mapping[str, str]) -> Provider:
         return rig.providers.setdefault(connection.provider, Provider(connection, clock))
@@ -143,14 +149,14 @@ async def make_rig(*, retry: bool = False, paced: bool = False) -> Rig:
     rig.messenger = Messenger(
         clock=clock,
         pace_sleep=sleep,
-        pace_wait=timedelta(0),
+        pace_wait=timedelta(seconds=5 if crash else 0),
         live_adapters={"sms_a": build, "sms_b": build},
     )
     m = rig.messenger
     workspace = await m.create_workspace("Acme", recipient_limit=None)
     await m.set_retry_unavailable(workspace.id, retry)
     await m.set_queue_ttl(workspace.id, TTL)
-    rates: dict[str, Any] = {"max_rate": 1.0} if paced else {}
+    rates: dict[str, Any] = {"max_rate": 1.0} if paced or crash else {}
     for code in ("sms_a", "sms_b"):
         await m.add_connection(
             workspace.id, code, default_sender="ACME", credentials={"any": "thing"},
@@ -159,7 +165,10 @@ async def make_rig(*, retry: bool = False, paced: bool = False) -> Rig:
     rig.workspace_id = workspace.id
     rig.auth = await m.principal(workspace.id, livemode=True)
     for code in ("sms_a", "sms_b"):  # build both adapters: a send through each
+        rig.auth = None  # (no crash yet)
+        rig.auth = await m.principal(workspace.id, livemode=True)
         await rig.send(provider=code)
+        rig.clock.advance(2)
     await rig.work()
     rig.clock.advance(10)
     return rig
@@ -182,8 +191,12 @@ class Path:
     #: No provider took the message before this hand-over (it waits in the queue: canceling
     #: and the queue TTL apply).
     waiting: bool = True
+    #: It can be canceled while it waits (a row a crash left mid-send is the submit
+    #: check's until the worker takes it over: 409).
+    cancelable: bool = True
     retry: bool = False
     paced: bool = False
+    crash: bool = False
 
 
 async def _scheduled(rig: Rig) -> str:
@@ -202,6 +215,18 @@ async def _paced(rig: Rig) -> str:
     )
     assert [r.status for r in bulk.results] == ["sent", "queued"]
     return bulk.results[1].job_id
+
+
+async def _crashed_while_paced(rig: Rig) -> str:
+    # The second message of a bulk waits for its slot; the process dies in that wait. The
+    # submit check finds it ``waiting`` (no provider has it) and the worker sends it (D27).
+    items = [{"to": "+905551111111", "body": "a"}, {"to": TO, "body": "b"}]
+    with pytest.raises(Died):
+        await rig.messenger.send_bulk(rig.principal, {"items": items})
+    page = await rig.messenger.list_messages(rig.principal, {"to": TO, "limit": 1})
+    record = await rig.record(page.data[0].job_id)
+    assert record.phase == "waiting"
+    return record.job_id
 
 
 async def _after_failed_report(rig: Rig) -> str:
@@ -230,6 +255,8 @@ PATHS = [
     Path("scheduled", _scheduled, _worker_to, "sms_a"),
     Path("d7_retry", _retried, _worker_to, "sms_a", retry=True),
     Path("d27_paced", _paced, _worker_to, "sms_a", paced=True),
+    Path("resend_after_crash", _crashed_while_paced, _worker_to, "sms_a", cancelable=False,
+         crash=True),
     Path("fallback_after_failed_report", _after_failed_report, _report_failed, "sms_b",
          waiting=False),
     Path("fallback_after_dlr_timeout", _after_failed_report, _dlr_times_out, "sms_b",
@@ -248,7 +275,7 @@ async def _wait_past_ttl(rig: Rig) -> None:
 
 @pytest.mark.parametrize("path", PATHS, ids=_id)
 async def test_a_recipient_suppressed_meanwhile_is_not_handed_over(path: Path) -> None:
-    rig = await make_rig(retry=path.retry, paced=path.paced)
+    rig = await make_rig(retry=path.retry, paced=path.paced, crash=path.crash)
     job_id = await path.start(rig)
     calls = rig.providers[path.to].called_for(job_id)
 
@@ -260,9 +287,9 @@ async def test_a_recipient_suppressed_meanwhile_is_not_handed_over(path: Path) -
     assert rig.providers[path.to].called_for(job_id) == calls
 
 
-@pytest.mark.parametrize("path", [p for p in PATHS if p.waiting], ids=_id)
+@pytest.mark.parametrize("path", [p for p in PATHS if p.cancelable and p.waiting], ids=_id)
 async def test_a_message_canceled_meanwhile_is_not_handed_over(path: Path) -> None:
-    rig = await make_rig(retry=path.retry, paced=path.paced)
+    rig = await make_rig(retry=path.retry, paced=path.paced, crash=path.crash)
     job_id = await path.start(rig)
     calls = rig.providers[path.to].called_for(job_id)
 
@@ -276,7 +303,7 @@ async def test_a_message_canceled_meanwhile_is_not_handed_over(path: Path) -> No
 
 @pytest.mark.parametrize("path", [p for p in PATHS if p.waiting], ids=_id)
 async def test_a_waiting_message_past_its_queue_ttl_is_not_handed_over(path: Path) -> None:
-    rig = await make_rig(retry=path.retry, paced=path.paced)
+    rig = await make_rig(retry=path.retry, paced=path.paced, crash=path.crash)
     job_id = await path.start(rig)
     calls = rig.providers[path.to].called_for(job_id)
     rig.providers[path.to].answers = ["unavailable"] * 100  # D7 keeps trying until the TTL
@@ -311,7 +338,7 @@ async def test_a_fallback_after_a_provider_took_it_has_no_queue_ttl(path: Path) 
 async def test_quiet_hours_that_began_meanwhile_hold_the_hand_over_until_they_end(
     path: Path,
 ) -> None:
-    rig = await make_rig(retry=path.retry, paced=path.paced)
+    rig = await make_rig(retry=path.retry, paced=path.paced, crash=path.crash)
     job_id = await path.start(rig)
     calls = rig.providers[path.to].called_for(job_id)
 
