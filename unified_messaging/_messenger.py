@@ -44,7 +44,6 @@ from ._errors import (
     ProviderUnavailable,
     QuotaExceeded,
     RecipientRateLimited,
-    RecipientSuppressed,
     RequestInvalid,
     ResourceNotFound,
     StorageUnavailable,
@@ -82,7 +81,7 @@ from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
 from ._suppression_ops import SuppressionMixin
-from ._suppressions import StopWords
+from ._suppressions import StopWords, suppressed_refusal
 from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
@@ -694,9 +693,7 @@ class Messenger(
             return jobs
         for index, job in jobs:
             if job.to in suppressed:
-                refusal = RecipientSuppressed(
-                    f"{job.to} is on the workspace's {plan.primary.channel} suppression list."
-                )
+                refusal = suppressed_refusal(plan.primary.channel, job.to)
                 records[index] = self._rejected_item(auth, plan, job.job_id, job.to, refusal)
         return [(index, job) for index, job in jobs if job.to not in suppressed]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 from ._audit_actions import audited
 from ._clock import Clock
 from ._domain import Connection
-from ._errors import MessagingError, RecipientSuppressed, ResourceNotFound
+from ._errors import MessagingError, ResourceNotFound
 from ._ids import new_id
 from ._inbound import InboundRecord, opt_out_word
 from ._models import parse_model
@@ -29,6 +29,7 @@ from ._suppressions import (
     SuppressionSearch,
     SuppressionTarget,
     opt_out_entry,
+    suppressed_refusal,
     suppression_key,
 )
 from ._text import storable
@@ -73,7 +74,7 @@ async def refuse_suppressed(
     waited (issue 26): :class:`RecipientSuppressed` (422) when ``to`` (normalised) is on
     the list of its workspace, mode and channel. One primary-key lookup."""
     if await store.suppressed(workspace_id, livemode, channel, [suppression_key(channel, to)]):
-        raise RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
+        raise suppressed_refusal(channel, to)
 
 
 class SuppressionMixin:

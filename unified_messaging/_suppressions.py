@@ -31,6 +31,7 @@ from typing import Annotated, Final, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from ._errors import RecipientSuppressed
 from ._models import Recipient, _no_control_chars, _Response
 from ._types import Channel
 
@@ -48,6 +49,7 @@ __all__ = [
     "SuppressionTarget",
     "fold_word",
     "opt_out_entry",
+    "suppressed_refusal",
     "suppression_key",
 ]
 
@@ -100,6 +102,12 @@ def opt_out_entry(
         source=channel,
         created_at=now,
     )
+
+
+def suppressed_refusal(channel: Channel, to: str) -> RecipientSuppressed:
+    """The refusal of a message to a listed recipient: admission's 422, a bulk item's and
+    the hand-over gate's ``failed`` alike (issue 26, D35)."""
+    return RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
 
 
 def suppression_key(channel: Channel, recipient: str) -> str:

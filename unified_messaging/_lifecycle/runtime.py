@@ -779,6 +779,9 @@ class Lifecycle:
             if record.status != "queued":
                 return
             chain = (record.provider, *record.fallback_left)
+        workspace = await self._store.get_workspace(workspace_id)  # its rules now (D35)
+        if workspace is None:
+            return
         connections = await self._connections(workspace_id)
         hops: list[Hop] = []
         gone: list[Attempt] = []
@@ -817,9 +820,6 @@ class Lifecycle:
                 raise _Contended(job_id)  # canceled meanwhile? the retry will see
         elif not await self._store.replace_message(marked):
             raise _Contended(job_id)  # the worker retries the item
-        workspace = await self._store.get_workspace(workspace_id)
-        if workspace is None:
-            return
         job = job_for(record)
         await dispatch(
             [job], hops, clock=self._clock, gate=self._gates.at(workspace), concurrency=1,

@@ -27,10 +27,9 @@ from typing import Final, Protocol
 
 from .._clock import Clock
 from .._domain import Connection, ErrorInfo, MessageRecord, Workspace
-from .._errors import RecipientSuppressed
 from .._quota import provider_took
 from .._schedule import hand_over_at
-from .._suppressions import suppression_key
+from .._suppressions import suppressed_refusal, suppression_key
 from .._types import Channel
 from .dispatch import Hop, Job
 from .verdicts import CANCELED, GO, QUEUE_EXPIRED, HoldUntil, Stop, Verdict, no_provider_reached
@@ -117,9 +116,7 @@ class HandOverGate:
         )
         for i in asked:
             if keys[i] in found:
-                refusal = RecipientSuppressed(
-                    f"{records[i].to} is on the workspace's {channel} suppression list."
-                )
+                refusal = suppressed_refusal(channel, records[i].to)
                 verdicts[i] = Stop(ErrorInfo(refusal.code, refusal.message))
 
     def _expired(self, record: MessageRecord, now: datetime) -> Verdict | None:
