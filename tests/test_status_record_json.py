@@ -19,6 +19,7 @@ from unified_messaging._types import (
     Channel,
     DeliveryStatus,
     Encoding,
+    IysMode,
     MessageStatus,
     ProviderCode,
 )
@@ -74,6 +75,7 @@ _record = st.builds(
     segments=st.none() | st.integers(min_value=0, max_value=2**40),
     encoding=st.none() | st.sampled_from(get_args(Encoding)),
     send_at=_optional_moment,
+    iys_mode=st.none() | st.sampled_from(get_args(IysMode)),
 )
 
 

@@ -222,3 +222,7 @@ class MessageRecord:
     #: When the gate last held it for quiet hours until (D35): its queue TTL counts from
     #: then, as from ``send_at`` for a scheduled send. ``None``: never held.
     held_until: datetime | None = None
+    #: Its İYS class (D33), fixed at acceptance: the request's ``category`` and
+    #: ``recipient_type``, else its primary connection's. ``None``: stored before D33 (each
+    #: hop then sends with its connection's mode).
+    iys_mode: IysMode | None = None

@@ -54,6 +54,7 @@ from ._lifecycle.holding import WriteAheadHold
 from ._lifecycle.rules import after_routing, begin, is_write_ahead
 from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
 from ._lifecycle.worker import Worker
+from ._message_class import iys_mode_for
 from ._models import (
     BulkRequest,
     BulkResponse,
@@ -85,7 +86,7 @@ from ._suppressions import StopWords, suppressed_refusal
 from ._template_preview import TemplatePreview, preview_template
 from ._templates import placeholders, render, render_value
 from ._text import storable
-from ._types import SMS_PROVIDERS, Channel, ProviderCode
+from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
 from .providers.base import (
@@ -124,6 +125,8 @@ class _SendPlan:
     fallback_requested: bool
     #: The request's ``sender`` (``None``: each hop's default), kept for re-dispatch (D3).
     requested_sender: str | None = None
+    #: The messages' İYS class (D33): the request's, else the primary connection's.
+    iys_mode: IysMode = "informational"
 
     @property
     def primary(self) -> Connection:
@@ -349,7 +352,10 @@ class Messenger(
         :class:`IdempotencyKeys`); it is bound to the new job in the write-ahead transaction.
         """
         req = parse_model(SendRequest, request)
-        plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
+        plan = await self._plan(
+            auth, req.provider, req.fallback, req.sender, req.template,
+            _class(req.category, req.recipient_type),
+        )  # fmt: skip
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
         await self._refuse_suppressed(auth, channel, to)
@@ -394,7 +400,10 @@ class Messenger(
         :meth:`send`.
         """
         req = parse_model(BulkRequest, request)
-        plan = await self._plan(auth, req.provider, req.fallback, req.sender, req.template)
+        plan = await self._plan(
+            auth, req.provider, req.fallback, req.sender, req.template,
+            _class(req.category, req.recipient_type),
+        )  # fmt: skip
         if req.send_at is not None:
             check_send_at(req.send_at, self.now())  # the whole request's time: a 422
         channel = plan.primary.channel
@@ -560,6 +569,7 @@ class Messenger(
         fallback: Sequence[ProviderCode] | None,
         sender: str | None,
         template_key: str | None,
+        iys_mode: IysMode | None = None,
     ) -> _SendPlan:
         # D15: every 400 before any 404, every 404 before any 422.
         connections = {c.provider: c for c in await self._store.list_connections(auth.workspace_id)}
@@ -577,7 +587,10 @@ class Messenger(
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
         hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
-        return _SendPlan(hops, template, fallback_requested=bool(fallback), requested_sender=sender)
+        return _SendPlan(
+            hops, template, fallback_requested=bool(fallback), requested_sender=sender,
+            iys_mode=iys_mode or primary.iys_mode,
+        )  # fmt: skip
 
     def _when(
         self,
@@ -595,8 +608,7 @@ class Messenger(
             return None
         now = self.now()
         due = now if send_at is None else check_send_at(send_at, now)
-        iys_mode = plan.primary.iys_mode
-        at = hand_over_at(due, quiet, iys_mode, ignore_quiet_hours=ignore_quiet_hours)
+        at = hand_over_at(due, quiet, plan.iys_mode, ignore_quiet_hours=ignore_quiet_hours)
         return None if send_at is None and at <= now else at
 
     @staticmethod
@@ -781,6 +793,7 @@ class Messenger(
             template_language=template.language if template else None,
             phase="accepted",
             ignore_quiet_hours=ignore_quiet_hours,
+            iys_mode=plan.iys_mode,
         )
         job = job_for(record)
         if primary.sender is None:
@@ -981,3 +994,8 @@ def _scheduled(record: MessageRecord, plan: _SendPlan, when: datetime) -> Messag
 def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:
     """D27: the jobs no send slot was free for in time, and when one should be."""
     return {job.job_id: job.paced_until for job in jobs if job.paced_until is not None}
+
+
+def _class(category: Category | None, recipient_type: RecipientType | None) -> IysMode | None:
+    """The İYS mode a request's ``category`` asks for (D33); ``None``: the connection's."""
+    return None if category is None else iys_mode_for(category, recipient_type)

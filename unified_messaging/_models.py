@@ -29,11 +29,13 @@ from ._recipients import MAX_RECIPIENT_LENGTH
 from ._types import (
     TEMPLATE_KEY_PATTERN,
     AttemptStatus,
+    Category,
     Channel,
     DeliveryStatus,
     Encoding,
     MessageStatus,
     ProviderCode,
+    RecipientType,
     SubmitStatus,
 )
 
@@ -182,6 +184,27 @@ IgnoreQuietHours = Annotated[
 ]
 
 
+MessageCategory = Annotated[
+    Category,
+    Field(
+        description="The message's İYS class (D33): commercial needs the recipient's "
+        "consent. Default: the connection's iys_mode.",
+    ),
+]
+MessageRecipientType = Annotated[
+    RecipientType,
+    Field(
+        description="A commercial message's recipient: an individual (BIREYSEL, the "
+        "default) or a merchant (TACIR). Only with category commercial.",
+    ),
+]
+
+
+def _check_class(category: Category | None, recipient_type: RecipientType | None) -> None:
+    if recipient_type is not None and category != "commercial":
+        raise FieldProblem("recipient_type", "only allowed with category commercial")
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
@@ -217,6 +240,8 @@ class SendRequest(_Request):
     )
     send_at: SendAt | None = None
     ignore_quiet_hours: IgnoreQuietHours = False
+    category: MessageCategory | None = None
+    recipient_type: MessageRecipientType | None = None
 
     @model_validator(mode="after")
     def _one_of_body_or_template(self) -> SendRequest:
@@ -227,6 +252,7 @@ class SendRequest(_Request):
         if self.variables is not None and self.template is None:
             raise FieldProblem("variables", "only allowed together with template")
         _check_fallback(self.fallback, self.provider)
+        _check_class(self.category, self.recipient_type)
         return self
 
 
@@ -251,6 +277,9 @@ class BulkRequest(_Request):
     #: Every item's time unless the item names its own.
     send_at: SendAt | None = None
     ignore_quiet_hours: IgnoreQuietHours = False
+    #: Every item's class (D33).
+    category: MessageCategory | None = None
+    recipient_type: MessageRecipientType | None = None
 
     @model_validator(mode="after")
     def _mode_rules(self) -> BulkRequest:
@@ -263,6 +292,7 @@ class BulkRequest(_Request):
             if not template_mode and item.variables is not None:
                 raise FieldProblem(f"items.{index}.variables", "only allowed in template mode")
         _check_fallback(self.fallback, self.provider)
+        _check_class(self.category, self.recipient_type)
         return self
 
 
@@ -401,6 +431,13 @@ class StatusRecord(_Response):
     send_at: datetime | None = Field(
         default=None,  # added later (issue 26): a record built without it still validates
         description="When a send that waited (send_at, quiet hours) is or was to be handed over.",
+    )
+    category: Category | None = Field(
+        default=None,  # added later (D33); null for a message stored before it
+        description="Its İYS class: informational or commercial (D33).",
+    )
+    recipient_type: RecipientType | None = Field(
+        default=None, description="A commercial message's recipient: BIREYSEL or TACIR (D33)."
     )
 
 

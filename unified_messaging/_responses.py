@@ -6,8 +6,9 @@ from pydantic_core import to_json
 
 from ._domain import Attempt, ErrorInfo, MessageRecord
 from ._errors import SubmitInterrupted
+from ._message_class import class_of
 from ._models import AttemptOut, BulkResult, DlrOut, ErrorObject, SendResponse, StatusRecord
-from ._types import SubmitStatus
+from ._types import Category, RecipientType, SubmitStatus
 
 __all__ = ["bulk_result", "send_response", "status_record", "status_record_json", "submit_status"]
 
@@ -105,6 +106,8 @@ def status_record(record: MessageRecord) -> StatusRecord:
         encoding=record.encoding,
         livemode=record.livemode,
         send_at=record.send_at,
+        category=_class(record)[0],
+        recipient_type=_class(record)[1],
     )
 
 
@@ -119,6 +122,7 @@ def status_record_json(record: MessageRecord) -> bytes:
     ``tests/test_status_record_json.py`` pins the two byte for byte.
     """
     dlr = record.dlr
+    category, recipient_type = _class(record)
     return to_json(
         {
             "job_id": record.job_id,
@@ -147,8 +151,16 @@ def status_record_json(record: MessageRecord) -> bytes:
             "encoding": record.encoding,
             "livemode": record.livemode,
             "send_at": record.send_at,
+            "category": category,
+            "recipient_type": recipient_type,
         }
     )
+
+
+def _class(record: MessageRecord) -> tuple[Category | None, RecipientType | None]:
+    """The status record's ``category`` and ``recipient_type`` (D33); none for a message
+    stored before a message had its own class."""
+    return (None, None) if record.iys_mode is None else class_of(record.iys_mode)
 
 
 def _error_dict(error: ErrorInfo | None) -> dict[str, str] | None:

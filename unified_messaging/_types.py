@@ -15,12 +15,14 @@ __all__ = [
     "SMS_PROVIDERS",
     "TEMPLATE_KEY_PATTERN",
     "AttemptStatus",
+    "Category",
     "Channel",
     "DeliveryStatus",
     "Encoding",
     "IysMode",
     "MessageStatus",
     "ProviderCode",
+    "RecipientType",
     "SendPhase",
     "SubmitStatus",
 ]
@@ -59,6 +61,10 @@ Encoding = Literal["gsm7", "gsm7_turkish", "ucs2"]
 
 #: IYS (the national consent registry) class of a connection's traffic.
 IysMode = Literal["informational", "commercial_individual", "commercial_merchant"]
+#: A message's class (D33): what İYS calls it. A commercial message needs the recipient's
+#: consent (ONAY); its recipient is an individual (``BIREYSEL``) or a merchant (``TACIR``).
+Category = Literal["informational", "commercial"]
+RecipientType = Literal["BIREYSEL", "TACIR"]
 
 ALL_PROVIDERS: Final[tuple[ProviderCode, ...]] = get_args(ProviderCode)
 IYS_MODES: Final[tuple[IysMode, ...]] = get_args(IysMode)

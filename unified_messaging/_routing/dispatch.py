@@ -43,7 +43,7 @@ from .._domain import Attempt, Connection, ErrorInfo, MessageRecord
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
-from .._types import AttemptStatus, Encoding
+from .._types import AttemptStatus, Encoding, IysMode
 from ..providers.base import (
     OutcomeKind,
     ProviderAdapter,
@@ -185,6 +185,14 @@ class Job:
             found = self._encodings[shift] = (info.encoding, info.segments)
         return found
 
+    def iys_mode(self, connection: Connection) -> IysMode:
+        """The İYS class this send is marked with at ``connection`` (D33): the message's,
+        fixed at acceptance; a message stored before that, or a bare job, takes the
+        connection's. Mutlucell, which cannot mark commercial traffic, refuses a commercial
+        one without a call, and the chain moves on."""
+        mode = self.record.iys_mode if self.record is not None else None
+        return mode or connection.iys_mode
+
     def request_for(self, hop: Hop, attempt: int) -> SubmitRequest:
         connection = hop.connection
         encoding = self.sms_encoding(connection)[0] if hop.sender else None
@@ -194,7 +202,7 @@ class Job:
             text=self.text,
             sender=hop.sender,
             attempt=attempt,
-            iys_mode=connection.iys_mode,
+            iys_mode=self.iys_mode(connection),
             encoding=encoding,
             template=self.template,
             workspace_id=self.workspace_id,

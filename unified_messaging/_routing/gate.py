@@ -98,9 +98,9 @@ class HandOverGate:
             if verdicts[i] is None:
                 verdicts[i] = self._expired(record, now)
         await self._refused(records, hop.connection, now, verdicts)
-        for i, record in enumerate(records):
+        for i, job in enumerate(jobs):
             if verdicts[i] is None:
-                verdicts[i] = self._quiet(record, hop.connection, now)
+                verdicts[i] = self._quiet(job, hop.connection, now)
         return [GO if verdict is None else verdict for verdict in verdicts]
 
     async def _suppressed(
@@ -144,12 +144,13 @@ class HandOverGate:
             if error is not None:
                 verdicts[i] = Stop(error)
 
-    def _quiet(
-        self, record: MessageRecord, connection: Connection, now: datetime
-    ) -> Verdict | None:
+    def _quiet(self, job: Job, connection: Connection, now: datetime) -> Verdict | None:
+        """Quiet hours by the message's class at this hop (a ``commercial`` scope holds
+        commercial messages only), unless it asked to ignore them."""
         quiet = self._workspace.quiet_hours
-        ignore = record.ignore_quiet_hours
-        until = hand_over_at(now, quiet, connection.iys_mode, ignore_quiet_hours=ignore)
+        ignore = _record_of(job).ignore_quiet_hours
+        mode = job.iys_mode(connection)
+        until = hand_over_at(now, quiet, mode, ignore_quiet_hours=ignore)
         return HoldUntil(until) if until > now else None
 
 

@@ -302,6 +302,7 @@ def message_row(message: MessageRecord) -> Values:
         "send_at": message.send_at,
         "ignore_quiet_hours": message.ignore_quiet_hours,
         "held_until": message.held_until,
+        "iys_mode": message.iys_mode,
     }
 
 
@@ -338,6 +339,7 @@ def message_from(row: RowMap) -> MessageRecord:
         send_at=row["send_at"],
         ignore_quiet_hours=row["ignore_quiet_hours"],
         held_until=row["held_until"],
+        iys_mode=row["iys_mode"],
     )
 
 

@@ -254,6 +254,8 @@ messages = sa.Table(
     # for quiet hours (its queue TTL counts from then) (migration 0019).
     sa.Column("ignore_quiet_hours", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("held_until", UtcDateTime, nullable=True),
+    # D33: the message's İYS class, fixed at acceptance (NULL: stored before it).
+    sa.Column("iys_mode", _Text, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a

@@ -1,9 +1,11 @@
-"""The hand-over gate (D35, issue 31).
+"""The hand-over gate (D35, issue 31) and a message's İYS class (D33).
 
 ``um_messages.ignore_quiet_hours``: the request's opt-out of quiet hours (a one-time code),
 which the gate reads at every hand-over, not only the first; ``um_messages.held_until``:
 until when the gate last held the message for quiet hours (its queue TTL counts from then).
-Both cost a normal send nothing: false and NULL.
+Both cost a normal send nothing: false and NULL. ``um_messages.iys_mode``: the message's
+İYS class, fixed at acceptance (NULL for messages stored before: their hops send with each
+connection's own mode, as they did).
 
 Telegram ``@usernames`` on the suppression list are case-folded, as the gate looks them up
 (``@ShopNews`` suppresses ``@shopnews``); of two entries that fold to one, the older stays.
@@ -30,6 +32,7 @@ def upgrade() -> None:
             sa.Column("ignore_quiet_hours", sa.Boolean(), nullable=False, server_default=sa.false())
         )
         batch.add_column(sa.Column("held_until", sa.DateTime(timezone=True), nullable=True))
+        batch.add_column(sa.Column("iys_mode", sa.Text(), nullable=True))
     # Usernames are [A-Za-z0-9_]: lower() folds them on both SQLite and PostgreSQL.
     op.execute(
         """
@@ -55,5 +58,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table("um_messages") as batch:
+        batch.drop_column("iys_mode")
         batch.drop_column("held_until")
         batch.drop_column("ignore_quiet_hours")
