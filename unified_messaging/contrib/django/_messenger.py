@@ -134,13 +134,22 @@ def _make() -> _Made:
 def _configured() -> SyncMessenger:
     from ..._messenger import Messenger
     from ..._sync import SyncMessenger
-    from ..._vault import Vault
+    from ..._vault import KeylessVault, Vault
+    from ...store.memory import MemoryStore
     from ...store.sql import store_from_url
     from ...webhooks._admin import webhook_policy_from_env
     from .settings import get_settings
 
     settings = get_settings()
-    vault = Vault.from_spec(settings.master_keys) if settings.master_keys else None
+    store = store_from_url(settings.database_url)
+    # Without keys the messenger is still made (a test-mode send needs none): only sealing or
+    # opening a credential or a webhook secret raises MasterKeyError. In memory, the
+    # Messenger's own default (a key as short-lived as the data) is right.
+    vault: Vault | None = None
+    if settings.master_keys:
+        vault = Vault.from_spec(settings.master_keys)
+    elif not isinstance(store, MemoryStore):
+        vault = KeylessVault(type(store).__name__)
     extras: dict[str, Any] = {}
     if settings.redis_url:
         from ..._routing.redis_breaker import RedisBreakerStore
@@ -153,7 +162,7 @@ def _configured() -> SyncMessenger:
     # Webhook targets as the command line allows them (UM_WEBHOOK_ALLOW_PRIVATE=1: loopback
     # and private networks too, for one host and tests).
     messenger = Messenger(
-        store_from_url(settings.database_url), vault=vault,
+        store, vault=vault,
         webhook_policy=webhook_policy_from_env(), **extras,
     )  # fmt: skip
     return SyncMessenger(messenger)
