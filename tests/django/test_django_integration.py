@@ -189,14 +189,17 @@ def test_every_event_type_has_its_signal() -> None:
         assert f"`message_{event_type.removeprefix('message.')}`" in documented
 
 
-def _live_shop(tmp_path: Path) -> dict[str, str]:
+def _live_shop(tmp_path: Path, *, ours: Path | None = None) -> dict[str, str]:
     """The shop migrated (Django's tables and ours), with a workspace whose simulated ``sms_a``
-    its views send through; the environment to run it in."""
+    its views send through; the environment to run it in. Our tables: in ``ours`` if given
+    (``DATABASE_URL`` set to it), else where ``"django"`` puts them."""
     keys = generate_key_spec("k1")
     env = environment(tmp_path, UM_MASTER_KEYS=keys)
+    if ours is not None:
+        env["UM_DJANGO_DATABASE_URL"] = f"sqlite+aiosqlite:///{ours}"
     run(["manage.py", "migrate", "-v", "0"], env)
     run(["manage.py", "um_migrate"], env)
-    ours = tmp_path / "shop.unified_messaging.sqlite3"  # beside Django's shop.sqlite3
+    ours = ours or tmp_path / "shop.unified_messaging.sqlite3"  # beside Django's shop.sqlite3
     assert ours.exists()
     workspace_id, _ = _workspace_with_simulated_sms(
         f"sqlite+aiosqlite:///{ours}", keys, "https://shop.example/messaging/webhooks/"
@@ -297,7 +300,7 @@ print(repr(get_settings()))
 def test_a_management_command_that_sent_exits_without_a_traceback(tmp_path: Path) -> None:
     # The messenger closes at exit, after concurrent.futures has stopped every executor: the
     # SQLite writer's lock must still be let go without a traceback.
-    env = _live_shop(tmp_path)
+    env = _live_shop(tmp_path, ours=tmp_path / "messaging.sqlite3")
 
     done = run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"], env)
 
@@ -306,7 +309,7 @@ def test_a_management_command_that_sent_exits_without_a_traceback(tmp_path: Path
 
 
 def test_a_send_needs_no_master_keys_until_a_secret_is_opened(tmp_path: Path) -> None:
-    env = _live_shop(tmp_path)
+    env = _live_shop(tmp_path, ours=tmp_path / "messaging.sqlite3")
     del env["UM_MASTER_KEYS"]  # the workspace's secrets were sealed with them, elsewhere
 
     checked = run(["manage.py", "check"], env)

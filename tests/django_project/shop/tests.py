@@ -8,7 +8,6 @@ import json
 from django.test import TestCase
 
 from shop.models import Order
-
 from unified_messaging.contrib.django import get_messenger, get_principal
 from unified_messaging.contrib.django.signals import message_delivered, message_event
 from unified_messaging.contrib.django.testing import outbox, settle

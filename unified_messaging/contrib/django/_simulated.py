@@ -77,7 +77,7 @@ class TestWebhooks:
 
 
 def simulated_messenger() -> tuple[SyncMessenger, TestBed, TestWebhooks]:
-    """A test-mode messenger, its workspace and that workspace's webhooks, for :mod:`._messenger`."""
+    """A test-mode messenger, its workspace and the workspace's webhooks (:mod:`._messenger`)."""
     import httpx
 
     from ..._messenger import Messenger
@@ -95,9 +95,7 @@ def simulated_messenger() -> tuple[SyncMessenger, TestBed, TestWebhooks]:
     # Reports due at once (settle() delivers them); the real clock, as the app runs on it.
     settings = SimulatorSettings(report_delay=timedelta(0))
     client = httpx.AsyncClient(transport=httpx.MockTransport(webhooks.receive))
-    messenger = Messenger(
-        simulator_settings=settings, on_simulated=record, webhook_client=client
-    )
+    messenger = Messenger(simulator_settings=settings, on_simulated=record, webhook_client=client)
     sync = SyncMessenger(messenger)
     testbed = sync._run(create_testbed(messenger=messenger, outbox=recorded))
     endpoint = sync.create_webhook_endpoint(testbed.workspace.id, _ENDPOINT_URL)
