@@ -606,3 +606,21 @@ def test_key_file_missing_or_directory(tmp_path: Path) -> None:
         Vault.from_key_file(tmp_path / "missing")
     with pytest.raises(VaultError):
         Vault.from_key_file(tmp_path)
+
+
+def test_a_keyless_vault_refuses_to_seal_or_open_and_shows_no_key() -> None:
+    from unified_messaging import MasterKeyError
+    from unified_messaging._vault import KeylessVault
+
+    vault = KeylessVault("SqlStore")
+    sealed = Vault.generate().encrypt(b"x", workspace_id="ws_1", connection_id="con_1")
+
+    for attempt in (
+        lambda: vault.encrypt_json({"password": "p"}, workspace_id="ws_1", connection_id="c"),
+        lambda: vault.decrypt(sealed, workspace_id="ws_1", connection_id="con_1"),
+        lambda: vault.rotate(sealed, workspace_id="ws_1", connection_id="con_1"),
+        lambda: vault.needs_rotation(sealed),
+    ):
+        with pytest.raises(MasterKeyError, match="UM_MASTER_KEYS is not set, and SqlStore"):
+            attempt()
+    assert repr(vault) == "KeylessVault()"

@@ -181,6 +181,20 @@ async def test_redirects_are_not_followed_even_by_an_injected_client_that_would(
     assert receiver.paths() == ["/moved"]
 
 
+async def test_an_injected_mock_transport_judges_its_answer() -> None:
+    # MockTransport's answers are read already: reading them again raised StreamConsumed.
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, text="slow down", headers={"retry-after": "120"})
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    async with client, WebhookSender(client) as webhook_sender:
+        result = await webhook_sender.deliver("https://hooks.example/in", BODY, HEADERS)
+
+    assert (result.outcome, result.status_code, result.retry_after) == ("retry", 429, 120.0)
+    assert result.error is not None
+    assert "slow down" in result.error
+
+
 async def test_410_gone_disables_the_endpoint(sender: WebhookSender, receiver: Receiver) -> None:
     result = await sender.deliver(receiver.url("/gone"), BODY, HEADERS)
 

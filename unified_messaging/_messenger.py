@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from . import _quota as quota
 from ._access.authorize import AccessMixin
@@ -108,6 +108,9 @@ from .webhooks._outbox import WebhookOutbox
 from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
 from .webhooks._sender import TargetPolicy, WebhookSender
 
+if TYPE_CHECKING:
+    import httpx
+
 logger = logging.getLogger("unified_messaging.messenger")
 
 __all__ = ["Messenger", "Principal"]
@@ -156,6 +159,10 @@ class Messenger(
     provider code to the factory of its live adapter (default: the seven shipped adapters,
     ``providers.registry``); test keys always use the simulator.
     ``on_simulated`` is called with every simulated submission (the pytest ``outbox``).
+    ``webhook_client``: the ``httpx.AsyncClient`` webhooks are posted with (default: the
+    sender's own guarded client); give it a ``GuardedTransport``, or in tests an
+    ``httpx.MockTransport`` (Django's ``settle()`` takes its events so); it stays the caller's
+    to close.
     ``rate_limiter`` holds the per-key token buckets (default: in this process, on ``clock``;
     a limiter passed in stays the caller's to close) and ``default_rate_policy`` is the rate
     of a key without its own (D16: 50 requests/s, burst 100).
@@ -193,6 +200,7 @@ class Messenger(
         webhook_policy: TargetPolicy | None = None,
         webhook_schedule: Sequence[timedelta] = DEFAULT_SCHEDULE,
         webhook_disable_after: timedelta = DISABLE_AFTER,
+        webhook_client: httpx.AsyncClient | None = None,
         poll_interval: timedelta | None = None,
         submit_timeout: timedelta = DEFAULT_SUBMIT_TIMEOUT,
         breaker_store: BreakerStore | None = None,
@@ -232,7 +240,9 @@ class Messenger(
         )
         self._default_rate_policy = default_rate_policy
         self._webhook_policy = webhook_policy or TargetPolicy()
-        self._webhook_sender = WebhookSender(policy=self._webhook_policy, clock=self._clock)
+        self._webhook_sender = WebhookSender(
+            webhook_client, policy=self._webhook_policy, clock=self._clock
+        )
         self._webhooks = WebhookOutbox(
             self._store,
             self._vault,

@@ -44,7 +44,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ._errors import DecryptionFailed, MasterKeyError, UnknownKeyId, VaultError
 
-__all__ = ["Vault", "default_vault", "generate_key_spec"]
+__all__ = ["KeylessVault", "Vault", "default_vault", "generate_key_spec"]
 
 ENV_VAR: Final = "UM_MASTER_KEYS"
 KEY_BYTES: Final = 32
@@ -183,7 +183,11 @@ def default_vault(*, durable: bool, store_name: str = "the store") -> Vault:
         return configured
     if not durable:
         return Vault.generate("ephemeral")
-    raise MasterKeyError(
+    raise _keys_missing(store_name)
+
+
+def _keys_missing(store_name: str) -> MasterKeyError:
+    return MasterKeyError(
         f"{ENV_VAR} is not set, and {store_name} keeps credentials and webhook secrets "
         "beyond this process: sealed under a throwaway key they would be unreadable after a "
         f"restart. Set {ENV_VAR} (make a key with 'unified-messaging vault generate-key'), "
@@ -494,3 +498,29 @@ class Vault:
         """
         plaintext = self.decrypt(token, workspace_id=workspace_id, connection_id=connection_id)
         return self.encrypt(plaintext, workspace_id=workspace_id, connection_id=connection_id)
+
+
+class KeylessVault(Vault):
+    """A vault with no master key, for a host whose process may never need one (a Django
+    project's ``manage.py`` commands, sends through test keys): sealing or opening a secret
+    raises :class:`~unified_messaging.MasterKeyError`, as :func:`default_vault` does for a
+    durable store, and nothing else does. Nothing is ever sealed under a throwaway key."""
+
+    __slots__ = ("_store_name",)
+
+    def __init__(self, store_name: str = "the store") -> None:
+        # The parent wants a key: a random one that nothing below ever uses.
+        super().__init__([("none", AESGCM.generate_key(bit_length=256))], source="no keys")
+        self._store_name = store_name
+
+    def __repr__(self) -> str:
+        return "KeylessVault()"
+
+    def encrypt(self, plaintext: bytes, *, workspace_id: str, connection_id: str) -> str:
+        raise _keys_missing(self._store_name)
+
+    def decrypt(self, token: str, *, workspace_id: str, connection_id: str) -> bytes:
+        raise _keys_missing(self._store_name)
+
+    def needs_rotation(self, token: str) -> bool:
+        raise _keys_missing(self._store_name)

@@ -1,6 +1,7 @@
 """The Django integration in a real Django project (tests/django_project, set up as
-docs/django.md says): its own test suites under Django's runner and pytest-django, and the
-live path (``um_migrate``, ``um_send``, ``um_worker`` until SIGTERM) on Django's database."""
+docs/django.md says): its own test suites under Django's runner and pytest-django, the live
+path (``um_migrate``, ``um_send``, ``um_worker`` until SIGTERM) beside Django's SQLite
+database, sends inside the request's transaction (``ATOMIC_REQUESTS``), and a clean exit."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_djangos_test_runner_sends_to_the_simulator_with_a_fresh_outbox(tmp_path: Path) -> None:
     done = run(["manage.py", "test", "shop", "-v", "2"], environment(tmp_path))
-    assert "Ran 6 tests" in done.stderr
+    assert "Ran 10 tests" in done.stderr
     assert "OK" in done.stderr
 
 
@@ -68,7 +69,7 @@ def test_the_live_path_migrates_sends_and_the_worker_delivers_until_sigterm(
     env = environment(tmp_path, UM_MASTER_KEYS=keys)
     run(["manage.py", "migrate", "-v", "0"], env)  # Django's own tables
     assert "latest schema" in run(["manage.py", "um_migrate"], env).stdout
-    database_url = f"sqlite+aiosqlite:///{tmp_path / 'shop.sqlite3'}"
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'shop.unified_messaging.sqlite3'}"
     port = _free_port()
     workspace_id, secret = _workspace_with_simulated_sms(
         database_url, keys, f"http://127.0.0.1:{port}/messaging/webhooks/"
@@ -82,8 +83,9 @@ def test_the_live_path_migrates_sends_and_the_worker_delivers_until_sigterm(
         cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
-    sent = json.loads(run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"],
-                          env).stdout)  # fmt: skip
+    done = run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"], env)
+    sent = json.loads(done.stdout)
+    assert done.stderr == ""  # no atexit traceback as the command's messenger closes
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "um_worker"], cwd=PROJECT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -185,3 +187,133 @@ def test_every_event_type_has_its_signal() -> None:
     documented = (PROJECT.parent.parent / "docs" / "django.md").read_text("utf-8")
     for event_type in EVENT_TYPES:
         assert f"`message_{event_type.removeprefix('message.')}`" in documented
+
+
+def _live_shop(tmp_path: Path, *, ours: Path | None = None) -> dict[str, str]:
+    """The shop migrated (Django's tables and ours), with a workspace whose simulated ``sms_a``
+    its views send through; the environment to run it in. Our tables: in ``ours`` if given
+    (``DATABASE_URL`` set to it), else where ``"django"`` puts them."""
+    keys = generate_key_spec("k1")
+    env = environment(tmp_path, UM_MASTER_KEYS=keys)
+    if ours is not None:
+        env["UM_DJANGO_DATABASE_URL"] = f"sqlite+aiosqlite:///{ours}"
+    run(["manage.py", "migrate", "-v", "0"], env)
+    run(["manage.py", "um_migrate"], env)
+    ours = ours or tmp_path / "shop.unified_messaging.sqlite3"  # beside Django's shop.sqlite3
+    assert ours.exists()
+    workspace_id, _ = _workspace_with_simulated_sms(
+        f"sqlite+aiosqlite:///{ours}", keys, "https://shop.example/messaging/webhooks/"
+    )
+    return env | {"UM_DJANGO_WORKSPACE": workspace_id, "UM_DJANGO_TEST_MODE": "1"}
+
+
+#: Ships orders through the shop's view, in its request transaction (ATOMIC_REQUESTS), as a
+#: browser would; prints each answer, then what unified-messaging stored.
+_SHIP: Final = """
+import json
+from django.test import Client
+from unified_messaging.contrib.django import get_messenger, get_principal
+from shop.models import Order
+
+client = Client()
+for form in FORMS:
+    answer = client.post("/ship/", form)
+    print(json.dumps({"status": answer.status_code, **answer.json()}))
+page = get_messenger().list_messages(get_principal())
+print(json.dumps({"stored": sorted(r.to for r in page.data),
+                  "orders": {o.number: o.sms_job_id for o in Order.objects.all()}}))
+"""
+
+
+def _ship(env: dict[str, str], forms: list[dict[str, str]]) -> tuple[list[dict[str, object]], str]:
+    script = f"FORMS = {forms!r}\n{_SHIP}"
+    done = run(["manage.py", "shell", "--no-imports", "-c", script], env)
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def test_a_send_inside_the_request_transaction_on_sqlite_is_sent_and_the_order_kept(
+    tmp_path: Path,
+) -> None:
+    env = _live_shop(tmp_path)
+
+    (answer, stored), stderr = _ship(env, [{"order": "A-1", "to": "0555 123 45 67"}])
+
+    assert answer["status"] == 201, answer  # not a 503 after waiting for the write lock
+    assert stored == {"stored": ["+905551234567"], "orders": {"A-1": answer["job_id"]}}
+    assert stderr == ""
+
+
+def test_send_on_commit_sends_after_a_commit_and_nothing_after_a_rollback(
+    tmp_path: Path,
+) -> None:
+    env = _live_shop(tmp_path)
+
+    (rolled_back, committed, stored), _ = _ship(env, [
+        {"order": "B-1", "to": "0555 123 45 68", "on_commit": "1", "fail": "1"},
+        {"order": "B-2", "to": "0555 123 45 69", "on_commit": "1"},
+    ])  # fmt: skip
+
+    assert (rolled_back["status"], committed["status"]) == (402, 201)
+    assert stored["stored"] == ["+905551234569"]  # B-1's message was never sent
+    orders = stored["orders"]
+    assert isinstance(orders, dict)
+    assert list(orders) == ["B-2"]
+    assert str(orders["B-2"]).startswith("msg_")  # on_sent kept the job id
+
+
+def test_the_settings_repr_masks_the_database_password(tmp_path: Path) -> None:
+    show = "import django; django.setup()\n"  # the settings only: no database is opened
+    show += "from unified_messaging.contrib.django.settings import get_settings\n"
+    show += "print(repr(get_settings()))"
+    env = environment(tmp_path, UM_DJANGO_DATABASE_URL="postgresql://shop:s3cret-pw@db/shop",
+                      DJANGO_SETTINGS_MODULE="shop.settings")  # fmt: skip
+
+    shown = run(["-c", show], env).stdout
+
+    assert "s3cret-pw" not in shown
+    assert "'postgresql://shop:***@db/shop'" in shown, shown
+
+
+def test_the_settings_repr_masks_the_password_of_djangos_postgresql_database(
+    tmp_path: Path,
+) -> None:
+    # Our app alone (no models), so Django never loads its PostgreSQL driver.
+    script = """
+import django
+from django.conf import settings
+settings.configure(
+    INSTALLED_APPS=["unified_messaging.contrib.django"],
+    DATABASES={"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "shop",
+                           "USER": "shop", "PASSWORD": "s3cret-pw", "HOST": "db"}},
+    UNIFIED_MESSAGING={"DATABASE_URL": "django"},
+)
+django.setup()
+from unified_messaging.contrib.django.settings import get_settings
+print(repr(get_settings()))
+"""
+    shown = run(["-c", script], environment(tmp_path)).stdout
+
+    assert "s3cret-pw" not in shown
+    assert "'postgresql+asyncpg://shop:***@db/shop'" in shown, shown
+
+
+def test_a_management_command_that_sent_exits_without_a_traceback(tmp_path: Path) -> None:
+    # The messenger closes at exit, after concurrent.futures has stopped every executor: the
+    # SQLite writer's lock must still be let go without a traceback.
+    env = _live_shop(tmp_path, ours=tmp_path / "messaging.sqlite3")
+
+    done = run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"], env)
+
+    assert json.loads(done.stdout)["status"] == "sent"
+    assert done.stderr == ""
+
+
+def test_a_send_needs_no_master_keys_until_a_secret_is_opened(tmp_path: Path) -> None:
+    env = _live_shop(tmp_path, ours=tmp_path / "messaging.sqlite3")
+    del env["UM_MASTER_KEYS"]  # the workspace's secrets were sealed with them, elsewhere
+
+    checked = run(["manage.py", "check"], env)
+    done = run(["manage.py", "um_send", "--to", "0555 123 45 67", "--body", "Merhaba"], env)
+
+    assert "no issues" in checked.stdout
+    assert json.loads(done.stdout)["status"] == "sent"  # test mode: no credential is opened

@@ -131,8 +131,14 @@ class ThreadTransactions:
 
     def close(self) -> None:
         if self._lock is not None:
-            # On the writer thread, after its last transaction (never under one).
-            self._thread.submit(self._lock.close)
+            try:
+                # On the writer thread, after its last transaction (never under one).
+                self._thread.submit(self._lock.close)
+            except RuntimeError:
+                # The interpreter is exiting (a close from atexit): concurrent.futures stopped
+                # every executor before atexit ran, each thread after its last queued
+                # transaction, so none holds the lock now and this thread may close it.
+                self._lock.close()
         self._thread.shutdown(wait=False)
 
 

@@ -215,6 +215,8 @@ async def _read_answer(response: httpx.Response) -> str:
 
     Reading to the end is what lets the connection serve the next delivery (keep-alive). A
     compressed body is still read, for that, but not excerpted: it would be unreadable."""
+    if response.is_stream_consumed:  # read already: an httpx.MockTransport's answer
+        return _excerpt(response, bytearray(response.content[:EXCERPT_BYTES]))
     collected = bytearray()
     chunks = response.aiter_raw()
     try:
@@ -227,6 +229,11 @@ async def _read_answer(response: httpx.Response) -> str:
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
             await aclose()
+    return _excerpt(response, collected)
+
+
+def _excerpt(response: httpx.Response, collected: bytearray) -> str:
+    """The first bytes of the answer as text; none of a compressed one (unreadable)."""
     if response.headers.get("content-encoding", "identity").lower() != "identity":
         return ""
     return bytes(collected).decode("utf-8", "replace")

@@ -17,13 +17,16 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("UM_DJANGO_DB", str(BASE_DIR / "db.sqlite3")),
+        # Every view in a transaction: a send inside one must neither wait nor fail.
+        "ATOMIC_REQUESTS": True,
     }
 }
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 UNIFIED_MESSAGING = {
-    "DATABASE_URL": "django",  # unified-messaging's tables beside Django's
+    # unified-messaging's tables beside Django's (on SQLite: shop.unified_messaging.sqlite3).
+    "DATABASE_URL": os.environ.get("UM_DJANGO_DATABASE_URL", "django"),
     "WORKSPACE": os.environ.get("UM_DJANGO_WORKSPACE"),
     "TEST_MODE": os.environ.get("UM_DJANGO_TEST_MODE") == "1",
     "WEBHOOK_SECRET": os.environ.get(

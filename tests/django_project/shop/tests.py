@@ -1,10 +1,13 @@
-"""Django's own test runner (``manage.py test shop``): sends go to the simulator, and the
-outbox starts empty in every test, as ``mail.outbox`` does."""
+"""Django's own test runner (``manage.py test shop``): sends go to the simulator, the outbox
+starts empty in every test, as ``mail.outbox`` does, and ``settle()`` sends the delivery
+signals. The views run in a transaction each (``ATOMIC_REQUESTS``), so these are
+``TestCase``s."""
 
 import json
 
-from django.test import SimpleTestCase
+from django.test import TestCase
 
+from shop.models import Order
 from unified_messaging.contrib.django import get_messenger, get_principal
 from unified_messaging.contrib.django.signals import message_delivered, message_event
 from unified_messaging.contrib.django.testing import outbox, settle
@@ -13,7 +16,7 @@ from unified_messaging.webhooks import generate_test_headers
 SECRET = "whsec_dGVzdC1vbmx5LXdlYmhvb2stc2VjcmV0LTMyYnl0ZXM="
 
 
-class NotifyTests(SimpleTestCase):
+class NotifyTests(TestCase):
     def test_a_the_view_sends_through_the_simulator(self) -> None:
         answer = self.client.post("/notify/", {"to": "0555 123 45 67", "order": "A-1"})
 
@@ -41,8 +44,61 @@ class NotifyTests(SimpleTestCase):
         record = get_messenger().get_message(get_principal(), job_id)
         self.assertEqual(record.status, "delivered")
 
+    def test_e_settle_sends_the_delivery_signals_as_production_does(self) -> None:
+        got: list[tuple[str, str]] = []
 
-class WebhookTests(SimpleTestCase):
+        def on_any(sender: str, record: object, **details: object) -> None:
+            got.append((sender, record.job_id))  # type: ignore[attr-defined]
+
+        message_event.connect(on_any)
+        self.addCleanup(message_event.disconnect, on_any)
+        job_id = self.client.post("/notify/", {"to": "0555 123 45 70", "order": "E-5"}).json()[
+            "job_id"
+        ]
+        self.assertEqual(got, [])  # nothing before the worker's turn, as in production
+
+        settle()
+
+        # (An earlier test's sends, never settled, may be delivered here too.)
+        ours = [sender for sender, about in got if about == job_id]
+        self.assertEqual(ours, ["message.sent", "message.delivered"])
+
+    def test_f_a_delivery_receiver_updates_the_order_in_the_tests_database(self) -> None:
+        def mark(sender: str, record: object, **details: object) -> None:
+            Order.objects.filter(sms_job_id=record.job_id).update(sms_status="delivered")  # type: ignore[attr-defined]
+
+        message_delivered.connect(mark)
+        self.addCleanup(message_delivered.disconnect, mark)
+        self.client.post("/ship/", {"to": "0555 123 45 71", "order": "F-6"})
+
+        settle()
+
+        self.assertEqual(Order.objects.get(number="F-6").sms_status, "delivered")
+
+
+class SendOnCommitTests(TestCase):
+    def test_a_committed_order_sends_once_its_transaction_commits(self) -> None:
+        with self.captureOnCommitCallbacks(execute=True) as callbacks:
+            answer = self.client.post("/ship/", {"to": "0555 123 45 72", "order": "G-7",
+                                                 "on_commit": "1"})  # fmt: skip
+
+        self.assertEqual(answer.status_code, 201)
+        self.assertEqual(len(callbacks), 1)
+        self.assertEqual(outbox.recipients(), ["+905551234572"])
+        self.assertTrue(Order.objects.get(number="G-7").sms_job_id.startswith("msg_"))
+
+    def test_b_a_rolled_back_order_sends_nothing(self) -> None:
+        with self.captureOnCommitCallbacks(execute=True) as callbacks:
+            answer = self.client.post("/ship/", {"to": "0555 123 45 73", "order": "H-8",
+                                                 "on_commit": "1", "fail": "1"})  # fmt: skip
+
+        self.assertEqual(answer.status_code, 402)
+        self.assertEqual(callbacks, [])
+        self.assertEqual(len(outbox), 0)
+        self.assertFalse(Order.objects.filter(number="H-8").exists())
+
+
+class WebhookTests(TestCase):
     def _event(self, event_type: str) -> bytes:
         messenger = get_messenger()
         sent = messenger.send(get_principal(), {"to": "+905551112233", "body": "x"})

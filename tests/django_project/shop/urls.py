@@ -4,5 +4,6 @@ from shop import receivers, views  # noqa: F401 - receivers connect on import
 
 urlpatterns = [
     path("notify/", views.notify),
+    path("ship/", views.ship),
     path("messaging/", include("unified_messaging.contrib.django.urls")),
 ]

@@ -3,8 +3,9 @@
 - ``INSTALLED_APPS += ["unified_messaging.contrib.django"]`` and a ``UNIFIED_MESSAGING`` dict
   in the settings (read in one place: :mod:`.settings`);
 - :func:`get_messenger`: the process's :class:`~unified_messaging.SyncMessenger`, made on first
-  use (after a pre-fork server forked) and closed at exit; :func:`send` and
-  :func:`get_principal` for the configured workspace;
+  use (after a pre-fork server forked) and closed at exit; :func:`send`,
+  :func:`send_on_commit` (after the transaction commits) and :func:`get_principal` for the
+  configured workspace;
 - management commands ``um_worker``, ``um_migrate`` and ``um_send``;
 - ``path("messaging/", include("unified_messaging.contrib.django.urls"))``: receives our own
   signed webhooks and sends the signals of :mod:`.signals`;
@@ -14,6 +15,6 @@
 
 from __future__ import annotations
 
-from ._messenger import get_messenger, get_principal, send
+from ._messenger import get_messenger, get_principal, send, send_on_commit
 
-__all__ = ["get_messenger", "get_principal", "send"]
+__all__ = ["get_messenger", "get_principal", "send", "send_on_commit"]

@@ -10,20 +10,24 @@ messenger sends to the simulator instead (:mod:`.testing`).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from ..._access.principal import Principal
     from ..._models import SendResponse
     from ..._sync import SyncMessenger
     from ...testing import TestBed
+    from ._simulated import TestWebhooks
 
-__all__ = ["get_messenger", "get_principal", "send"]
+__all__ = ["get_messenger", "get_principal", "send", "send_on_commit"]
+
+_log = logging.getLogger("unified_messaging.contrib.django")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,8 @@ class _Made:
     messenger: SyncMessenger
     #: Set in tests: the simulated workspace, its principal and outbox.
     testbed: TestBed | None
+    #: Set in tests: the events the simulated workspace's webhook endpoint was sent.
+    webhooks: TestWebhooks | None = None
 
 
 _lock = threading.Lock()
@@ -68,6 +74,42 @@ def send(request: Mapping[str, Any] | None = None, /, **fields: Any) -> SendResp
     return get_messenger().send(get_principal(), body)
 
 
+def send_on_commit(
+    request: Mapping[str, Any] | None = None,
+    /,
+    *,
+    using: str | None = None,
+    on_sent: Callable[[SendResponse], object] | None = None,
+    **fields: Any,
+) -> None:
+    """:func:`send`, once the current transaction of the database ``using`` (Django's
+    ``transaction.on_commit``) commits: a transaction that rolls back sends nothing. Outside a
+    transaction it sends at once.
+
+    ``on_sent`` gets the :class:`~unified_messaging.SendResponse` (to keep the ``job_id``). The
+    library's refusals (:class:`~unified_messaging.MessagingError`) are logged, not raised:
+    the transaction has committed by then, and raising would fail a request whose work is
+    done. Other exceptions propagate as Django's ``on_commit`` lets them.
+    """
+    from django.db import transaction
+
+    body = {**(request or {}), **fields}
+
+    def after_commit() -> None:
+        from ..._errors import MessagingError
+
+        try:
+            sent = send(body)
+        except MessagingError as exc:
+            # The code only: a message may quote the recipient.
+            _log.error("send_on_commit: the message was not sent: %s", exc.code)
+            return
+        if on_sent is not None:
+            on_sent(sent)
+
+    transaction.on_commit(after_commit, using=using)
+
+
 def _current() -> _Made:
     global _made
     made = _made
@@ -84,21 +126,30 @@ def _make() -> _Made:
     from ._simulated import in_tests, simulated_messenger
 
     if in_tests():
-        messenger, testbed = simulated_messenger()
-        return _Made(os.getpid(), messenger, testbed)
+        messenger, testbed, webhooks = simulated_messenger()
+        return _Made(os.getpid(), messenger, testbed, webhooks)
     return _Made(os.getpid(), _configured(), None)
 
 
 def _configured() -> SyncMessenger:
     from ..._messenger import Messenger
     from ..._sync import SyncMessenger
-    from ..._vault import Vault
+    from ..._vault import KeylessVault, Vault
+    from ...store.memory import MemoryStore
     from ...store.sql import store_from_url
     from ...webhooks._admin import webhook_policy_from_env
     from .settings import get_settings
 
     settings = get_settings()
-    vault = Vault.from_spec(settings.master_keys) if settings.master_keys else None
+    store = store_from_url(settings.database_url)
+    # Without keys the messenger is still made (a test-mode send needs none): only sealing or
+    # opening a credential or a webhook secret raises MasterKeyError. In memory, the
+    # Messenger's own default (a key as short-lived as the data) is right.
+    vault: Vault | None = None
+    if settings.master_keys:
+        vault = Vault.from_spec(settings.master_keys)
+    elif not isinstance(store, MemoryStore):
+        vault = KeylessVault(type(store).__name__)
     extras: dict[str, Any] = {}
     if settings.redis_url:
         from ..._routing.redis_breaker import RedisBreakerStore
@@ -111,7 +162,7 @@ def _configured() -> SyncMessenger:
     # Webhook targets as the command line allows them (UM_WEBHOOK_ALLOW_PRIVATE=1: loopback
     # and private networks too, for one host and tests).
     messenger = Messenger(
-        store_from_url(settings.database_url), vault=vault,
+        store, vault=vault,
         webhook_policy=webhook_policy_from_env(), **extras,
     )  # fmt: skip
     return SyncMessenger(messenger)

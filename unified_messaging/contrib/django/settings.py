@@ -2,7 +2,7 @@
 
 ```python
 UNIFIED_MESSAGING = {
-    "DATABASE_URL": "django",          # Django's default database (or a SQLAlchemy URL)
+    "DATABASE_URL": "django",          # beside Django's default database (or a SQLAlchemy URL)
     "MASTER_KEYS": env("UM_MASTER_KEYS"),  # default: the UM_MASTER_KEYS variable
     "REDIS_URL": None,                 # shared breakers and send rates (the redis extra)
     "API_KEY": env("UM_API_KEY"),      # whose sends get_messenger's send() makes, or:
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from django.conf import settings as django_settings
@@ -41,10 +42,14 @@ class MessagingSettings:
     test_mode: bool
     webhook_secret: str | None
 
-    def __repr__(self) -> str:  # the keys and the secret never appear
+    def __repr__(self) -> str:  # the keys, the secret and the database password never appear
+        from ..._redis_client import redact_url
+
+        # "memory" is no URL; every other value may carry a password in its netloc or query.
+        url = redact_url(self.database_url) if "://" in self.database_url else self.database_url
         return (
-            f"MessagingSettings(database_url={self.database_url!r}, workspace={self.workspace!r},"
-            f" test_mode={self.test_mode})"
+            f"MessagingSettings(database_url={url!r},"
+            f" workspace={self.workspace!r}, test_mode={self.test_mode})"
         )
 
 
@@ -79,14 +84,25 @@ def get_settings() -> MessagingSettings:
 
 
 def database_url(value: str) -> str:
-    """``"django"``: the SQLAlchemy URL of Django's default database (SQLite or PostgreSQL);
-    anything else is taken as a SQLAlchemy URL."""
+    """``"django"``: the SQLAlchemy URL beside Django's default database; anything else is
+    taken as a SQLAlchemy URL.
+
+    On PostgreSQL our tables go into Django's database itself. On SQLite they go into a
+    sibling file (``db.sqlite3`` → ``db.unified_messaging.sqlite3``): SQLite lets one writer
+    at a time hold a file, and a send inside ``transaction.atomic()`` (every view under
+    ``ATOMIC_REQUESTS``) writes on our own connection while Django's transaction holds the
+    file's write lock, so it would wait for a lock that is only let go after it returns.
+    """
     if value != "django":
         return value
     database = django_settings.DATABASES["default"]
     engine = database["ENGINE"].rsplit(".", 1)[-1]
     if engine == "sqlite3":
-        return f"sqlite+aiosqlite:///{database['NAME']}"
+        name = str(database["NAME"])
+        if name == ":memory:" or name.startswith("file:"):
+            # An in-memory database (Django's test database) cannot be shared: ours is too.
+            return "memory"
+        return f"sqlite+aiosqlite:///{_sibling(Path(name))}"
     if engine in ("postgresql", "postgresql_psycopg2"):
         from sqlalchemy.engine import URL
 
@@ -103,3 +119,8 @@ def database_url(value: str) -> str:
         f"{SETTING}['DATABASE_URL'] = 'django' needs SQLite or PostgreSQL, not {engine}: "
         "give a SQLAlchemy URL instead"
     )
+
+
+def _sibling(path: Path) -> Path:
+    """Our SQLite file beside Django's: ``db.sqlite3`` → ``db.unified_messaging.sqlite3``."""
+    return path.with_name(f"{path.stem}.unified_messaging{path.suffix}")

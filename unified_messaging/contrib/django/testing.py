@@ -8,7 +8,9 @@ simulated, the magic numbers of DESIGN §6 included, reports due at once.
 ``outbox`` is emptied for each ``TestCase`` test, as ``mail.outbox`` is (Django gives every
 test a new ``mail.outbox`` list; ours follows it). pytest-django empties ``mail.outbox`` in
 place, so there ask for the ``um_django_outbox`` fixture, which starts each test empty.
-:func:`settle` runs the background work that is due (simulated delivery reports).
+:func:`settle` runs the background work that is due (simulated delivery reports) and sends
+the delivery signals of :mod:`.signals` for the events it made, as the webhook view does in
+production.
 """
 
 from __future__ import annotations
@@ -62,8 +64,15 @@ outbox = _TestOutbox()
 
 def settle() -> int:
     """Run the background work that is due (simulated reports, fallbacks, webhooks) until
-    none is left; how many items ran."""
+    none is left, then send the signals of the events it delivered (``message_sent``,
+    ``message_delivered`` …) on this thread, where the receivers see the test's database;
+    how many items ran."""
+    from .views import signal_event
+
     made = _current()
-    if made.testbed is None:
+    if made.testbed is None or made.webhooks is None:
         raise RuntimeError("settle() is for Django's test environment")
-    return made.messenger._run(made.testbed.settle())
+    ran = made.messenger._run(made.testbed.settle())
+    for body, headers in made.webhooks.take():
+        signal_event(body, headers, made.webhooks.secret)
+    return ran

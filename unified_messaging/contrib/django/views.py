@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -11,7 +12,7 @@ from ...webhooks import WebhookVerificationError, verify
 from .settings import get_settings
 from .signals import BY_TYPE, message_event
 
-__all__ = ["webhook"]
+__all__ = ["signal_event", "webhook"]
 
 
 @csrf_exempt  # the signature is the proof of origin, not a browser session
@@ -26,9 +27,17 @@ def webhook(request: HttpRequest) -> HttpResponse:
     if not secret:
         return HttpResponse("UNIFIED_MESSAGING['WEBHOOK_SECRET'] is not set", status=500)
     try:
-        event = verify(request.body, request.headers, secret)
+        signal_event(request.body, request.headers, secret)
     except WebhookVerificationError as exc:
         return HttpResponse(f"not a verified webhook: {exc.reason}", status=400)
+    return HttpResponse(status=204)
+
+
+def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence[str]) -> None:
+    """Verify one delivered event (raises :class:`WebhookVerificationError`), then send its
+    type's signal and ``message_event``: the view's work, and ``testing.settle()``'s for the
+    events the simulated workspace delivers in tests."""
+    event = verify(body, headers, secret)
     from ..._inbound import InboundRecord
     from ..._models import StatusRecord
 
@@ -39,7 +48,7 @@ def webhook(request: HttpRequest) -> HttpResponse:
     details = {
         "record": record,
         "event_type": event_type,
-        "event_id": request.headers.get("webhook-id", ""),
+        "event_id": headers.get("webhook-id", ""),
         "timestamp": datetime.fromisoformat(stamp) if isinstance(stamp, str) else datetime.now(UTC),
         "livemode": record.livemode,
     }
@@ -47,4 +56,3 @@ def webhook(request: HttpRequest) -> HttpResponse:
     if signal is not None:
         signal.send(sender=event_type, **details)
     message_event.send(sender=event_type, **details)
-    return HttpResponse(status=204)
