@@ -49,16 +49,17 @@ class _SignIn:
         if isinstance(form, Response):
             return form
         email, client = form.get("email"), self._d.client_address(request.scope)
-        wait = await self._d.throttle.retry_after(email, client)
+        # Counted before the password is checked: racing attempts cannot pass the limit,
+        # and a refused one costs no password check.
+        wait = await self._d.throttle.claim(email, client)
         if wait is not None:
             minutes = max(1, round(wait.total_seconds() / 60))
-            message = f"Too many failed sign-ins. Try again in {minutes} minute(s)."
+            message = f"Too many sign-in attempts. Try again in {minutes} minute(s)."
             response = self._form(request, error=message, email=email, status=429)
             response.headers["Retry-After"] = str(max(1, int(wait.total_seconds())))
             return response
         user = await self._d.messenger.check_user_password(email, form.get("password"))
         if user is None:
-            await self._d.throttle.failed(email, client)
             return self._form(request, error="Wrong e-mail or password.", email=email, status=401)
         await self._d.throttle.succeeded(email, client)
         return await self._signed_in(request, user)
