@@ -26,6 +26,7 @@ __all__ = [
     "ABSOLUTE_LIFETIME",
     "IDLE_LIFETIME",
     "LINK_LIFETIME",
+    "LINK_TOKEN_PARAMETER",
     "LoginThrottle",
     "Sessions",
     "SignedIn",
@@ -37,6 +38,10 @@ IDLE_LIFETIME: Final = timedelta(hours=12)
 ABSOLUTE_LIFETIME: Final = timedelta(days=7)
 #: How long a one-time login link (``serve --demo``'s) may wait to be used.
 LINK_LIFETIME: Final = timedelta(hours=24)
+#: The query parameter (and form field) a login link's token travels in. Its name ends in
+#: "token", so the access log masks its value (``logsafe``: credential-named parameters);
+#: in the path it would be logged whole.
+LINK_TOKEN_PARAMETER: Final = "token"  # noqa: S105 - a parameter's name
 #: A session's last use is written at most this often: a page view is a read, not a write.
 _TOUCH_EVERY: Final = timedelta(minutes=1)
 _ID_BYTES: Final = 32  # 256 bits

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from ..._errors import MessagingError
 from ...store.users import User
 from .._app import SESSION_COOKIE, Dashboard, Handler, route
-from .._auth import new_token
+from .._auth import LINK_TOKEN_PARAMETER, new_token
 from .._csrf import CSRF_FIELD, origin_allowed
 from .._forms import Form, FormTooLarge, read_form
 from .._ui import Page, root_path
@@ -32,7 +32,7 @@ def routes(dashboard: Dashboard) -> list[Route]:
     views = _SignIn(dashboard)
     return [
         route("/login", views.login, "GET", "POST"),
-        route("/login/link/{token}", views.link, "GET", "POST"),
+        route("/login/link", views.link, "GET", "POST"),
         route("/logout", dashboard.guarded(_logout(dashboard)), "POST"),
         route("/view", dashboard.guarded(_switch_view(dashboard)), "POST"),
     ]
@@ -65,12 +65,16 @@ class _SignIn:
         return await self._signed_in(request, user)
 
     async def link(self, request: Request) -> Response:
-        token = request.path_params["token"]
+        """A one-time login link, ``/login/link?token=…``: the GET (which a link preview
+        may make) only shows a button, whose form posts back to the same link."""
         if request.method == "GET":
-            return self._form(request, template="link.html")
+            # The button posts to the link itself, its token still in the query.
+            here = f"{request.url.path}?{request.url.query}"
+            return self._form(request, template="link.html", action=here)
         form = await self._checked_form(request)
         if isinstance(form, Response):
             return form
+        token = request.query_params.get(LINK_TOKEN_PARAMETER, "")
         user = await self._d.sessions.redeem_link(token)
         if user is None:
             message = "This sign-in link has been used or has expired. Sign in with your password."
@@ -108,6 +112,7 @@ class _SignIn:
         template: str = "login.html",
         error: str | None = None,
         email: str = "",
+        action: str | None = None,
         status: int = 200,
     ) -> Response:
         token = new_token()
@@ -119,7 +124,7 @@ class _SignIn:
                 "error": error,
                 "email": email,
                 "next": _next(request),
-                "action": request.url.path,
+                "action": action or request.url.path,
             },
             status=status,
         )
