@@ -91,15 +91,17 @@ class MemoryUsersMixin:
         self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
     ) -> datetime | None:
         with self._lock:
-            kept = {
-                key: sorted(t for t in self._login_failures.get(key, []) if t >= since)
-                for key, _ in limits
-            }
-            self._login_failures.update(kept)
-            frees = free_again(limits, kept)
+            # Every key's old attempts go, as in the SQL store: the dict holds one window.
+            for key, times in list(self._login_failures.items()):
+                kept = sorted(t for t in times if t >= since)
+                if kept:
+                    self._login_failures[key] = kept
+                else:
+                    del self._login_failures[key]
+            frees = free_again(limits, self._login_failures)
             if frees is None:
                 for key, _ in limits:
-                    self._login_failures[key].append(at)
+                    self._login_failures.setdefault(key, []).append(at)
             return frees
 
     async def clear_login_failures(self, *keys: str) -> None:

@@ -183,9 +183,9 @@ class UsersMixin(SqlBase):
         self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
     ) -> datetime | None:
         keys = [key for key, _ in limits]
-        forget = sa.delete(login_failures).where(
-            login_failures.c.key.in_(keys), login_failures.c.at < since
-        )
+        # Every key's old rows, not only these keys': an account or address tried once
+        # would otherwise keep its row forever. The table holds one window's attempts.
+        forget = sa.delete(login_failures).where(login_failures.c.at < since)
         held = sa.select(login_failures.c.key, login_failures.c.at).where(
             login_failures.c.key.in_(keys)
         )

@@ -117,12 +117,12 @@ class UserStore(Protocol):
     async def claim_login_attempt(
         self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
     ) -> datetime | None:
-        """D31's sign-in throttle, in one transaction: forget each key's attempts before
-        ``since``; then, if any key of ``limits`` (``(key, limit)`` pairs) already holds its
-        limit of attempts, record nothing and return the time of the attempt whose leaving
-        the window frees them all; else record one attempt at ``at`` under every key and
-        return ``None``. However many claims race, no key records more than its limit.
-        Shared by every process on the store."""
+        """D31's sign-in throttle, in one transaction: forget every attempt before
+        ``since`` (whatever its key); then, if any key of ``limits`` (``(key, limit)``
+        pairs) already holds its limit of attempts, record nothing and return the time of
+        the attempt whose leaving the window frees them all; else record one attempt at
+        ``at`` under every key and return ``None``. However many claims race, no key
+        records more than its limit. Shared by every process on the store."""
         ...
 
     async def clear_login_failures(self, *keys: str) -> None:
