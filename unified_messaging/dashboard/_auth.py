@@ -38,7 +38,7 @@ IDLE_LIFETIME: Final = timedelta(hours=12)
 ABSOLUTE_LIFETIME: Final = timedelta(days=7)
 #: How long a one-time login link (``serve --demo``'s) may wait to be used.
 LINK_LIFETIME: Final = timedelta(hours=24)
-#: The query parameter (and form field) a login link's token travels in. Its name ends in
+#: The query parameter a login link's token travels in. Its name ends in
 #: "token", so the access log masks its value (``logsafe``: credential-named parameters);
 #: in the path it would be logged whole.
 LINK_TOKEN_PARAMETER: Final = "token"  # noqa: S105 - a parameter's name
