@@ -60,10 +60,11 @@ class UserAdminMixin:
             check_new_password(password)
         if workspace_id is not None and await self._store.get_workspace(workspace_id) is None:
             raise ResourceNotFound(f"Workspace {workspace_id} not found.")
+        password_hash = UNUSABLE_PASSWORD if password is None else await hash_password(password)
         user = User(
             id=new_id("usr"),
             email=email,
-            password_hash=UNUSABLE_PASSWORD if password is None else hash_password(password),
+            password_hash=password_hash,
             role="operator" if operator else "member",
             workspace_id=workspace_id,
             created_at=self._clock.now(),
@@ -105,7 +106,7 @@ class UserAdminMixin:
         except RequestInvalid:
             user = None
         stored = UNUSABLE_PASSWORD if user is None else user.password_hash
-        matched = verify_password(stored, password)
+        matched = await verify_password(stored, password)
         if user is None or not matched or not user.enabled:
             return None
         return user

@@ -24,7 +24,7 @@ def test_the_demo_link_signs_in_once_and_the_pages_answer(cli: Cli) -> None:
         assert proc.stdout is not None
         demo = json.loads(proc.stdout.readline())
         link = demo["dashboard_login_url"]
-        assert link.startswith(demo["url"] + "/dashboard/login/link/")
+        assert link.startswith(demo["url"] + "/dashboard/login/link?token=")
         origin = {"Origin": demo["url"]}
         with httpx.Client(timeout=10) as browser:
             page = browser.get(link)

@@ -52,3 +52,19 @@ def test_a_disabled_user_is_listed_as_disabled(cli: Cli) -> None:
     assert cli("users", "list", "--json").json()[0]["enabled"] is False
     missing = cli("users", "disable", "nobody@example.com")
     assert missing.returncode != 0 and "nobody@example.com" in missing.stderr
+
+
+def test_common_and_repeated_passwords_are_refused_without_being_echoed(cli: Cli) -> None:
+    refusals = {
+        "password1234": "most common passwords",  # in the list as it is
+        "Iloveyou2024!!": "most common passwords",  # a common one with digits and symbols
+        "aaaaaaaaaaaa": "one character or a short group",
+        "abcabcabcabc": "one character or a short group",
+    }
+    for password, rule in refusals.items():
+        refused = cli("users", "create", "ops@example.com", "--operator", "--password-stdin",
+                      stdin=password)  # fmt: skip
+        assert refused.returncode != 0, password
+        assert "password" in refused.stderr and rule in refused.stderr, refused.stderr
+        assert password not in refused.stderr + refused.stdout
+    assert cli("users", "list", "--json").json() == []

@@ -114,7 +114,7 @@ async def test_five_failed_sign_ins_per_account_and_address_give_429(
     blocked = await browser.sign_in(operator.email)  # even the right password now
     assert blocked.status_code == 429
     assert int(blocked.headers["retry-after"]) > 0
-    assert "Too many failed sign-ins" in blocked.text
+    assert "Too many sign-in attempts" in blocked.text
     assert "um_session" not in browser.http.cookies
     # Another account from the same address is not held up by it.
     assert (await browser.sign_in("other@example.com")).status_code == 303

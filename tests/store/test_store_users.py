@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from _databases import Database
 
 from unified_messaging._domain import Workspace
 from unified_messaging._errors import AlreadyExists, ResourceNotFound
@@ -89,22 +91,36 @@ async def test_ending_a_users_sessions_ends_only_theirs(store: Store) -> None:
     assert await store.get_session("h3") is not None
 
 
-async def test_login_failures_slide_and_clear(store: Store) -> None:
-    t = T0
-    assert await store.add_login_failure("k", t, forget_before=t) == 1
-    assert await store.add_login_failure("k", t + timedelta(minutes=5),
-                                         forget_before=t) == 2  # fmt: skip
-    assert await store.add_login_failure("other", t, forget_before=t) == 1
-    # Forgetting what fell out of the window keeps the count to the window.
+async def test_login_attempts_are_claimed_until_a_key_is_full(store: Store) -> None:
+    t, window = T0, timedelta(minutes=15)
+    limits = [("pair", 2), ("client", 3)]
+    assert await store.claim_login_attempt(limits, t, since=t - window) is None
+    second = t + timedelta(minutes=5)
+    assert await store.claim_login_attempt(limits, second, since=second - window) is None
+    # "pair" holds its 2: refused, and nothing is recorded under either key.
+    third = t + timedelta(minutes=6)
+    assert await store.claim_login_attempt(limits, third, since=third - window) == t
+    assert await store.claim_login_attempt([("client", 3)], third, since=third - window) is None
+    assert await store.claim_login_attempt([("client", 3)], third, since=third - window) == t
+    # The first attempt leaves the window: one more fits under "pair"; "client" frees only
+    # when its second oldest (the one at +5 minutes) leaves too.
     later = t + timedelta(minutes=16)
-    assert (
-        await store.add_login_failure("k", later, forget_before=later - timedelta(minutes=15)) == 2
-    )
-    assert await store.login_failures("k", later - timedelta(minutes=15)) == [
-        t + timedelta(minutes=5), later]  # fmt: skip
-    await store.clear_login_failures("k")
-    assert await store.login_failures("k", t) == []
-    assert await store.login_failures("other", t) == [t]
+    assert await store.claim_login_attempt([("pair", 2)], later, since=later - window) is None
+    assert await store.claim_login_attempt(limits, later, since=later - window) == second
+    await store.clear_login_failures("pair", "client")
+    assert await store.claim_login_attempt(limits, later, since=later - window) is None
+
+
+async def test_racing_login_attempts_never_pass_a_limit(store: Store) -> None:
+    """D31: the count and the insert are one step, so 20 attempts at once record 5."""
+    t = T0
+    limits = [("pair", 5), ("client", 30)]
+    claims = [
+        store.claim_login_attempt(limits, t, since=t - timedelta(minutes=15)) for _ in range(20)
+    ]
+    results = await asyncio.gather(*claims)
+    assert results.count(None) == 5
+    assert set(results) == {None, t}
 
 
 async def test_sessions_past_their_lifetimes_are_purged(store: Store) -> None:
@@ -161,3 +177,28 @@ async def test_notices_go_with_their_session(store: Store) -> None:
     assert [await store.take_notices(h) for h in ("h1", "h2", "h3")] == [[], [], []]
     with pytest.raises(ResourceNotFound):
         await store.add_notice("ntc_x", "h-gone", T0, "sealed")
+
+
+async def test_racing_processes_never_pass_a_login_limit(
+    migrated_postgres_schema: Database | None,
+) -> None:
+    """Four stores on one PostgreSQL database stand for four ``serve`` processes: each runs
+    its own transactions, and still only 5 of their 20 racing attempts are recorded."""
+    if migrated_postgres_schema is None:
+        pytest.skip("PostgreSQL tests need a server: set UM_TEST_POSTGRES_URL")
+    stores = [migrated_postgres_schema.store(migrate=False) for _ in range(4)]
+    key = f"race-{uuid.uuid4().hex}"
+    try:
+        for each in stores:
+            await each.open()
+        t = T0
+        claims = [
+            each.claim_login_attempt([(key, 5)], t, since=t - timedelta(minutes=15))
+            for _ in range(5)
+            for each in stores
+        ]
+        results = await asyncio.gather(*claims)
+    finally:
+        for each in stores:
+            await each.close()
+    assert results.count(None) == 5

@@ -123,7 +123,9 @@ def _wants_mcp(mcp: bool | None) -> bool:
     return installed if mcp is None else mcp
 
 
-def _dashboard_mount(messenger: Messenger, trusted_proxies: Iterable[str]) -> Mount:
+def _dashboard_mount(
+    messenger: Messenger, trusted_proxies: Iterable[str], public_url: str | None
+) -> Mount:
     try:
         from ..dashboard import create_dashboard
     except ImportError as exc:
@@ -131,7 +133,9 @@ def _dashboard_mount(messenger: Messenger, trusted_proxies: Iterable[str]) -> Mo
 
         raise MissingExtra("The dashboard", extra="dashboard", setting="dashboard") from exc
     # The app's own lifespan opens the messenger; the mounted dashboard's would never run.
-    console = create_dashboard(messenger, trusted_proxies=trusted_proxies, open_messenger=False)
+    console = create_dashboard(
+        messenger, trusted_proxies=trusted_proxies, public_url=public_url, open_messenger=False
+    )
     return Mount("/dashboard", app=console)
 
 
@@ -163,6 +167,7 @@ def create_app(
     worker: bool = True,
     metrics_token: str | None = None,
     dashboard: bool = False,
+    public_url: str | None = None,
 ) -> Starlette:
     """The ASGI app serving the ``/v1`` REST contract and the ``/mcp`` endpoint over ``messenger``.
 
@@ -186,7 +191,9 @@ def create_app(
     own). ``ValueError`` if the messenger keeps no Prometheus metrics or the token is short.
 
     ``dashboard``: serve the web console at ``/dashboard`` (D31; needs the ``dashboard``
-    extra), as :func:`~unified_messaging.dashboard.create_dashboard` makes it.
+    extra), as :func:`~unified_messaging.dashboard.create_dashboard` makes it, with
+    ``public_url`` (the app's public address: an ``https://`` one makes the dashboard's
+    cookies ``Secure`` and its answers carry HSTS even when the proxy does not say HTTPS).
 
     Mount it under any prefix of a host app. A host with a lifespan should run
     :func:`app_lifespan` in it; without that, the app starts what it runs beside its requests
@@ -254,7 +261,7 @@ def create_app(
         # of server messages, is 405: a stateless server has none to send.
         routes.append(Route("/mcp", endpoint, methods=["POST"]))
     if dashboard:
-        routes.append(_dashboard_mount(messenger, trusted_proxies))
+        routes.append(_dashboard_mount(messenger, trusted_proxies, public_url))
     runtime = Runtime(
         _lifespan(messenger, endpoint, worker=worker),
         what=_what_runs(worker=worker, mcp=endpoint is not None),

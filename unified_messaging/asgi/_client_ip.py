@@ -1,4 +1,5 @@
-"""Which address a request comes from (D18): the peer's, or the forwarded one behind our proxies.
+"""Which address a request comes from (D18): the peer's, or the forwarded one behind our proxies;
+and whether it came over HTTPS (D31's ``Secure`` cookies and HSTS), by the same trust.
 
 ``X-Forwarded-For`` is only believed when the peer is a configured trusted proxy, and then
 read from the right: every proxy appends the address it saw, so the right-most hop that is
@@ -55,6 +56,21 @@ class ClientAddress:
         # Every hop is one of our proxies: the left-most is as close to a client as it gets.
         return str(_hop_address(hops[0]))
 
+    def https(self, scope: Scope) -> bool:
+        """Did the client reach us over HTTPS: TLS to this server, or a trusted proxy's
+        ``X-Forwarded-Proto: https``? The right-most value counts, as for
+        ``X-Forwarded-For``: it is the one our proxy wrote (a client's own goes left)."""
+        if scope.get("scheme") == "https":
+            return True
+        if not self._proxies:
+            return False
+        client = scope.get("client")
+        peer = parse_ip(str(client[0])) if client else None
+        if peer is None or not self._trusted(peer):
+            return False
+        said = _forwarded_proto(scope)
+        return bool(said) and said[-1].lower() == "https"
+
 
 def _forwarded_for(scope: Scope) -> list[str]:
     hops: list[str] = []
@@ -62,6 +78,14 @@ def _forwarded_for(scope: Scope) -> list[str]:
         if name.lower() == b"x-forwarded-for":
             hops += [hop.strip() for hop in value.decode("latin-1").split(",")]
     return hops
+
+
+def _forwarded_proto(scope: Scope) -> list[str]:
+    said: list[str] = []
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"x-forwarded-proto":
+            said += [part.strip() for part in value.decode("latin-1").split(",")]
+    return said
 
 
 def _hop_address(hop: str) -> IpAddress | None:

@@ -201,6 +201,31 @@ async def messenger_session(
 
 
 STOP_WORDS_ENV: Final = "UM_STOP_WORDS"
+PUBLIC_URL_ENV: Final = "UM_PUBLIC_URL"
+
+
+def public_url_setting(given: str | None) -> str | None:
+    """``serve --public-url`` or else ``UM_PUBLIC_URL``: where users reach the server, an
+    ``http://`` or ``https://`` URL (D31: an https one makes the dashboard's cookies
+    ``Secure`` and sends HSTS, whatever the proxy says); ``None`` if neither is set."""
+    from urllib.parse import urlsplit
+
+    from .._errors import ConfigurationError
+
+    raw = given if given is not None else os.environ.get(PUBLIC_URL_ENV, "").strip() or None
+    if raw is None:
+        return None
+    try:
+        parts = urlsplit(raw)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"--public-url / {PUBLIC_URL_ENV} must be an http:// or https:// URL with a host, "
+            "e.g. https://messaging.example.com",
+            setting=PUBLIC_URL_ENV,
+        )
+    return raw
 
 
 def stop_words_setting() -> list[str]:

@@ -38,6 +38,7 @@ from ._context import (
     breaker_store,
     load_vault,
     open_store,
+    public_url_setting,
     rate_limiter,
     send_pacer,
     stop_words_setting,
@@ -103,6 +104,12 @@ def add_serve(commands: Subparsers) -> None:
         action="append",
         default=[],
         help="a reverse proxy whose X-Forwarded-For is believed (repeat for more)",
+    )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="where users reach this server (default $UM_PUBLIC_URL); an https:// URL makes "
+        "the dashboard's cookies Secure and sends HSTS even if the proxy does not say HTTPS",
     )
     parser.add_argument(
         "--no-worker",
@@ -217,6 +224,7 @@ def _run(args: argparse.Namespace) -> int:
             from .._errors import MissingExtra
 
             raise MissingExtra("serve --http httptools", extra="server", setting="serve")
+    public_url_setting(args.public_url)  # a wrong one fails here, before any child starts
     import asyncio
 
     if args.workers > 1:
@@ -264,6 +272,7 @@ async def _serve(
     from ._serve_http import accept_errors_reported
     from ._serve_protocols import guarded_protocol, resolve_http
 
+    public_url = public_url_setting(args.public_url)
     vault = load_vault()
     limiter = rate_limiter(args)
     breakers = breaker_store(args)
@@ -291,6 +300,7 @@ async def _serve(
                 worker=not args.no_worker and bound is None,
                 metrics_token=metrics.app_token,
                 dashboard=_dashboard_installed(),
+                public_url=public_url,
             ),
             host=args.host,
             port=args.port,

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from .._messenger import Messenger
 from ._app import Dashboard
-from ._auth import Sessions
+from ._auth import LINK_TOKEN_PARAMETER, Sessions
 from ._pages import (
     allowlist,
     audit,
@@ -45,14 +46,19 @@ def create_dashboard(
     *,
     trusted_proxies: Iterable[str] = (),
     secure_cookies: bool | None = None,
+    public_url: str | None = None,
     template_dirs: Sequence[Path] = (),
     open_messenger: bool = True,
 ) -> Starlette:
     """The dashboard as an ASGI app, to mount under any prefix (``/dashboard``...).
 
     ``trusted_proxies``: as for ``create_app`` (whose ``X-Forwarded-For`` is believed, for
-    the sign-in throttle and the audit log's client address). ``secure_cookies``: mark the
-    session cookie ``Secure``; ``None`` (the default) does when the request came over HTTPS.
+    the sign-in throttle and the audit log's client address, and whose
+    ``X-Forwarded-Proto: https`` makes a request HTTPS). ``public_url``: the address users
+    reach the dashboard's server at; an ``https://`` one makes every request HTTPS (a proxy
+    that ends TLS may not say so). Over HTTPS, cookies are ``Secure`` and answers carry
+    ``Strict-Transport-Security``. ``secure_cookies``: mark cookies ``Secure`` always
+    (``True``) or never (``False``); ``None`` (the default) does over HTTPS.
     ``template_dirs``: directories whose templates override the package's by name.
     ``open_messenger``: the app's lifespan opens and closes ``messenger`` (a host that
     mounts it runs the lifespan, or opens the messenger itself).
@@ -61,6 +67,7 @@ def create_dashboard(
         messenger,
         trusted_proxies=trusted_proxies,
         secure_cookies=secure_cookies,
+        public_url=public_url,
         template_dirs=template_dirs,
     )
     routes: list[BaseRoute] = []
@@ -80,7 +87,9 @@ def create_dashboard(
 
 async def issue_login_link(messenger: Messenger, email: str) -> str:
     """A one-time login link's path for the user with this e-mail, below the dashboard's
-    root (``/login/link/<token>``): used once, within 24 hours (``serve --demo`` prints one)."""
+    root (``/login/link?token=<token>``): used once, within 24 hours (``serve --demo``
+    prints one). The token is a query parameter the access log masks, never a path
+    segment it would write whole."""
     user = await messenger.find_user(email)
     token = await Sessions(messenger).issue_link(user)
-    return f"/login/link/{token}"
+    return f"/login/link?{urlencode({LINK_TOKEN_PARAMETER: token})}"

@@ -32,7 +32,7 @@ from ._forms import Form, FormTooLarge, read_form
 from ._notices import Notice, Notices
 from ._ui import Page, Templates, Viewer, root_path
 
-__all__ = ["SESSION_COOKIE", "Dashboard", "Handler", "SecurityHeaders"]
+__all__ = ["SESSION_COOKIE", "STRICT_TRANSPORT_SECURITY", "Dashboard", "Handler", "SecurityHeaders"]
 
 Handler = Callable[[Page], Awaitable[Response]]
 
@@ -51,22 +51,32 @@ _HEADERS: Final = (
 )
 
 
+#: RFC 6797: browsers that saw this over HTTPS use only HTTPS for the host for a year (and
+#: ignore it over plain HTTP, where a man in the middle could have added it).
+STRICT_TRANSPORT_SECURITY: Final = b"max-age=31536000"
+
+
 class SecurityHeaders:
     """Adds D31's response headers to every answer of the dashboard, static files and
-    errors included."""
+    errors included; ``Strict-Transport-Security`` too when ``https(scope)`` says the
+    request came over HTTPS."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, https: Callable[[Scope], bool]) -> None:
         self.app = app
+        self._https = https
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        headers: tuple[tuple[bytes, bytes], ...] = _HEADERS
+        if self._https(scope):
+            headers = (*headers, (b"strict-transport-security", STRICT_TRANSPORT_SECURITY))
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 names = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(n, v) for n, v in _HEADERS if n not in names]
+                extra = [(n, v) for n, v in headers if n not in names]
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
@@ -82,6 +92,7 @@ class Dashboard:
         *,
         trusted_proxies: Iterable[str] = (),
         secure_cookies: bool | None = None,
+        public_url: str | None = None,
         template_dirs: Sequence[Path] = (),
     ) -> None:
         self.messenger = messenger
@@ -91,12 +102,19 @@ class Dashboard:
         self.templates = Templates(tuple(template_dirs))
         self.client_address = ClientAddress(trusted_proxies)
         self._secure = secure_cookies
+        # A proxy may end TLS and not say so: a public https:// address settles it.
+        self._always_https = public_url is not None and public_url.lower().startswith("https://")
 
-    # -- cookies
+    # -- HTTPS
+
+    def https(self, scope: Scope) -> bool:
+        """D31: is this request HTTPS: the public URL is ``https://``, or TLS reached this
+        server, or a trusted proxy says ``X-Forwarded-Proto: https``."""
+        return self._always_https or self.client_address.https(scope)
 
     def secure(self, request: Request) -> bool:
-        """``Secure`` cookies behind HTTPS (or always/never, as the host said)."""
-        return request.url.scheme == "https" if self._secure is None else self._secure
+        """``Secure`` cookies over HTTPS (or always/never, as the host said)."""
+        return self.https(request.scope) if self._secure is None else self._secure
 
     def set_session_cookie(self, response: Response, request: Request, session_id: str) -> None:
         from ._auth import ABSOLUTE_LIFETIME
@@ -176,7 +194,7 @@ class Dashboard:
         static = StaticFiles(directory=_STATIC)
         return Starlette(
             routes=[*routes, Mount("/static", app=static, name="static")],
-            middleware=[Middleware(SecurityHeaders)],
+            middleware=[Middleware(SecurityHeaders, https=self.https)],
         )
 
 

@@ -11,10 +11,11 @@ one: the first trade deletes it, so a second finds nothing.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, NamedTuple
 
 from .._clock import Clock
 from .._domain import Workspace
@@ -25,9 +26,11 @@ __all__ = [
     "ABSOLUTE_LIFETIME",
     "IDLE_LIFETIME",
     "LINK_LIFETIME",
+    "LINK_TOKEN_PARAMETER",
     "LoginThrottle",
     "Sessions",
     "SignedIn",
+    "client_block",
     "visible_workspace",
 ]
 
@@ -35,6 +38,10 @@ IDLE_LIFETIME: Final = timedelta(hours=12)
 ABSOLUTE_LIFETIME: Final = timedelta(days=7)
 #: How long a one-time login link (``serve --demo``'s) may wait to be used.
 LINK_LIFETIME: Final = timedelta(hours=24)
+#: The query parameter a login link's token travels in. Its name ends in
+#: "token", so the access log masks its value (``logsafe``: credential-named parameters);
+#: in the path it would be logged whole.
+LINK_TOKEN_PARAMETER: Final = "token"  # noqa: S105 - a parameter's name
 #: A session's last use is written at most this often: a page view is a read, not a write.
 _TOUCH_EVERY: Final = timedelta(minutes=1)
 _ID_BYTES: Final = 32  # 256 bits
@@ -168,40 +175,84 @@ def visible_workspace(
 
 
 class LoginThrottle:
-    """D31: 5 failed sign-ins per account and client address per 15 minutes, then 429.
+    """D31's sign-in throttle, kept in the store so every process serving the dashboard
+    counts the same attempts. In any 15 minutes:
 
-    A sliding window kept in the store, so every process serving the dashboard counts the
-    same failures; its key is a hash of the pair (the table holds no e-mail or address).
-    A sign-in refused for the throttle is not counted: waiting it out always works.
+    - :data:`PER_ACCOUNT_AND_CLIENT` attempts for one account from one client address;
+    - :data:`PER_ACCOUNT` attempts for one account, from anywhere (a guesser with many
+      addresses);
+    - :data:`PER_CLIENT` attempts from one client address, whatever the account, successful
+      ones included (one client cannot queue unbounded password checks by naming a new
+      e-mail each time).
+
+    An IPv6 client counts by its /64, the block one subscriber is given. Each attempt is
+    claimed before its password is checked, atomically in the store, so concurrent
+    attempts cannot race past a limit; a claim refused for a limit records nothing, so
+    waiting it out always works. A successful sign-in forgets the account's attempts (the
+    two per-account counts); the client's count keeps them. The keys are hashes: the table
+    holds no e-mail or address.
     """
 
-    LIMIT: Final = 5
     WINDOW: Final = timedelta(minutes=15)
+    PER_ACCOUNT_AND_CLIENT: Final = 5
+    PER_ACCOUNT: Final = 20
+    PER_CLIENT: Final = 30
 
     def __init__(self, messenger: Messenger) -> None:
         self._store = messenger.store
         self._clock: Clock = messenger.clock
 
-    async def retry_after(self, email: str, client: str | None) -> timedelta | None:
-        """How long until this pair may try again; ``None`` if it may now."""
+    async def claim(self, email: str, client: str | None) -> timedelta | None:
+        """Count one sign-in attempt, before its password is checked: ``None`` if it may go
+        on, else how long until it may (and nothing was counted)."""
         now = self._clock.now()
-        failures = await self._store.login_failures(_pair(email, client), now - self.WINDOW)
-        if len(failures) < self.LIMIT:
-            return None
-        # Free again when the oldest of the last LIMIT failures leaves the window.
-        return failures[-self.LIMIT] + self.WINDOW - now
-
-    async def failed(self, email: str, client: str | None) -> None:
-        now = self._clock.now()
-        await self._store.add_login_failure(
-            _pair(email, client), now, forget_before=now - self.WINDOW
+        keys = _keys(email, client)
+        limits = (
+            (keys.pair, self.PER_ACCOUNT_AND_CLIENT),
+            (keys.account, self.PER_ACCOUNT),
+            (keys.client, self.PER_CLIENT),
         )
+        frees = await self._store.claim_login_attempt(limits, now, since=now - self.WINDOW)
+        if frees is None:
+            return None
+        # Free again when that attempt leaves the window (never "wait 0 seconds").
+        return max(frees + self.WINDOW - now, timedelta(seconds=1))
 
     async def succeeded(self, email: str, client: str | None) -> None:
-        await self._store.clear_login_failures(_pair(email, client))
+        keys = _keys(email, client)
+        await self._store.clear_login_failures(keys.pair, keys.account)
 
 
-def _pair(email: str, client: str | None) -> str:
+class _Keys(NamedTuple):
+    """The throttle's three keys for one attempt, each a SHA-256 naming its kind."""
+
+    pair: str
+    account: str
+    client: str
+
+
+def _keys(email: str, client: str | None) -> _Keys:
     # The account as typed, normalized the way sign-in reads it: Ops@X and ops@x are one.
-    text = f"{email.strip().lower()}\n{client or '-'}"
-    return hashlib.sha256(text.encode()).hexdigest()
+    account = email.strip().lower()
+    address = client_block(client)
+    return _Keys(
+        pair=_hash(f"pair\n{account}\n{address}"),
+        account=_hash(f"account\n{account}"),
+        client=_hash(f"client\n{address}"),
+    )
+
+
+def client_block(client: str | None) -> str:
+    """The address the throttle counts a client by: an IPv4 address as it is, an IPv6
+    address by its /64 (an IPv4-mapped one as the IPv4 address), ``-`` when unknown."""
+    if client is None:
+        return "-"
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

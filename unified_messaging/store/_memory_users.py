@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 
 from .._domain import Workspace
 from .._errors import AlreadyExists, ResourceNotFound
-from .users import DashboardSession, User
+from .users import DashboardSession, User, free_again
 
 __all__ = ["MemoryUsersMixin"]
 
@@ -86,19 +87,27 @@ class MemoryUsersMixin:
             taken = self._notices.pop(session_hash, [])
         return [(at, sealed) for _, at, sealed in sorted(taken, key=lambda n: (n[1], n[0]))]
 
-    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
+    async def claim_login_attempt(
+        self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
+    ) -> datetime | None:
         with self._lock:
-            kept = [t for t in self._login_failures.get(key, []) if t >= forget_before]
-            kept.append(at)
-            self._login_failures[key] = kept
-            return len(kept)
+            # Every key's old attempts go, as in the SQL store: the dict holds one window.
+            for key, times in list(self._login_failures.items()):
+                kept = sorted(t for t in times if t >= since)
+                if kept:
+                    self._login_failures[key] = kept
+                else:
+                    del self._login_failures[key]
+            frees = free_again(limits, self._login_failures)
+            if frees is None:
+                for key, _ in limits:
+                    self._login_failures.setdefault(key, []).append(at)
+            return frees
 
-    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
-        return sorted(t for t in self._login_failures.get(key, []) if t >= since)
-
-    async def clear_login_failures(self, key: str) -> None:
+    async def clear_login_failures(self, *keys: str) -> None:
         with self._lock:
-            self._login_failures.pop(key, None)
+            for key in keys:
+                self._login_failures.pop(key, None)
 
     async def delete_user_sessions(self, user_id: str) -> int:
         with self._lock:

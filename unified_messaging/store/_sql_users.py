@@ -8,6 +8,7 @@ empties the cache the REST hot path reads keys and connections from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -16,7 +17,7 @@ from sqlalchemy.engine import RowMapping
 from .._errors import ResourceNotFound
 from ._sql_base import SqlBase
 from ._tables import login_failures, notices, sessions, users
-from .users import DashboardSession, User
+from .users import DashboardSession, User, free_again
 
 __all__ = ["UsersMixin"]
 
@@ -178,30 +179,42 @@ class UsersMixin(SqlBase):
 
         return await self._transact(take)
 
-    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
-        forget = sa.delete(login_failures).where(
-            login_failures.c.key == key, login_failures.c.at < forget_before
+    async def claim_login_attempt(
+        self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
+    ) -> datetime | None:
+        keys = [key for key, _ in limits]
+        # Every key's old rows, not only these keys': an account or address tried once
+        # would otherwise keep its row forever. The table holds one window's attempts.
+        forget = sa.delete(login_failures).where(login_failures.c.at < since)
+        held = sa.select(login_failures.c.key, login_failures.c.at).where(
+            login_failures.c.key.in_(keys)
         )
-        add = sa.insert(login_failures).values(key=key, at=at)
-        count = sa.select(sa.func.count()).where(login_failures.c.key == key)
+        add = sa.insert(login_failures)
+        # PostgreSQL runs several transactions at once: without the lock, two claims could
+        # both count four and both add a fifth. The mode conflicts with itself only, so
+        # claims queue while readers and the rest of the store go on. SQLite has one writer
+        # at a time, which the DELETE above makes this transaction before it counts.
+        lock = sa.text(f"LOCK TABLE {login_failures.name} IN SHARE ROW EXCLUSIVE MODE")
+        postgres = self._dialect == "postgresql"
 
-        def record(conn: sa.Connection) -> int:
+        def claim(conn: sa.Connection) -> datetime | None:
+            if postgres:
+                conn.execute(lock)
             conn.execute(forget)
-            conn.execute(add)
-            return int(conn.execute(count).scalar_one())
+            attempts: dict[str, list[datetime]] = {key: [] for key in keys}
+            for key, when in conn.execute(held):
+                attempts[key].append(when)
+            for times in attempts.values():
+                times.sort()
+            frees = free_again(limits, attempts)
+            if frees is None:
+                conn.execute(add, [{"key": key, "at": at} for key in keys])
+            return frees
 
-        return await self._transact(record)
+        return await self._transact(claim)
 
-    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
-        found = await self._column(
-            sa.select(login_failures.c.at)
-            .where(login_failures.c.key == key, login_failures.c.at >= since)
-            .order_by(login_failures.c.at)
-        )
-        return list(found)
-
-    async def clear_login_failures(self, key: str) -> None:
-        statement = sa.delete(login_failures).where(login_failures.c.key == key)
+    async def clear_login_failures(self, *keys: str) -> None:
+        statement = sa.delete(login_failures).where(login_failures.c.key.in_(keys))
 
         def clear(conn: sa.Connection) -> None:
             conn.execute(statement)

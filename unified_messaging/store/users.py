@@ -9,11 +9,12 @@ is a session of kind ``link`` that is traded for a real one once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, TypeAlias
 
-__all__ = ["DashboardSession", "SessionKind", "User", "UserRole", "UserStore"]
+__all__ = ["DashboardSession", "SessionKind", "User", "UserRole", "UserStore", "free_again"]
 
 UserRole: TypeAlias = Literal["operator", "member"]
 SessionKind: TypeAlias = Literal["session", "link"]
@@ -113,14 +114,31 @@ class UserStore(Protocol):
         each is given to one caller only, however many ask at once."""
         ...
 
-    async def add_login_failure(self, key: str, at: datetime, *, forget_before: datetime) -> int:
-        """Record a failed sign-in under ``key`` (the throttle's account-and-address key) and
-        forget the key's failures before ``forget_before``; returns how many are left, this
-        one included. Shared by every process on the store."""
+    async def claim_login_attempt(
+        self, limits: Sequence[tuple[str, int]], at: datetime, *, since: datetime
+    ) -> datetime | None:
+        """D31's sign-in throttle, in one transaction: forget every attempt before
+        ``since`` (whatever its key); then, if any key of ``limits`` (``(key, limit)``
+        pairs) already holds its limit of attempts, record nothing and return the time of
+        the attempt whose leaving the window frees them all; else record one attempt at
+        ``at`` under every key and return ``None``. However many claims race, no key
+        records more than its limit. Shared by every process on the store."""
         ...
 
-    async def login_failures(self, key: str, since: datetime) -> list[datetime]:
-        """The key's failed sign-ins at or after ``since``, oldest first."""
+    async def clear_login_failures(self, *keys: str) -> None:
+        """Forget every attempt recorded under these keys."""
         ...
 
-    async def clear_login_failures(self, key: str) -> None: ...
+
+def free_again(
+    limits: Sequence[tuple[str, int]], attempts: Mapping[str, Sequence[datetime]]
+) -> datetime | None:
+    """For :meth:`UserStore.claim_login_attempt`: ``None`` if no key holds its limit of
+    ``attempts`` (each key's, oldest first, all inside the window); else the time of the
+    attempt whose leaving the window frees every full key."""
+    frees = [
+        attempts[key][len(attempts[key]) - limit]
+        for key, limit in limits
+        if len(attempts.get(key, ())) >= limit
+    ]
+    return max(frees) if frees else None

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from ..._errors import MessagingError
 from ...store.users import User
 from .._app import SESSION_COOKIE, Dashboard, Handler, route
-from .._auth import new_token
+from .._auth import LINK_TOKEN_PARAMETER, new_token
 from .._csrf import CSRF_FIELD, origin_allowed
 from .._forms import Form, FormTooLarge, read_form
 from .._ui import Page, root_path
@@ -32,7 +32,7 @@ def routes(dashboard: Dashboard) -> list[Route]:
     views = _SignIn(dashboard)
     return [
         route("/login", views.login, "GET", "POST"),
-        route("/login/link/{token}", views.link, "GET", "POST"),
+        route("/login/link", views.link, "GET", "POST"),
         route("/logout", dashboard.guarded(_logout(dashboard)), "POST"),
         route("/view", dashboard.guarded(_switch_view(dashboard)), "POST"),
     ]
@@ -49,27 +49,32 @@ class _SignIn:
         if isinstance(form, Response):
             return form
         email, client = form.get("email"), self._d.client_address(request.scope)
-        wait = await self._d.throttle.retry_after(email, client)
+        # Counted before the password is checked: racing attempts cannot pass the limit,
+        # and a refused one costs no password check.
+        wait = await self._d.throttle.claim(email, client)
         if wait is not None:
             minutes = max(1, round(wait.total_seconds() / 60))
-            message = f"Too many failed sign-ins. Try again in {minutes} minute(s)."
+            message = f"Too many sign-in attempts. Try again in {minutes} minute(s)."
             response = self._form(request, error=message, email=email, status=429)
             response.headers["Retry-After"] = str(max(1, int(wait.total_seconds())))
             return response
         user = await self._d.messenger.check_user_password(email, form.get("password"))
         if user is None:
-            await self._d.throttle.failed(email, client)
             return self._form(request, error="Wrong e-mail or password.", email=email, status=401)
         await self._d.throttle.succeeded(email, client)
         return await self._signed_in(request, user)
 
     async def link(self, request: Request) -> Response:
-        token = request.path_params["token"]
+        """A one-time login link, ``/login/link?token=…``: the GET (which a link preview
+        may make) only shows a button, whose form posts back to the same link."""
         if request.method == "GET":
-            return self._form(request, template="link.html")
+            # The button posts to the link itself, its token still in the query.
+            here = f"{request.url.path}?{request.url.query}"
+            return self._form(request, template="link.html", action=here)
         form = await self._checked_form(request)
         if isinstance(form, Response):
             return form
+        token = request.query_params.get(LINK_TOKEN_PARAMETER, "")
         user = await self._d.sessions.redeem_link(token)
         if user is None:
             message = "This sign-in link has been used or has expired. Sign in with your password."
@@ -107,6 +112,7 @@ class _SignIn:
         template: str = "login.html",
         error: str | None = None,
         email: str = "",
+        action: str | None = None,
         status: int = 200,
     ) -> Response:
         token = new_token()
@@ -118,7 +124,7 @@ class _SignIn:
                 "error": error,
                 "email": email,
                 "next": _next(request),
-                "action": request.url.path,
+                "action": action or request.url.path,
             },
             status=status,
         )
