@@ -95,14 +95,9 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
-        text = analyze_sms(request.text, allow_turkish_shift=False)
-        allowed = self.credentials.parts_allowed
-        if text.segments > allowed:
-            return SubmitOutcome.rejected(
-                "BODY_TOO_LONG",
-                f"The text is {text.segments} SMS parts; the Jasmin gateway sends at most "
-                f"{allowed} (long_content_max_parts) and would cut the rest.",
-            )
+        too_long = self.credentials.parts_problem(request)
+        if too_long is not None:
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         try:
             answer = await self.exchange(
                 "POST",
@@ -122,7 +117,9 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         fields: dict[str, str] = {
             "username": creds.username,
             "password": self.secret(creds.password),
-            "to": request.to,
+            # Jasmin's HTTP API: ``to`` is the destination in international format without
+            # the '+' (its /send reference); a '+' would go on to the SMSC with TON 1.
+            "to": request.to.removeprefix("+"),
         }
         if request.sender:
             fields["from"] = request.sender
