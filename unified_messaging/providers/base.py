@@ -60,6 +60,7 @@ __all__ = [
     "AdapterFactory",
     "InboundCallback",
     "InboundMessage",
+    "LimitsParts",
     "OutcomeKind",
     "PacedPolling",
     "PollPolicy",
@@ -73,6 +74,7 @@ __all__ = [
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
+    "parts_limit",
     "uses_turkish_shift",
 ]
 
@@ -357,6 +359,23 @@ class RepliesToReports(Protocol):
 
     @property
     def report_reply(self) -> str: ...
+
+
+@runtime_checkable
+class LimitsParts(Protocol):
+    """Protocol: an adapter whose SMS part limit is the connection's own setting, not the
+    provider's profile (``sms_e``: the gateway's ``max-messages`` / ``long_content_max_parts``)."""
+
+    @property
+    def max_parts(self) -> int: ...
+
+
+def parts_limit(adapter: ProviderAdapter, provider: ProviderCode) -> int | None:
+    """The most SMS parts one message may have through ``adapter`` (``None``: no part limit
+    is known): the connection's setting where it has one, else the provider's profile."""
+    if isinstance(adapter, LimitsParts):
+        return adapter.max_parts
+    return PROFILES[provider].max_parts
 
 
 @dataclass(frozen=True, slots=True)

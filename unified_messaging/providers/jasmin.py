@@ -92,6 +92,11 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         """``base_url`` is required (no public default): the gateway's HTTP API address."""
         require_base_url(connection, "http://jasmin.example:1401")
 
+    @property
+    def max_parts(self) -> int:
+        """The most SMS parts the gateway sends of one text (the ``max_parts`` credential)."""
+        return self.credentials.parts_allowed
+
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:

@@ -120,6 +120,11 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         """``base_url`` is required (no public default) and must be an http(s) address."""
         require_base_url(connection, "http://kannel.example:13013")
 
+    @property
+    def max_parts(self) -> int:
+        """The most SMS parts the gateway sends of one text (the ``max_parts`` credential)."""
+        return self.credentials.parts_allowed
+
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
