@@ -11,9 +11,7 @@ from fakes._server import serve
 from fakes.kannel import PASSWORD, USERNAME, KannelFake
 
 
-async def test_connections_test_names_the_gateways_part_limit(
-    cli: Cli, workspace_id: str
-) -> None:
+async def test_connections_test_names_the_gateways_part_limit(cli: Cli, workspace_id: str) -> None:
     fake = KannelFake()
     async with serve(fake.app) as base_url:
         other = await asyncio.to_thread(cli, "workspaces", "create", "Other", "--json")

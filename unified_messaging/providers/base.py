@@ -74,6 +74,8 @@ __all__ = [
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
+    "minted_job_id",
+    "minted_message_id",
     "parts_limit",
     "uses_turkish_shift",
 ]
@@ -359,6 +361,27 @@ class RepliesToReports(Protocol):
 
     @property
     def report_reply(self) -> str: ...
+
+
+#: A message id we mint for a provider whose answer carries none (Kannel): the job's id (our
+#: ``msg_`` ids, :mod:`.._ids`) and the attempt's index. See :func:`minted_message_id`.
+_MINTED: Final = re.compile(r"(msg_[0-9A-HJKMNP-TV-Z]{26})\.(\d{1,4})")
+
+
+def minted_message_id(job_id: str, attempt: int) -> str:
+    """The provider message id an adapter mints for ``attempt`` of ``job_id`` (Kannel's, in
+    its ``dlr-url``), where the provider's answer carries none.
+
+    Derived from what the send stores before any call (the write-ahead row's job id), never
+    random: a report for a send whose outcome was never stored (the process died mid-call,
+    or the submit timed out) still names its message (:func:`minted_job_id`, D10)."""
+    return f"{job_id}.{attempt}"
+
+
+def minted_job_id(provider_message_id: str) -> str | None:
+    """The job a :func:`minted_message_id` names, or ``None`` if it is not one of ours."""
+    found = _MINTED.fullmatch(provider_message_id)
+    return found.group(1) if found else None
 
 
 @runtime_checkable

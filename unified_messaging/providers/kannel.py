@@ -58,7 +58,14 @@ from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
 from ._http import Answer, HttpAdapter, excerpt, logger
 from ._sms_gateway import GatewayCredentials, KannelCredentials, require_base_url
-from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+from .base import (
+    InboundCallback,
+    ProviderReport,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+    minted_message_id,
+)
 
 __all__ = ["Credentials", "KannelAdapter", "minted_id"]
 
@@ -101,10 +108,11 @@ _STAT_STATUS: Final[Mapping[str, ReportStatus]] = {
 
 
 def minted_id(request: SubmitRequest) -> str:
-    """The id we give Kannel for ``request`` (in the ``dlr-url``): the job and the attempt,
-    which the send stores before any call, so a report names its message even when the
-    send never stored its outcome. Letters, digits, ``_`` and ``.``: safe in a URL as is."""
-    return f"{request.job_id}.{request.attempt}"
+    """The id we give Kannel for ``request`` (in the ``dlr-url``): the job and the attempt
+    (:func:`.base.minted_message_id`), which the send stores before any call, so a report
+    names its message even when the send never stored its outcome. Letters, digits, ``_``
+    and ``.``: safe in a URL as is."""
+    return minted_message_id(request.job_id, request.attempt)
 
 
 class KannelAdapter(HttpAdapter[KannelCredentials]):
