@@ -14,6 +14,7 @@ kannel-extras``; ``.ci/run`` installs them).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import queue
 import re
@@ -126,7 +127,7 @@ concatenation = true
 class _Reports(BaseHTTPRequestHandler):
     seen: queue.Queue[tuple[str, dict[str, str]]]
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         parts = urlsplit(self.path)
         self.seen.put((parts.path, dict(parse_qsl(parts.query, keep_blank_values=True))))
         self.send_response(200)
@@ -230,8 +231,8 @@ def message(text: str, job: str) -> SubmitRequest:
     return SubmitRequest(job_id=job, to=TO, text=text, sender="ACME")
 
 
-def read(adapter: KannelAdapter, kannel: Kannel) -> ProviderReport:
-    path, query = kannel.report()
+async def read(adapter: KannelAdapter, kannel: Kannel) -> ProviderReport:
+    path, query = await asyncio.to_thread(kannel.report)
     assert path == f"/v1/dlr/conn_real/{TOKEN}"
     [report] = adapter.parse_reports(InboundCallback("GET", {}, query))
     return report
@@ -244,7 +245,7 @@ async def test_kannels_reports_name_the_minted_id_and_the_handset(kannel: Kannel
 
     assert outcome.kind == "accepted"
     # fakesmsc acknowledges at once (8: delivered to SMSC), then reports success (1).
-    reports = [read(gateway, kannel), read(gateway, kannel)]
+    reports = [await read(gateway, kannel), await read(gateway, kannel)]
     assert {r.provider_message_id for r in reports} == {"msg_real_reports.0"}
     assert sorted((r.provider_status, r.status) for r in reports) == [
         ("1", "delivered"),
@@ -252,7 +253,7 @@ async def test_kannels_reports_name_the_minted_id_and_the_handset(kannel: Kannel
     ]
     # The handset, never our sender "ACME" (Kannel's %P in a report).
     assert {r.to for r in reports} == {TO}
-    [got] = kannel.delivered(1)
+    [got] = await asyncio.to_thread(kannel.delivered, 1)
     assert got == f"ACME {TO} text Kodunuz 1234"
 
 
@@ -261,11 +262,12 @@ async def test_the_gateways_part_limit_is_kept_before_the_call(kannel: Kannel) -
     before = len(kannel.delivered(0))
 
     # The gateway's own behaviour: a user without max-messages sends the first part only.
-    cut = httpx.get(
-        f"{kannel.sendsms}/cgi-bin/sendsms",
-        params={"username": "plain", "password": kannel.users["plain"], "from": "ACME",
-                "to": TO, "text": "a" * 300},
-    )  # fmt: skip
+    async with httpx.AsyncClient() as http:
+        cut = await http.get(
+            f"{kannel.sendsms}/cgi-bin/sendsms",
+            params={"username": "plain", "password": kannel.users["plain"], "from": "ACME",
+                    "to": TO, "text": "a" * 300},
+        )  # fmt: skip
     refused = await plain.submit(message("b" * 300, "msg_real_refused"))
     whole = await three.submit(message("c" * 300, "msg_real_whole"))
     await plain.aclose()
@@ -276,7 +278,7 @@ async def test_the_gateways_part_limit_is_kept_before_the_call(kannel: Kannel) -
     assert refused.error is not None
     assert refused.error.code == "BODY_TOO_LONG"
     assert whole.kind == "accepted"
-    got = kannel.delivered(before + 3)[before:]
+    got = (await asyncio.to_thread(kannel.delivered, before + 3))[before:]
     # 300 characters: 1 part of 160 through the plain user, 2 parts through "three"; the
     # refused text never reached the gateway.
     assert len(got) == 3
