@@ -36,8 +36,9 @@ Gateway = Literal["kannel", "jasmin"]
 DEFAULT_GATEWAY: Final[Gateway] = "kannel"
 #: Jasmin's ``long_content_max_parts`` default (``jasmin.cfg`` ``[http-api]``).
 JASMIN_MAX_PARTS: Final = 5
-#: Kannel's ``max-messages`` default for a ``sendsms-user`` (user guide, table 7-13 and
-#: ``gw/urltrans.c``): one SMS; smsbox sends the first part of a longer text and drops the rest.
+#: Kannel's part limit for a ``sendsms-user`` without ``max-messages``: one SMS (user guide
+#: 1.4.5, table 7-17, ``text``: "can be more than 160 characters, but then sendsms-user group
+#: must have max-messages set more than 1"); smsbox sends the first part and drops the rest.
 KANNEL_MAX_PARTS: Final = 1
 
 
