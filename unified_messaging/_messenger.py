@@ -97,6 +97,7 @@ from .providers.base import (
     ProviderTemplate,
     ReadsInbound,
     RepliesToReports,
+    parts_limit,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
@@ -957,9 +958,11 @@ class Messenger(
 
     # ------------------------------------------------------------------ adapters
 
-    async def test_connection(self, connection_id: str) -> None:
+    async def test_connection(self, connection_id: str) -> int | None:
         """Check a connection's credentials against its provider (a balance or header call).
 
+        Returns the most SMS parts one message may have through the connection (``None``: no
+        part limit is known): a longer text is refused with ``BODY_TOO_LONG`` before any call.
         Raises :class:`InvalidCredentials` if the provider refuses them, and
         :class:`ProviderUnavailable` if it cannot be asked.
         """
@@ -968,6 +971,7 @@ class Messenger(
         check = getattr(adapter, "check", None)
         if check is not None:
             await check()
+        return parts_limit(adapter, connection.provider)
 
 
 def _replied(adapter: ProviderAdapter | None, result: IngestResult) -> IngestResult:

@@ -52,7 +52,7 @@ async def test_connections_test_reports_accepted_refused_and_unreachable(cli: Cl
             ],
         )
 
-    assert accepted.json() == {"id": good, "provider": "sms_a", "ok": True}
+    assert accepted.json() == {"id": good, "provider": "sms_a", "ok": True, "max_parts": None}
     assert f"accepted the credentials of {good}" in as_text.ok().stdout
     # The check really reached the provider with the stored (decrypted) credentials.
     assert [r.path for r in fake.received].count("/sms/rest/v2/msgheader") == 3

@@ -142,15 +142,17 @@ class KannelFake:
         """The GET Kannel makes for ``received``'s ``dlr-url``: path and decoded query.
 
         Escapes are substituted URL-encoded, as Kannel does: ``%d`` type, ``%A`` SMSC reply,
-        ``%T`` Unix time, ``%P`` receiver, ``%i`` smsc-id, ``%I`` internal id.
+        ``%T`` Unix time, ``%i`` smsc-id, ``%I`` internal id, and the report's own sender and
+        receiver: a report comes *from* the handset, so ``%p`` is the message's ``to`` and
+        ``%P`` its ``from`` (as Kannel 1.4.5 does: tests/providers/test_kannel_real.py).
         """
         template = received.params["dlr-url"]
         values = {
             "d": str(dlr_type),
             "A": answer,
             "T": str(int(time.time()) if at is None else at),
-            "P": received.params["to"],
-            "p": received.params.get("from", ""),
+            "p": received.params["to"],
+            "P": received.params.get("from", ""),
             "i": "smsc1",
             "I": str(uuid.uuid4()),
         }

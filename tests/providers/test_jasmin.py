@@ -99,7 +99,6 @@ def test_gateway_jasmin_picks_the_jasmin_adapter_and_kannel_stays_the_default() 
     [
         ({"gateway": "smpp"}, "gateway"),
         ({"smsc": "route1"}, "smsc is a Kannel setting"),
-        ({"gateway": "kannel", "max_parts": "3"}, "max_parts is a Jasmin setting"),
         ({"max_parts": "0"}, "max_parts"),
     ],
 )
@@ -141,7 +140,7 @@ async def test_the_request_is_a_send_form_post_with_jasmins_fields(
     assert received.args == {
         "username": USERNAME,
         "password": PASSWORD,
-        "to": TO,
+        "to": "905321234567",
         "from": "ACME",
         "coding": "0",
         "content": "Kodunuz 1234",
@@ -151,6 +150,16 @@ async def test_the_request_is_a_send_form_post_with_jasmins_fields(
     }
     [sent] = fake.sent
     assert (outcome.kind, outcome.provider_message_id) == ("accepted", sent.id)
+
+
+async def test_to_is_the_international_number_without_its_plus(
+    adapter: JasminAdapter, fake: JasminFake
+) -> None:
+    # Jasmin's HTTP API (/send, "to": e.g. 20203050) passes ``to`` on to the SMSC as the
+    # destination_addr: a '+' there, with TON 1 (international), is no number.
+    await adapter.submit(message())
+
+    assert fake.sent[0].to == "905321234567"
 
 
 async def test_turkish_text_goes_as_ucs2_hex_content_and_arrives_intact(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -92,8 +91,18 @@ async def test_accepted_answer_gives_the_id_we_put_in_the_dlr_url(
 
     assert outcome.kind == "accepted"
     assert outcome.provider_message_id is not None
-    assert re.fullmatch(r"[0-9a-f]{32}", outcome.provider_message_id)
+    # The job and its attempt: known before the call (see minted_id).
+    assert outcome.provider_message_id == "job_1.0"
     assert f"id={outcome.provider_message_id}&" in fake.received[0].params["dlr-url"]
+
+
+async def test_each_attempt_of_a_job_gets_its_own_minted_id(
+    adapter: KannelAdapter, fake: KannelFake
+) -> None:
+    first = await adapter.submit(message())
+    again = await adapter.submit(message(attempt=2))
+
+    assert (first.provider_message_id, again.provider_message_id) == ("job_1.0", "job_1.2")
 
 
 async def test_the_request_is_a_sendsms_get_with_kannel_parameters(
@@ -114,7 +123,7 @@ async def test_the_request_is_a_sendsms_get_with_kannel_parameters(
         "dlr-mask": "31",
         "dlr-url": (
             f"{PUBLIC}/v1/dlr/conn_e/{TOKEN}?id={outcome.provider_message_id}"
-            "&type=%d&answer=%A&ts=%T&to=%P"
+            "&type=%d&answer=%A&ts=%T&to=%p"
         ),
     }
     # The password's '&', '=' and ' ' are escaped, so it cannot leak into other parameters.
@@ -390,6 +399,34 @@ async def test_connect_errors_are_retried_connect_retries_times() -> None:
     assert len(calls) == 4
 
 
+async def test_a_text_over_the_users_max_messages_is_refused_before_the_call(
+    adapter: KannelAdapter, fake: KannelFake
+) -> None:
+    # A sendsms-user without max-messages sends one part and drops the rest (its default 1).
+    outcome = await adapter.submit(message("x" * 161))
+
+    assert outcome.kind == "rejected"
+    assert outcome.error is not None
+    assert outcome.error.code == "BODY_TOO_LONG"
+    assert "2 SMS parts" in outcome.error.message
+    assert "max-messages" in outcome.error.message
+    assert fake.received == []
+
+
+async def test_max_parts_lets_longer_texts_through_counted_as_sent(
+    client: httpx.AsyncClient, fake: KannelFake
+) -> None:
+    adapter = KannelAdapter(connection(), {**CREDENTIALS, "max_parts": "3"}, client=client)
+
+    three = await adapter.submit(message("x" * (3 * 153)))
+    # Turkish text is UCS-2 through Kannel (67 a part): 3 parts, never the shift's 2.
+    turkish = await adapter.submit(message("ş" * (3 * 67)))
+    four = await adapter.submit(message("ş" * (3 * 67 + 1)))
+
+    assert (three.kind, turkish.kind, four.kind) == ("accepted", "accepted", "rejected")
+    assert len(fake.received) == 2
+
+
 async def test_sends_over_real_loopback_http(fake: KannelFake) -> None:
     async with serve(fake.app) as base:
         adapter = KannelAdapter(connection(base_url=base), CREDENTIALS)
@@ -432,6 +469,12 @@ RECEIPT = (
         (4, "", "pending", "4", None),
         (8, "ACK/", "pending", "8", None),
         (16, "NACK/0x0000000b/Invalid Destination Address", "rejected", "16", "PROVIDER_REJECTED"),
+        # gw/dlr.h: DLR_EXPIRED is 0x20|DLR_FAIL (34), DLR_UNKNOWN 0x40|DLR_FAIL (66).
+        (34, RECEIPT.format("EXPIRED", "000"), "expired", "34:EXPIRED", None),
+        (34, "", "expired", "34", None),
+        (66, RECEIPT.format("UNKNOWN", "000"), "unknown", "66:UNKNOWN", None),
+        (66, "", "unknown", "66", None),
+        (2, RECEIPT.format("DELETED", "000"), "failed", "2:DELETED", "RECIPIENT_UNREACHABLE"),
     ],
 )
 async def test_every_kannel_report_type_is_read(
@@ -493,6 +536,8 @@ def test_an_empty_callback_carries_no_reports(adapter: KannelAdapter) -> None:
         ({"id": "abc", "type": "%d"}, "type"),
         ({"id": "abc", "type": "0"}, "type"),
         ({"id": "abc", "type": "64"}, "type"),
+        ({"id": "abc", "type": "32"}, "type"),
+        ({"id": "abc", "type": "128"}, "type"),
         ({"id": "abc"}, "type"),
     ],
 )

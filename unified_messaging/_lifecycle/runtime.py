@@ -67,6 +67,7 @@ from ..providers.base import PROFILES, ProviderReport
 from ..providers.simulator import Simulator, simulated_report
 from ..store.base import JsonValue, MessageChange, ProviderRef, QuotaCharge, Store, WorkItem
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
+from .minted import claimable, minted_job, settle_interrupted
 from .polling import POLL_BATCH, Poller, first_poll
 from .report_batch import apply_simulated
 from .rules import (
@@ -471,6 +472,9 @@ class Lifecycle:
                     connection.id, report.provider_message_id
                 )
                 if found is None:
+                    settled = await self._settle_minted(connection, report, livemode)
+                    if settled is not None:
+                        return settled
                     if report.status != "pending":  # a pending report would change nothing
                         orphans.append(self._keep(connection, report, livemode))
                     return False, False
@@ -522,7 +526,35 @@ class Lifecycle:
         if ref is not None:
             await self._apply(ref, report, held.livemode)
             return None
+        connection = await self._store.get_connection(held.connection_id)
+        if connection is not None and await self._settle_minted(connection, report, held.livemode):
+            return None  # its send was cut off; its submit check has ended it since
         return next_look(item.attempts, self._clock.now(), held.until)
+
+    async def _settle_minted(
+        self, connection: Connection, report: ProviderReport, livemode: bool
+    ) -> tuple[bool, bool] | None:
+        """(matched, changed) of a report naming, by the id we minted for it, a send that was
+        cut off before its outcome (and so its ref) was stored (:mod:`.minted`); ``None`` if
+        the id is not one of ours or its message is not such a send (yet)."""
+        job_id = minted_job(report)
+        if job_id is None or report.status == "pending":
+            return None
+        record = await self._store.get_message(connection.workspace_id, livemode, job_id)
+        if record is None or not claimable(record, connection):
+            return None
+
+        def step(record: MessageRecord, now: datetime) -> Transition:
+            return settle_interrupted(record, connection, report, now=now)
+
+        changed = await self._change(connection.workspace_id, livemode, job_id, step)
+        if changed:
+            # Later reports (a repeat, a final after a pending) find it as any other.
+            await self._store.add_provider_refs(
+                [ProviderRef(connection.id, report.provider_message_id, job_id,
+                             connection.workspace_id, livemode)]
+            )  # fmt: skip
+        return True, changed
 
     # ------------------------------------------------------------------ worker handlers
 

@@ -215,11 +215,18 @@ async def _set_default(m: Messenger, args: argparse.Namespace) -> Report:
 
 async def _test(m: Messenger, args: argparse.Namespace) -> Report:
     connection = await m.get_connection(args.connection_id)
-    await m.test_connection(connection.id)
-    data: JsonObject = {"id": connection.id, "provider": connection.provider, "ok": True}
-    return Report(
-        data, f"The {connection.provider} provider accepted the credentials of {connection.id}."
-    )
+    max_parts = await m.test_connection(connection.id)
+    data: JsonObject = {
+        "id": connection.id,
+        "provider": connection.provider,
+        "ok": True,
+        "max_parts": max_parts,
+    }
+    text = f"The {connection.provider} provider accepted the credentials of {connection.id}."
+    if max_parts is not None:
+        # A longer text is refused before any call (BODY_TOO_LONG): say so where it is set up.
+        text += f"\nIt sends at most {max_parts} SMS part{'s' if max_parts > 1 else ''} a message."
+    return Report(data, text)
 
 
 # ----------------------------------------------------------------------------- senders

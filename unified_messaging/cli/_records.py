@@ -62,6 +62,8 @@ def api_key_json(key: ApiKey, now: datetime) -> JsonObject:
 
 
 def connection_json(connection: Connection) -> JsonObject:
+    from ..providers.base import uses_turkish_shift  # when a command runs, not at parse time
+
     return {
         "id": connection.id,
         "workspace_id": connection.workspace_id,
@@ -72,7 +74,8 @@ def connection_json(connection: Connection) -> JsonObject:
         "approved_senders": list(connection.approved_senders),
         "iys_mode": connection.iys_mode,
         "dlr_timeout": seconds(connection.dlr_timeout),
-        "turkish_shift": connection.turkish_shift,
+        # What the connection really does: never the shift where its provider cannot send it.
+        "turkish_shift": uses_turkish_shift(connection),
         "base_url": connection.base_url,
         # Where the provider posts delivery reports (D20): give it this path on your host.
         "dlr_path": f"/v1/dlr/{connection.id}/{connection.dlr_token}",

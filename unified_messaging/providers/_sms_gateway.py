@@ -16,12 +16,15 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .._domain import Connection
+from .._encoding import analyze_sms
 from .._errors import InvalidCredentials
 from ._credentials import CredentialsModel
+from .base import SubmitRequest
 
 __all__ = [
     "DEFAULT_GATEWAY",
     "JASMIN_MAX_PARTS",
+    "KANNEL_MAX_PARTS",
     "Gateway",
     "GatewayCredentials",
     "JasminCredentials",
@@ -33,6 +36,10 @@ Gateway = Literal["kannel", "jasmin"]
 DEFAULT_GATEWAY: Final[Gateway] = "kannel"
 #: Jasmin's ``long_content_max_parts`` default (``jasmin.cfg`` ``[http-api]``).
 JASMIN_MAX_PARTS: Final = 5
+#: Kannel's part limit for a ``sendsms-user`` without ``max-messages``: one SMS (user guide
+#: 1.4.5, table 7-17, ``text``: "can be more than 160 characters, but then sendsms-user group
+#: must have max-messages set more than 1"); smsbox sends the first part and drops the rest.
+KANNEL_MAX_PARTS: Final = 1
 
 
 class GatewayCredentials(CredentialsModel):
@@ -51,8 +58,10 @@ class GatewayCredentials(CredentialsModel):
     gateway: Gateway = DEFAULT_GATEWAY
     #: Kannel only: force one SMSC route of the gateway (Kannel's ``smsc`` parameter).
     smsc: str | None = None
-    #: Jasmin only: the gateway's ``long_content_max_parts``. Jasmin silently cuts a longer
-    #: text to this many parts, so the adapter refuses one before sending it.
+    #: The most SMS parts the gateway sends of one text: Kannel's ``max-messages`` of this
+    #: ``sendsms-user`` (default 1), Jasmin's ``long_content_max_parts`` (default 5). Both
+    #: gateways silently cut a longer text to this many parts, so the adapter refuses one
+    #: before sending it (``BODY_TOO_LONG``).
     max_parts: int | None = Field(default=None, ge=1, le=255)
 
     @field_validator("dlr_url")
@@ -73,14 +82,36 @@ class GatewayCredentials(CredentialsModel):
     def _settings_of_the_gateway(self) -> GatewayCredentials:
         if self.gateway == "jasmin" and self.smsc is not None:
             raise ValueError("smsc is a Kannel setting: Jasmin picks the route by its MT router")
-        if self.gateway == "kannel" and self.max_parts is not None:
-            raise ValueError("max_parts is a Jasmin setting (its long_content_max_parts)")
         return self
 
     @property
     def parts_allowed(self) -> int:
-        """The most parts one message may have through this gateway (Jasmin)."""
-        return self.max_parts if self.max_parts is not None else JASMIN_MAX_PARTS
+        """The most parts one message may have through this gateway: ``max_parts``, or the
+        gateway's own default."""
+        if self.max_parts is not None:
+            return self.max_parts
+        return JASMIN_MAX_PARTS if self.gateway == "jasmin" else KANNEL_MAX_PARTS
+
+    def parts_problem(self, request: SubmitRequest) -> str | None:
+        """Why the gateway would cut ``request``'s text (``BODY_TOO_LONG``), or ``None``.
+
+        The parts are counted in the encoding the adapter sends (no Turkish shift: neither
+        gateway's HTTP API can send it): what routing records as ``segments`` for ``sms_e``."""
+        parts = analyze_sms(request.text, allow_turkish_shift=False).segments
+        allowed = self.parts_allowed
+        if parts <= allowed:
+            return None
+        setting = _PART_SETTING[self.gateway]
+        return (
+            f"The text takes {parts} SMS parts; this {self.gateway.capitalize()} gateway sends "
+            f"at most {allowed} ({setting}, the connection's max_parts) and would cut the rest."
+        )
+
+
+_PART_SETTING: Final[dict[Gateway, str]] = {
+    "kannel": "its sendsms-user's max-messages",
+    "jasmin": "its long_content_max_parts",
+}
 
 
 class KannelCredentials(GatewayCredentials):

@@ -60,6 +60,7 @@ __all__ = [
     "AdapterFactory",
     "InboundCallback",
     "InboundMessage",
+    "LimitsParts",
     "OutcomeKind",
     "PacedPolling",
     "PollPolicy",
@@ -73,6 +74,9 @@ __all__ = [
     "ReportStatus",
     "SubmitOutcome",
     "SubmitRequest",
+    "minted_job_id",
+    "minted_message_id",
+    "parts_limit",
     "uses_turkish_shift",
 ]
 
@@ -357,6 +361,44 @@ class RepliesToReports(Protocol):
 
     @property
     def report_reply(self) -> str: ...
+
+
+#: A message id we mint for a provider whose answer carries none (Kannel): the job's id (our
+#: ``msg_`` ids, :mod:`.._ids`) and the attempt's index. See :func:`minted_message_id`.
+_MINTED: Final = re.compile(r"(msg_[0-9A-HJKMNP-TV-Z]{26})\.(\d{1,4})")
+
+
+def minted_message_id(job_id: str, attempt: int) -> str:
+    """The provider message id an adapter mints for ``attempt`` of ``job_id`` (Kannel's, in
+    its ``dlr-url``), where the provider's answer carries none.
+
+    Derived from what the send stores before any call (the write-ahead row's job id), never
+    random: a report for a send whose outcome was never stored (the process died mid-call,
+    or the submit timed out) still names its message (:func:`minted_job_id`, D10)."""
+    return f"{job_id}.{attempt}"
+
+
+def minted_job_id(provider_message_id: str) -> str | None:
+    """The job a :func:`minted_message_id` names, or ``None`` if it is not one of ours."""
+    found = _MINTED.fullmatch(provider_message_id)
+    return found.group(1) if found else None
+
+
+@runtime_checkable
+class LimitsParts(Protocol):
+    """Protocol: an adapter whose SMS part limit is the connection's own setting, not the
+    provider's profile (``sms_e``: the gateway's ``max-messages`` / ``long_content_max_parts``)."""
+
+    @property
+    def max_parts(self) -> int: ...
+
+
+def parts_limit(adapter: ProviderAdapter, provider: ProviderCode) -> int | None:
+    """The most SMS parts one message may have through ``adapter`` (``None``: no part limit
+    is known): the connection's setting where it has one, else the provider's profile."""
+    if isinstance(adapter, LimitsParts):
+        return adapter.max_parts
+    return PROFILES[provider].max_parts
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,17 +92,17 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         """``base_url`` is required (no public default): the gateway's HTTP API address."""
         require_base_url(connection, "http://jasmin.example:1401")
 
+    @property
+    def max_parts(self) -> int:
+        """The most SMS parts the gateway sends of one text (the ``max_parts`` credential)."""
+        return self.credentials.parts_allowed
+
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
-        text = analyze_sms(request.text, allow_turkish_shift=False)
-        allowed = self.credentials.parts_allowed
-        if text.segments > allowed:
-            return SubmitOutcome.rejected(
-                "BODY_TOO_LONG",
-                f"The text is {text.segments} SMS parts; the Jasmin gateway sends at most "
-                f"{allowed} (long_content_max_parts) and would cut the rest.",
-            )
+        too_long = self.credentials.parts_problem(request)
+        if too_long is not None:
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
         try:
             answer = await self.exchange(
                 "POST",
@@ -122,7 +122,9 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         fields: dict[str, str] = {
             "username": creds.username,
             "password": self.secret(creds.password),
-            "to": request.to,
+            # Jasmin's HTTP API: ``to`` is the destination in international format without
+            # the '+' (its /send reference); a '+' would go on to the SMSC with TON 1.
+            "to": request.to.removeprefix("+"),
         }
         if request.sender:
             fields["from"] = request.sender

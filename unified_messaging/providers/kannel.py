@@ -23,19 +23,28 @@ Wire facts (Kannel user guide, "Sending SMS"; ``gw/smsbox.c``):
   Kannel-compatible front end is read as accepted too. (Jasmin is not one: it has its own
   API, :mod:`.jasmin`, chosen with the ``gateway`` credential.)
 - Kannel's answer carries no message id, so we mint one, put it in the ``dlr-url``'s query and
-  use it as the ``provider_message_id``: the report then names the message itself.
-- ``dlr-url`` escapes, substituted URL-encoded when Kannel fetches it (GET): ``%d`` report
-  type, ``%A`` SMSC reply (``id:… sub:… dlvrd:… stat:DELIVRD err:000 …`` or
-  ``NACK/0x0000000b/Invalid Destination Address``), ``%T`` Unix time, ``%P`` receiver.
+  use it as the ``provider_message_id``: the report then names the message itself. The id is
+  derived from the job and its attempt (:func:`minted_id`), never random, so a report for a
+  send whose outcome was never stored (the process died mid-call) still names its message
+  (docs/decisions.md, "Kannel's minted id").
+- ``dlr-url`` escapes (user guide, table 7-10 "Parameters (Escape Codes)"), substituted
+  URL-encoded when Kannel fetches it (GET): ``%d`` report type, ``%A`` SMSC reply
+  (``id:… sub:… dlvrd:… stat:DELIVRD err:000 …`` or ``NACK/0x0000000b/Invalid Destination
+  Address``), ``%T`` Unix time, ``%p`` the *sender of the report*: the handset, since a
+  report travels from the handset back (``%P`` is its receiver: our own sender header).
   (``%i`` is the smsc-id and ``%I`` Kannel's internal UUID; we need neither.)
-- ``dlr-mask`` bits / report ``type``: 1 delivered to phone, 2 non-delivered to phone,
-  4 queued on SMSC, 8 delivered to SMSC (ack), 16 non-delivered to SMSC (nack).
+- Report ``type`` (user guide, chapter 10 "SMS Delivery Reports"; ``gw/dlr.h``): 1 delivered
+  to phone, 2 non-delivered to phone, 4 queued on SMSC, 8 delivered to SMSC (ack), 16
+  non-delivered to SMSC (nack); 32 and 64 only ever come with 2: ``DLR_EXPIRED`` (34) and
+  ``DLR_UNKNOWN`` (66). The SMPP receipt's ``stat:`` in ``%A`` says more where it is there.
+- Parts: smsbox splits a long text into at most the ``sendsms-user``'s ``max-messages``
+  parts (default 1) and silently drops the rest, so the adapter refuses a longer text before
+  the call (``max_parts`` credential, :meth:`.GatewayCredentials.parts_problem`).
 """
 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import ClassVar, Final
@@ -49,9 +58,16 @@ from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
 from ._http import Answer, HttpAdapter, excerpt, logger
 from ._sms_gateway import GatewayCredentials, KannelCredentials, require_base_url
-from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
+from .base import (
+    InboundCallback,
+    ProviderReport,
+    ReportStatus,
+    SubmitOutcome,
+    SubmitRequest,
+    minted_message_id,
+)
 
-__all__ = ["Credentials", "KannelAdapter"]
+__all__ = ["Credentials", "KannelAdapter", "minted_id"]
 
 #: ``sms_e``'s credentials schema, shared with the Jasmin adapter (:mod:`._sms_gateway`).
 Credentials = GatewayCredentials
@@ -71,12 +87,32 @@ _STAT: Final = re.compile(r"\bstat:(\w+)", re.IGNORECASE)
 _ERR: Final = re.compile(r"\berr:(\w+)", re.IGNORECASE)
 _NACK: Final = re.compile(r"\ANACK/(0x[0-9A-Fa-f]+|\d+)/?(.*)", re.DOTALL)
 
-# SMPP final states (SMPP 3.4 §5.2.28) that refine a "non-delivered to phone" report.
-_FAILED_STAT: Final[Mapping[str, ReportStatus]] = {
+#: Report type bits (``gw/dlr.h``): ``DLR_EXPIRED`` is ``0x20 | DLR_FAIL``, ``DLR_UNKNOWN``
+#: ``0x40 | DLR_FAIL``; 1 | 2 | 4 | 8 | 16 | 32 | 64 is the largest type there is.
+_DLR_SUCCESS, _DLR_FAIL, _DLR_SMSC_FAIL = 1, 2, 16
+_DLR_EXPIRED_BIT, _DLR_UNKNOWN_BIT = 32, 64
+_MAX_DLR_TYPE: Final = 127
+
+# The receipt's ``stat:`` (SMPP 3.4 Appendix B message states) in Kannel's ``%A``: the most
+# precise word there is on a report, so it decides wherever it is one of these.
+_STAT_STATUS: Final[Mapping[str, ReportStatus]] = {
+    "DELIVRD": "delivered",
     "EXPIRED": "expired",
+    "UNDELIV": "failed",
+    "DELETED": "failed",
     "REJECTD": "rejected",
     "UNKNOWN": "unknown",
+    "ACCEPTD": "pending",
+    "ENROUTE": "pending",
 }
+
+
+def minted_id(request: SubmitRequest) -> str:
+    """The id we give Kannel for ``request`` (in the ``dlr-url``): the job and the attempt
+    (:func:`.base.minted_message_id`), which the send stores before any call, so a report
+    names its message even when the send never stored its outcome. Letters, digits, ``_``
+    and ``.``: safe in a URL as is."""
+    return minted_message_id(request.job_id, request.attempt)
 
 
 class KannelAdapter(HttpAdapter[KannelCredentials]):
@@ -92,10 +128,18 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         """``base_url`` is required (no public default) and must be an http(s) address."""
         require_base_url(connection, "http://kannel.example:13013")
 
+    @property
+    def max_parts(self) -> int:
+        """The most SMS parts the gateway sends of one text (the ``max_parts`` credential)."""
+        return self.credentials.parts_allowed
+
     # --- sending --------------------------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> SubmitOutcome:
-        message_id = uuid.uuid4().hex
+        too_long = self.credentials.parts_problem(request)
+        if too_long is not None:
+            return SubmitOutcome.rejected("BODY_TOO_LONG", too_long)
+        message_id = minted_id(request)
         try:
             answer = await self._sendsms(self._params(request, message_id))
         except httpx.HTTPError as exc:
@@ -129,10 +173,11 @@ class KannelAdapter(HttpAdapter[KannelCredentials]):
         if base is None:
             return None
         conn = self.connection
-        # Kannel substitutes the escapes itself; our id is hex, so it needs no escaping.
+        # Kannel substitutes the escapes itself; our id is URL-safe, so it needs no escaping.
+        # %p, not %P: in a report the handset is the sender (see the module's docstring).
         return (
             f"{base}/v1/dlr/{conn.id}/{conn.dlr_token}"
-            f"?id={message_id}&type=%d&answer=%A&ts=%T&to=%P"
+            f"?id={message_id}&type=%d&answer=%A&ts=%T&to=%p"
         )
 
     def _outcome(self, answer: Answer, message_id: str) -> SubmitOutcome:
@@ -243,19 +288,36 @@ def _dlr_type(value: str) -> int:
         dlr_type = int(value.strip())
     except ValueError:
         dlr_type = 0
-    if not 0 < dlr_type < 32:
-        raise RequestInvalid.for_field("type", "must be a Kannel report type (1, 2, 4, 8 or 16)")
+    qualifier = dlr_type & (_DLR_EXPIRED_BIT | _DLR_UNKNOWN_BIT)
+    # 32 and 64 qualify a non-delivery (2): alone they are no type Kannel sends.
+    if not 0 < dlr_type <= _MAX_DLR_TYPE or (qualifier and not dlr_type & _DLR_FAIL):
+        raise RequestInvalid.for_field(
+            "type", "must be a Kannel report type (1, 2, 4, 8, 16, 34 or 66)"
+        )
     return dlr_type
 
 
 def _report_status(dlr_type: int, answer: str) -> ReportStatus:
-    # A combined value can only come from a hand-made callback; the final bit wins.
-    if dlr_type & 1:
-        return "delivered"
-    if dlr_type & 2:
+    """Our status for a report of ``dlr_type`` with the SMSC's ``answer`` (``%A``).
+
+    A final type (1 delivered, 2 and its 34/66 variants non-delivered) defers to the
+    receipt's ``stat:`` where that is a known SMPP state, since it is the more precise word
+    (``2`` with ``stat:EXPIRED`` is ``expired``); without one, the type's bits decide. A
+    combined value can only come from a hand-made callback: the final bit wins.
+    """
+    if dlr_type & (_DLR_SUCCESS | _DLR_FAIL):
         stat = _STAT.search(answer)
-        return _FAILED_STAT.get(stat.group(1).upper(), "failed") if stat else "failed"
-    if dlr_type & 16:
+        said = _STAT_STATUS.get(stat.group(1).upper()) if stat else None
+        if said is not None and said != "pending":
+            return said
+        if dlr_type & _DLR_SUCCESS:
+            return "delivered"
+        if dlr_type & _DLR_EXPIRED_BIT:
+            return "expired"
+        if dlr_type & _DLR_UNKNOWN_BIT:
+            return "unknown"
+        return "failed"
+    if dlr_type & _DLR_SMSC_FAIL:
         return "rejected"
     return "pending"
 
