@@ -380,13 +380,14 @@ async def test_a_held_message_can_be_canceled_before_the_window_ends() -> None:
 # ------------------------------------------------------------ the fallback hop at submit
 
 
+@pytest.mark.parametrize("first", ["reject", "unavailable"])
 @pytest.mark.parametrize("bulk", [False, True], ids=["single", "bulk"])
 async def test_a_stop_during_the_first_call_keeps_the_fallback_hop_from_the_recipient(
-    bulk: bool,
+    bulk: bool, first: str
 ) -> None:
     rig = await make_rig()
     sms_a, sms_b = rig.providers["sms_a"], rig.providers["sms_b"]
-    sms_a.answers, sms_a.during = ["reject"], rig.suppress
+    sms_a.answers, sms_a.during = [first], rig.suppress
 
     if bulk:
         answer = await rig.messenger.send_bulk(
@@ -403,7 +404,8 @@ async def test_a_stop_during_the_first_call_keeps_the_fallback_hop_from_the_reci
     assert sms_b.called_for(job_id) == 0
     record = await rig.record(job_id)
     assert record.error is not None and record.error.code == "RECIPIENT_SUPPRESSED"
-    assert [(a.provider, a.status) for a in record.attempts] == [("sms_a", "rejected")]
+    status = "rejected" if first == "reject" else "unavailable"
+    assert [(a.provider, a.status) for a in record.attempts] == [("sms_a", status)]
 
 
 async def test_a_quiet_window_beginning_during_the_first_call_holds_the_fallback_hop() -> None:

@@ -849,6 +849,8 @@ class Messenger(
     def _raise_for_single(record: MessageRecord, job: Job) -> None:
         if job.accepted or record.error is None or record.status == "queued":
             return
+        if job.stopped is not None:  # the gate's end (D35) is the answer, not a provider's
+            return
         if record.error.code == ChatUnreachable.code:
             raise ChatUnreachable(record.error.message, job_id=record.job_id)
         if record.error.code == BodyTooLong.code:  # over the part limit of every hop tried
