@@ -96,7 +96,7 @@ async def test_an_open_connection_is_skipped_and_fallback_sends_at_once(world: W
     assert (sent.status, sent.provider) == ("sent", "sms_b")
     record = await world.messenger.get_message(auth, sent.job_id)
     skipped, accepted = record.attempts
-    assert (skipped.provider, skipped.status) == ("sms_a", "rejected")
+    assert (skipped.provider, skipped.status) == ("sms_a", "unavailable")
     assert skipped.error is not None and skipped.error.code == "PROVIDER_CIRCUIT_OPEN"
     assert (accepted.provider, accepted.status) == ("sms_b", "accepted")
     health = {h.provider: h for h in await world.messenger.connection_health(workspace_id)}

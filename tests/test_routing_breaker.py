@@ -87,7 +87,7 @@ async def test_an_open_hop_is_skipped_without_a_call_and_the_next_one_sends() ->
     for job in batch:
         assert job.accepted
         skipped, sent = job.attempts
-        assert (skipped.provider, skipped.status) == ("sms_a", "rejected")
+        assert (skipped.provider, skipped.status) == ("sms_a", "unavailable")
         assert skipped.error is not None and skipped.error.code == "PROVIDER_CIRCUIT_OPEN"
         assert (sent.provider, sent.status) == ("sms_b", "accepted")
         assert job.outcome_kinds == ["unavailable", "accepted"]

@@ -90,7 +90,7 @@ async def test_a_provider_back_up_takes_the_queued_message_for_one_quota_unit(do
 
     record = await messenger.get_message(auth, sent.job_id)
     assert record.status in ("sent", "delivered")  # delivered once a poll found its report
-    assert [a.status for a in record.attempts][:down] == ["rejected"] * down
+    assert [a.status for a in record.attempts][:down] == ["unavailable"] * down
     assert len(record.attempts) == down + 1
     (adapter,) = adapters.values()
     assert adapter.calls == list(range(down + 1))  # each try once, numbered in order
@@ -179,7 +179,7 @@ async def test_a_chatbot_message_the_worker_hands_over_is_delivered_at_once() ->
     record = await messenger.get_message(auth, sent.job_id)
     assert record.status == "delivered"
     assert record.final_at is not None and record.sent_at == record.final_at
-    assert [a.status for a in record.attempts] == ["rejected", "delivered"]
+    assert [a.status for a in record.attempts] == ["unavailable", "delivered"]
     clock.advance(timedelta(hours=25))  # past the DLR time-out (24 h)
     await worker.run_until_idle()
     assert (await messenger.get_message(auth, sent.job_id)).status == "delivered"

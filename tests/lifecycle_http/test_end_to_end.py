@@ -100,7 +100,7 @@ CASES = {
         502,
         "failed",
         UNAVAILABLE,
-        _three("rejected", UNAVAILABLE, accepted=False),
+        _three("unavailable", UNAVAILABLE, accepted=False),
         ["message.failed"],
     ),
     "04-expired": Case(
@@ -206,7 +206,7 @@ CASES = {
         502,
         "failed",
         UNAVAILABLE,
-        [("sms_a", "rejected", False, UNAVAILABLE)],
+        [("sms_a", "unavailable", False, UNAVAILABLE)],
         ["message.failed"],
     ),
     "06-without-fallback": Case(

@@ -219,7 +219,7 @@ async def test_a_non_2xx_we_cannot_read_still_falls_back() -> None:
         assert (response.status_code, response.json()["provider"]) == (201, "sms_b")
         record = await r.record(response.json()["job_id"])
         first = record["attempts"][0]
-        assert (first["status"], first["error"]["code"]) == ("rejected", "PROVIDER_UNAVAILABLE")
+        assert (first["status"], first["error"]["code"]) == ("unavailable", "PROVIDER_UNAVAILABLE")
         assert (
             "HTTP 502 (text/html): <html><h1>502 Bad Gateway</h1></html>"
             in (first["error"]["message"])
@@ -275,7 +275,7 @@ async def test_a_d7_retry_that_gets_an_unreadable_2xx_ends_unknown_and_stops() -
         record = await r.record(response.json()["job_id"])
         assert record["status"] == "unknown"
         assert [(a["status"], a["error"]["code"]) for a in record["attempts"]] == [
-            ("rejected", "PROVIDER_UNAVAILABLE"),
+            ("unavailable", "PROVIDER_UNAVAILABLE"),
             ("unknown", UNKNOWN),
         ]
         assert r.primary.requests == 2  # never a third hand-over

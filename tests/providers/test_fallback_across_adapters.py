@@ -47,7 +47,7 @@ async def test_5xx_then_rejection_then_acceptance_is_one_job_with_three_attempts
     assert response.provider == "sms_c"
     attempts = [(a.provider, a.status, a.error.code if a.error else None) for a in record.attempts]
     assert attempts == [
-        ("sms_a", "rejected", "PROVIDER_UNAVAILABLE"),
+        ("sms_a", "unavailable", "PROVIDER_UNAVAILABLE"),
         ("sms_b", "rejected", "INSUFFICIENT_CREDIT"),
         ("sms_c", "accepted", None),
     ]

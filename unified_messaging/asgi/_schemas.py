@@ -225,6 +225,18 @@ def _refine_send_request(schema: JsonObject) -> None:
         },
     ]
     schema["not"] = _primary_not_in_fallback()
+    schema["allOf"] = [_class_rule()]
+
+
+def _class_rule() -> JsonObject:
+    """D33: ``recipient_type`` only with ``category: commercial`` (absent or null else)."""
+    return {
+        "title": "A recipient type only for a commercial message",
+        "anyOf": [
+            {"properties": {"recipient_type": {"type": "null"}}},
+            {"required": ["category"], "properties": {"category": {"const": "commercial"}}},
+        ],
+    }
 
 
 def _refine_bulk_request(schema: JsonObject, item: JsonObject) -> None:
@@ -250,3 +262,4 @@ def _refine_bulk_request(schema: JsonObject, item: JsonObject) -> None:
         },
     ]
     schema["not"] = _primary_not_in_fallback()
+    schema["allOf"] = [_class_rule()]
