@@ -617,8 +617,7 @@ async def test_a_cancelled_socket_limiter_call_does_not_leave_its_answer_for_the
         with pytest.raises(asyncio.CancelledError):
             await cancelled
         answers = [
-            await limiter.hit("b", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=9))
-            for _ in range(3)
+            await limiter.hit("b", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=9)) for _ in range(3)
         ]
     finally:
         await limiter.aclose()
