@@ -217,9 +217,8 @@ class _Guard(asyncio.Protocol):
 
     def _close_a_health_slot(self) -> None:
         # After its one answer: the slot is for the next health check.
-        if self._health_only:
-            self._disarm()
-            self.transport.close()
+        self._disarm()
+        self.transport.close()
 
     def _answer_invalid(self, *, too_large: bool) -> None:
         too_large = too_large or self._head_refusal == "too_large"
@@ -384,13 +383,14 @@ def server_answer(
         f"content-length: {len(body)}",
         f"x-request-id: {new_request_id()}",
         "connection: close",
-        *(f"{name.decode()}: {value.decode()}" for name, value in ANSWER_HEADERS),
+        *_ANSWER_HEADER_LINES,
     ]
     if retry_after is not None:
         lines.append(f"retry-after: {retry_after_header(retry_after)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
 
 
+_ANSWER_HEADER_LINES: Final = tuple(f"{n.decode()}: {v.decode()}" for n, v in ANSWER_HEADERS)
 _REASONS: Final = {
     400: "Bad Request",
     408: "Request Timeout",
