@@ -89,6 +89,8 @@ def test_the_right_dlr_path_keeps_its_connection_id() -> None:
             "/anything/{token}/more",
             "/v1/health?x={token}&y=1",
             "/p;session={token}",
+            "/p?{token}",
+            "/p?a=1&{token}",
         ]
     ),
     st.sampled_from([24, 32]),

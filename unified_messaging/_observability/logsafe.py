@@ -68,9 +68,10 @@ _SECRET_PREFIX = re.compile(r"(?i)(?:\bum_(?:live|test)_|\bwhsec_|\bbearer\b)")
 # A long run of token characters (base64, base64url, base62, hex) that looks random (see
 # _looks_random): credentials look like this.
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
-# A path segment or query value (after "/", "=" or ";") of 32+ base64url characters, whole:
+# A path segment or query part (after "/", "=", ";", "?" or "&") of 32+ base64url
+# characters, whole:
 # the shape of secrets.token_urlsafe(24) (DLR tokens, 32) and (32) (sign-in links, 43).
-_TOKEN_SEGMENT = re.compile(r"(?<=[/=;])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])")
+_TOKEN_SEGMENT = re.compile(r"(?<=[/=;?&])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])")
 # What may stand for a token: ours and UUIDs are ids, never secrets.
 _NOT_A_TOKEN = re.compile(
     r"[a-z]{2,10}_[0-9A-HJKMNP-TV-Z]{26}"
