@@ -48,6 +48,10 @@ def test_every_api_answer_says_no_store_and_nosniff(
             "mcp": client.post("/mcp", headers={**MCP_HEADERS, **auth}, content=TOOLS_LIST),
             "mcp-401": client.post("/mcp", headers=MCP_HEADERS, content=TOOLS_LIST),
         }
+        # The dashboard keeps its own headers (D31): its static files may be cached.
+        static = (
+            client.get("/dashboard/static/dashboard.css") if "dashboard_login_url" in demo else None
+        )
     stop(proc, signal.SIGTERM)
 
     assert {name: a.status_code for name, a in answers.items()} == {
@@ -62,6 +66,9 @@ def test_every_api_answer_says_no_store_and_nosniff(
     for name, answer in answers.items():
         assert answer.headers.get("cache-control") == "no-store", name
         assert answer.headers.get("x-content-type-options") == "nosniff", name
+    if static is not None:
+        assert static.status_code == 200
+        assert static.headers.get("cache-control") != "no-store"
 
 
 def test_mcp_under_serve_refuses_a_foreign_host_or_origin(
