@@ -73,3 +73,49 @@ def test_a_secret_shaped_context_field_is_masked_whole() -> None:
 def test_the_right_dlr_path_keeps_its_connection_id() -> None:
     connection = new_id("conn")
     assert mask_secrets(f"/v1/dlr/{connection}/tok3n") == f"/v1/dlr/{connection}/***"
+
+
+# --- tokens by shape, wherever they are in a path ------------------------------------------
+
+
+@given(
+    st.sampled_from(
+        [
+            "/v1/dlrs/{conn}/{token}",
+            "/v1/dlr;x/{conn}/{token}",
+            "/v1/d1r/{conn}/{token}",
+            "/dashboard/login/link/{token}",
+            "/dashboard/login/lnk/{token}?next=/",
+            "/anything/{token}/more",
+            "/v1/health?x={token}&y=1",
+            "/p;session={token}",
+            "/p?{token}",
+            "/p?a=1&{token}",
+        ]
+    ),
+    st.sampled_from([24, 32]),
+)
+def test_a_minted_token_is_masked_in_any_path(template: str, nbytes: int) -> None:
+    # The shapes we mint: secrets.token_urlsafe(24) (DLR tokens) and (32) (sign-in links).
+    token = secrets.token_urlsafe(nbytes)
+    path = template.format(conn=new_id("conn"), token=token)
+    for line in (path, f'127.0.0.1:5 - "GET {path} HTTP/1.1" 404', f"path={path}"):
+        assert token not in safe_log_text(line), line
+
+
+def test_ids_uuids_and_words_in_a_path_are_not_tokens() -> None:
+    kept = [
+        f"/v1/messages/{new_id('msg')}",
+        f"/v1/dlr/{new_id('conn')}/",
+        "/v1/x/6f1c2b9a-1e2d-4c3b-9a8b-7c6d5e4f3a2b",
+        "/docs/a-very-long-page-name-made-of-words-only",
+        "/v1/messages?created_after=2026-11-25T12:44:59Z&limit=20",
+    ]
+    assert [safe_log_text(path) for path in kept] == kept
+
+
+def test_a_unix_time_is_not_a_phone_number_but_a_turkish_mobile_is() -> None:
+    line = "/v1/messages?ts=1764630000&to=05321112233&alt=5321112233&intl=%2B4915112345678"
+    assert safe_log_text(line) == (
+        "/v1/messages?ts=1764630000&to=*******2233&alt=******2233&intl=%2B*********5678"
+    )

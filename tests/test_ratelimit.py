@@ -592,3 +592,35 @@ async def test_the_socket_limiter_without_its_host_is_storage_unavailable(tmp_pa
         await limiter.hit("k", policy)
     await limiter.aclose()
     assert first.allowed
+
+
+async def test_a_cancelled_socket_limiter_call_does_not_leave_its_answer_for_the_next(
+    tmp_path: Path,
+) -> None:
+    # serve --workers: a request cancelled while its hit waited for the host (the client
+    # went away) must not leave that answer on the connection, where the next hit, for
+    # another key, would read it as its own.
+    from unified_messaging._access.socket_ratelimit import RateLimitHost, SocketRateLimiter
+
+    host = RateLimitHost(str(tmp_path / "rl.sock"))
+    host.start()
+    limiter = SocketRateLimiter(host.path)
+    try:
+        await limiter.hit("warm", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=1))  # connected
+        cancelled = asyncio.create_task(
+            limiter.hit("a", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=5))
+        )
+        # One turn of the loop: the request is written and the task waits for its answer
+        # (the answer can only be read on a later turn).
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        answers = [
+            await limiter.hit("b", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=9)) for _ in range(3)
+        ]
+    finally:
+        await limiter.aclose()
+        host.stop()
+
+    assert [(d.limit, d.remaining) for d in answers] == [(9, 8), (9, 7), (9, 6)]

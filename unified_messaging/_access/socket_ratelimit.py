@@ -101,7 +101,8 @@ class SocketRateLimiter:
     """A :class:`~.ratelimit.RateLimiter` whose buckets are a :class:`RateLimitHost`'s.
 
     One connection, asked one request at a time (a lock keeps answers in order); a lost
-    connection is made again on the next hit. A host that cannot be reached is
+    connection, or one whose call was cut off before its answer was read, is made again on
+    the next hit. A host that cannot be reached is
     ``StorageUnavailable`` (503), as a Redis that cannot be.
     """
 
@@ -123,6 +124,12 @@ class SocketRateLimiter:
             except OSError:
                 await self._drop()
                 raise StorageUnavailable("The rate limiter cannot be reached.") from None
+            except BaseException:
+                # Cut off mid-call (cancelled, most often: a client that went away, a
+                # time-out): the answer may still come on this connection, and the next
+                # caller would read it as its own, another key's. The connection goes.
+                self._forget()
+                raise
         allowed, limit, remaining, reset_after, retry_after, window = json.loads(line)
         return RateLimitDecision(
             allowed=allowed,
@@ -144,11 +151,19 @@ class SocketRateLimiter:
         return line
 
     async def _drop(self) -> None:
-        streams, self._streams = self._streams, None
-        if streams is not None:
-            streams[1].close()
+        writer = self._forget()
+        if writer is not None:
             with suppress(OSError):
-                await streams[1].wait_closed()
+                await writer.wait_closed()
+
+    def _forget(self) -> asyncio.StreamWriter | None:
+        """Close the connection without waiting (safe while being cancelled); a later hit
+        opens a new one. The writer that was closed, if any."""
+        streams, self._streams = self._streams, None
+        if streams is None:
+            return None
+        streams[1].close()
+        return streams[1]
 
     async def aclose(self) -> None:
         await self._drop()

@@ -5,7 +5,8 @@ ours) and makes one otherwise. An id that looks like a secret (one of our API ke
 secret, a long token: :func:`~.._observability.logsafe.looks_secret`) is not sane: a client
 that put its key there must not find it in our logs (issue 22, item 17). It also turns any
 exception that escaped the app into the D13 500 body, logged with the request id, so not even
-a bug answers without the header or with a traceback.
+a bug answers without the header or with a traceback. Since it touches every answer's
+headers, it also adds the ones every REST and MCP answer carries (``_answer_headers``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .._ids import new_id
 from .._observability.log_context import bind_log_context
 from .._observability.logsafe import looks_secret, safe_log_text
+from ._answer_headers import answer_headers
 from ._errors import internal_error_response
 
 __all__ = ["REQUEST_ID_HEADER", "RequestIdMiddleware", "new_request_id", "request_id"]
@@ -64,6 +66,7 @@ class RequestIdMiddleware:
         scope[_SCOPE_KEY] = rid
         bind_log_context(request_id=rid)  # this request's task only
         field = (_HEADER_NAME, rid.encode("latin-1"))
+        extra = answer_headers(scope)
         started = False
 
         async def send_with_id(message: Message) -> None:
@@ -73,6 +76,10 @@ class RequestIdMiddleware:
                 # As MutableHeaders' assignment would (one field, ours), without building it.
                 headers = [h for h in message.get("headers", ()) if h[0].lower() != _HEADER_NAME]
                 headers.append(field)
+                if extra:
+                    # The app's own value wins (none sets these today).
+                    names = {name.lower() for name, _ in headers}
+                    headers.extend(h for h in extra if h[0] not in names)
                 message["headers"] = headers
             await send(message)
 

@@ -112,6 +112,22 @@ def add_serve(commands: Subparsers) -> None:
         "the dashboard's cookies Secure and sends HSTS even if the proxy does not say HTTPS",
     )
     parser.add_argument(
+        "--allowed-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a Host name /mcp answers to, with any port (repeat for more; default: the "
+        "names of the --host address); others get 421",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="a browser Origin /mcp accepts besides the allowed hosts' own pages "
+        "(repeat for more); others get 403",
+    )
+    parser.add_argument(
         "--no-worker",
         action="store_true",
         help="run no background worker in the server (run `unified-messaging worker` apart)",
@@ -269,6 +285,7 @@ async def _serve(
 
     from .._messenger import Messenger
     from ..asgi import create_app
+    from ._serve_hosts import allowed_hosts, allowed_origins
     from ._serve_http import accept_errors_reported
     from ._serve_protocols import guarded_protocol, resolve_http
 
@@ -291,12 +308,16 @@ async def _serve(
     )
     listener = MetricsListener(metrics, messenger, sock=bound[1] if bound else None)
     limits = _limits(args)
+    # D25: /mcp answers the names this server is reached by, not any Host.
+    hosts = allowed_hosts(args.host, args.allowed_host, public_url)
     try:
         await messenger.open()
         config = uvicorn.Config(
             create_app(
                 messenger,
                 trusted_proxies=args.trusted_proxy,
+                mcp_allowed_hosts=hosts,
+                mcp_allowed_origins=allowed_origins(hosts, args.allowed_origin),
                 worker=not args.no_worker and bound is None,
                 metrics_token=metrics.app_token,
                 dashboard=_dashboard_installed(),

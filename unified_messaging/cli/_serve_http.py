@@ -9,7 +9,9 @@ uvicorn's h11 protocol (:class:`GuardedH11Protocol`) and to its httptools one
 (``_serve_httptools.GuardedHttpToolsProtocol``, chosen by ``serve --http``):
 
 * a connection cap: past ``max_connections`` a new connection gets a canned 503 and is
-  closed before anything is parsed;
+  closed before anything is parsed, except :data:`HEALTH_SLOTS` more, each admitted for
+  one ``GET /v1/health`` only (anything else gets the 503 from its first bytes; the answer
+  closes it), so a load balancer's health check still passes while the cap bites;
 * a head deadline: a request head must be complete within ``header_timeout`` of the
   connection opening or of its first byte (later requests on a keep-alive connection);
   a partial head then gets a 408, an unused connection is just closed;
@@ -18,7 +20,10 @@ uvicorn's h11 protocol (:class:`GuardedH11Protocol`) and to its httptools one
 * TCP_NODELAY on every accepted socket, so an answer written in two parts is not held back
   by the client's delayed ACK;
 * a bounded head: an unfinished head past :data:`MAX_HEAD` gets a 431 (h11's own bound,
-  told apart from other errors here; httptools has none, so it is counted there).
+  told apart from other errors here; httptools has none, so it is counted there);
+* one set of rules for every complete head, whichever parser read it
+  (:func:`~._serve_head.head_refusal`): too large is 431, ``Content-Length`` with
+  ``Transfer-Encoding`` or a missing or doubled ``Host`` is 400, and the connection closes.
 
 The answers written here, before the app runs, carry the D13 body and an ``X-Request-ID``.
 Refusals and cut-offs are logged through :class:`LogThrottle`, one line per interval, not
@@ -32,7 +37,7 @@ import errno
 import logging
 import socket
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
@@ -43,11 +48,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .._access.ratelimit import retry_after_header
+from ..asgi._answer_headers import ANSWER_HEADERS
 from ..asgi._errors import JSON_MEDIA_TYPE, coded_body, json_bytes
 from ..asgi._request_id import new_request_id
+from ._serve_head import HEALTH_PATH, MAX_HEAD, HeadRefusal, head_refusal
 from ._serve_limits import LogThrottle, ServeLimits
 
 __all__ = [
+    "HEALTH_SLOTS",
     "MAX_HEAD",
     "GuardedH11Protocol",
     "Http",
@@ -59,9 +67,14 @@ __all__ = [
 Http = Literal["h11", "httptools"]
 #: Which deadline runs: the head's (``--header-timeout``) or the body's (``--body-timeout``).
 _Phase = Literal["head", "body"]
-#: The most bytes an unfinished request head may take (h11's own default bound, kept for
-#: httptools too, which has none): past it, 431 and close.
-MAX_HEAD: Final = 16 * 1024
+_Headers = Iterable[tuple[bytes, bytes]]
+#: Connections admitted past ``max_connections``, each for one ``GET /v1/health`` only.
+HEALTH_SLOTS: Final = 2
+#: How a health slot's request must begin (then a space or a query string).
+_HEALTH_LINE: Final = b"GET " + HEALTH_PATH
+#: Seconds a health slot's head may take (the head deadline, shortened): a slot held by a
+#: slow client is soon free again for the health check it exists for.
+HEALTH_SLOT_HEADER_TIMEOUT: Final = 2.0
 
 _OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 #: Seconds a connection that got a final answer (400, 408) keeps reading, and dropping,
@@ -122,6 +135,12 @@ class _Guard(asyncio.Protocol):
         self._watching: _Phase | None = None
         self._refused = False
         self._lingering = False
+        # Admitted past the cap for one GET /v1/health (see _over_the_cap), and how much of
+        # its request line has been checked.
+        self._health_only = False
+        self._health_line = b""
+        # Why the complete head was refused (head_refusal), for send_400_response.
+        self._head_refusal: HeadRefusal | None = None
         # uvicorn formats each answer's access-log arguments (the client's address, the
         # path) before the logger drops the line; above INFO (``--log-level warning``) it
         # drops them all, so that work is skipped (issue 25: ~2 % of a GET's CPU). The
@@ -133,18 +152,18 @@ class _Guard(asyncio.Protocol):
         """TCP_NODELAY, then the cap: True if this connection was refused."""
         assert isinstance(transport, asyncio.Transport)
         _set_nodelay(transport)
-        if len(self.connections) < self.limits.max_connections:
+        open_now = len(self.connections)
+        if open_now < self.limits.max_connections:
+            return False
+        if open_now < self.limits.max_connections + HEALTH_SLOTS:
+            # A health slot: the health check of a load balancer or orchestrator must not
+            # fail (and take the instance out) because the cap bites; anything else on it
+            # gets the 503 as soon as its first bytes say so (_off_the_health_slot).
+            self._health_only = True
             return False
         self._refused = True
         self.transport = transport
-        transport.write(
-            server_answer(
-                503,
-                "SERVER_BUSY",
-                "The server has too many open connections; try again shortly.",
-                retry_after=1,
-            )
-        )
+        transport.write(_busy_answer())
         # Closed at once, not lingering: a refused connection is outside the cap, and under
         # the flood the cap exists for, holding each one open to drain would spend the very
         # descriptors the refusal is saving.
@@ -172,7 +191,37 @@ class _Guard(asyncio.Protocol):
         transport.write_eof()
         self.loop.call_later(LINGER, transport.close)
 
+    def _off_the_health_slot(self, data: bytes) -> bool:
+        """On a health slot: does ``data`` (with what came before) stray from ``GET
+        /v1/health``? Then the 503 is answered and the connection closed (True)."""
+        wanted = len(_HEALTH_LINE) + 1
+        self._health_line += data[: wanted - len(self._health_line)]
+        line = self._health_line
+        if any(line == (_HEALTH_LINE + end)[: len(line)] for end in (b" ", b"?")):
+            return False
+        self.reports.refused.hit()
+        self._answer_and_close(_busy_answer())
+        return True
+
+    def _head_refused(
+        self,
+        method: bytes,
+        target: bytes,
+        http_version: bytes | str,
+        headers: _Headers,
+    ) -> bool:
+        """Is this complete head refused (:func:`~._serve_head.head_refusal`)? The parser
+        then reports it as invalid, and :meth:`send_400_response` gives the answer."""
+        self._head_refusal = head_refusal(method, target, http_version, headers)
+        return self._head_refusal is not None
+
+    def _close_a_health_slot(self) -> None:
+        # After its one answer: the slot is for the next health check.
+        self._disarm()
+        self.transport.close()
+
     def _answer_invalid(self, *, too_large: bool) -> None:
+        too_large = too_large or self._head_refusal == "too_large"
         if too_large:
             self._answer_and_close(
                 server_answer(
@@ -197,6 +246,8 @@ class _Guard(asyncio.Protocol):
         self._disarm()
         self._watching = phase
         seconds = self.limits.body_timeout if phase == "body" else self.limits.header_timeout
+        if self._health_only:
+            seconds = min(seconds, HEALTH_SLOT_HEADER_TIMEOUT)
         self._deadline = self.loop.call_later(seconds, self._deadline_passed, phase)
 
     def _disarm(self) -> None:
@@ -237,14 +288,31 @@ class GuardedH11Protocol(_Guard, H11Protocol):
     limits (uvicorn makes the protocol from its class and the config alone).
     """
 
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        # uvicorn's connection, with each complete head checked (serve never sets
+        # h11_max_incomplete_event_size: the bound is MAX_HEAD, h11's default).
+        self.conn = _CheckedConnection(self._head_refused)
+
     def data_received(self, data: bytes) -> None:
         if self._refused or self._lingering:
+            return
+        if self._health_only and self._off_the_health_slot(data):
             return
         super().data_received(data)
         self._follow_request()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self._health_only:
+            self._close_a_health_slot()
+            return
         # Back to waiting: uvicorn's keep-alive timer covers the idle gap, and the head
         # deadline starts with the next request's first byte (data_received), or now for
         # the unfinished head of a pipelined request, which h11 kept until this answer.
@@ -278,6 +346,32 @@ class GuardedH11Protocol(_Guard, H11Protocol):
             self._watch(None)
 
 
+class _CheckedConnection(h11.Connection):
+    """h11's server side, with every complete head passed to ``refused`` first: a refused
+    one is a protocol error, which uvicorn answers as any other (``send_400_response``)."""
+
+    def __init__(self, refused: Callable[[bytes, bytes, bytes, _Headers], bool]) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self._head_check = refused
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request) and self._head_check(
+            event.method, event.target, event.http_version, event.headers
+        ):
+            raise h11.RemoteProtocolError("refused request head", error_status_hint=400)
+        return event
+
+
+def _busy_answer() -> bytes:
+    return server_answer(
+        503,
+        "SERVER_BUSY",
+        "The server has too many open connections; try again shortly.",
+        retry_after=1,
+    )
+
+
 def server_answer(
     status: int, code: str, message: str, *, retry_after: float | None = None
 ) -> bytes:
@@ -289,12 +383,14 @@ def server_answer(
         f"content-length: {len(body)}",
         f"x-request-id: {new_request_id()}",
         "connection: close",
+        *_ANSWER_HEADER_LINES,
     ]
     if retry_after is not None:
         lines.append(f"retry-after: {retry_after_header(retry_after)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
 
 
+_ANSWER_HEADER_LINES: Final = tuple(f"{n.decode()}: {v.decode()}" for n, v in ANSWER_HEADERS)
 _REASONS: Final = {
     400: "Bad Request",
     408: "Request Timeout",

@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httptools
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from ._serve_http import MAX_HEAD, _Guard
+from ._serve_head import MAX_HEAD
+from ._serve_http import _Guard
 
 __all__ = ["GuardedHttpToolsProtocol"]
 
@@ -53,6 +55,8 @@ class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused or self._lingering:
             return
+        if self._health_only and self._off_the_health_slot(data):
+            return
         if not self._body_open:
             self._head_bytes += len(data)
         _data_received(self, data)
@@ -81,6 +85,12 @@ class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
         self._head_open = True
 
     def on_headers_complete(self) -> None:
+        if self._head_refused(
+            self.parser.get_method(), self.url, self.parser.get_http_version(), self.headers
+        ):
+            # httptools stops parsing and raises it as a parser error, which uvicorn's
+            # data_received answers through send_400_response.
+            raise httptools.HttpParserError("refused request head")
         self._head_open = False
         self._body_open = True
         self._head_bytes = 0
@@ -92,6 +102,9 @@ class GuardedHttpToolsProtocol(_Guard, HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         _on_response_complete(self)
+        if self._health_only:
+            self._close_a_health_slot()
+            return
         # A pipelined request waited for this answer (uvicorn stopped reading meanwhile):
         # its deadline starts now. With nothing begun, uvicorn's keep-alive timer runs, and
         # the head deadline starts with the next request's first byte (data_received).
