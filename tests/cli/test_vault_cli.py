@@ -91,7 +91,12 @@ async def test_vault_rotate_reseals_credentials_and_webhook_secrets_then_the_old
     assert again.stdout.strip() == (
         "Re-encrypted under key k2: connections: 0, webhook secrets: 0."
     )
-    assert checked.json() == {"id": connection_id, "provider": "sms_a", "ok": True}
+    assert checked.json() == {
+        "id": connection_id,
+        "provider": "sms_a",
+        "ok": True,
+        "max_parts": None,
+    }
 
     # Everything opens under the new key alone, read straight from the file.
     new_only = Vault.from_spec(new_key)
@@ -130,7 +135,12 @@ async def test_without_master_keys_the_dev_key_file_carries_credentials_to_the_n
 
     key_file = tmp_path / ".um_master_key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
-    assert checked.json() == {"id": connection_id, "provider": "sms_a", "ok": True}
+    assert checked.json() == {
+        "id": connection_id,
+        "provider": "sms_a",
+        "ok": True,
+        "max_parts": None,
+    }
     assert "warning: No UM_MASTER_KEYS configured: using the development master key file" in (
         checked.stderr
     )
