@@ -176,6 +176,7 @@ def test_messages_show_tells_one_messages_story_in_order(cli: Cli, sent: Sent) -
     assert shown.splitlines()[0].startswith(f"{sent.fell_back}  delivered  sms_b  +905550000011")
     assert "sms_a: rejected, PROVIDER_REJECTED" in shown
     assert "message.delivered to http://127.0.0.1:" in shown
+    assert "pending after 1 attempt," in shown  # English, never "1 attempt(s)"
 
 
 def test_messages_show_of_an_unknown_job_is_message_not_found(cli: Cli, sent: Sent) -> None:

@@ -94,6 +94,7 @@ async def test_a_message_reaches_delivered_on_the_messages_page(
     assert ">delivered<" in detail.text
     assert "fell back to" in detail.text and "PROVIDER_REJECTED" in detail.text
     assert "delivery report" in detail.text
+    assert "gsm7, 1 segment<" in detail.text  # said as English, never "1 segment(s)"
     delivered = await signed_in.get("/messages", params={"status": "delivered"})
     assert job_id in delivered.text
     failed = await signed_in.get("/messages", params={"status": "failed"})
