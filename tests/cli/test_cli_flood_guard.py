@@ -21,6 +21,10 @@ def test_workspaces_create_and_update_set_the_recipient_limit(cli: Cli) -> None:
     text = cli("workspaces", "update", workspace_id, "--recipient-limit", "90/7d")
     assert off.json()["recipient_limit"] == "off"
     assert "recipient limit" in text.ok().stdout and "90/7d" in text.stdout
+    # A running server caches workspace settings: the output says how long it may take.
+    assert "applies the change within 1 s" in text.stdout
+    usage = cli("workspaces", "update", "--help").ok().stdout
+    assert "within that long" in " ".join(usage.split())
     listed = {w["id"]: w for w in cli("workspaces", "list", "--json").json()}
     assert listed[workspace_id]["recipient_limit"] == "90/7d"
 
