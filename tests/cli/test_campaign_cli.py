@@ -183,21 +183,36 @@ def test_campaign_status_reports_from_the_store(cli: Cli, bed: Bed, tmp_path: Pa
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"", "csv: the file is empty: its first row must name the columns"),
-        (b"phone,name,order\r\n", "csv: the file has a header and no rows: nothing to send"),
+        (b"", "Invalid CSV file: the file is empty: its first row must name the columns"),
+        (
+            b"phone,name,order\r\n",
+            "Invalid CSV file: the file has a header and no rows: nothing to send",
+        ),
         (b"\xef\xbb\xbfphone,name,order\n\n\n", "the file has a header and no rows"),
         (
             "phone,name,order\n05321000001,Ayşe,A-1\n".encode("latin-1", errors="replace").replace(
                 b"?", b"\xfe"
             ),
-            "csv: the file is not UTF-8 text (row 2 has the byte 0xfe)",
+            "Invalid CSV file: the file is not UTF-8 text (row 2 has the byte 0xfe)",
         ),
-        ("phone,name,order\n".encode("utf-16"), "csv: the file is UTF-16 text"),
-        (b"tel,name,order\n05321000001,A,1\n", "csv: no column 'phone' for the recipient"),
-        (b"phone,order\n05321000001,1\n", "csv: the text uses name, which the file has no col"),
-        (b"phone,name,name\n05321000001,A,B\n", "csv: the header names the column 'name' twice"),
-        (b'phone,name,order\n"05321000001,A,1\n', "csv: row 2 cannot be read as CSV"),
-        (b"phone,name,order\n" + b"x" * (1 << 20) + b"\n", "csv: row 2 is longer than"),
+        ("phone,name,order\n".encode("utf-16"), "Invalid CSV file: the file is UTF-16 text"),
+        (
+            b"tel,name,order\n05321000001,A,1\n",
+            "Invalid CSV file: no column 'phone' for the recipient",
+        ),
+        (
+            b"phone,order\n05321000001,1\n",
+            "Invalid CSV file: the text uses name, which the file has no col",
+        ),
+        (
+            b"phone,name,name\n05321000001,A,B\n",
+            "Invalid CSV file: the header names the column 'name' twice",
+        ),
+        (b'phone,name,order\n"05321000001,A,1\n', "Invalid CSV file: row 2 cannot be read as CSV"),
+        (
+            b"phone,name,order\n" + b"x" * (1 << 20) + b"\n",
+            "Invalid CSV file: row 2 is longer than",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_used_is_refused_before_anything_is_sent(
@@ -229,7 +244,7 @@ def test_other_bad_arguments_are_clear_errors(cli: Cli, bed: Bed, tmp_path: Path
     )
 
     assert (missing.returncode, directory.returncode) == (1, 1)
-    assert f"csv: no such file: {tmp_path / 'nope.csv'}" in missing.stderr
+    assert f"Invalid CSV file: no such file: {tmp_path / 'nope.csv'}" in missing.stderr
     assert "is a directory, not a CSV file" in directory.stderr
     assert (to_itself.returncode, chunk.returncode, rate.returncode) == (2, 2, 2)
     assert "--results: must not be the input file" in to_itself.stderr
