@@ -100,7 +100,8 @@ def test_bad_input_is_refused(cli: Cli, workspace_id: str) -> None:
         ]
     )
 
-    assert scheme.returncode == 1 and "VALIDATION_ERROR: The URL must use http or https" in scheme.stderr
+    assert scheme.returncode == 1
+    assert "VALIDATION_ERROR: The URL must use http or https" in scheme.stderr
     assert event.returncode == 2 and "--event" in event.stderr
     assert overlap.returncode == 2 and "--overlap" in overlap.stderr
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
