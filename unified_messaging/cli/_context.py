@@ -104,12 +104,14 @@ def shown_url(store: Store) -> str:
     return masked
 
 
-def webhook_policy() -> TargetPolicy:
+def webhook_policy(*, demo: bool = False) -> TargetPolicy:
     """Which webhook targets are allowed: global addresses only, unless
-    ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
+    ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests).
+    ``serve --demo`` (``demo``) admits them too: its receiver is on the same machine."""
     from ..webhooks._admin import webhook_policy_from_env
+    from ..webhooks._rules import PERMISSIVE
 
-    return webhook_policy_from_env()
+    return PERMISSIVE if demo else webhook_policy_from_env()
 
 
 def load_vault() -> Vault:

@@ -273,7 +273,7 @@ async def _serve(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=vault,
         rate_limiter=limiter,
-        webhook_policy=webhook_policy(),
+        webhook_policy=webhook_policy(demo=args.demo),
         submit_timeout=args.submit_timeout,
         breaker_store=breakers,
         metrics=metrics.build(),
