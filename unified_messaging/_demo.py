@@ -55,9 +55,13 @@ _MAGIC = "+90 555 000 00 {:02d}"
 
 
 async def add_demo_templates(messenger: Messenger, workspace_id: str) -> None:
-    """Create (or replace) :data:`DEMO_TEMPLATES` in the workspace."""
+    """Create :data:`DEMO_TEMPLATES` in the workspace, or put back one whose body was changed.
+    One already as it should be is left alone: every ``serve --demo`` restart would otherwise
+    save it again, one audit row each time (D32) for no change."""
+    stored = {t.key: t.body for t in await messenger.list_templates(workspace_id)}
     for key, body in DEMO_TEMPLATES.items():
-        await messenger.set_template(workspace_id, key, body)
+        if stored.get(key) != body:
+            await messenger.set_template(workspace_id, key, body)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ def test_the_demo_link_signs_in_once_and_the_pages_answer(cli: Cli) -> None:
 
     assert signed.status_code == 303, signed.text
     assert overview.status_code == 200 and "demo@example.com (operator)" in overview.text
-    assert "pytest" in keys.text or "um_test_" in keys.text  # the demo workspace's test key
+    assert "um_test_" in keys.text and "pytest" not in keys.text  # the demo key, named so
     assert reused.status_code == 410
     assert proc.returncode == 0, stderr
 

@@ -59,9 +59,10 @@ async def create_testbed(
     messenger: Messenger | None = None,
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
     name: str = "test workspace",
+    key_name: str = "pytest",
 ) -> TestBed:
     """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one.
-    ``name``: the workspace's name.
+    ``name``: the workspace's name; ``key_name``: its test key's.
 
     ``recipient_limit``: the workspace's flood guard (D28), on with the default as in
     production, so a host application can test its handling of ``RECIPIENT_RATE_LIMITED``;
@@ -81,7 +82,7 @@ async def create_testbed(
         await messenger.add_connection(
             workspace.id, code, default_sender=sender, approved_senders=(sender,)
         )
-    key = await messenger.create_api_key(workspace.id, livemode=False, name="pytest")
+    key = await messenger.create_api_key(workspace.id, livemode=False, name=key_name)
     principal = await messenger.authenticate(key.secret)
     return TestBed(messenger, workspace, key.secret, principal, outbox, messenger.clock)
 
