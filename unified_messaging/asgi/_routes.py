@@ -199,13 +199,13 @@ class RestApi:
             answer = await operation(principal, parsed, idempotency=claim)
         except MessagingError as exc:
             if not keeps_answer(exc):
-                await self._release(principal, idem_key)
+                await self._release(principal, idem_key, claim.owner)
                 raise
             body = json_bytes(error_body(exc))
             await self._finish(principal, idem_key, exc.http_status, body)
             return error_response(exc)
         except BaseException:
-            await self._release(principal, idem_key)
+            await self._release(principal, idem_key, claim.owner)
             raise
         body = answer.to_json()
         await self._finish(principal, idem_key, 201, body)
@@ -219,8 +219,12 @@ class RestApi:
             # flight, so a retry gets 409 rather than a second message, until it times out.
             logger.warning("could not store the answer to an Idempotency-Key", exc_info=True)
 
-    async def _release(self, principal: Principal, idem_key: str) -> None:
+    async def _release(self, principal: Principal, idem_key: str, owner: str) -> None:
         try:
-            await self._keys.release(principal, idem_key)
+            await self._keys.release(principal, idem_key, owner=owner)
         except Exception:
-            logger.warning("could not release an Idempotency-Key", exc_info=True)
+            # The store is down (what failed the request, most likely): the release is done
+            # at the next keyed request once it is back, not after the in-flight time-out.
+            logger.warning(
+                "could not release an Idempotency-Key yet; retried once the store is back"
+            )
