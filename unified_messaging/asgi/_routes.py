@@ -28,7 +28,7 @@ from .._access.idempotency import (
     keeps_answer,
     request_fingerprint,
 )
-from .._errors import MessagingError
+from .._errors import MessagingError, NotFound
 from .._messenger import Messenger, Principal
 from .._models import BulkRequest, SendRequest, parse_model
 from .._search import parse_query_string
@@ -121,6 +121,19 @@ class RestApi:
     async def suppressions(self, request: Request) -> Response:
         """``/v1/suppressions``: GET lists, POST adds, DELETE removes (issue 26.4)."""
         return await self._authorized(request, self._suppressions)
+
+    async def simulate_inbound(self, request: Request) -> Response:
+        """``POST /v1/test_helpers/inbound``: a reply as if a recipient sent it (test keys
+        only; a live key gets 404, as if there were no such endpoint)."""
+        return await self._authorized(request, self._simulate_inbound)
+
+    async def _simulate_inbound(self, request: Request, principal: Principal) -> Response:
+        if principal.livemode:
+            # Before the body is read: nothing about this endpoint is a live key's business.
+            raise NotFound
+        payload = await read_json_object(request, self._max_body_bytes)
+        record = await self._messenger.simulate_inbound(principal, payload)
+        return _json(record.to_json(), 201)
 
     # ------------------------------------------------------------------ the frame
 

@@ -192,6 +192,7 @@ async def messenger_session(
         async with Messenger(
             open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
             pacer=pacer, metrics=shared_metrics() if sends else None,
+            stop_words=stop_words_setting(),  # `simulate inbound` reads replies as serve does
         ) as messenger:  # fmt: skip
             with acting_as(CLI):  # the one place: every command's changes are the CLI's
                 yield messenger

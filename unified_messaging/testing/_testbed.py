@@ -10,8 +10,9 @@ from datetime import timedelta
 from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._clock import Clock, ManualClock
 from .._domain import Workspace
+from .._inbound import InboundRecord
 from .._messenger import Messenger, Principal
-from .._types import ALL_PROVIDERS
+from .._types import ALL_PROVIDERS, Channel, ProviderCode
 from ..providers.simulator import SimulatorSettings
 from ._outbox import Outbox
 
@@ -48,6 +49,23 @@ class TestBed:
                 raise TypeError("settle(advance=...) needs a testbed on a ManualClock")
             self.clock.advance(advance)
         return await self.messenger.worker().run_until_idle()
+
+    async def simulate_inbound(
+        self,
+        sender: str,
+        text: str,
+        *,
+        channel: Channel = "sms",
+        provider: ProviderCode | None = None,
+    ) -> InboundRecord:
+        """A reply from ``sender`` (a number, or a chat id on ``chatbot``), as if the
+        channel's provider pushed it: ``await um_testbed.simulate_inbound("+905551234567",
+        "STOP")`` suppresses that number, as a real STOP does, and queues ``message.inbound``
+        for the workspace's webhook endpoints (``settle()`` delivers it)."""
+        request: dict[str, object] = {"from": sender, "text": text, "channel": channel}
+        if provider is not None:
+            request["provider"] = provider
+        return await self.messenger.simulate_inbound(self.principal, request)
 
 
 async def create_testbed(
