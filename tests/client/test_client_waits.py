@@ -123,6 +123,9 @@ async def test_the_async_client_caps_its_waits_too(demo: Served) -> None:
                 return httpx.Response(503, headers={"Retry-After": "86400"})
             return await self.real.handle_async_request(request)
 
+        async def aclose(self) -> None:
+            await self.real.aclose()
+
     http = httpx.AsyncClient(transport=AsyncFront(), base_url=demo.url)
     async with AsyncClient(demo.url, "unused", http_client=http, sleep=sleep) as c:
         with pytest.raises(StorageUnavailable):
