@@ -55,6 +55,13 @@ def test_the_async_tour_snippet_runs() -> None:
     assert "422 INVALID_RECIPIENT" in output
 
 
+def test_the_magic_number_fallback_snippet_runs_as_written() -> None:
+    # 11-13 fall back only when the request names a fallback list; the snippet once had none.
+    (code,) = _PYTHON.findall(section(README, "## Test mode: magic numbers"))
+    output = run_python(code).splitlines()
+    assert output == ["sent sms_c", "failed PROVIDER_REJECTED"]
+
+
 def test_the_sync_tour_snippet_runs() -> None:
     (code,) = _PYTHON.findall(section(README, "### Sync: `SyncMessenger`"))
     output = run_python(code)

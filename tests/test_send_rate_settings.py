@@ -9,6 +9,7 @@ import pytest
 
 from unified_messaging import Messenger, RequestInvalid, SyncMessenger, Vault
 from unified_messaging._domain import Connection
+from unified_messaging._errors import field_sentence
 from unified_messaging.providers.base import PROFILES
 
 
@@ -70,19 +71,19 @@ async def test_a_bad_rate_is_refused_naming_its_field(
     with pytest.raises(RequestInvalid) as caught:
         await messenger.set_send_rate(connection.id, **{field: value})  # type: ignore[arg-type]
     assert caught.value.code == "VALIDATION_ERROR"
-    assert str(caught.value).startswith(f"{field}: ")
+    assert str(caught.value) == field_sentence(field, caught.value.details[0].message)
     assert [d.field for d in caught.value.details] == [field]
     assert await messenger.get_connection(connection.id) == connection  # nothing changed
 
     workspace = await messenger.create_workspace("other")
-    with pytest.raises(RequestInvalid, match=rf"^{field}: "):
+    with pytest.raises(RequestInvalid, match=rf"^The {field.replace('_', ' ')} "):
         await messenger.add_connection(workspace.id, "sms_a", **{field: value})  # type: ignore[arg-type]
     assert await messenger.list_connections(workspace.id) == []
 
 
 async def test_an_unknown_setting_is_refused(messenger: Messenger) -> None:
     connection = await a_connection(messenger)
-    with pytest.raises(RequestInvalid, match=r"^max_speed: is not a send-rate setting"):
+    with pytest.raises(RequestInvalid, match=r"^The max speed is not a send-rate setting"):
         await messenger.set_send_rate(connection.id, max_speed=5)
 
 
@@ -91,5 +92,5 @@ def test_the_sync_twin_sets_a_rate() -> None:
         workspace = messenger.create_workspace("acme")
         connection = messenger.add_connection(workspace.id, "sms_a", max_rate=5)
         assert messenger.set_send_rate(connection.id, max_rate=7.5).max_rate == 7.5
-        with pytest.raises(RequestInvalid, match=r"^max_rate: "):
+        with pytest.raises(RequestInvalid, match=r"^The max rate "):
             messenger.set_send_rate(connection.id, max_rate=0)

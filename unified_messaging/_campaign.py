@@ -39,7 +39,7 @@ from ._access.idempotency import (
     request_fingerprint,
 )
 from ._access.ratelimit import RateLimiter, RateLimitPolicy
-from ._campaign_csv import CsvRow, CsvSource
+from ._campaign_csv import DEFAULT_ENCODING, CsvRow, CsvSource
 from ._errors import (
     IdempotencyConflict,
     IdempotencyInProgress,
@@ -189,6 +189,7 @@ class Campaign:
         path: Path | str,
         *,
         delimiter: str = ",",
+        encoding: str = DEFAULT_ENCODING,
         limiter: RateLimiter | None = None,
         sleep: Sleep | None = None,
     ) -> None:
@@ -196,6 +197,7 @@ class Campaign:
         self.settings = settings
         self._path = Path(path)
         self._delimiter = delimiter
+        self._encoding = encoding
         self._limiter = limiter
         self._sleep: Sleep = sleep or asyncio.sleep
         self._keys = IdempotencyKeys(
@@ -226,6 +228,7 @@ class Campaign:
             to_column=s.to_column,
             delimiter=self._delimiter,
             required=placeholders(text),
+            encoding=self._encoding,
         )
         # A thread: reading a large file must not stall the event loop (the store's pool).
         self.total = await asyncio.to_thread(source.scan)

@@ -1,14 +1,16 @@
 """A campaign's CSV, read as a stream: the header's rules, then one row at a time.
 
-The file is never held in memory: a text stream over the bytes (UTF-8, a byte-order mark
-skipped, any line ending) feeds the ``csv`` module a line at a time, and a line longer than
+The file is never held in memory: a text stream over the bytes (UTF-8 with a byte-order mark
+skipped, or the encoding the caller names, e.g. ``cp1254`` for a Turkish Excel export; any
+line ending) feeds the ``csv`` module a line at a time, and a line longer than
 :data:`MAX_LINE_CHARS` is refused before it is built, so a file of one endless line costs no
 more memory than a short one.
 
 Two kinds of problem, two answers:
 
-- the file as a whole cannot be used (not UTF-8, no header, no rows, the recipient column
-  missing, a column the template needs missing, a malformed quote, a NUL byte): a
+- the file as a whole cannot be used (not text in its encoding, no header, no rows, the
+  recipient column missing, a column the template needs missing, a malformed quote, a NUL
+  byte): a
   :class:`~unified_messaging.RequestInvalid` naming ``csv``, found by :meth:`CsvSource.scan`
   before anything is sent;
 - one row is bad (no number, too many cells): that row fails alone, at send time.
@@ -30,7 +32,14 @@ from typing import IO, Final
 from ._errors import RequestInvalid
 from ._models import MAX_VARIABLE_NAME_LENGTH, MAX_VARIABLES
 
-__all__ = ["MAX_LINE_CHARS", "CsvRow", "CsvSource", "csv_problem"]
+__all__ = [
+    "DEFAULT_ENCODING",
+    "MAX_LINE_CHARS",
+    "CsvRow",
+    "CsvSource",
+    "csv_problem",
+    "text_encoding",
+]
 
 #: The longest line read (characters): far above any SMS row, far below a file's size.
 MAX_LINE_CHARS: Final = 1 << 20
@@ -38,6 +47,29 @@ MAX_LINE_CHARS: Final = 1 << 20
 FIELD: Final = "csv"
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _SAVE_AS_UTF8 = 'save it as UTF-8 (in Excel: "CSV UTF-8 (comma delimited)")'
+#: What to do about a file that is not text in the encoding it was read in.
+_NAME_THE_ENCODING = (
+    "give its encoding with --encoding (e.g. --encoding cp1254 for a Turkish Excel or Windows "
+    "export) or " + _SAVE_AS_UTF8
+)
+#: The default, and what "utf-8" reads as: UTF-8 with a byte-order mark skipped if present.
+DEFAULT_ENCODING: Final = "utf-8"
+
+
+def text_encoding(name: str) -> str:
+    """The codec to read a CSV in for ``name`` (``utf-8``, ``cp1254``, ``windows-1254``,
+    ``iso-8859-9`` …): UTF-8 as ``utf-8-sig`` (Excel writes a byte-order mark). A name Python
+    does not know is :class:`RequestInvalid` naming ``--encoding``."""
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        raise csv_problem(
+            f"{name[:40]!r} is not a text encoding; --encoding takes a name such as utf-8, "
+            "cp1254 (Windows Turkish) or iso-8859-9"
+        ) from None
+    if not getattr(info, "_is_text_encoding", True):  # e.g. base64, rot13: bytes to bytes
+        raise csv_problem(f"{name[:40]!r} is not a text encoding; use e.g. utf-8 or cp1254")
+    return "utf-8-sig" if info.name in ("utf-8", "utf-8-sig") else info.name
 
 
 def csv_problem(message: str) -> RequestInvalid:
@@ -62,7 +94,8 @@ class CsvSource:
     """A CSV file, opened afresh for each pass (:meth:`scan`, then :meth:`rows`).
 
     ``to_column`` names the recipient column; ``required`` the other columns that must be
-    there (the template's placeholders). Both are checked against the header.
+    there (the template's placeholders). Both are checked against the header. ``encoding``:
+    the file's (:func:`text_encoding`; default UTF-8, a byte-order mark skipped).
     """
 
     def __init__(
@@ -72,9 +105,11 @@ class CsvSource:
         to_column: str = "phone",
         delimiter: str = ",",
         required: tuple[str, ...] = (),
+        encoding: str = DEFAULT_ENCODING,
     ) -> None:
         if len(delimiter) != 1 or delimiter in '\r\n"':
             raise csv_problem("the delimiter must be one character, not a quote or line end")
+        self.encoding = text_encoding(encoding)
         self.path = Path(path)
         self.to_column = to_column
         self.delimiter = delimiter
@@ -96,7 +131,7 @@ class CsvSource:
     def rows(self) -> Iterator[CsvRow]:
         """The data rows, in file order, one at a time."""
         with self._open() as stream:
-            lines = _BoundedLines(stream, self.path)
+            lines = _BoundedLines(stream, self.path, self.encoding)
             reader = csv.reader(lines, delimiter=self.delimiter, strict=True)
             header = self._header(_next_record(reader, lines))
             width = len(header)
@@ -158,21 +193,24 @@ class CsvSource:
             raise csv_problem(f"{self.path} is a directory, not a CSV file") from None
         except PermissionError:
             raise csv_problem(f"{self.path} cannot be read (permission denied)") from None
-        if raw.peek(2)[:2] in _UTF16_BOMS:
+        if self.encoding == "utf-8-sig" and raw.peek(2)[:2] in _UTF16_BOMS:
             raw.close()
-            raise csv_problem(f"the file is UTF-16 text; {_SAVE_AS_UTF8}")
+            raise csv_problem(
+                f"the file is UTF-16 text; --encoding utf-16 reads it, or {_SAVE_AS_UTF8}"
+            )
         # utf-8-sig skips a byte-order mark (Excel writes one); newline="" hands the csv
         # module every line end as it is, so \r\n, \n and quoted line breaks all read right.
-        return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
+        return io.TextIOWrapper(raw, encoding=self.encoding, errors="strict", newline="")
 
 
 class _BoundedLines:
     """The stream's lines, refusing one longer than :data:`MAX_LINE_CHARS` before it is
     read whole (``readline`` with a limit). Counts lines for error messages."""
 
-    def __init__(self, stream: IO[str], path: Path) -> None:
+    def __init__(self, stream: IO[str], path: Path, encoding: str) -> None:
         self._stream = stream
         self._path = path
+        self._encoding = encoding
         self.line = 0
 
     def __iter__(self) -> Iterator[str]:
@@ -182,7 +220,7 @@ class _BoundedLines:
         try:
             line = self._stream.readline(MAX_LINE_CHARS + 1)
         except UnicodeDecodeError:
-            raise _not_utf8(self._path) from None
+            raise _not_text(self._path, self._encoding) from None
         if not line:
             raise StopIteration
         self.line += 1
@@ -194,12 +232,14 @@ class _BoundedLines:
         return line
 
 
-def _not_utf8(path: Path) -> RequestInvalid:
-    """The error for a file that is not UTF-8, naming the first row and byte that is not.
+def _not_text(path: Path, encoding: str) -> RequestInvalid:
+    """The error for a file that is not text in ``encoding``, naming the first row and byte
+    that is not, and ``--encoding``.
 
     The text stream decodes ahead of the line it hands out, so its error does not say
     where; a second pass over the bytes, a line at a time, does (only on this path)."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    shown = "UTF-8" if encoding == "utf-8-sig" else encoding
+    decoder = codecs.getincrementaldecoder(encoding)()
     with path.open("rb") as raw:
         for number, line in enumerate(iter(lambda: raw.readline(MAX_LINE_CHARS), b""), 1):
             try:
@@ -207,10 +247,10 @@ def _not_utf8(path: Path) -> RequestInvalid:
             except UnicodeDecodeError as exc:
                 byte = line[exc.start : exc.start + 1].hex()
                 return csv_problem(
-                    f"the file is not UTF-8 text (row {number} has the byte 0x{byte}); "
-                    + _SAVE_AS_UTF8
+                    f"the file is not {shown} text (row {number} has the byte 0x{byte}); "
+                    + _NAME_THE_ENCODING
                 )
-    return csv_problem(f"the file is not UTF-8 text; {_SAVE_AS_UTF8}")
+    return csv_problem(f"the file is not {shown} text; {_NAME_THE_ENCODING}")
 
 
 def _next_record(reader: Iterator[list[str]], lines: _BoundedLines) -> list[str] | None:

@@ -10,7 +10,10 @@ exception classes as one that imports :class:`~unified_messaging.Messenger`:
 - retries (tenacity) on what is safe and worth repeating: no answer (connection refused or
   reset, a time-out), 500/503/504, a 502 that is not our ``PROVIDER_UNAVAILABLE`` (that one is
   the job's final answer, D7), 409 ``IDEMPOTENCY_IN_PROGRESS`` (the first call is still being
-  settled), and 429 ``RATE_LIMITED`` after its ``Retry-After``. Nothing else is retried;
+  settled), and 429 ``RATE_LIMITED`` after its ``Retry-After``. Nothing else is retried, and
+  no wait the server asks for (``Retry-After``) longer than ``max_retry_wait`` is slept: that
+  answer is raised at once;
+- a retried ``DELETE`` that meets 404 has succeeded: the try whose answer was lost removed it;
 - a D13 error body becomes the exception class the library raises for that code
   (:func:`error_from_body`, the inverse of the REST edge's ``error_body``), with the server's
   ``X-Request-ID`` on it as ``request_id``.
@@ -64,8 +67,9 @@ __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
 
 DEFAULT_TIMEOUT: Final = 30.0
 DEFAULT_MAX_RETRIES: Final = 3
-#: A 429's Retry-After longer than this is raised, not slept through (a flood guard's hour).
-MAX_RETRY_AFTER: Final = 60.0
+#: A Retry-After (a 429's or a 5xx's) longer than this is raised, not slept through (a flood
+#: guard's hour, a server's "come back tomorrow"); ``max_retry_wait`` changes it per client.
+DEFAULT_MAX_RETRY_WAIT: Final = 60.0
 _BACKOFF_FIRST: Final = 0.5
 _BACKOFF_CAP: Final = 8.0
 _USER_AGENT: Final = f"unified-messaging-python/{__version__}"
@@ -179,9 +183,15 @@ class _Retry(Exception):
         self.delay = delay
 
 
-def _check(response: httpx.Response) -> httpx.Response:
-    """``response`` when it is a success, else :class:`_Retry` or the library's exception."""
-    if response.is_success:
+def _check(
+    response: httpx.Response, max_wait: float, *, method: str, retried: bool
+) -> httpx.Response:
+    """``response`` when it is a success, else :class:`_Retry` or the library's exception.
+
+    A wait the server asks for above ``max_wait`` is not slept: the answer is raised as it is.
+    A ``DELETE`` answered 404 on a retry is returned as it is (the caller reads it as done):
+    the earlier try, whose answer never arrived, is what removed the thing."""
+    if response.is_success or (method == "DELETE" and retried and response.status_code == 404):
         return response
     try:
         body: object = response.json()
@@ -190,14 +200,15 @@ def _check(response: httpx.Response) -> httpx.Response:
     error = error_from_body(response.status_code, body, response.headers)
     status, code = response.status_code, getattr(type(error), "code", "")
     is_ours = isinstance(body, Mapping) and "error" in body
+    asked = _retry_after(response.headers)
+    if asked is not None and asked > max_wait:
+        raise error
     if status in (500, 503, 504) or (status == 502 and not is_ours):
-        raise _Retry(error, _retry_after(response.headers))
+        raise _Retry(error, asked)
     if status == 409 and code == "IDEMPOTENCY_IN_PROGRESS":
         raise _Retry(error)
     if status == 429 and code == "RATE_LIMITED":
-        delay = _retry_after(response.headers) or 1.0
-        if delay <= MAX_RETRY_AFTER:
-            raise _Retry(error, delay)
+        raise _Retry(error, asked if asked is not None else 1.0)
     raise error
 
 
@@ -283,6 +294,19 @@ def _parse(model: type[M], response: httpx.Response) -> M:
     return model.model_validate_json(response.content)
 
 
+def _removed(model: type[M], response: httpx.Response) -> M | None:
+    """The entry a ``DELETE`` removed, or ``None`` when a retry found it gone (404): the try
+    whose answer was lost removed it, and what it was is not known here."""
+    return None if response.status_code == 404 else _parse(model, response)
+
+
+def _check_max_retries(max_retries: int, max_retry_wait: float) -> None:
+    if max_retries < 0:
+        raise ValueError("max_retries must be 0 or more")
+    if not max_retry_wait >= 0:  # also refuses NaN
+        raise ValueError("max_retry_wait must be 0 or more seconds")
+
+
 def _headers(api_key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}", "User-Agent": _USER_AGENT}
 
@@ -296,7 +320,8 @@ class AsyncClient:
     ``AsyncClient("https://messaging.internal", api_key="um_live_…")``; close it with
     ``await client.aclose()`` or ``async with``. ``http_client`` replaces the httpx client
     (its own base URL and headers are then yours to set); ``sleep`` is what a retry waits
-    with (tests pass a fake)."""
+    with (tests pass a fake); ``max_retry_wait`` is the longest ``Retry-After`` it sleeps
+    through (seconds): a longer one is raised at once."""
 
     def __init__(
         self,
@@ -307,9 +332,10 @@ class AsyncClient:
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: httpx.AsyncClient | None = None,
         sleep: AsyncSleep | None = None,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+        _check_max_retries(max_retries, max_retry_wait)
+        self._max_retry_wait = max_retry_wait
         self._http = http_client or httpx.AsyncClient(
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
@@ -373,10 +399,11 @@ class AsyncClient:
         call = _suppression_call("POST", channel, recipient, reason)
         return _parse(SuppressionOut, await self._request(call))
 
-    async def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut:
-        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none."""
+    async def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut | None:
+        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none; ``None`` when
+        a retry found it gone (an earlier try, whose answer was lost, removed it)."""
         call = _suppression_call("DELETE", channel, recipient, None)
-        return _parse(SuppressionOut, await self._request(call))
+        return _removed(SuppressionOut, await self._request(call))
 
     async def list_suppressions(self, **filters: object) -> AsyncIterator[SuppressionOut]:
         """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
@@ -407,7 +434,8 @@ class AsyncClient:
                     # No answer: the server may or may not have it. Asking again is safe: a
                     # POST repeats its Idempotency-Key, and a GET changes nothing.
                     raise _Retry(exc) from exc
-                return _check(response)
+                retried = attempt.retry_state.attempt_number > 1
+                return _check(response, self._max_retry_wait, method=call.method, retried=retried)
         raise AssertionError("unreachable: the retry loop returns or raises")  # pragma: no cover
 
 
@@ -426,9 +454,10 @@ class Client:
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: httpx.Client | None = None,
         sleep: Sleep | None = None,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+        _check_max_retries(max_retries, max_retry_wait)
+        self._max_retry_wait = max_retry_wait
         self._http = http_client or httpx.Client(
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
@@ -491,10 +520,11 @@ class Client:
         call = _suppression_call("POST", channel, recipient, reason)
         return _parse(SuppressionOut, self._request(call))
 
-    def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut:
-        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none."""
+    def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut | None:
+        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none; ``None`` when
+        a retry found it gone (an earlier try, whose answer was lost, removed it)."""
         call = _suppression_call("DELETE", channel, recipient, None)
-        return _parse(SuppressionOut, self._request(call))
+        return _removed(SuppressionOut, self._request(call))
 
     def list_suppressions(self, **filters: object) -> Iterator[SuppressionOut]:
         """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
@@ -524,7 +554,8 @@ class Client:
                     # No answer: the server may or may not have it. Asking again is safe: a
                     # POST repeats its Idempotency-Key, and a GET changes nothing.
                     raise _Retry(exc) from exc
-                return _check(response)
+                retried = attempt.retry_state.attempt_number > 1
+                return _check(response, self._max_retry_wait, method=call.method, retried=retried)
         raise AssertionError("unreachable: the retry loop returns or raises")  # pragma: no cover
 
 

@@ -18,6 +18,7 @@ from typing import Final
 
 from ._encoding import analyze_sms
 from ._errors import ProviderUnavailable
+from ._figures import plural
 from ._messenger import Messenger, Principal
 from ._models import AttemptOut, ErrorObject, SendResponse
 from ._types import ALL_PROVIDERS
@@ -54,9 +55,13 @@ _MAGIC = "+90 555 000 00 {:02d}"
 
 
 async def add_demo_templates(messenger: Messenger, workspace_id: str) -> None:
-    """Create (or replace) :data:`DEMO_TEMPLATES` in the workspace."""
+    """Create :data:`DEMO_TEMPLATES` in the workspace, or put back one whose body was changed.
+    One already as it should be is left alone: every ``serve --demo`` restart would otherwise
+    save it again, one audit row each time (D32) for no change."""
+    stored = {t.key: t.body for t in await messenger.list_templates(workspace_id)}
     for key, body in DEMO_TEMPLATES.items():
-        await messenger.set_template(workspace_id, key, body)
+        if stored.get(key) != body:
+            await messenger.set_template(workspace_id, key, body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,9 +180,9 @@ class _Tour:
                 *_answer(response),
                 _kv(
                     "encoding",
-                    f"{response.encoding}, {_plural(response.segments or 0, 'segment')} "
+                    f"{response.encoding}, {plural(response.segments or 0, 'segment')} "
                     f"({info.units}/{info.per_segment} septets); "
-                    f"as UCS-2 it would be {_plural(ucs2.segments, 'segment')}",
+                    f"as UCS-2 it would be {plural(ucs2.segments, 'segment')}",
                 ),
             ),
         )
@@ -268,7 +273,7 @@ class _Tour:
                 *_answer(response),
                 _kv("note", "no exception: a provider's refusal is a 201 with status failed"),
                 _kv("", f"recipient-level, so fallback stopped after "
-                        f"{_plural(len(response.attempts or []), 'attempt')}"),
+                        f"{plural(len(response.attempts or []), 'attempt')}"),
             ),
         )  # fmt: skip
 
@@ -283,7 +288,7 @@ class _Tour:
         assert error.job_id is not None
         record = await self._messenger.get_message(self.auth, error.job_id)
         stored_error = f" {record.error.code}" if record.error else ""
-        tries = _plural(len(record.attempts), "attempt")
+        tries = plural(len(record.attempts), "attempt")
         return DemoStep(
             "timeout",
             "7. The provider times out, no fallback",
@@ -312,11 +317,11 @@ class _Tour:
             "8. A delivery report, then the status record",
             record.to_dict(),
             (
-                _kv("worker", f"ran {_plural(ran, 'background item')} (the simulated delivery "
+                _kv("worker", f"ran {plural(ran, 'background item')} (the simulated delivery "
                               f"reports; a server runs them on its own)"),
                 _kv("GET", f"{record.job_id} (the fallback message of step 5)"),
                 _kv("status", f"{record.status} via {record.provider}, sender {record.sender!r}, "
-                              f"{record.encoding}, {_plural(record.segments or 0, 'segment')}"),
+                              f"{record.encoding}, {plural(record.segments or 0, 'segment')}"),
                 _kv("attempts", tried),
                 _kv("dlr", f"{dlr}: the report set the final status"),
             ),
@@ -332,10 +337,6 @@ def _kv(label: str, text: str) -> str:
 
 def _short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _error_text(error: ErrorObject) -> str:

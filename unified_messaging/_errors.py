@@ -54,9 +54,10 @@ into one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Final, Protocol
 
 __all__ = [
     "AlreadyExists",
@@ -141,7 +142,44 @@ class RequestInvalid(MessagingError):
 
     @classmethod
     def for_field(cls, field: str, message: str) -> RequestInvalid:
-        return cls(f"{field}: {message}", [ErrorDetail(field, message)])
+        """One field's problem: ``details`` keeps the field's name as the request spells it;
+        the message says it in English (:func:`field_sentence`)."""
+        return cls(field_sentence(field, message), [ErrorDetail(field, message)])
+
+
+#: How a few fields are called in a sentence; any other reads as its name, ``_`` as spaces.
+_FIELD_NOUNS: Final[Mapping[str, str]] = {
+    "cidr": "allowlist entry",
+    "csv": "CSV file",
+    "url": "URL",
+    "base_url": "base URL",
+    "email": "e-mail address",
+    "expires_at": "expiry time",
+    "since": "since time",
+    "dlr_timeout": "DLR time-out",
+    "queue_ttl": "queue TTL",
+    "iys_mode": "IYS mode",
+}
+# A problem that begins so continues the field's name as a sentence ("The URL must be ...").
+_PREDICATE = re.compile(r"(must|is|are|has|needs|cannot|should|points|uses|names)\b")
+
+
+def field_sentence(field: str, problem: str) -> str:
+    """A field's ``problem`` said as English, not as ``field: problem``: "The allowlist entry
+    must be an IPv4 ...", or "Invalid quiet hours: the window must not be empty" when the
+    problem is not a predicate of its own. A header is called one ("The Idempotency-Key
+    header must ..."); a dotted path (``items.3.to``) keeps its dots, so it can be found."""
+    if problem == "unknown field":  # pydantic's, for a field the request may not have
+        return f"Unknown field {field}"
+    noun = _FIELD_NOUNS.get(field)
+    if noun is None:
+        is_header = "-" in field and field[:1].isupper()
+        noun = (
+            f"{field} header" if is_header else field if "." in field else field.replace("_", " ")
+        )
+    if _PREDICATE.match(problem):
+        return f"The {noun} {problem}"
+    return f"Invalid {noun}: {problem}"
 
 
 class Unauthorized(MessagingError):

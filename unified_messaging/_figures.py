@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["percent"]
+__all__ = ["percent", "plural"]
 
 
 def percent(rate: float) -> str:
@@ -12,3 +12,9 @@ def percent(rate: float) -> str:
     if 0 < rate < 1:
         shown = min(max(shown, 0.1), 99.9)
     return f"{shown:.1f}%"
+
+
+def plural(count: int, word: str) -> str:
+    """``count`` and ``word`` as English says them: ``1 segment``, ``2 segments``, ``0 segments``
+    (never ``segment(s)``). ``word`` is a noun whose plural adds an ``s``."""
+    return f"{count} {word}" + ("" if count == 1 else "s")

@@ -21,13 +21,13 @@ import re
 from datetime import datetime
 from typing import Final
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._models import _Response
 from ._suppressions import StopWords
 from ._types import Channel, ProviderCode
 
-__all__ = ["InboundRecord", "opt_out_word"]
+__all__ = ["InboundRecord", "SimulatedInbound", "opt_out_word"]
 
 _BOT_STOP: Final = re.compile(r"\s*/stop(@[A-Za-z0-9_]{1,64})?\s*", re.IGNORECASE)
 
@@ -58,3 +58,25 @@ class InboundRecord(_Response):
     livemode: bool
     opt_out: bool = Field(description="The reply opted its sender out: they are suppressed.")
     stop_word: str | None = Field(description="The stop word or command that opted out.")
+
+
+class SimulatedInbound(BaseModel):
+    """A reply to simulate in test mode (``POST /v1/test_helpers/inbound``, ``unified-messaging
+    simulate inbound``, ``TestBed.simulate_inbound``): who wrote, what, and on which channel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    from_: str = Field(
+        alias="from",
+        min_length=1,
+        max_length=64,
+        description="Who wrote: a number (any form a send's `to` takes) or, for chatbot, a "
+        "chat id.",
+        examples=["+905551234567"],
+    )
+    text: str = Field(min_length=1, max_length=4096, examples=["STOP"])
+    channel: Channel = "sms"
+    provider: ProviderCode | None = Field(
+        default=None,
+        description="The connection it arrives on; default: the channel's default connection.",
+    )

@@ -65,6 +65,7 @@ from ._models import (
 )
 from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, record_sends
 from ._observability.tracing import send_span
+from ._outcome_retry import retry_while_unavailable
 from ._recipients import normalize_recipient
 from ._responses import (
     bulk_result,
@@ -100,7 +101,7 @@ from .providers.base import (
     parts_limit,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
-from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
+from .store.base import ConnectionStats, IdempotencyClaim, ProviderRef, Store, WorkItem
 from .store.memory import MemoryStore
 from .webhooks._admin import WebhookAdminMixin
 from .webhooks._operations import WebhookOpsMixin
@@ -184,6 +185,9 @@ class Messenger(
     (default ``asyncio.sleep``; tests pass one that moves their ManualClock).
     ``stop_words``: words that opt a recipient out when an inbound reply is exactly one of
     them, besides STOP, DUR, İPTAL and RET (issue 26.5; case and diacritics ignored).
+    ``outcome_retry``: how long a send keeps trying to store what its providers said while
+    the store is unavailable (default: half the ``submit_timeout``); past it the send's
+    submit check settles the rows ``unknown``.
     """
 
     def __init__(
@@ -210,11 +214,13 @@ class Messenger(
         pace_wait: timedelta = DEFAULT_PACE_WAIT,
         pace_sleep: Sleep | None = None,
         stop_words: Iterable[str] = (),
+        outcome_retry: timedelta | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._store: Store = store if store is not None else MemoryStore()
         self._stop_words = StopWords(stop_words)
+        self._outcome_retry = outcome_retry if outcome_retry is not None else submit_timeout / 2
         self._clock: Clock = clock or SystemClock()
         self._metrics: Metrics = metrics if metrics is not None else NO_METRICS
         self._vault: Vault = (
@@ -747,7 +753,8 @@ class Messenger(
         over their connection's send rate (D27), and when each should get its slot."""
         release = quota.charge(auth.workspace_id, auth.livemode, records, unused)
         done = [check.id] if check is not None else []
-        try:
+
+        async def write() -> tuple[list[WorkItem], list[ProviderRef], list[str]]:
             # Inside: working out the follow-ups reads the store too (webhook endpoints).
             work, refs = await self._lifecycle.follow_ups(
                 records, plan.connections, queue_ttl=auth.workspace.queue_ttl,
@@ -756,6 +763,12 @@ class Messenger(
             moved = await self._store.finish_messages(
                 records, work=work, refs=refs, done=done, release=release
             )
+            return work, refs, moved
+
+        try:
+            # A store down for a moment (a restart, a fail-over) must not turn what the
+            # providers said into ``unknown``: the write waits for it, within a bound.
+            work, refs, moved = await retry_while_unavailable(write, within=self._outcome_retry)
         except StorageUnavailable:
             # The providers have spoken; the caller hears what they said. The check stored
             # ahead settles the rows when the store is back (D22: a retry never re-sends).

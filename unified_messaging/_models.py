@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from ._errors import ErrorDetail, RequestInvalid
+from ._errors import ErrorDetail, RequestInvalid, field_sentence
 from ._recipients import MAX_RECIPIENT_LENGTH
 from ._types import (
     TEMPLATE_KEY_PATTERN,
@@ -486,7 +486,7 @@ def parse_model(model: type[M], data: object) -> M:
     except ValidationError as exc:
         details = _details(exc)
         first = details[0]
-        summary = f"{first.field}: {first.message}"
+        summary = field_sentence(first.field, first.message)
         if len(details) > 1:
             summary += f" (and {len(details) - 1} more)"
         raise RequestInvalid(summary, details) from None

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Literal, get_args
 from ._audit_actions import audited
 from ._clock import Clock
 from ._domain import Connection
-from ._errors import MessagingError, ResourceNotFound
+from ._errors import MessagingError, RequestInvalid, ResourceNotFound
 from ._ids import new_id
-from ._inbound import InboundRecord, opt_out_word
+from ._inbound import InboundRecord, SimulatedInbound, opt_out_word
 from ._models import parse_model
 from ._recipients import normalize_recipient
 from ._suppressions import (
@@ -223,19 +223,66 @@ class SuppressionMixin:
 
     async def _take_inbound(
         self, connection: Connection, messages: Sequence[InboundMessage], *, livemode: bool
-    ) -> None:
+    ) -> list[InboundRecord]:
         """Each reply: an opt-out if it is one, and a ``message.inbound`` event for the
-        workspace's endpoints (durable, under an id stable across the provider's retries)."""
+        workspace's endpoints (durable, under an id stable across the provider's retries).
+        Returns the replies as taken (a text no store can keep is dropped)."""
         if not messages:
-            return
+            return []
         wants_events = bool(await self._store.list_webhook_endpoints(connection.workspace_id))
         events: list[WorkItem] = []
+        taken: list[InboundRecord] = []
         for message in messages:
             record = await self._inbound_record(connection, message, livemode)
-            if record is not None and wants_events:
-                events.append(self._inbound_event(connection, record))
+            if record is not None:
+                taken.append(record)
+                if wants_events:
+                    events.append(self._inbound_event(connection, record))
         if events:
             await self._store.enqueue_work_many(events)
+        return taken
+
+    async def simulate_inbound(
+        self,
+        auth: Principal,
+        request: SimulatedInbound | Mapping[str, object],
+    ) -> InboundRecord:
+        """Test mode only: a reply from ``request.from_`` (``from`` in JSON), as if the
+        provider of the workspace's ``channel`` connection (``provider``, or the channel's
+        default) pushed it to the report URL. It takes the same path as a real one: a stop
+        word (``STOP``, ``DUR``, ``İPTAL``, ``RET``, the ``stop_words`` setting; ``/stop`` on
+        ``chatbot``) suppresses the sender in test mode, and the workspace's webhook
+        endpoints get ``message.inbound``. A live key is :class:`ResourceNotFound` (404):
+        nothing real is ever simulated."""
+        if auth.livemode:
+            raise ResourceNotFound("Simulated inbound messages are for test keys only.")
+        parsed = parse_model(SimulatedInbound, request)
+        if not storable(parsed.text):
+            raise RequestInvalid.for_field("text", "must not contain NUL or unpaired surrogates")
+        connection = await self._inbound_connection(auth, parsed.channel, parsed.provider)
+        sender = normalize_recipient(parsed.channel, parsed.from_)
+        message = InboundMessage(
+            sender=sender,
+            text=parsed.text,
+            provider_message_id=new_id("sim"),
+            received_at=self._clock.now(),
+        )
+        [record] = await self._take_inbound(connection, [message], livemode=False)
+        return record
+
+    async def _inbound_connection(
+        self, auth: Principal, channel: Channel, provider: str | None
+    ) -> Connection:
+        """The connection a simulated reply arrives on: ``provider``'s, else the channel's
+        default connection, else its first."""
+        found = [
+            c for c in await self._store.list_connections(auth.workspace_id)
+            if c.channel == channel and (provider is None or c.provider == provider)
+        ]  # fmt: skip
+        if not found:
+            where = f"the provider {provider}" if provider else f"a {channel} connection"
+            raise ResourceNotFound(f"The workspace has no {where} to receive on.")
+        return next((c for c in found if c.is_default), found[0])
 
     async def _inbound_record(
         self, connection: Connection, message: InboundMessage, livemode: bool

@@ -211,6 +211,7 @@ class SyncMessenger:
     # -- suppression list (issue 26)
     add_suppression = _blocking(Messenger.add_suppression)
     remove_suppression = _blocking(Messenger.remove_suppression)
+    simulate_inbound = _blocking(Messenger.simulate_inbound)
     import_suppressions = _blocking(Messenger.import_suppressions)
     list_suppressions = _blocking(Messenger.list_suppressions)
 

@@ -172,3 +172,14 @@ def _warm() -> _WarmServer:
     if _server is None:
         _server = _WarmServer()
     return _server
+
+
+def refused_for(stderr: str, field: str) -> bool:
+    """``stderr`` is the one-line ``VALIDATION_ERROR`` about ``field``, said as English
+    ("The queue TTL must ...", "Invalid quiet hours: ...": ``_errors.field_sentence``)."""
+    from unified_messaging._errors import field_sentence
+
+    prefix = "error: VALIDATION_ERROR: "
+    message = stderr.removeprefix(prefix)
+    openings = (field_sentence(field, "is")[: -len("is")], field_sentence(field, ""))
+    return stderr.startswith(prefix) and message.startswith(openings)

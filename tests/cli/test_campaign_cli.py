@@ -183,21 +183,36 @@ def test_campaign_status_reports_from_the_store(cli: Cli, bed: Bed, tmp_path: Pa
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"", "csv: the file is empty: its first row must name the columns"),
-        (b"phone,name,order\r\n", "csv: the file has a header and no rows: nothing to send"),
+        (b"", "Invalid CSV file: the file is empty: its first row must name the columns"),
+        (
+            b"phone,name,order\r\n",
+            "Invalid CSV file: the file has a header and no rows: nothing to send",
+        ),
         (b"\xef\xbb\xbfphone,name,order\n\n\n", "the file has a header and no rows"),
         (
             "phone,name,order\n05321000001,Ayşe,A-1\n".encode("latin-1", errors="replace").replace(
                 b"?", b"\xfe"
             ),
-            "csv: the file is not UTF-8 text (row 2 has the byte 0xfe)",
+            "Invalid CSV file: the file is not UTF-8 text (row 2 has the byte 0xfe)",
         ),
-        ("phone,name,order\n".encode("utf-16"), "csv: the file is UTF-16 text"),
-        (b"tel,name,order\n05321000001,A,1\n", "csv: no column 'phone' for the recipient"),
-        (b"phone,order\n05321000001,1\n", "csv: the text uses name, which the file has no col"),
-        (b"phone,name,name\n05321000001,A,B\n", "csv: the header names the column 'name' twice"),
-        (b'phone,name,order\n"05321000001,A,1\n', "csv: row 2 cannot be read as CSV"),
-        (b"phone,name,order\n" + b"x" * (1 << 20) + b"\n", "csv: row 2 is longer than"),
+        ("phone,name,order\n".encode("utf-16"), "Invalid CSV file: the file is UTF-16 text"),
+        (
+            b"tel,name,order\n05321000001,A,1\n",
+            "Invalid CSV file: no column 'phone' for the recipient",
+        ),
+        (
+            b"phone,order\n05321000001,1\n",
+            "Invalid CSV file: the text uses name, which the file has no col",
+        ),
+        (
+            b"phone,name,name\n05321000001,A,B\n",
+            "Invalid CSV file: the header names the column 'name' twice",
+        ),
+        (b'phone,name,order\n"05321000001,A,1\n', "Invalid CSV file: row 2 cannot be read as CSV"),
+        (
+            b"phone,name,order\n" + b"x" * (1 << 20) + b"\n",
+            "Invalid CSV file: row 2 is longer than",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_used_is_refused_before_anything_is_sent(
@@ -229,7 +244,7 @@ def test_other_bad_arguments_are_clear_errors(cli: Cli, bed: Bed, tmp_path: Path
     )
 
     assert (missing.returncode, directory.returncode) == (1, 1)
-    assert f"csv: no such file: {tmp_path / 'nope.csv'}" in missing.stderr
+    assert f"Invalid CSV file: no such file: {tmp_path / 'nope.csv'}" in missing.stderr
     assert "is a directory, not a CSV file" in directory.stderr
     assert (to_itself.returncode, chunk.returncode, rate.returncode) == (2, 2, 2)
     assert "--results: must not be the input file" in to_itself.stderr
@@ -262,6 +277,46 @@ def test_semicolon_files_read_with_delimiter(cli: Cli, bed: Bed, tmp_path: Path)
 
     [message] = bed.messages()
     assert message.text == "Merhaba Ayşe, siparişiniz A-1 yolda."
+
+
+def test_a_windows_1254_export_reads_with_encoding(cli: Cli, bed: Bed, tmp_path: Path) -> None:
+    # Excel's plain "CSV" in Turkey: Windows-1254 bytes (ş 0xFE, ı 0xFD, ğ 0xF0), semicolons.
+    source = tmp_path / "tr.csv"
+    source.write_bytes("phone;name;order\r\n05321000001;Ayşe Yılmaz;Ağ-1\r\n".encode("cp1254"))
+
+    refused = cli(*_campaign(bed, source, "--delimiter", ";"))
+    assert refused.returncode == 1
+    assert "the file is not UTF-8 text (row 2 has the byte 0xfe)" in refused.stderr
+    assert "--encoding cp1254" in refused.stderr  # the way out is named
+    assert bed.messages() == []
+
+    cli(*_campaign(bed, source, "--delimiter", ";", "--encoding", "cp1254")).ok()
+    [message] = bed.messages()
+    assert message.text == "Merhaba Ayşe Yılmaz, siparişiniz Ağ-1 yolda."
+
+
+def test_a_file_not_valid_in_the_named_encoding_or_an_unknown_one_is_refused(
+    cli: Cli, bed: Bed, tmp_path: Path
+) -> None:
+    utf8 = write_csv(tmp_path / "utf8.csv", "phone,name,order\n05321000001,Ayşe,A-1\n")
+    undefined = tmp_path / "undefined.csv"  # 0x81 has no character in Windows-1254
+    undefined.write_bytes(b"phone,name,order\n05321000001,A\x81,A-1\n")
+
+    bad_byte, unknown, with_bom = cli.many(
+        [
+            _campaign(bed, undefined, "--encoding", "cp1254"),
+            _campaign(bed, utf8, "--encoding", "klingon"),
+            _campaign(bed, utf8, "--encoding", "UTF8"),  # any spelling of UTF-8
+        ]
+    )
+
+    assert bad_byte.returncode == 1
+    assert "the file is not cp1254 text (row 2 has the byte 0x81)" in bad_byte.stderr
+    assert "--encoding" in bad_byte.stderr and "Traceback" not in bad_byte.stderr
+    assert unknown.returncode == 1
+    assert "'klingon' is not a text encoding; --encoding takes a name" in unknown.stderr
+    assert with_bom.returncode == 0, with_bom.stderr
+    assert [m.text for m in bed.messages()] == ["Merhaba Ayşe, siparişiniz A-1 yolda."]
 
 
 def test_help_lists_send_and_campaign(cli: Cli) -> None:

@@ -135,14 +135,17 @@ def test_templates_and_allowlist_session(cli: Cli, workspace_id: str) -> None:
     assert again.returncode == 1
     assert again.stderr.startswith("error: TEMPLATE_NOT_FOUND: ")
     assert bad_key.returncode == 1
-    assert bad_key.stderr.startswith("error: VALIDATION_ERROR: key: ")
+    assert bad_key.stderr.startswith("error: VALIDATION_ERROR: The key must match ")
 
     assert "10.0.0.0/8" in network.ok().stdout
     assert single.json() == {"workspace_id": workspace_id, "entry": "203.0.113.7"}
     assert sorted(allowlist_json.json()) == ["10.0.0.0/8", "203.0.113.7"]
     assert sorted(allowlist_text.ok().stdout.split()) == sorted(allowlist_json.json())
     assert garbage.returncode == 1
-    assert garbage.stderr.startswith("error: VALIDATION_ERROR: cidr: ")
+    # English, not a field prefix ("cidr: must be ..."), the field kept in the error's details.
+    assert garbage.stderr.startswith(
+        "error: VALIDATION_ERROR: The allowlist entry must be an IPv4 or IPv6 address or CIDR"
+    )
     assert removed.json() == {"workspace_id": workspace_id, "removed": "10.0.0.0/8", "remaining": 1}
 
 

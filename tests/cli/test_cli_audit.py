@@ -66,7 +66,8 @@ def test_audit_list_filters_pages_and_refuses_what_it_cannot_use(
     assert len(first.stdout.splitlines()) == 1 + 2 + 1  # header, two events, the hint
     assert [e["action"] for e in only_adds.json()["data"]] == ["allowlist.add"] * 3
     assert len(rest["data"]) == 2 and rest["has_more"] is False  # 4 events in all
-    assert unknown.returncode == 1 and "VALIDATION_ERROR: action" in unknown.stderr
+    assert unknown.returncode == 1
+    assert "VALIDATION_ERROR: Invalid action: unknown action" in unknown.stderr
     assert unreadable.returncode == 2 and "--limit" in unreadable.stderr
     assert no_cursor.returncode == 1 and "NOT_FOUND" in no_cursor.stderr
 

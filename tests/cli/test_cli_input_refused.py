@@ -6,14 +6,14 @@ command line reaches them and says so clearly.
 
 from __future__ import annotations
 
-from _cli_support import Cli
+from _cli_support import Cli, refused_for
 
 PRIVATE_SWITCH = "UM_WEBHOOK_ALLOW_PRIVATE=1"
 
 
 def assert_refused(result_stderr: str, returncode: int, field: str) -> None:
     assert returncode == 1, result_stderr
-    assert result_stderr.startswith(f"error: VALIDATION_ERROR: {field}: "), result_stderr
+    assert refused_for(result_stderr, field), result_stderr
     assert result_stderr.count("\n") == 1  # one line, no traceback
 
 

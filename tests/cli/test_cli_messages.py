@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from _cli_support import Cli
+from _cli_support import Cli, refused_for
 
 from unified_messaging import ManualClock, Messenger, TargetPolicy, Vault
 from unified_messaging.providers.simulator import SimulatorSettings
@@ -131,9 +131,9 @@ def test_messages_list_refuses_bad_values_as_the_rest_api_does(cli: Cli, sent: S
     )
 
     assert limit.returncode == 1
-    assert limit.stderr.startswith("error: VALIDATION_ERROR: limit:")
+    assert refused_for(limit.stderr, "limit"), limit.stderr
     assert status.returncode == 1
-    assert status.stderr.startswith("error: VALIDATION_ERROR: status: unknown status")
+    assert status.stderr.startswith("error: VALIDATION_ERROR: Invalid status: unknown status")
     assert cursor.returncode == 1
     assert cursor.stderr.startswith("error: MESSAGE_NOT_FOUND: starting_after:")
     assert nobody.returncode == 1
@@ -176,6 +176,7 @@ def test_messages_show_tells_one_messages_story_in_order(cli: Cli, sent: Sent) -
     assert shown.splitlines()[0].startswith(f"{sent.fell_back}  delivered  sms_b  +905550000011")
     assert "sms_a: rejected, PROVIDER_REJECTED" in shown
     assert "message.delivered to http://127.0.0.1:" in shown
+    assert "pending after 1 attempt," in shown  # English, never "1 attempt(s)"
 
 
 def test_messages_show_of_an_unknown_job_is_message_not_found(cli: Cli, sent: Sent) -> None:

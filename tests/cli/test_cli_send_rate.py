@@ -8,7 +8,7 @@ import asyncio
 import os
 
 import pytest
-from _cli_support import Cli
+from _cli_support import Cli, refused_for
 from fakes._server import serve
 from fakes.netgsm import NetgsmFake
 
@@ -80,7 +80,7 @@ def test_bad_rates_are_refused_naming_the_field(cli: Cli, workspace_id: str) -> 
     results = cli.many([argv for argv, _ in cases])
     for refused, (_, field) in zip(results, cases, strict=True):
         assert refused.returncode == 1, refused.args
-        assert refused.stderr.startswith(f"error: VALIDATION_ERROR: {field}: "), refused.stderr
+        assert refused_for(refused.stderr, field), refused.stderr
         assert "Traceback" not in refused.stderr
     [listed] = cli("connections", "list", "--workspace", workspace_id, "--json").json()
     assert (listed["provider"], listed["max_rate"]) == ("sms_a", 50)  # unchanged, no sms_b

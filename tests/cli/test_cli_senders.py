@@ -5,7 +5,7 @@ changing nothing, each change one ``connection.senders`` audit row by ``cli``.""
 
 from __future__ import annotations
 
-from _cli_support import Cli
+from _cli_support import Cli, refused_for
 
 
 def test_senders_change_with_the_flags_given_and_the_rest_stays(
@@ -43,7 +43,7 @@ def test_bad_senders_are_refused_naming_the_field_and_change_nothing(
     results = cli.many([argv for argv, _ in cases])
     for refused, (_, field) in zip(results, cases, strict=True):
         assert refused.returncode == 1, refused.args
-        assert refused.stderr.startswith(f"error: VALIDATION_ERROR: {field}: "), refused.stderr
+        assert refused_for(refused.stderr, field), refused.stderr
     both = cli("connections", "update", conn, "--default-sender", "X", "--no-default-sender")
     assert both.returncode == 2 and "not allowed with" in both.stderr
     [listed] = cli("connections", "list", "--workspace", workspace_id, "--json").json()

@@ -127,3 +127,9 @@ def test_serve_demo_again_takes_up_its_workspace_with_a_new_key(cli: Cli) -> Non
     assert names == ["demo"]
     audit = cli("audit", "list", "--action", "workspace.create", "--json").json()
     assert [e["actor"] for e in audit["data"]] == ["cli"]  # serve --demo's set-up is a CLI change
+    # The templates are saved once: a restart that changes nothing writes no audit row.
+    saved = cli("audit", "list", "--action", "template.set", "--json").json()["data"]
+    assert sorted(e["target"] for e in saved) == ["greet", "order_shipped"]
+    # Both keys are called what they are: the demo's (not "pytest", the test bed's name).
+    keys = cli("keys", "list", "--workspace", first["workspace_id"], "--json").json()
+    assert [k["name"] for k in keys] == ["demo", "demo"]

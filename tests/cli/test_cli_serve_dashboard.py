@@ -38,9 +38,32 @@ def test_the_demo_link_signs_in_once_and_the_pages_answer(cli: Cli) -> None:
 
     assert signed.status_code == 303, signed.text
     assert overview.status_code == 200 and "demo@example.com (operator)" in overview.text
-    assert "pytest" in keys.text or "um_test_" in keys.text  # the demo workspace's test key
+    assert "um_test_" in keys.text and "pytest" not in keys.text  # the demo key, named so
     assert reused.status_code == 410
     assert proc.returncode == 0, stderr
+
+
+def test_the_demo_dashboard_adds_a_loopback_webhook_receiver(cli: Cli) -> None:
+    # A new user's first receiver is on their own machine: serve --demo allows it without
+    # UM_WEBHOOK_ALLOW_PRIVATE (which cli.environ() leaves unset).
+    with serving(cli, "--demo", "--json") as proc:
+        assert proc.stdout is not None
+        demo = json.loads(proc.stdout.readline())
+        link, origin = demo["dashboard_login_url"], {"Origin": demo["url"]}
+        with httpx.Client(timeout=10, base_url=demo["url"]) as browser:
+            page = browser.get(link)
+            browser.post(link, data={"csrf_token": _csrf(page.text)}, headers=origin)
+            form = browser.get("/dashboard/webhooks")
+            added = browser.post(
+                "/dashboard/webhooks",
+                data={"csrf_token": _csrf(form.text), "url": "http://127.0.0.1:9/hook"},
+                headers=origin,
+            )
+            listed = browser.get("/dashboard/webhooks")
+        stop(proc, signal.SIGTERM)
+
+    assert added.status_code == 303, added.text
+    assert "http://127.0.0.1:9/hook" in listed.text
 
 
 def test_the_demo_text_names_the_dashboard_link(cli: Cli) -> None:

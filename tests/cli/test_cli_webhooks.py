@@ -83,7 +83,7 @@ def test_private_targets_need_the_operator_switch(cli: Cli, workspace_id: str) -
     )  # fmt: skip
 
     assert refused.returncode == 1
-    assert "error: VALIDATION_ERROR: url: points to a loopback address" in refused.stderr
+    assert "error: VALIDATION_ERROR: The URL points to a loopback address" in refused.stderr
     assert metadata.returncode == 1 and "link-local" in metadata.stderr
     assert allowed.json()["url"] == "http://127.0.0.1:8080/hook"
 
@@ -100,7 +100,8 @@ def test_bad_input_is_refused(cli: Cli, workspace_id: str) -> None:
         ]
     )
 
-    assert scheme.returncode == 1 and "VALIDATION_ERROR: url" in scheme.stderr
+    assert scheme.returncode == 1
+    assert "VALIDATION_ERROR: The URL must use http or https" in scheme.stderr
     assert event.returncode == 2 and "--event" in event.stderr
     assert overlap.returncode == 2 and "--overlap" in overlap.stderr
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr

@@ -40,6 +40,9 @@ async def bed(store: CrashingStore) -> TestBed:
         vault=Vault.generate(),  # a wrapped store is taken for a durable one (D21)
         webhook_policy=TargetPolicy(allow_private=True),
         simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
+        # A store "down" here stays down: the outcome write is not retried (see
+        # test_an_outcome_write_waits_for_a_store_down_for_a_moment for when it comes back).
+        outcome_retry=timedelta(0),
     )
     bed = await create_testbed(messenger=messenger)
     for connection in await messenger.store.list_connections(bed.workspace.id):
@@ -177,6 +180,30 @@ async def test_death_after_the_write_ahead_ends_unknown_and_announces_it(
     assert final.error is not None
     assert final.error.code == "SUBMIT_INTERRUPTED"
     assert "message.unknown" in await announced(bed)
+
+
+async def test_an_outcome_write_waits_for_a_store_down_for_a_moment(
+    store: CrashingStore,
+) -> None:
+    # The default bound (half the submit time-out): the store refuses twice, then answers.
+    messenger = Messenger(store, clock=ManualClock(), vault=Vault.generate())  # type: ignore[arg-type]
+    bed = await create_testbed(messenger=messenger)
+    inner = store._inner  # type: ignore[attr-defined]
+    kept, refusals = inner.finish_messages, []
+
+    async def down_twice(*args: object, **kwargs: object) -> list[str]:
+        if len(refusals) < 2:
+            refusals.append(1)
+            raise StorageUnavailable("The message store is unavailable: down for the test")
+        return await kept(*args, **kwargs)  # type: ignore[no-any-return]
+
+    inner.finish_messages = down_twice
+    response = await messenger.send(bed.principal, {"to": NORMAL, "body": "Merhaba"})
+
+    assert len(refusals) == 2
+    assert response.status == "sent"
+    assert await status(bed, response.job_id) == ("sent", [("sms_a", "accepted")])
+    await messenger.aclose()
 
 
 async def test_an_outcome_the_store_could_not_keep_is_settled_by_its_check(

@@ -61,10 +61,10 @@ async def test_a_key_revoked_in_the_dashboard_stops_working(
 async def test_a_bad_rate_limit_is_refused_by_the_admin_rule(signed_in: Console) -> None:
     refused = await signed_in.post("/keys", {"name": "fast", "rate_limit": "-1"})
     assert refused.status_code == 400
-    assert "rate_limit: must be positive" in refused.text  # Messenger.create_api_key's words
+    assert "The rate limit must be positive" in refused.text  # Messenger.create_api_key's words
     assert 'value="fast"' in refused.text  # what was typed stays in the form
     typo = await signed_in.post("/keys", {"name": "fast", "rate_burst": "ten"})
-    assert typo.status_code == 400 and "rate_burst: must be a whole number" in typo.text
+    assert typo.status_code == 400 and "The rate burst must be a whole number" in typo.text
 
 
 async def test_the_live_view_makes_and_lists_live_keys_only(
@@ -94,6 +94,7 @@ async def test_a_message_reaches_delivered_on_the_messages_page(
     assert ">delivered<" in detail.text
     assert "fell back to" in detail.text and "PROVIDER_REJECTED" in detail.text
     assert "delivery report" in detail.text
+    assert "gsm7, 1 segment<" in detail.text  # said as English, never "1 segment(s)"
     delivered = await signed_in.get("/messages", params={"status": "delivered"})
     assert job_id in delivered.text
     failed = await signed_in.get("/messages", params={"status": "failed"})

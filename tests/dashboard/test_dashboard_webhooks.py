@@ -110,7 +110,7 @@ async def test_events_disable_and_rotation(
     assert secret.startswith("whsec_")
     assert secret not in (await signed_in.get(f"/webhooks/{endpoint_id}")).text
     bad = await signed_in.post("/webhooks", {"url": "ftp://example.com/x"})
-    assert bad.status_code == 400 and "url:" in bad.text
+    assert bad.status_code == 400 and "The URL " in bad.text
 
 
 async def test_another_workspaces_endpoint_is_out_of_reach(

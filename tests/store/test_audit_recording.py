@@ -44,8 +44,9 @@ READS = {
     "webhook_delivery_of", "webhook_deliveries_about",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
-#: an endpoint as it is (the delivery log records them).
-SENDS = {"redeliver_webhook", "send_test_webhook"}
+#: an endpoint as it is (the delivery log records them), or take a simulated reply as a
+#: provider's push is taken (an opt-out that arrives by itself is not an admin change).
+SENDS = {"redeliver_webhook", "send_test_webhook", "simulate_inbound"}
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {"rotate_credentials": "rotate_vault"}
 

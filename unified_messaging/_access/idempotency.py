@@ -18,7 +18,11 @@ key, exactly one sends. A key whose first request died before its write-ahead tr
 
 An answer is stored only when the request did something: a success, or a 502 that left a
 failed job behind (its body names the ``job_id``). Any other error happened before a job
-existed, so the key is released and a retry runs afresh. Edges decide what an "answer" is
+existed, so the key is released and a retry runs afresh. A release the store refuses (it is down:
+the very failure that ended the request) is remembered and done at this object's next
+:meth:`begin`, once the store answers again, so a key is not held for ``in_flight_timeout``
+after an outage (a 5xx keeps nothing). It is conditional on the claim's ``owner``: a key
+taken over meanwhile is not touched. Edges decide what an "answer" is
 (HTTP: a status and the body bytes); this module never looks inside it.
 """
 
@@ -129,6 +133,8 @@ class IdempotencyKeys:
         self._ttl = ttl
         self._in_flight_timeout = in_flight_timeout
         self._last_purge: datetime | None = None
+        #: Releases the store refused: (workspace, API key, Idempotency-Key) -> claim owner.
+        self._unreleased: dict[tuple[str, str, str], str] = {}
 
     async def begin(
         self, auth: Principal, idem_key: str, fingerprint: str
@@ -141,6 +147,7 @@ class IdempotencyKeys:
         they are now. Raises :class:`IdempotencyConflict` or :class:`IdempotencyInProgress`.
         """
         now = self._clock.now()
+        await self._release_pending()
         await self._purge(now)
         record = IdempotencyRecord(
             workspace_id=auth.workspace_id,
@@ -178,9 +185,31 @@ class IdempotencyKeys:
             auth.workspace_id, _key_id(auth), idem_key, status_code, body
         )
 
-    async def release(self, auth: Principal, idem_key: str) -> None:
-        """Give the key up: the request failed before it did anything."""
-        await self._store.drop_idempotent(auth.workspace_id, _key_id(auth), idem_key)
+    async def release(self, auth: Principal, idem_key: str, *, owner: str | None = None) -> None:
+        """Give the key up: the request failed before it did anything. ``owner``: the
+        claim's; with it, a release the store refuses is remembered and done at the next
+        :meth:`begin` (the error is still raised, for the caller to log)."""
+        where = (auth.workspace_id, _key_id(auth), idem_key)
+        try:
+            await self._store.drop_idempotent(*where, owner=owner)
+        except Exception:
+            if owner is not None:
+                self._unreleased[where] = owner
+            raise
+        self._unreleased.pop(where, None)
+
+    async def _release_pending(self) -> None:
+        """The releases the store refused before, now (each only if its claim still holds
+        the key). The store still down: they wait for the next call, and this one's own
+        store call reports the outage."""
+        for where, owner in list(self._unreleased.items()):
+            try:
+                await self._store.drop_idempotent(*where, owner=owner)
+            except Exception:  # the outage goes on: kept for the next call
+                return
+            # Dropped, or no longer ours to drop (bound, taken over, purged): done either way.
+            if self._unreleased.get(where) == owner:
+                del self._unreleased[where]
 
     @staticmethod
     def _claim(record: IdempotencyRecord) -> IdempotencyClaim:

@@ -28,7 +28,7 @@ from .._access.idempotency import (
     keeps_answer,
     request_fingerprint,
 )
-from .._errors import MessagingError
+from .._errors import MessagingError, NotFound
 from .._messenger import Messenger, Principal
 from .._models import BulkRequest, SendRequest, parse_model
 from .._search import parse_query_string
@@ -122,6 +122,19 @@ class RestApi:
         """``/v1/suppressions``: GET lists, POST adds, DELETE removes (issue 26.4)."""
         return await self._authorized(request, self._suppressions)
 
+    async def simulate_inbound(self, request: Request) -> Response:
+        """``POST /v1/test_helpers/inbound``: a reply as if a recipient sent it (test keys
+        only; a live key gets 404, as if there were no such endpoint)."""
+        return await self._authorized(request, self._simulate_inbound)
+
+    async def _simulate_inbound(self, request: Request, principal: Principal) -> Response:
+        if principal.livemode:
+            # Before the body is read: nothing about this endpoint is a live key's business.
+            raise NotFound
+        payload = await read_json_object(request, self._max_body_bytes)
+        record = await self._messenger.simulate_inbound(principal, payload)
+        return _json(record.to_json(), 201)
+
     # ------------------------------------------------------------------ the frame
 
     async def _authorized(self, request: Request, handler: Handler) -> Response:
@@ -199,13 +212,13 @@ class RestApi:
             answer = await operation(principal, parsed, idempotency=claim)
         except MessagingError as exc:
             if not keeps_answer(exc):
-                await self._release(principal, idem_key)
+                await self._release(principal, idem_key, claim.owner)
                 raise
             body = json_bytes(error_body(exc))
             await self._finish(principal, idem_key, exc.http_status, body)
             return error_response(exc)
         except BaseException:
-            await self._release(principal, idem_key)
+            await self._release(principal, idem_key, claim.owner)
             raise
         body = answer.to_json()
         await self._finish(principal, idem_key, 201, body)
@@ -219,8 +232,12 @@ class RestApi:
             # flight, so a retry gets 409 rather than a second message, until it times out.
             logger.warning("could not store the answer to an Idempotency-Key", exc_info=True)
 
-    async def _release(self, principal: Principal, idem_key: str) -> None:
+    async def _release(self, principal: Principal, idem_key: str, owner: str) -> None:
         try:
-            await self._keys.release(principal, idem_key)
+            await self._keys.release(principal, idem_key, owner=owner)
         except Exception:
-            logger.warning("could not release an Idempotency-Key", exc_info=True)
+            # The store is down (what failed the request, most likely): the release is done
+            # at the next keyed request once it is back, not after the in-flight time-out.
+            logger.warning(
+                "could not release an Idempotency-Key yet; retried once the store is back"
+            )

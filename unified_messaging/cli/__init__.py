@@ -38,6 +38,7 @@ from ._message_commands import add_messages, add_stats
 from ._ops_commands import add_migrate, add_vault
 from ._output import OutputClosed, flush_stdout, write_line
 from ._serve import add_serve
+from ._simulate_commands import add_simulate
 from ._suppression_commands import add_suppressions
 from ._user_commands import add_users
 from ._webhook_commands import add_webhooks
@@ -201,6 +202,7 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_allowlist,
     add_suppressions,
     add_webhooks,
+    add_simulate,
     add_users,
     add_send,
     add_campaign,

@@ -15,7 +15,7 @@ from ._args import (
     positive_seconds,
 )
 from ._args import workspace_option as _workspace
-from ._context import admin_command
+from ._context import SERVER_CACHE_TTL, admin_command
 from ._output import JsonObject, JsonValue, Report, fields_report, table_report
 from ._records import (
     API_KEY_COLUMNS,
@@ -60,6 +60,9 @@ def add_workspaces(commands: Subparsers) -> None:
         group,
         "update",
         help="change a workspace's D7 settings and flood guard",
+        description="Change a workspace's D7 settings, flood guard and quiet hours. A running "
+        f"serve or worker keeps workspace settings for up to {_CACHED_FOR}: it applies the "
+        "change within that long.",
         run=admin_command(_update),
     )
     update.add_argument("workspace_id", metavar="WORKSPACE_ID")
@@ -118,6 +121,13 @@ def _quiet_hours(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: How long a running ``serve``/``worker`` may go on with the settings it read (its cache).
+_CACHED_FOR = f"{SERVER_CACHE_TTL:g} s"
+_APPLIES_WITHIN = (
+    f"A running serve or worker applies the change within {_CACHED_FOR} (it keeps workspace "
+    "settings that long)."
+)
+
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
                      "recipient_limit": "recipient limit", "quiet_hours": "quiet hours",
@@ -158,7 +168,12 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
     if args.quiet_hours is not None:
         workspace = await m.set_quiet_hours(workspace.id, quiet)
-    return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
+    changed = any(
+        value is not None
+        for value in (args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours)
+    )
+    note = _APPLIES_WITHIN if changed else ""
+    return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS, note=note)
 
 
 def _quiet_setting(args: argparse.Namespace) -> QuietHours | None:

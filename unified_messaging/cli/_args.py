@@ -97,6 +97,17 @@ def add_command(
     return parser
 
 
+def encoding_option(parser: argparse.ArgumentParser) -> None:
+    """``--encoding`` of a command that reads a CSV file (checked when the file is opened)."""
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        metavar="NAME",
+        help="the file's text encoding: utf-8 (the default; a byte-order mark is skipped), "
+        "cp1254 for a Turkish Excel or Windows export, iso-8859-9, utf-16 …",
+    )
+
+
 def workspace_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", required=True, metavar="ID", help="the workspace id")
 

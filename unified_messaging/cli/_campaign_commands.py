@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, get_args
 
 from .._types import ProviderCode
-from ._args import CommandFailed, Subparsers, UsageError, add_command, add_group, finite_number
+from ._args import (
+    CommandFailed,
+    Subparsers,
+    UsageError,
+    add_command,
+    add_group,
+    encoding_option,
+    finite_number,
+)
 from ._args import workspace_option as _workspace
 from ._context import admin_command, messenger_session, rate_limiter
 from ._output import Column, JsonObject, Report, cell, emit, fields_report, table_report
@@ -182,7 +190,8 @@ def add_campaign(commands: Subparsers) -> None:
         run=_run_campaign,
     )
     _workspace(send)
-    send.add_argument("--csv", required=True, metavar="FILE", help="the rows (UTF-8 CSV)")
+    send.add_argument("--csv", required=True, metavar="FILE", help="the rows (a CSV file)")
+    encoding_option(send)
     text = send.add_mutually_exclusive_group(required=True)
     text.add_argument("--template", metavar="KEY", help="a template; each row gives its variables")
     text.add_argument("--body", metavar="TEXT", help="the text, with {{ column }} placeholders")
@@ -286,6 +295,7 @@ async def _campaign(
                 settings,
                 args.csv,
                 delimiter=args.delimiter,
+                encoding=args.encoding,
                 limiter=limiter or MemoryRateLimiter(m.clock),
             )
             total = await campaign.prepare()

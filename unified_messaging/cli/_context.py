@@ -104,12 +104,14 @@ def shown_url(store: Store) -> str:
     return masked
 
 
-def webhook_policy() -> TargetPolicy:
+def webhook_policy(*, demo: bool = False) -> TargetPolicy:
     """Which webhook targets are allowed: global addresses only, unless
-    ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests)."""
+    ``UM_WEBHOOK_ALLOW_PRIVATE=1`` admits loopback and private networks (one host, tests).
+    ``serve --demo`` (``demo``) admits them too: its receiver is on the same machine."""
     from ..webhooks._admin import webhook_policy_from_env
+    from ..webhooks._rules import PERMISSIVE
 
-    return webhook_policy_from_env()
+    return PERMISSIVE if demo else webhook_policy_from_env()
 
 
 def load_vault() -> Vault:
@@ -190,6 +192,7 @@ async def messenger_session(
         async with Messenger(
             open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
             pacer=pacer, metrics=shared_metrics() if sends else None,
+            stop_words=stop_words_setting(),  # `simulate inbound` reads replies as serve does
         ) as messenger:  # fmt: skip
             with acting_as(CLI):  # the one place: every command's changes are the CLI's
                 yield messenger

@@ -23,7 +23,7 @@ import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, get_args
 
-from .._figures import percent
+from .._figures import percent, plural
 from .._types import MessageStatus, ProviderCode
 from ._args import Subparsers, add_command, add_group
 from ._args import workspace_option as _workspace
@@ -253,7 +253,7 @@ def _timeline(
         events.append((record.final_at, "final", detail))
     for delivery in deliveries:
         detail = f"{delivery.event_type} to {urls.get(delivery.endpoint_id, delivery.endpoint_id)}"
-        detail += f": {delivery.status} after {delivery.attempts} attempt(s)"
+        detail += f": {delivery.status} after {plural(delivery.attempts, 'attempt')}"
         if delivery.last_status_code is not None:
             detail += f", last answer {delivery.last_status_code}"
         if delivery.status == "pending" and delivery.next_attempt_at is not None:

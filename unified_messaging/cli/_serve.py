@@ -70,6 +70,8 @@ _GRACEFUL_SECONDS = 10
 _DEMO_SENDER = "DEMO"
 #: The demo workspace's name: a later ``--demo`` on the same database takes it up again.
 _DEMO_WORKSPACE = "demo"
+#: The name of every test key ``--demo`` makes (shown by ``keys list`` and the dashboard).
+_DEMO_KEY = "demo"
 #: The dashboard user of ``serve --demo``, signed in by the printed one-time link.
 _DEMO_OPERATOR = "demo@example.com"
 
@@ -299,7 +301,7 @@ async def _serve(
         open_store(args, cache_ttl=SERVER_CACHE_TTL),
         vault=vault,
         rate_limiter=limiter,
-        webhook_policy=webhook_policy(),
+        webhook_policy=webhook_policy(demo=args.demo),
         submit_timeout=args.submit_timeout,
         breaker_store=breakers,
         metrics=metrics.build(),
@@ -425,11 +427,13 @@ async def _demo(messenger: Messenger, url: str) -> Report:
     workspaces = await messenger.list_workspaces()
     found = next((w for w in workspaces if w.name == _DEMO_WORKSPACE), None)
     if found is None:
-        bed = await create_testbed(messenger=messenger, sender=_DEMO_SENDER, name=_DEMO_WORKSPACE)
+        bed = await create_testbed(
+            messenger=messenger, sender=_DEMO_SENDER, name=_DEMO_WORKSPACE, key_name=_DEMO_KEY
+        )
         workspace, api_key = bed.workspace, bed.api_key
     else:
         workspace = found
-        api_key = (await messenger.create_api_key(found.id, livemode=False, name="demo")).secret
+        api_key = (await messenger.create_api_key(found.id, livemode=False, name=_DEMO_KEY)).secret
     # The templates docs/rest.md's examples send with.
     await add_demo_templates(messenger, workspace.id)
     data: JsonObject = {"workspace_id": workspace.id, "api_key": api_key, "url": url}

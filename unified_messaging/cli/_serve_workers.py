@@ -309,7 +309,7 @@ async def _start_up(
     from .._messenger import Messenger
 
     async with Messenger(
-        open_store(args), vault=load_vault(), webhook_policy=webhook_policy()
+        open_store(args), vault=load_vault(), webhook_policy=webhook_policy(demo=args.demo)
     ) as messenger:
         return await start_up(messenger, args, sock)
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, get_args
 
 from .._types import Channel
-from ._args import Subparsers, add_command, add_group
+from ._args import Subparsers, add_command, add_group, encoding_option
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import Column, JsonObject, JsonValue, Report, table_report
@@ -66,6 +66,7 @@ def add_suppressions(commands: Subparsers) -> None:
         "columns are read when present",
     )  # fmt: skip
     imports.add_argument("--delimiter", default=",", metavar="CHAR", help="default: ,")
+    encoding_option(imports)
 
 
 def _mode(parser: argparse.ArgumentParser) -> None:
@@ -125,7 +126,9 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 async def _import(m: Messenger, args: argparse.Namespace) -> Report:
     from .._campaign_csv import CsvSource
 
-    source = CsvSource(args.csv, to_column=args.to_column, delimiter=args.delimiter)
+    source = CsvSource(
+        args.csv, to_column=args.to_column, delimiter=args.delimiter, encoding=args.encoding
+    )
     source.scan()  # a whole-file problem is a 400 before anything is added
     principal = await m.principal(args.workspace, livemode=not args.test)
     numbers: list[int] = []

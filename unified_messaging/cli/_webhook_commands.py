@@ -13,7 +13,6 @@ import argparse
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .._errors import RequestInvalid
 from .._lifecycle.rules import EVENT_TYPES
 from ..webhooks._admin import ALLOW_PRIVATE_ENV, DEFAULT_ROTATION_OVERLAP
 from ._args import Subparsers, add_command, add_group, finite_number
@@ -230,28 +229,8 @@ def _with_secret(created: CreatedWebhookEndpoint) -> Report:
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:
-    try:
-        created = await m.create_webhook_endpoint(args.workspace, args.url, events=args.events)
-    except RequestInvalid as exc:
-        raise _with_private_hint(exc, args.url) from None
+    created = await m.create_webhook_endpoint(args.workspace, args.url, events=args.events)
     return _with_secret(created)
-
-
-def _with_private_hint(exc: RequestInvalid, url: str) -> RequestInvalid:
-    """The refusal, plus how to allow the target when only the private-address rule refused
-    it: the operator's switch is an environment variable they would otherwise have to find."""
-    from ..webhooks._admin import endpoint_url_problem
-    from ..webhooks._sender import TargetPolicy
-
-    if [detail.field for detail in exc.details] != ["url"]:
-        return exc
-    if endpoint_url_problem(url, TargetPolicy(allow_private=True)) is not None:
-        return exc  # wrong for another reason: the switch would not help
-    hint = (
-        f"set {ALLOW_PRIVATE_ENV}=1 to allow loopback and private targets "
-        "(for this command and for serve and worker alike)"
-    )
-    return RequestInvalid.for_field("url", f"{exc.details[0].message}; {hint}")
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from .._access.principal import Principal
 from .._domain import Workspace
 from .._errors import MessagingError, ResourceNotFound
-from .._figures import percent
+from .._figures import percent, plural
 from .._messenger import Messenger
 from .._version import __version__
 from ..store.users import User
@@ -58,6 +58,7 @@ class Templates:
         self._env.globals["version"] = __version__
         # A rate reads as the command line prints it (never 100.0 % short of it).
         self._env.filters["percent"] = percent
+        self._env.filters["plural"] = plural
 
     def render(self, name: str, context: dict[str, object], *, status: int = 200) -> Response:
         html = self._env.get_template(name).render(context)

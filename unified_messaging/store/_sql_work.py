@@ -291,11 +291,17 @@ class WorkMixin(SqlBase):
 
         await self._transact(finish)
 
-    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+    async def drop_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, *, owner: str | None = None
+    ) -> bool:
         # A key bound to jobs stays: its request sent something, and a retry must see that.
-        statement = sa.delete(idempotency).where(
-            *self._idempotency_key(workspace_id, key_id, idem_key), idempotency.c.job_ids.is_(None)
-        )
+        conditions = [
+            *self._idempotency_key(workspace_id, key_id, idem_key),
+            idempotency.c.job_ids.is_(None),
+        ]
+        if owner is not None:  # still that request's, not taken over since
+            conditions.append(idempotency.c.owner == owner)
+        statement = sa.delete(idempotency).where(*conditions)
 
         def drop(conn: sa.Connection) -> bool:
             return (conn.execute(statement)).rowcount > 0

@@ -664,9 +664,12 @@ class Store(UserStore, Protocol):
         """Store the response to replay; :class:`ResourceNotFound` if the record is gone."""
         ...
 
-    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+    async def drop_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, *, owner: str | None = None
+    ) -> bool:
         """Forget a key whose request failed, so a retry runs afresh; a key bound to jobs is
-        kept (``False``): its request stored something, and a retry must answer with it."""
+        kept (``False``): its request stored something, and a retry must answer with it.
+        ``owner``: only while that request still holds it (not one that took it over since)."""
         ...
 
     async def purge_idempotent(self, before: datetime) -> int:

@@ -613,11 +613,15 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
                 record, status_code=status_code, response_body=bytes(body)
             )
 
-    async def drop_idempotent(self, workspace_id: str, key_id: str, idem_key: str) -> bool:
+    async def drop_idempotent(
+        self, workspace_id: str, key_id: str, idem_key: str, *, owner: str | None = None
+    ) -> bool:
         key = (workspace_id, key_id, idem_key)
         with self._lock:
             record = self._idempotency.get(key)
             if record is None or record.job_ids:
+                return False
+            if owner is not None and record.owner != owner:
                 return False
             del self._idempotency[key]
             return True

@@ -10,8 +10,9 @@ from datetime import timedelta
 from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._clock import Clock, ManualClock
 from .._domain import Workspace
+from .._inbound import InboundRecord
 from .._messenger import Messenger, Principal
-from .._types import ALL_PROVIDERS
+from .._types import ALL_PROVIDERS, Channel, ProviderCode
 from ..providers.simulator import SimulatorSettings
 from ._outbox import Outbox
 
@@ -49,6 +50,23 @@ class TestBed:
             self.clock.advance(advance)
         return await self.messenger.worker().run_until_idle()
 
+    async def simulate_inbound(
+        self,
+        sender: str,
+        text: str,
+        *,
+        channel: Channel = "sms",
+        provider: ProviderCode | None = None,
+    ) -> InboundRecord:
+        """A reply from ``sender`` (a number, or a chat id on ``chatbot``), as if the
+        channel's provider pushed it: ``await um_testbed.simulate_inbound("+905551234567",
+        "STOP")`` suppresses that number, as a real STOP does, and queues ``message.inbound``
+        for the workspace's webhook endpoints (``settle()`` delivers it)."""
+        request: dict[str, object] = {"from": sender, "text": text, "channel": channel}
+        if provider is not None:
+            request["provider"] = provider
+        return await self.messenger.simulate_inbound(self.principal, request)
+
 
 async def create_testbed(
     *,
@@ -59,9 +77,10 @@ async def create_testbed(
     messenger: Messenger | None = None,
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT,
     name: str = "test workspace",
+    key_name: str = "pytest",
 ) -> TestBed:
     """Build a :class:`TestBed`; with ``messenger`` given, set it up inside that one.
-    ``name``: the workspace's name.
+    ``name``: the workspace's name; ``key_name``: its test key's.
 
     ``recipient_limit``: the workspace's flood guard (D28), on with the default as in
     production, so a host application can test its handling of ``RECIPIENT_RATE_LIMITED``;
@@ -81,7 +100,7 @@ async def create_testbed(
         await messenger.add_connection(
             workspace.id, code, default_sender=sender, approved_senders=(sender,)
         )
-    key = await messenger.create_api_key(workspace.id, livemode=False, name="pytest")
+    key = await messenger.create_api_key(workspace.id, livemode=False, name=key_name)
     principal = await messenger.authenticate(key.secret)
     return TestBed(messenger, workspace, key.secret, principal, outbox, messenger.clock)
 

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_ROTATION_OVERLAP",
     "CreatedWebhookEndpoint",
     "WebhookAdminMixin",
+    "endpoint_refusal",
     "endpoint_url_problem",
     "open_secret",
     "seal_secret",
@@ -115,6 +116,24 @@ def _check_events(events: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def endpoint_refusal(url: str, policy: TargetPolicy) -> RequestInvalid | None:
+    """The refusal of ``url`` as a new endpoint's address under ``policy``, or None. When only
+    this process's private-address rule refuses it, the refusal names the switch that allows
+    it (an environment variable the operator would otherwise have to find)."""
+    from ._sender import TargetPolicy
+
+    problem = endpoint_url_problem(url, policy)
+    if problem is None:
+        return None
+    if endpoint_url_problem(url, TargetPolicy(allow_private=True)) is None:
+        problem += (
+            f"; set {ALLOW_PRIVATE_ENV}=1 to allow loopback and private targets (where "
+            "endpoints are added and where webhooks are delivered: serve, worker, the command "
+            "line), or use serve --demo, which allows them"
+        )
+    return RequestInvalid.for_field("url", problem)
+
+
 def endpoint_url_problem(url: str, policy: TargetPolicy) -> str | None:
     """What is wrong with ``url`` as a new endpoint's address under ``policy``, or None."""
     from ._sender import url_problem
@@ -142,9 +161,9 @@ class WebhookAdminMixin:
 
         if await self._store.get_workspace(workspace_id) is None:
             raise ResourceNotFound(f"Workspace {workspace_id} not found.")
-        problem = endpoint_url_problem(url, self._webhook_policy)
-        if problem is not None:
-            raise RequestInvalid.for_field("url", problem)
+        refusal = endpoint_refusal(url, self._webhook_policy)
+        if refusal is not None:
+            raise refusal
         chosen = _check_events(events)
         endpoint_id = new_id("whe")
         secret = generate_secret()

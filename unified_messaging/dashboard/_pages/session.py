@@ -16,6 +16,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..._errors import MessagingError
+from ..._figures import plural
 from ...store.users import User
 from .._app import SESSION_COOKIE, Dashboard, Handler, route
 from .._auth import LINK_TOKEN_PARAMETER, new_token
@@ -54,7 +55,7 @@ class _SignIn:
         wait = await self._d.throttle.claim(email, client)
         if wait is not None:
             minutes = max(1, round(wait.total_seconds() / 60))
-            message = f"Too many sign-in attempts. Try again in {minutes} minute(s)."
+            message = f"Too many sign-in attempts. Try again in {plural(minutes, 'minute')}."
             response = self._form(request, error=message, email=email, status=429)
             response.headers["Retry-After"] = str(max(1, int(wait.total_seconds())))
             return response
