@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .._types import RecipientType
-from .models import Consent, ConsentChange
 from .rules import ConsentStatus, ConsentType
+
+if TYPE_CHECKING:  # the records' module loads pydantic; the protocol needs only their names
+    from .models import Consent, ConsentChange
 
 __all__ = ["ConsentKey", "ConsentQuery", "ConsentStore"]
 
