@@ -41,7 +41,7 @@ def test_add_list_show_session(cli: Cli, workspace_id: str) -> None:
     )  # fmt: skip
     assert again.returncode == 1 and again.stderr.startswith("error: CONSENT_UNCHANGED: ")
     assert first_ret.returncode == 1 and first_ret.stderr.startswith("error: CONSENT_FIRST_RET")
-    assert no_source.returncode == 1 and no_source.stderr.startswith("error: VALIDATION_ERROR")
+    assert no_source.returncode == 1 and no_source.stderr.startswith("error: CONSENT_SOURCE_REQ")
     assert bad_source.returncode == 2  # argparse: not one of the choices
     assert tacir.json()["recipient_type"] == "TACIR"
     assert test_mode.json()["livemode"] is False

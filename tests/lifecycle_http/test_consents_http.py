@@ -138,10 +138,20 @@ async def test_bireysel_and_tacir_are_two_records_of_one_address(
         ({"consent_date": "2026-12-02T10:00:01+03:00"}, "CONSENT_DATE_IN_FUTURE"),
         ({"consent_date": "2026-11-27T09:59:59+03:00"}, "CONSENT_DATE_TOO_OLD"),
         ({"source": "HS_2015", "consent_date": "2016-01-01 00:00:00"}, "CONSENT_HS_2015_DATE"),
+        ({"source": None}, "CONSENT_SOURCE_REQUIRED"),  # only TACIR may leave it out
         ({"recipient": "not a number"}, "INVALID_RECIPIENT"),
         ({"type": "EPOSTA", "recipient": "ayse@"}, "INVALID_RECIPIENT"),
     ],
-    ids=["first-ret", "before-2015", "future", "over-3-business-days", "hs2015", "number", "email"],
+    ids=[
+        "first-ret",
+        "before-2015",
+        "future",
+        "over-3-business-days",
+        "hs2015",
+        "no-source",
+        "number",
+        "email",
+    ],  # fmt: skip
 )
 async def test_iys_rules_refuse_with_422_and_store_nothing(
     backend: str, tmp_path: Path, body: dict[str, Any], code: str
@@ -160,7 +170,6 @@ async def test_iys_rules_refuse_with_422_and_store_nothing(
         ({"type": "FAKS"}, "type"),
         ({"source": "HS_BROSUR"}, "source"),
         ({"status": "EVET"}, "status"),
-        ({"source": None}, "source"),  # BIREYSEL needs a source
         ({"recipient_type": "KURUMSAL"}, "recipient_type"),
         ({"consent_date": "dün"}, "consent_date"),
     ],

@@ -16,6 +16,7 @@ __all__ = [
     "ConsentDateTooOld",
     "ConsentNotFound",
     "ConsentRefused",
+    "ConsentSourceRequired",
     "ConsentUnchanged",
     "FirstConsentIsRet",
     "Hs2015DateOnly",
@@ -62,6 +63,11 @@ class Hs2015DateOnly(ConsentRefused):
 class ConsentDateNotAfterCurrent(ConsentRefused):
     code = "CONSENT_DATE_NOT_AFTER_CURRENT"
     default_message = "consent_date is not after the consent on record."
+
+
+class ConsentSourceRequired(ConsentRefused):
+    code = "CONSENT_SOURCE_REQUIRED"
+    default_message = "A BIREYSEL consent needs its source (only TACIR may leave it out)."
 
 
 class ConsentNotFound(NotFound):

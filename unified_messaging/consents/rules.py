@@ -10,7 +10,8 @@ Each rule is İYS's, from its "İzin Doğrulama Kuralları"
 - ``source`` ``HS_2015`` only with ``2015-05-01 00:00:00`` exactly (:class:`Hs2015DateOnly`);
 - a consent loaded after the activation date is at most 3 business days back
   (:class:`ConsentDateTooOld`); ``HS_2015`` is the one source that names an older moment;
-- a TACIR record needs neither ``consentDate`` nor ``source``;
+- a TACIR record needs neither ``consentDate`` nor ``source``; a BIREYSEL one needs its
+  ``source`` (:class:`ConsentSourceRequired`; its date defaults to now);
 - one BIREYSEL and one TACIR record per address; a new one for the same triple is a change:
   no ``ONAY`` after an ``ONAY``, no ``RET`` after a ``RET`` (:class:`ConsentUnchanged`), and
   its ``consentDate`` comes after the one on record (:class:`ConsentDateNotAfterCurrent`).
@@ -27,12 +28,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Final, Literal, get_args
 
-from .._types import ConsentPolicy
+from .._types import ConsentPolicy, RecipientType
 from .errors import (
     ConsentDateInFuture,
     ConsentDateNotAfterCurrent,
     ConsentDateTooEarly,
     ConsentDateTooOld,
+    ConsentSourceRequired,
     ConsentUnchanged,
     FirstConsentIsRet,
     Hs2015DateOnly,
@@ -52,6 +54,7 @@ __all__ = [
     "IysState",
     "check_change",
     "check_date",
+    "check_source",
     "earliest_consent_date",
     "in_gmt3",
     "iys_date",
@@ -125,6 +128,14 @@ def check_date(consent_date: datetime, source: ConsentSource | None, now: dateti
         raise ConsentDateTooOld(
             f"consent_date {iys_date(consent_date)} is more than {BUSINESS_DAYS_BACK} "
             "business days back."
+        )
+
+
+def check_source(recipient_type: RecipientType, source: ConsentSource | None) -> None:
+    """Only a TACIR consent may leave out its source (İYS's "Tacir izinleri")."""
+    if recipient_type == "BIREYSEL" and source is None:
+        raise ConsentSourceRequired(
+            "source: required for a BIREYSEL consent (only TACIR may leave it out)."
         )
 
 

@@ -29,7 +29,7 @@ from .models import (
     ConsentSearch,
     normalize_address,
 )
-from .rules import CONSENT_POLICIES, ConsentPolicy, ConsentType, check_change, in_gmt3
+from .rules import CONSENT_POLICIES, ConsentPolicy, ConsentType, check_change, check_source, in_gmt3
 from .store import ConsentQuery
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ class Consents:
         :class:`RequestInvalid` (400); a rule of İYS's a :class:`ConsentRefused` (422)."""
         parsed = parse_model(ConsentCreate, consent)
         recipient = normalize_address(parsed.type, parsed.recipient)
-        if parsed.recipient_type == "BIREYSEL" and parsed.source is None:
-            raise RequestInvalid.for_field("source", "required for a BIREYSEL consent")
+        check_source(parsed.recipient_type, parsed.source)
         now = in_gmt3(self._clock.now())
         date = parsed.consent_date
         if date is not None:
