@@ -151,7 +151,7 @@ async def test_bireysel_and_tacir_are_two_records_of_one_address(
         "no-source",
         "number",
         "email",
-    ],  # fmt: skip
+    ],
 )
 async def test_iys_rules_refuse_with_422_and_store_nothing(
     backend: str, tmp_path: Path, body: dict[str, Any], code: str
