@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unified_messaging.consents import (
@@ -53,6 +53,7 @@ def test_the_sources_are_iys_list_of_thirteen() -> None:
     )  # fmt: skip
 
 
+@settings(deadline=None)
 @given(now=moments)
 def test_the_earliest_date_is_three_weekdays_back_at_the_same_time_of_day(now: datetime) -> None:
     earliest = earliest_consent_date(now)
@@ -63,6 +64,7 @@ def test_the_earliest_date_is_three_weekdays_back_at_the_same_time_of_day(now: d
     assert timedelta(days=3) <= now - earliest <= timedelta(days=5)
 
 
+@settings(deadline=None)
 @given(now=moments, back=st.integers(min_value=0, max_value=10 * 86400), source=sources)
 def test_a_date_is_accepted_exactly_when_it_is_within_three_business_days(
     now: datetime, back: int, source: str
@@ -75,12 +77,14 @@ def test_a_date_is_accepted_exactly_when_it_is_within_three_business_days(
             check_change(None, None, "ONAY", source, date, now)  # type: ignore[arg-type]
 
 
+@settings(deadline=None)
 @given(now=moments, ahead=st.integers(min_value=1, max_value=10**8), source=sources)
 def test_a_date_in_the_future_is_refused(now: datetime, ahead: int, source: str) -> None:
     with pytest.raises(ConsentDateInFuture):
         check_change(None, None, "ONAY", source, now + timedelta(seconds=ahead), now)  # type: ignore[arg-type]
 
 
+@settings(deadline=None)
 @given(now=moments, before=st.integers(min_value=1, max_value=10**9))
 def test_nothing_is_older_than_iys_start_not_even_hs_2015(now: datetime, before: int) -> None:
     date = IYS_START - timedelta(seconds=before)
@@ -89,6 +93,7 @@ def test_nothing_is_older_than_iys_start_not_even_hs_2015(now: datetime, before:
             check_change(None, None, "ONAY", source, date, now)  # type: ignore[arg-type]
 
 
+@settings(deadline=None)
 @given(now=moments, date=moments)
 def test_hs_2015_takes_2015_05_01_midnight_and_nothing_else(now: datetime, date: datetime) -> None:
     check_change(None, None, "ONAY", "HS_2015", IYS_START, now)
@@ -97,6 +102,7 @@ def test_hs_2015_takes_2015_05_01_midnight_and_nothing_else(now: datetime, date:
             check_change(None, None, "ONAY", "HS_2015", date, now)
 
 
+@settings(deadline=None)
 @given(now=moments, gap=st.integers(min_value=-86400, max_value=0))
 def test_a_change_must_be_dated_after_the_record_it_changes(now: datetime, gap: int) -> None:
     current = now - timedelta(hours=1)
