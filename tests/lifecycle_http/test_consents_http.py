@@ -87,6 +87,11 @@ async def test_a_consent_is_recorded_pending_with_its_date_in_gmt3(
         )  # fmt: skip
         assert consent["consent_date_iys"] == "2026-12-01 12:30:00"
         assert consent["livemode"] is True
+        assert (consent["consent_date"], consent["created_at"]) == (
+            "2026-12-01T09:30:00Z", "2026-12-02T07:00:00Z"
+        )  # fmt: skip
+        shown = (await r.show(consent["id"])).json()
+        assert {k: shown[k] for k in consent} == consent  # read back as answered
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

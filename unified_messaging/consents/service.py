@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import UTC
 from typing import TYPE_CHECKING, Final
 
 from .._audit_actions import audited, of_workspace
@@ -68,10 +69,12 @@ class Consents:
         parsed = parse_model(ConsentCreate, consent)
         recipient = normalize_address(parsed.type, parsed.recipient)
         check_source(parsed.recipient_type, parsed.source)
-        now = in_gmt3(self._clock.now())
+        # Kept in UTC like every time we store (to the second, as İYS reads it); shown to İYS
+        # in GMT+3 (consent_date_iys).
+        now = in_gmt3(self._clock.now()).astimezone(UTC)
         date = parsed.consent_date
         if date is not None:
-            date = in_gmt3(date)
+            date = in_gmt3(date).astimezone(UTC)
         elif parsed.recipient_type == "BIREYSEL":
             date = now
         key = (recipient, parsed.type, parsed.recipient_type)
