@@ -456,7 +456,12 @@ class Consent:
         self.asked: list[str] = []
 
     async def refusals(
-        self, records: Sequence[MessageRecord], connection: Connection, *, now: datetime
+        self,
+        records: Sequence[MessageRecord],
+        connection: Connection,
+        *,
+        now: datetime,
+        workspace: Workspace,
     ) -> list[ErrorInfo | None]:
         self.asked += [r.job_id for r in records]
         error = ErrorInfo("IYS_CONSENT_MISSING", "No consent.")

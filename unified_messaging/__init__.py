@@ -110,6 +110,18 @@ if TYPE_CHECKING:
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
     from ._vault import Vault, generate_key_spec
     from ._vault_rotation import VaultRotation
+    from .consents.errors import (
+        ConsentDateInFuture,
+        ConsentDateNotAfterCurrent,
+        ConsentDateTooEarly,
+        ConsentDateTooOld,
+        ConsentNotFound,
+        ConsentRefused,
+        ConsentSourceRequired,
+        ConsentUnchanged,
+        FirstConsentIsRet,
+        Hs2015DateOnly,
+    )
     from .store.base import ConnectionStats
     from .webhooks._admin import CreatedWebhookEndpoint
     from .webhooks._sender import TargetPolicy
@@ -140,6 +152,14 @@ __all__ = [
     "Conflict",
     "Connection",
     "ConnectionStats",
+    "ConsentDateInFuture",
+    "ConsentDateNotAfterCurrent",
+    "ConsentDateTooEarly",
+    "ConsentDateTooOld",
+    "ConsentNotFound",
+    "ConsentRefused",
+    "ConsentSourceRequired",
+    "ConsentUnchanged",
     "CreatedApiKey",
     "CreatedWebhookEndpoint",
     "DecryptionFailed",
@@ -149,7 +169,9 @@ __all__ = [
     "ErrorInfo",
     "ErrorObject",
     "FallbackNotAllowed",
+    "FirstConsentIsRet",
     "Health",
+    "Hs2015DateOnly",
     "IdempotencyConflict",
     "IdempotencyInProgress",
     "IngestResult",
@@ -331,6 +353,18 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_audit_context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
+    "consents.errors": (
+        "ConsentDateInFuture",
+        "ConsentDateNotAfterCurrent",
+        "ConsentDateTooEarly",
+        "ConsentDateTooOld",
+        "ConsentNotFound",
+        "ConsentRefused",
+        "ConsentSourceRequired",
+        "ConsentUnchanged",
+        "FirstConsentIsRet",
+        "Hs2015DateOnly",
+    ),
 }
 #: Public names that differ from their name in the module.
 _RENAMED = {"render_template": "render"}

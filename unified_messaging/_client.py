@@ -62,6 +62,7 @@ from ._suppressions import (
     SuppressionTarget,
 )
 from ._version import __version__
+from .consents.client import AsyncConsentsClient, ConsentsClient
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
 
@@ -340,6 +341,8 @@ class AsyncClient:
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
+        #: ``/v1/consents`` (D33): ``await client.consents.create(...)``.
+        self.consents = AsyncConsentsClient(self._consent_request)
 
     def __repr__(self) -> str:
         return f"AsyncClient(base_url={str(self._http.base_url)!r})"  # never the key
@@ -422,6 +425,11 @@ class AsyncClient:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, await self._request(_Call("GET", "/v1/health")))
 
+    async def _consent_request(
+        self, method: str, path: str, body: object, params: Mapping[str, str]
+    ) -> httpx.Response:
+        return await self._request(_Call(method, path, json=body, params=params))
+
     async def _request(self, call: _Call) -> httpx.Response:
         async for attempt in AsyncRetrying(**self._retrying):
             with attempt:
@@ -462,6 +470,8 @@ class Client:
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
+        #: ``/v1/consents`` (D33): ``client.consents.create(...)``.
+        self.consents = ConsentsClient(self._consent_request)
 
     def __repr__(self) -> str:
         return f"Client(base_url={str(self._http.base_url)!r})"  # never the key
@@ -541,6 +551,11 @@ class Client:
     def health(self) -> Health:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, self._request(_Call("GET", "/v1/health")))
+
+    def _consent_request(
+        self, method: str, path: str, body: object, params: Mapping[str, str]
+    ) -> httpx.Response:
+        return self._request(_Call(method, path, json=body, params=params))
 
     def _request(self, call: _Call) -> httpx.Response:
         for attempt in Retrying(**self._retrying):

@@ -22,6 +22,7 @@ from ._types import (
     CHANNEL_OF,
     AttemptStatus,
     Channel,
+    ConsentPolicy,
     DeliveryStatus,
     Encoding,
     IysMode,
@@ -78,6 +79,8 @@ class Workspace:
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
     #: Issue 26: sends inside this daily window wait ``queued`` until it ends; ``None``: off.
     quiet_hours: QuietHours | None = None
+    #: D33: ``off`` (the providers decide) or ``local`` (our consent records decide).
+    consent_policy: ConsentPolicy = "off"
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,6 +90,8 @@ from ._text import storable
 from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
+from .consents.check import LocalConsentCheck
+from .consents.service import Consents
 from .providers.base import (
     AdapterFactory,
     InboundCallback,
@@ -271,7 +273,9 @@ class Messenger(
             sleep=pace_sleep,
         )
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
-        self._gates = Gates(self._store, self._clock)
+        self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
+        #: İYS consents (D33): ``messenger.consents.create/list/get/set_policy``.
+        self.consents = Consents(self._store, self._clock)
         self._lifecycle = Lifecycle(
             self._store,
             self._clock,

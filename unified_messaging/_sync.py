@@ -27,6 +27,7 @@ from ._connection_ops import CredentialField
 from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
+from .consents.sync import SyncConsents
 
 __all__ = ["SyncMessenger"]
 
@@ -70,6 +71,8 @@ class SyncMessenger:
         self._closed = False
         self.messenger = messenger if messenger is not None else self._run(_build())
         self._run(self.messenger.open())
+        #: İYS consents (D33), blocking: ``sync_messenger.consents.create(...)``.
+        self.consents = SyncConsents(self.messenger.consents, self._run)
 
     def __repr__(self) -> str:
         return f"SyncMessenger({self.messenger!r})"

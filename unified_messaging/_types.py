@@ -17,6 +17,7 @@ __all__ = [
     "AttemptStatus",
     "Category",
     "Channel",
+    "ConsentPolicy",
     "DeliveryStatus",
     "Encoding",
     "IysMode",
@@ -65,6 +66,9 @@ IysMode = Literal["informational", "commercial_individual", "commercial_merchant
 #: consent (ONAY); its recipient is an individual (``BIREYSEL``) or a merchant (``TACIR``).
 Category = Literal["informational", "commercial"]
 RecipientType = Literal["BIREYSEL", "TACIR"]
+#: A workspace's consent check at the hand-over gate (D33): ``off`` leaves it to the
+#: providers; ``local`` refuses a commercial message without an ONAY on record here.
+ConsentPolicy = Literal["off", "local"]
 
 ALL_PROVIDERS: Final[tuple[ProviderCode, ...]] = get_args(ProviderCode)
 IYS_MODES: Final[tuple[IysMode, ...]] = get_args(IysMode)

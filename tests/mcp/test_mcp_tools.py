@@ -20,8 +20,10 @@ NO_REPORT = "+905550000008"  # the simulator never reports on it (DESIGN §6, 08
 TOOLS = [
     "send_message", "send_bulk", "get_message", "cancel_message", "list_providers",
     "list_templates", "list_suppressions", "add_suppression", "remove_suppression",
+    "create_consent", "list_consents", "get_consent",
 ]  # fmt: skip
-WRITES = ("send_message", "send_bulk", "cancel_message", "add_suppression", "remove_suppression")
+WRITES = ("send_message", "send_bulk", "cancel_message", "add_suppression", "remove_suppression",
+          "create_consent")  # fmt: skip
 
 
 async def _tools(mcp: Harness) -> dict[str, Tool]:
@@ -323,3 +325,32 @@ async def test_bad_suppression_arguments_are_tool_errors(
     mcp: Harness, arguments: dict[str, object], code: str
 ) -> None:
     assert code_of(await mcp.call("add_suppression", arguments)) == code
+
+
+# --------------------------------------------------------------------------- consents
+
+
+async def test_a_consent_is_recorded_listed_and_read(mcp: Harness, bed: TestBed) -> None:
+    created = data_of(
+        await mcp.call(
+            "create_consent", {"recipient": "0532 123 45 67", "status": "ONAY", "source": "HS_WEB"}
+        )
+    )
+    first_ret = await mcp.call(
+        "create_consent", {"recipient": "+905321234568", "status": "RET", "source": "HS_WEB"}
+    )
+    unknown_source = await mcp.call(
+        "create_consent", {"recipient": "+905321234568", "status": "ONAY", "source": "HS_X"}
+    )
+    listed = data_of(await mcp.call("list_consents", {"status": "ONAY"}))
+    shown = data_of(await mcp.call("get_consent", {"consent_id": created["id"]}))
+    missing = await mcp.call("get_consent", {"consent_id": "cns_nope"})
+
+    assert (created["recipient"], created["iys_state"], created["livemode"]) == (
+        "+905321234567", "pending", False
+    )  # fmt: skip
+    assert code_of(first_ret) == "CONSENT_FIRST_RET"
+    assert code_of(unknown_source) == "VALIDATION_ERROR"
+    assert [c["id"] for c in listed["data"]] == [created["id"]]  # type: ignore[index,union-attr]
+    assert [h["status"] for h in shown["history"]] == ["ONAY"]  # type: ignore[index,union-attr]
+    assert code_of(missing) == "CONSENT_NOT_FOUND"

@@ -34,6 +34,7 @@ from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
 from unified_messaging._connection_ops import ConnectionOpsMixin
 from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
+from unified_messaging.consents import Consents
 from unified_messaging.store.base import Store
 from unified_messaging.webhooks._admin import WebhookAdminMixin
 from unified_messaging.webhooks._operations import WebhookOpsMixin
@@ -41,7 +42,7 @@ from unified_messaging.webhooks._operations import WebhookOpsMixin
 #: Public admin methods that change nothing: reads.
 READS = {
     "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
-    "webhook_delivery_of", "webhook_deliveries_about",
+    "webhook_delivery_of", "webhook_deliveries_about", "get", "list",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
@@ -77,7 +78,7 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Consents):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -119,6 +120,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_queue_ttl(ws.id, timedelta(minutes=5))
     await m.set_recipient_limit(ws.id, "5/1h")
     await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
+    await m.consents.set_policy(ws.id, "local")
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
     netgsm = await m.add_connection(
@@ -139,6 +141,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     opted = await m.add_suppression(live, {"channel": "sms", "recipient": "0555 000 00 20"})
     await m.remove_suppression(live, {"channel": "sms", "recipient": "+905550000020"})
     await m.import_suppressions(live, [{"channel": "sms", "recipient": "05550000021"}])
+    consent = await m.consents.create(
+        live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
+    )
     endpoint = await m.create_webhook_endpoint(ws.id, "https://hooks.example.com/um")
     rotated = await m.rotate_webhook_secret(endpoint.endpoint.id)
     await m.disable_webhook_endpoint(endpoint.endpoint.id)
@@ -159,6 +164,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.queue_ttl", ws.id, ws.id),
         ("workspace.recipient_limit", ws.id, ws.id),
         ("workspace.quiet_hours", ws.id, ws.id),
+        ("workspace.consent_policy", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),
@@ -174,6 +180,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("suppression.add", ws.id, opted.id),
         ("suppression.remove", ws.id, opted.id),
         ("suppression.import", ws.id, "1 added, 0 existing"),
+        ("consent.record", ws.id, consent.id),
         ("webhook_endpoint.create", ws.id, hook),
         ("webhook_endpoint.rotate_secret", ws.id, hook),
         ("webhook_endpoint.disable", ws.id, hook),

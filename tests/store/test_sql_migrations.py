@@ -21,8 +21,8 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-# The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019.
-HEAD = "0019"
+# The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019, 0020.
+HEAD = "0020"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -185,6 +185,7 @@ async def _insert_old_workspace(sql_database: Database, workspace: Workspace) ->
     (the flood guard's, revision 0007), which the upgrade fills with the default."""
     row = workspace_row(workspace)
     del row["recipient_limit"], row["recipient_window_ms"], row["quiet_hours"]
+    del row["consent_policy"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:

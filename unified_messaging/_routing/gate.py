@@ -54,16 +54,27 @@ class SuppressionLookup(Protocol):
 class ConsentCheck(Protocol):
     """Protocol: the consent rule (D33), asked for the messages the earlier rules let
     through: an error (``IYS_CONSENT_MISSING``) for each one that may not go, else
-    ``None``. The İYS issue implements it; until then no message is refused here."""
+    ``None``. ``workspace`` is the one whose messages they are, by its settings now
+    (its ``consent_policy``); ``consents.LocalConsentCheck`` implements it."""
 
     async def refusals(
-        self, records: Sequence[MessageRecord], connection: Connection, *, now: datetime
+        self,
+        records: Sequence[MessageRecord],
+        connection: Connection,
+        *,
+        now: datetime,
+        workspace: Workspace,
     ) -> list[ErrorInfo | None]: ...
 
 
 class _NoConsentCheck:
     async def refusals(
-        self, records: Sequence[MessageRecord], connection: Connection, *, now: datetime
+        self,
+        records: Sequence[MessageRecord],
+        connection: Connection,
+        *,
+        now: datetime,
+        workspace: Workspace,
     ) -> list[ErrorInfo | None]:
         return [None] * len(records)
 
@@ -139,7 +150,9 @@ class HandOverGate:
         asked = [i for i, verdict in enumerate(verdicts) if verdict is None]
         if not asked:
             return
-        errors = await self._consent.refusals([records[i] for i in asked], connection, now=now)
+        errors = await self._consent.refusals(
+            [records[i] for i in asked], connection, now=now, workspace=self._workspace
+        )
         for i, error in zip(asked, errors, strict=True):
             if error is not None:
                 verdicts[i] = Stop(error)

@@ -245,6 +245,8 @@ def create_app(
         Route("/v1/messages/{job_id}/cancel", api.cancel_message, methods=["POST"]),
         Route("/v1/suppressions", api.suppressions, methods=["GET", "POST", "DELETE"]),
         Route("/v1/test_helpers/inbound", api.simulate_inbound, methods=["POST"]),
+        Route("/v1/consents", api.consents, methods=["GET", "POST"]),
+        Route("/v1/consents/{consent_id}", api.consent, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
             "/v1/dlr/{connection_id}/{token}",

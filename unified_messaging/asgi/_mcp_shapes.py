@@ -56,6 +56,17 @@ class GetMessageArguments(_Arguments):
     )
 
 
+class GetConsentArguments(_Arguments):
+    """``get_consent``: which consent to read."""
+
+    consent_id: str = Field(
+        min_length=1,
+        max_length=255,
+        description="The id create_consent or list_consents gave (cns_…).",
+        examples=["cns_01J9Z3K4"],
+    )
+
+
 class NoArguments(_Arguments):
     """``list_providers`` and ``list_templates`` take nothing."""
 

@@ -75,6 +75,9 @@ TITLES: Final = {
     "list_suppressions": "List suppressed recipients",
     "add_suppression": "Suppress a recipient",
     "remove_suppression": "Un-suppress a recipient",
+    "create_consent": "Record an İYS consent",
+    "list_consents": "List İYS consents",
+    "get_consent": "Read an İYS consent and its history",
 }
 
 DESCRIPTIONS: Final = {
@@ -156,5 +159,26 @@ DESCRIPTIONS: Final = {
         "Take a recipient off a channel's suppression list, so sends reach them again. Only "
         "when they asked for it: an opt-out is the recipient's decision. NOT_FOUND when they "
         "are not listed. " + _ERRORS
+    ),
+    "create_consent": (
+        "Record a recipient's İYS consent for commercial messages: recipient (a number for "
+        "type MESAJ, the default, or ARAMA; an e-mail for EPOSTA), status ONAY (consented) or "
+        "RET (refused), source (İYS's HS_* value, e.g. HS_WEB; not needed for recipient_type "
+        "TACIR), consent_date (when it was given; default now). Only what the recipient "
+        "really gave: İYS's rules are checked (a first record cannot be RET; no date before "
+        "2015-05-01, in the future, or over 3 business days back; no ONAY after an ONAY) and "
+        "a refusal is a CONSENT_* code. A second one for the same address changes it. "
+        "iys_state is pending: nothing is sent to İYS yet. " + _ERRORS
+    ),
+    "list_consents": (
+        "List the workspace's İYS consents, newest first: each one's id, recipient, type, "
+        "recipient_type, status (ONAY/RET), source, consent_date (and as İYS reads it, GMT+3) "
+        "and iys_state. Filter by recipient and status; page with limit (1-100) and "
+        "starting_after (the last id). Test and live keys have separate consents. Free. " + _ERRORS
+    ),
+    "get_consent": (
+        "Read one İYS consent by its id (cns_…) with its history: every change's status, "
+        "source, consent_date and when it was recorded. CONSENT_NOT_FOUND for an id this key "
+        "cannot read. Free. " + _ERRORS
     ),
 }

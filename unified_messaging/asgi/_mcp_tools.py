@@ -1,4 +1,5 @@
-"""The MCP tools (D25; ``cancel_message`` and the suppression list's of issue 26), and the
+"""The MCP tools (D25; ``cancel_message`` and the suppression list's of issue 26, the
+consents' of D33), and the
 SDK's ``MCPServer`` that lists and runs them.
 
 Each tool is one façade call, exactly as REST makes it: ``send_message`` is
@@ -53,11 +54,13 @@ from .._suppressions import (
     SuppressionTarget,
 )
 from .._version import __version__
+from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
 from ._auth import Answer
 from ._errors import _log as log_error
 from ._errors import error_body, json_bytes
 from ._mcp_shapes import (
     CancelMessageArguments,
+    GetConsentArguments,
     GetMessageArguments,
     NoArguments,
     ProviderList,
@@ -143,6 +146,17 @@ def _specs(messenger: Messenger) -> list[_Spec]:
             removed = await messenger.remove_suppression(principal, arguments)
         return SuppressionOut.of(removed)
 
+    async def create_consent(principal: Principal, arguments: Arguments) -> Answer:
+        with acting_as(_actor(principal)):
+            return await messenger.consents.create(principal, arguments)
+
+    async def list_consents(principal: Principal, arguments: Arguments) -> Answer:
+        return await messenger.consents.list(principal, arguments)
+
+    async def get_consent(principal: Principal, arguments: Arguments) -> Answer:
+        consent_id = parse_model(GetConsentArguments, arguments).consent_id
+        return await messenger.consents.get(principal, consent_id)
+
     return [
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
@@ -154,6 +168,9 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         _Spec("add_suppression", SuppressionCreate, SuppressionOut, False, add_suppression, True),
         _Spec("remove_suppression", SuppressionTarget, SuppressionOut, False,
               remove_suppression, True),
+        _Spec("create_consent", ConsentCreate, ConsentOut, False, create_consent, True),
+        _Spec("list_consents", ConsentSearch, ConsentPage, True, list_consents),
+        _Spec("get_consent", GetConsentArguments, ConsentDetail, True, get_consent),
     ]  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from .._access.idempotency import IDEMPOTENCY_KEY_PATTERN
 from .._search import MessageSearch
 from .._suppressions import SuppressionSearch, SuppressionTarget
 from .._version import __version__
+from ..consents.models import ConsentSearch
 from ._schemas import REF, JsonObject, model_schemas, query_parameters
 
 __all__ = ["openapi_document"]
@@ -228,6 +229,34 @@ _SUPPRESSION_ADD_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     **_SERVER_ERRORS,
 }
 
+# D33: consents. A bad field is 400; an address that is neither a number nor an e-mail, or a
+# consent İYS's rules refuse, 422 (INVALID_RECIPIENT or a CONSENT_* code).
+_CONSENT_ADD_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    400: ["VALIDATION_ERROR"],
+    **_ACCESS_ERRORS,
+    413: ["PAYLOAD_TOO_LARGE"],
+    422: [
+        "INVALID_RECIPIENT", "CONSENT_FIRST_RET", "CONSENT_UNCHANGED", "CONSENT_DATE_TOO_EARLY",
+        "CONSENT_DATE_IN_FUTURE", "CONSENT_DATE_TOO_OLD", "CONSENT_HS_2015_DATE",
+        "CONSENT_DATE_NOT_AFTER_CURRENT", "CONSENT_SOURCE_REQUIRED",
+    ],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}  # fmt: skip
+_CONSENT_LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    400: ["VALIDATION_ERROR"],
+    **_ACCESS_ERRORS,
+    404: ["NOT_FOUND"],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}
+_CONSENT_GET_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    **_ACCESS_ERRORS,
+    404: ["CONSENT_NOT_FOUND"],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}
+
 
 def _responses(
     success: Mapping[str, JsonObject], errors: Mapping[int, Sequence[str]]
@@ -431,6 +460,66 @@ def _paths() -> JsonObject:
                     _SUPPRESSION_LIST_ERRORS,
                 ),
             },
+        },
+        "/v1/consents": {
+            "get": {
+                "summary": "List İYS consents, newest first",
+                "description": (
+                    "The caller's consents (its workspace and mode), newest first, a page at "
+                    "a time (`starting_after` the last `id`). `recipient` is a number or an "
+                    "e-mail, in any form a create takes."
+                ),
+                "operationId": "listConsents",
+                "parameters": [*query_parameters(ConsentSearch), _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("A page of consents.", "ConsentPage", status_headers={})},
+                    _CONSENT_LIST_ERRORS,
+                ),
+            },
+            "post": {
+                "summary": "Record an İYS consent",
+                "description": (
+                    "Checked against İYS's rules before anything is stored; a second one for "
+                    "the same address, type and recipient type changes that record. "
+                    "`iys_state` is `pending`: registering with İYS is not built yet."
+                ),
+                "operationId": "createConsent",
+                "parameters": [_REQUEST_ID_PARAMETER],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": REF.format(model="ConsentCreate")}}
+                    },
+                },
+                "responses": _responses(
+                    {"201": _ok("The consent as recorded.", "ConsentOut", status_headers={})},
+                    _CONSENT_ADD_ERRORS,
+                ),
+            },
+        },
+        "/v1/consents/{consent_id}": {
+            "get": {
+                "summary": "Read a consent and its history",
+                "operationId": "getConsent",
+                "parameters": [
+                    {
+                        "name": "consent_id",
+                        "in": "path",
+                        "required": True,
+                        "description": "The `id` of a consent (`cns_…`).",
+                        "schema": {"type": "string"},
+                    },
+                    _REQUEST_ID_PARAMETER,
+                ],
+                "responses": _responses(
+                    {
+                        "200": _ok(
+                            "The consent and its history.", "ConsentDetail", status_headers={}
+                        )
+                    },
+                    _CONSENT_GET_ERRORS,
+                ),
+            }
         },
         "/v1/health": {
             "get": {

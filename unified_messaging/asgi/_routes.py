@@ -37,6 +37,7 @@ from ..store.base import IdempotencyClaim
 from ._auth import authorize
 from ._body import read_json_object
 from ._client_ip import ClientAddress
+from ._consents import ConsentsEndpoint
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
 from ._suppressions import SuppressionsEndpoint
 
@@ -87,6 +88,9 @@ class RestApi:
         self._suppressions = SuppressionsEndpoint(
             messenger, client_address=client_address, max_body_bytes=max_body_bytes
         )
+        self._consents = ConsentsEndpoint(
+            messenger, client_address=client_address, max_body_bytes=max_body_bytes
+        )
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -134,6 +138,14 @@ class RestApi:
         payload = await read_json_object(request, self._max_body_bytes)
         record = await self._messenger.simulate_inbound(principal, payload)
         return _json(record.to_json(), 201)
+
+    async def consents(self, request: Request) -> Response:
+        """``/v1/consents``: GET lists, POST records one (D33)."""
+        return await self._authorized(request, self._consents.collection)
+
+    async def consent(self, request: Request) -> Response:
+        """``GET /v1/consents/{consent_id}``: one consent and its history (D33)."""
+        return await self._authorized(request, self._consents.one)
 
     # ------------------------------------------------------------------ the frame
 

@@ -36,6 +36,7 @@ from .._models import (
 from .._search import MessagePage
 from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
+from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
 
@@ -123,6 +124,10 @@ def model_schemas() -> JsonObject:
         (SuppressionCreate, "validation"),
         (SuppressionOut, "serialization"),
         (SuppressionPage, "serialization"),
+        (ConsentCreate, "validation"),
+        (ConsentOut, "serialization"),
+        (ConsentDetail, "serialization"),
+        (ConsentPage, "serialization"),
         (ErrorResponse, "serialization"),
         (Health, "serialization"),
     ]

@@ -34,6 +34,7 @@ from ._args import CommandFailed, Run, Subparsers, UsageError, global_options
 from ._audit_commands import add_audit
 from ._campaign_commands import add_campaign, add_send
 from ._connection_commands import add_connections
+from ._consent_commands import add_consents
 from ._message_commands import add_messages, add_stats
 from ._ops_commands import add_migrate, add_vault
 from ._output import OutputClosed, flush_stdout, write_line
@@ -201,6 +202,7 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_templates,
     add_allowlist,
     add_suppressions,
+    add_consents,
     add_webhooks,
     add_simulate,
     add_users,

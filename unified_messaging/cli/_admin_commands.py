@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
-from .._types import TEMPLATE_KEY_PATTERN
+from .._types import TEMPLATE_KEY_PATTERN, ConsentPolicy
 from ._args import (
     Subparsers,
     add_command,
@@ -83,6 +83,12 @@ def add_workspaces(commands: Subparsers) -> None:
     _queue_ttl(update)
     _recipient_limit(update)
     _quiet_hours(update)
+    update.add_argument(
+        "--consent-policy",
+        choices=get_args(ConsentPolicy),
+        help="the İYS consent check before a commercial SMS is handed over: off (the "
+        "providers decide; the default) or local (our consent records decide)",
+    )
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
@@ -131,7 +137,7 @@ _APPLIES_WITHIN = (
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
                      "recipient_limit": "recipient limit", "quiet_hours": "quiet hours",
-                     "created_at": "created"}  # fmt: skip
+                     "consent_policy": "consent policy", "created_at": "created"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
@@ -168,10 +174,15 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
     if args.quiet_hours is not None:
         workspace = await m.set_quiet_hours(workspace.id, quiet)
+    if args.consent_policy is not None:
+        workspace = await m.consents.set_policy(workspace.id, args.consent_policy)
     changed = any(
         value is not None
-        for value in (args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours)
-    )
+        for value in (
+            args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours,
+            args.consent_policy,
+        )
+    )  # fmt: skip
     note = _APPLIES_WITHIN if changed else ""
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS, note=note)
 

@@ -41,6 +41,8 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "recipient_limit": str(workspace.recipient_limit or "off"),
         # Issue 26: {"window", "zone", "scope"}, or "off".
         "quiet_hours": quiet or "off",
+        # D33: the hand-over gate's consent check, "off" or "local".
+        "consent_policy": workspace.consent_policy,
         "created_at": iso(workspace.created_at),
     }
 

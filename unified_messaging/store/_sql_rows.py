@@ -87,6 +87,7 @@ def workspace_row(workspace: Workspace) -> Values:
         "queue_ttl_ms": _ms(workspace.queue_ttl),
         **_recipient_limit_row(workspace.recipient_limit),
         "quiet_hours": None if workspace.quiet_hours is None else workspace.quiet_hours.to_json(),
+        "consent_policy": workspace.consent_policy,
     }
 
 
@@ -100,6 +101,7 @@ def workspace_from(row: RowMap) -> Workspace:
         queue_ttl=_delta(row["queue_ttl_ms"]),
         recipient_limit=_recipient_limit_from(row),
         quiet_hours=_quiet_hours_from(row["quiet_hours"]),
+        consent_policy=row["consent_policy"],
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._sql_audit import AuditMixin
 from ._sql_batch import BatchMixin
 from ._sql_breaker import BreakerMixin
+from ._sql_consents import ConsentsMixin
 from ._sql_core import CoreMixin
 from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
@@ -25,6 +26,7 @@ class SqlStore(
     AuditMixin,
     UsersMixin,
     SuppressionsMixin,
+    ConsentsMixin,
 ):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.

@@ -141,6 +141,8 @@ workspaces = sa.Table(
     sa.Column("recipient_window_ms", sa.BigInteger, nullable=True),
     # Issue 26: the quiet window ``{"window", "zone", "scope"}``; NULL: off (migration 0015).
     sa.Column("quiet_hours", _Json, nullable=True),
+    # D33: the hand-over gate's consent check, "off" or "local" (migration 0020).
+    sa.Column("consent_policy", _Text, nullable=False, server_default="off"),
 )
 
 api_keys = sa.Table(
@@ -490,6 +492,45 @@ suppressions = sa.Table(
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.PrimaryKeyConstraint("workspace_id", "livemode", "channel", "recipient"),
     sa.Index("ix_um_suppressions_list", "workspace_id", "livemode", "created_at", "id"),
+)
+
+# İYS consents (D33, migration 0020): one row per workspace, mode, address, type and
+# recipient type (İYS keeps one BIREYSEL and one TACIR record per address); the primary key
+# is the gate's lookup of a bulk's recipients. The history is append-only.
+consents = sa.Table(
+    "um_consents",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("type", _Text, nullable=False),
+    sa.Column("recipient", _Text, nullable=False),
+    sa.Column("recipient_type", _Text, nullable=False),
+    sa.Column("id", _Text, nullable=False, unique=True),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("source", _Text, nullable=True),
+    sa.Column("consent_date", UtcDateTime, nullable=True),
+    sa.Column("iys_state", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.PrimaryKeyConstraint("workspace_id", "livemode", "type", "recipient", "recipient_type"),
+    sa.Index("ix_um_consents_list", "workspace_id", "livemode", "created_at", "id"),
+)
+
+consent_changes = sa.Table(
+    "um_consent_changes",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column(
+        "consent_id",
+        _Text,
+        sa.ForeignKey("um_consents.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("source", _Text, nullable=True),
+    sa.Column("consent_date", UtcDateTime, nullable=True),
+    sa.Column("recorded_at", UtcDateTime, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

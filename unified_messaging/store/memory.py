@@ -22,7 +22,9 @@ from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
 from .._suppressions import Suppression
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..consents.models import Consent, ConsentChange
 from ._memory_audit import MemoryAuditMixin
+from ._memory_consents import MemoryConsentsMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
@@ -49,7 +51,7 @@ __all__ = ["MemoryStore"]
 V = TypeVar("V")
 
 
-class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
+class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin, MemoryConsentsMixin):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -74,6 +76,8 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
         self._login_failures: dict[str, list[datetime]] = {}
         self._notices: dict[str, list[tuple[str, datetime, str]]] = {}
         self._suppressions: dict[tuple[str, bool, str, str], Suppression] = {}
+        self._consents: dict[tuple[str, bool, str, str, str], Consent] = {}
+        self._consent_changes: dict[str, list[ConsentChange]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"
