@@ -101,6 +101,7 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
 from .store.memory import MemoryStore
+from .verifications._service import Verifications
 from .webhooks._admin import WebhookAdminMixin
 from .webhooks._operations import WebhookOpsMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
@@ -263,6 +264,8 @@ class Messenger(
             max_wait=pace_wait,
             sleep=pace_sleep,
         )
+        #: D34: one-time codes (``/v1/verifications``), sent through :meth:`send_code`.
+        self.verifications = Verifications(self._store, self._clock, self._vault, self)
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
         self._gates = Gates(self._store, self._clock)
         self._lifecycle = Lifecycle(
@@ -361,6 +364,23 @@ class Messenger(
         ``idempotency``: the ``Idempotency-Key`` this request holds (from
         :class:`IdempotencyKeys`); it is bound to the new job in the write-ahead transaction.
         """
+        return await self._send(auth, request, idempotency)
+
+    @send_span
+    async def send_code(
+        self, auth: Principal, request: SendInput, *, masked_text: str
+    ) -> SendResponse:
+        """Send a one-time code's message (D34, for ``verifications``): :meth:`send`, with
+        ``masked_text`` (the text with its code masked) kept for live mode to show."""
+        return await self._send(auth, request, None, masked_text)
+
+    async def _send(
+        self,
+        auth: Principal,
+        request: SendInput,
+        idempotency: IdempotencyClaim | None,
+        masked_text: str | None = None,
+    ) -> SendResponse:
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
@@ -374,6 +394,8 @@ class Messenger(
         record, job = self._new_record(
             auth, plan, new_id("msg"), to, text, provider_template, req.ignore_quiet_hours
         )
+        if masked_text is not None:
+            record = replace(record, masked_text=masked_text)
         if when is not None:
             record = _scheduled(record, plan, when)
         with counting_refusals(self._metrics):

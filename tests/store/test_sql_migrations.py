@@ -21,8 +21,9 @@ from unified_messaging.store.sql import migrate
 if TYPE_CHECKING:
     from _databases import Database
 
-# The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019.
-HEAD = "0019"
+# The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
+# 0020v.
+HEAD = "0020v"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

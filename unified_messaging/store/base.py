@@ -35,6 +35,7 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..verifications._store import VerificationStore
 from .users import UserStore
 
 if TYPE_CHECKING:
@@ -303,7 +304,7 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(UserStore, Protocol):
+class Store(UserStore, VerificationStore, Protocol):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
     and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`)."""
 

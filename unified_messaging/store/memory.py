@@ -22,11 +22,13 @@ from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
 from .._suppressions import Suppression
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
+from ._memory_verifications import MemoryVerificationsMixin
 from .base import (
     BatchWrite,
     ConnectionStats,
@@ -49,7 +51,9 @@ __all__ = ["MemoryStore"]
 V = TypeVar("V")
 
 
-class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
+class MemoryStore(
+    MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin, MemoryVerificationsMixin
+):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -58,6 +62,9 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin):
         self._connections: dict[str, Connection] = {}
         self._templates: dict[tuple[str, str], Template] = {}
         self._messages: dict[str, MessageRecord] = {}
+        self._verifications: dict[str, Verification] = {}
+        self._pending_verifications: dict[tuple[str, bool, str], str] = {}
+        self._verification_settings: dict[str, VerificationSettings] = {}
         self._quota: dict[tuple[str, str], int] = {}
         self._work: dict[str, WorkItem] = {}
         self._allowlist: dict[str, set[str]] = {}
