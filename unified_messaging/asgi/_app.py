@@ -244,6 +244,18 @@ def create_app(
         health,
         Route("/v1/messages/{job_id}/cancel", api.cancel_message, methods=["POST"]),
         Route("/v1/suppressions", api.suppressions, methods=["GET", "POST", "DELETE"]),
+        Route("/v1/verifications", api.start_verification, methods=["POST"]),
+        Route("/v1/verifications/{verification_id}", api.get_verification, methods=["GET"]),
+        Route(
+            "/v1/verifications/{verification_id}/check",
+            api.check_verification,
+            methods=["POST"],
+        ),
+        Route(
+            "/v1/verifications/{verification_id}/cancel",
+            api.cancel_verification,
+            methods=["POST"],
+        ),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
             "/v1/dlr/{connection_id}/{token}",

@@ -432,6 +432,7 @@ def _paths() -> JsonObject:
                 ),
             },
         },
+        **_verification_paths(),
         "/v1/health": {
             "get": {
                 **_public(
@@ -449,6 +450,13 @@ def _paths() -> JsonObject:
             }
         },
     }
+
+
+def _verification_paths() -> JsonObject:
+    # Imported here: that module builds on this one's helpers.
+    from ._openapi_verifications import verification_paths
+
+    return verification_paths()
 
 
 @functools.cache

@@ -39,6 +39,7 @@ from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
 from ._suppressions import SuppressionsEndpoint
+from ._verifications import VerificationsEndpoint
 
 __all__ = ["RestApi"]
 
@@ -87,6 +88,7 @@ class RestApi:
         self._suppressions = SuppressionsEndpoint(
             messenger, client_address=client_address, max_body_bytes=max_body_bytes
         )
+        self._verifications = VerificationsEndpoint(messenger, max_body_bytes=max_body_bytes)
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -121,6 +123,19 @@ class RestApi:
     async def suppressions(self, request: Request) -> Response:
         """``/v1/suppressions``: GET lists, POST adds, DELETE removes (issue 26.4)."""
         return await self._authorized(request, self._suppressions)
+
+    async def start_verification(self, request: Request) -> Response:
+        """``POST /v1/verifications`` (D34)."""
+        return await self._authorized(request, self._verifications.start)
+
+    async def get_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.get)
+
+    async def check_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.check)
+
+    async def cancel_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.cancel)
 
     # ------------------------------------------------------------------ the frame
 

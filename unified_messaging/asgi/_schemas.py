@@ -36,6 +36,7 @@ from .._models import (
 from .._search import MessagePage
 from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
+from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
 
@@ -125,6 +126,10 @@ def model_schemas() -> JsonObject:
         (SuppressionPage, "serialization"),
         (ErrorResponse, "serialization"),
         (Health, "serialization"),
+        (StartRequest, "validation"),
+        (CheckRequest, "validation"),
+        (VerificationOut, "serialization"),
+        (CheckResponse, "serialization"),
     ]
     _, top = models_json_schema(models, ref_template=REF, schema_generator=_ContractSchema)
     schemas: JsonObject = top["$defs"]
