@@ -6,6 +6,7 @@ Each test reads a code as its user would: in test mode from the message's ``body
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -329,3 +330,50 @@ async def test_a_live_code_is_stored_only_as_a_keyed_digest(bed: Bed) -> None:
     assert stored is not None
     assert code not in stored.code_digest
     assert code not in repr(stored)
+
+
+# ------------------------------------------------------------------------ concurrency
+
+
+async def test_twenty_concurrent_checks_with_the_right_code_approve_exactly_once(
+    bed: Bed,
+) -> None:
+    started = await bed.start(bed.test)
+    code = await bed.code_of(bed.test, started)
+    verification_id = started.json()["id"]
+
+    answers = await asyncio.gather(
+        *(bed.check(bed.test, verification_id, code) for _ in range(20))
+    )
+
+    assert sorted(a.status_code for a in answers) == [200] + [409] * 19
+    assert {error_code(a) for a in answers if a.status_code == 409} == {
+        "VERIFICATION_ALREADY_APPROVED"
+    }
+
+
+async def test_twenty_concurrent_wrong_codes_each_count(bed: Bed) -> None:
+    await bed.messenger.verifications.update_settings(bed.workspace_id, max_checks=30)
+    started = await bed.start(bed.test)
+    wrong = _wrong(await bed.code_of(bed.test, started))
+    verification_id = started.json()["id"]
+
+    answers = await asyncio.gather(
+        *(bed.check(bed.test, verification_id, wrong) for _ in range(20))
+    )
+
+    assert sorted(a.json()["checks_remaining"] for a in answers) == list(range(10, 30))
+
+
+async def test_twenty_concurrent_starts_for_one_recipient_make_one_verification(
+    bed: Bed,
+) -> None:
+    answers = await asyncio.gather(*(bed.start(bed.test) for _ in range(20)))
+
+    created = [a for a in answers if a.status_code == 201]
+    assert len(created) == 1, [a.text for a in answers]
+    assert {(a.status_code, error_code(a)) for a in answers if a.status_code != 201} == {
+        (429, "VERIFICATION_RATE_LIMITED")
+    }
+    listed = await bed.get(bed.test, f"/v1/messages?to={TO}")
+    assert len(listed.json()["data"]) == 1  # one code went out
