@@ -21,6 +21,7 @@ AuditAction = Literal[
     "workspace.queue_ttl",
     "workspace.recipient_limit",
     "workspace.quiet_hours",
+    "workspace.verify_limits",
     "api_key.create",
     "api_key.revoke",
     "connection.add",

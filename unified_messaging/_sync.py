@@ -27,6 +27,7 @@ from ._connection_ops import CredentialField
 from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
+from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
 
@@ -70,6 +71,8 @@ class SyncMessenger:
         self._closed = False
         self.messenger = messenger if messenger is not None else self._run(_build())
         self._run(self.messenger.open())
+        #: D34's one-time codes, blocking (``messenger.verifications``' twin).
+        self.verifications = SyncVerifications(self.messenger.verifications, self._run)
 
     def __repr__(self) -> str:
         return f"SyncMessenger({self.messenger!r})"
@@ -131,6 +134,7 @@ class SyncMessenger:
     principal = _blocking(Messenger.principal)
     send = _blocking(Messenger.send)
     send_bulk = _blocking(Messenger.send_bulk)
+    send_code = _blocking(Messenger.send_code)
     current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
     get_message_json = _blocking(Messenger.get_message_json)

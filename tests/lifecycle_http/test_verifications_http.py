@@ -342,9 +342,7 @@ async def test_twenty_concurrent_checks_with_the_right_code_approve_exactly_once
     code = await bed.code_of(bed.test, started)
     verification_id = started.json()["id"]
 
-    answers = await asyncio.gather(
-        *(bed.check(bed.test, verification_id, code) for _ in range(20))
-    )
+    answers = await asyncio.gather(*(bed.check(bed.test, verification_id, code) for _ in range(20)))
 
     assert sorted(a.status_code for a in answers) == [200] + [409] * 19
     assert {error_code(a) for a in answers if a.status_code == 409} == {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .._types import TEMPLATE_KEY_PATTERN
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .._access.flood_guard import RecipientLimit
     from .._messenger import Messenger
     from .._schedule import QuietHours
+    from ..verifications import VerificationSettings
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
 
@@ -80,6 +82,7 @@ def add_workspaces(commands: Subparsers) -> None:
     _queue_ttl(update)
     _recipient_limit(update)
     _quiet_hours(update)
+    _verify_limits(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
@@ -118,10 +121,37 @@ def _quiet_hours(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _verify_limits(parser: argparse.ArgumentParser) -> None:
+    # D34's limits; each left out stays as it is (the defaults: 5, 5, 30, 10).
+    parser.add_argument(
+        "--verify-max-checks",
+        type=int,
+        metavar="N",
+        help="one-time codes: the N-th wrong code fails a verification (5)",
+    )
+    parser.add_argument(
+        "--verify-max-sends",
+        type=int,
+        metavar="N",
+        help="one-time codes: at most N sends per verification (5)",
+    )
+    parser.add_argument(
+        "--verify-cooldown",
+        type=int,
+        metavar="SECONDS",
+        help="one-time codes: no re-send within SECONDS of the last (30)",
+    )
+    parser.add_argument("--verify-hourly-limit", type=int, metavar="N",
+                        help="one-time codes: at most N verifications per recipient an hour "
+                        "(10)")  # fmt: skip
+
+
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
                      "recipient_limit": "recipient limit", "quiet_hours": "quiet hours",
-                     "created_at": "created"}  # fmt: skip
+                     "created_at": "created", "verify_max_checks": "verify: wrong codes",
+                     "verify_max_sends": "verify: sends", "verify_cooldown": "verify: cooldown (s)",
+                     "verify_hourly_limit": "verify: per recipient an hour"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
@@ -150,6 +180,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     new_limit = args.recipient_limit
     limit = parse_recipient_limit(new_limit) if new_limit is not None else None
     quiet = _quiet_setting(args)
+    verify = await _verify_settings(m, workspace.id, args)
     if args.queue_ttl is not None:
         workspace = await m.set_queue_ttl(workspace.id, args.queue_ttl)
     if new_limit is not None:
@@ -158,7 +189,42 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
     if args.quiet_hours is not None:
         workspace = await m.set_quiet_hours(workspace.id, quiet)
-    return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
+    if verify is not None:
+        await m.verifications.set_settings(workspace.id, verify)
+    report = {
+        **workspace_json(workspace),
+        **_verify_json(await m.verifications.settings(workspace.id)),
+    }
+    return fields_report(report, labels=_WORKSPACE_LABELS)
+
+
+async def _verify_settings(
+    m: Messenger, workspace_id: str, args: argparse.Namespace
+) -> VerificationSettings | None:
+    """The workspace's Verify limits with the options given, checked (a 400 naming the
+    setting) before anything changes; ``None`` when no option was given."""
+    from dataclasses import replace
+
+    changes = {
+        "max_checks": args.verify_max_checks,
+        "max_sends": args.verify_max_sends,
+        "resend_cooldown": None if args.verify_cooldown is None
+        else timedelta(seconds=args.verify_cooldown),
+        "hourly_limit": args.verify_hourly_limit,
+    }  # fmt: skip
+    given = {name: value for name, value in changes.items() if value is not None}
+    if not given:
+        return None
+    return replace(await m.verifications.settings(workspace_id), **given)
+
+
+def _verify_json(settings: VerificationSettings) -> JsonObject:
+    return {
+        "verify_max_checks": settings.max_checks,
+        "verify_max_sends": settings.max_sends,
+        "verify_cooldown": settings.resend_cooldown.total_seconds(),
+        "verify_hourly_limit": settings.hourly_limit,
+    }
 
 
 def _quiet_setting(args: argparse.Namespace) -> QuietHours | None:

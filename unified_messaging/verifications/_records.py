@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, TypeAlias
 
+from .._errors import RequestInvalid
 from .._types import Channel, ProviderCode
 
 __all__ = [
@@ -85,11 +86,12 @@ class VerificationSettings:
     hourly_limit: int = 10
 
     def __post_init__(self) -> None:
+        # RequestInvalid (400) naming the setting: the CLI and the library show it as is.
         if not 1 <= self.max_checks <= 100:
-            raise ValueError("max_checks must be 1-100")
+            raise RequestInvalid.for_field("max_checks", "must be 1-100")
         if not 1 <= self.max_sends <= 100:
-            raise ValueError("max_sends must be 1-100")
+            raise RequestInvalid.for_field("max_sends", "must be 1-100")
         if not timedelta(0) <= self.resend_cooldown <= timedelta(hours=1):
-            raise ValueError("resend_cooldown must be 0-3600 seconds")
+            raise RequestInvalid.for_field("resend_cooldown", "must be 0-3600 seconds")
         if not 1 <= self.hourly_limit <= 10_000:
-            raise ValueError("hourly_limit must be 1-10000")
+            raise RequestInvalid.for_field("hourly_limit", "must be 1-10000")

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol
 
+from .._audit_actions import audited, of_argument
 from .._errors import (
     ChannelNotSupported,
     MessagingError,
@@ -100,8 +101,8 @@ class Verifications:
         resend_cooldown: timedelta | None = None,
         hourly_limit: int | None = None,
     ) -> VerificationSettings:
-        """Change some of the workspace's Verify limits; ``ValueError`` for a value out of
-        range, ``ResourceNotFound`` for an unknown workspace."""
+        """Change some of the workspace's Verify limits (those given); ``RequestInvalid``
+        naming a value out of range, ``ResourceNotFound`` for an unknown workspace."""
         current = await self.settings(workspace_id)
         changes = {
             "max_checks": max_checks,
@@ -110,8 +111,16 @@ class Verifications:
             "hourly_limit": hourly_limit,
         }
         updated = replace(current, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
-        await self._store.put_verification_settings(workspace_id, updated)
-        return updated
+        return await self.set_settings(workspace_id, updated)
+
+    @audited("workspace.verify_limits", of_argument("workspace_id"))
+    async def set_settings(
+        self, workspace_id: str, settings: VerificationSettings
+    ) -> VerificationSettings:
+        """Replace the workspace's Verify limits (audited ``workspace.verify_limits``);
+        ``ResourceNotFound`` for an unknown workspace."""
+        await self._store.put_verification_settings(workspace_id, settings)
+        return settings
 
     # ------------------------------------------------------------------ the operations
 
