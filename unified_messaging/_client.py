@@ -48,6 +48,7 @@ from ._errors import (
     RateLimited,
     RecipientRateLimited,
     RequestInvalid,
+    VerificationRateLimited,
 )
 from ._models import BulkRequest, BulkResponse, SendRequest, SendResponse, StatusRecord, parse_model
 from ._retry_after import parse_retry_after
@@ -59,6 +60,7 @@ from ._suppressions import (
     SuppressionTarget,
 )
 from ._version import __version__
+from .verifications._client import AsyncVerificationsClient, VerificationsClient
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
 
@@ -135,7 +137,7 @@ def error_from_body(
     made: MessagingError
     if issubclass(cls, RequestInvalid):
         made = cls(message, _details(error.get("details")))
-    elif issubclass(cls, RateLimited | RecipientRateLimited):
+    elif issubclass(cls, RateLimited | RecipientRateLimited | VerificationRateLimited):
         made = cls(message, retry_after=_retry_after(headers) or 1.0)
     elif issubclass(cls, ProviderUnavailable | ChatUnreachable):
         made = cls(message, job_id=job_id)
@@ -314,6 +316,8 @@ class AsyncClient:
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
+        #: ``/v1/verifications`` (D34): ``await client.verifications.start({...})``.
+        self.verifications = AsyncVerificationsClient(self._bytes)
 
     def __repr__(self) -> str:
         return f"AsyncClient(base_url={str(self._http.base_url)!r})"  # never the key
@@ -395,6 +399,9 @@ class AsyncClient:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, await self._request(_Call("GET", "/v1/health")))
 
+    async def _bytes(self, method: str, path: str, body: object) -> bytes:
+        return (await self._request(_Call(method, path, json=body))).content
+
     async def _request(self, call: _Call) -> httpx.Response:
         async for attempt in AsyncRetrying(**self._retrying):
             with attempt:
@@ -433,6 +440,8 @@ class Client:
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
+        #: ``/v1/verifications`` (D34): ``client.verifications.start({...})``.
+        self.verifications = VerificationsClient(self._bytes)
 
     def __repr__(self) -> str:
         return f"Client(base_url={str(self._http.base_url)!r})"  # never the key
@@ -511,6 +520,9 @@ class Client:
     def health(self) -> Health:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, self._request(_Call("GET", "/v1/health")))
+
+    def _bytes(self, method: str, path: str, body: object) -> bytes:
+        return self._request(_Call(method, path, json=body)).content
 
     def _request(self, call: _Call) -> httpx.Response:
         for attempt in Retrying(**self._retrying):
