@@ -53,6 +53,7 @@ from .._suppressions import (
     SuppressionTarget,
 )
 from .._version import __version__
+from ..verifications._models import CheckArguments, CheckResponse, StartRequest, VerificationOut
 from ._auth import Answer
 from ._errors import _log as log_error
 from ._errors import error_body, json_bytes
@@ -143,6 +144,13 @@ def _specs(messenger: Messenger) -> list[_Spec]:
             removed = await messenger.remove_suppression(principal, arguments)
         return SuppressionOut.of(removed)
 
+    async def start_verification(principal: Principal, arguments: Arguments) -> Answer:
+        return await messenger.verifications.start(principal, arguments)
+
+    async def check_verification(principal: Principal, arguments: Arguments) -> Answer:
+        parsed = parse_model(CheckArguments, arguments)
+        return await messenger.verifications.check(principal, parsed.id, {"code": parsed.code})
+
     return [
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
@@ -154,6 +162,9 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         _Spec("add_suppression", SuppressionCreate, SuppressionOut, False, add_suppression, True),
         _Spec("remove_suppression", SuppressionTarget, SuppressionOut, False,
               remove_suppression, True),
+        _Spec("start_verification", StartRequest, VerificationOut, False, start_verification),
+        _Spec("check_verification", CheckArguments, CheckResponse, False, check_verification,
+              True),
     ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from ._records import Locale, VerificationStatus
 from ._texts import APP_HASH_PATTERN
 
 __all__ = [
+    "CheckArguments",
     "CheckRequest",
     "CheckResponse",
     "CodeSendOut",
@@ -54,6 +55,13 @@ class StartRequest(_Request):
 class CheckRequest(_Request):
     """Body of ``POST /v1/verifications/{id}/check``."""
 
+    code: Code
+
+
+class CheckArguments(_Request):
+    """Arguments of the MCP tool ``check_verification``: the id and the code."""
+
+    id: str = Field(min_length=1, max_length=64, examples=["ver_01HZX3W5V8J2K4M6N8P0Q2R4S6"])
     code: Code
 
 
