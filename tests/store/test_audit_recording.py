@@ -35,19 +35,23 @@ from unified_messaging._connection_ops import ConnectionOpsMixin
 from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
 from unified_messaging.store.base import Store
+from unified_messaging.verifications import Verifications
 from unified_messaging.webhooks._admin import WebhookAdminMixin
 from unified_messaging.webhooks._operations import WebhookOpsMixin
 
 #: Public admin methods that change nothing: reads.
 READS = {
     "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
-    "webhook_delivery_of", "webhook_deliveries_about",
+    "webhook_delivery_of", "webhook_deliveries_about", "settings", "get",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them).
 SENDS = {"redeliver_webhook", "send_test_webhook"}
+#: Public methods of the namespaces that are operations of their resource, not settings
+#: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
+OPERATIONS = {"start", "check", "cancel"}
 #: Public admin methods that change state through another audited method, and which.
-DELEGATES = {"rotate_credentials": "rotate_vault"}
+DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
 
 
 @pytest.fixture
@@ -76,7 +80,7 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Verifications):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -92,6 +96,7 @@ def changing_methods() -> list[str]:
         and name not in READS
         and name not in DELEGATES
         and name not in SENDS
+        and name not in OPERATIONS
     )
 
 
@@ -118,6 +123,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_queue_ttl(ws.id, timedelta(minutes=5))
     await m.set_recipient_limit(ws.id, "5/1h")
     await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
+    await m.verifications.update_settings(ws.id, max_checks=3)
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
     netgsm = await m.add_connection(
@@ -158,6 +164,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.queue_ttl", ws.id, ws.id),
         ("workspace.recipient_limit", ws.id, ws.id),
         ("workspace.quiet_hours", ws.id, ws.id),
+        ("workspace.verify_limits", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),

@@ -32,14 +32,11 @@ class StartRequest(_Request):
         default="sms", description="How the code goes. Only sms for now (bizchat, chatbot: 422)."
     )
     locale: Locale = Field(default="tr", description="The default text's language.")
-    code_length: int = Field(
-        default=6, ge=4, le=10, strict=True, description="Digits in the code (4-10)."
-    )
+    code_length: int = Field(default=6, ge=4, le=10, description="Digits in the code (4-10).")
     ttl: int = Field(
         default=600,
         ge=1,
         le=3600,
-        strict=True,
         description="Seconds until the code expires (at most 3600).",
     )
     template: TemplateKey | None = Field(
