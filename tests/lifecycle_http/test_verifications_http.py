@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
 from _sql_apps import BACKENDS
-from _support import error_code
+from _support import bearer, error_code
 from _verify_bed import TO, Bed, verify_bed
+
+from unified_messaging import parse_quiet_hours
 
 
 @pytest.fixture(params=BACKENDS)
@@ -375,3 +377,42 @@ async def test_twenty_concurrent_starts_for_one_recipient_make_one_verification(
     }
     listed = await bed.get(bed.test, f"/v1/messages?to={TO}")
     assert len(listed.json()["data"]) == 1  # one code went out
+
+
+# ------------------------------------------------------------------------ the send path
+
+
+async def test_quiet_hours_hold_a_message_but_not_a_code(bed: Bed) -> None:
+    now = bed.clock.now().astimezone(UTC)
+    window = f"{(now - timedelta(hours=1)):%H:%M}-{(now + timedelta(hours=1)):%H:%M}"
+    await bed.messenger.set_quiet_hours(
+        bed.workspace_id, parse_quiet_hours(window, zone="UTC", scope="all")
+    )
+    held = await bed.http.post(
+        "/v1/messages", json={"to": TO, "body": "Merhaba"}, headers=bearer(bed.test)
+    )
+
+    started = await bed.start(bed.test)
+
+    assert held.json()["status"] == "queued"  # quiet hours hold an ordinary message
+    assert started.status_code == 201, started.text
+    assert started.json()["sends"][0]["status"] == "sent"
+    assert await bed.code_of(bed.test, started)
+
+
+async def test_a_suppressed_recipient_gets_no_code_and_no_pending_verification(bed: Bed) -> None:
+    added = await bed.http.post(
+        "/v1/suppressions", json={"channel": "sms", "recipient": TO}, headers=bearer(bed.test)
+    )
+    assert added.status_code == 201
+
+    refused = await bed.start(bed.test)
+    await bed.http.request(
+        "DELETE", "/v1/suppressions", params={"channel": "sms", "recipient": TO},
+        headers=bearer(bed.test),
+    )  # fmt: skip
+    bed.clock.advance(timedelta(seconds=1))
+    after = await bed.start(bed.test)
+
+    assert (refused.status_code, error_code(refused)) == (422, "RECIPIENT_SUPPRESSED")
+    assert after.status_code == 201, after.text  # the refused one blocks nothing
