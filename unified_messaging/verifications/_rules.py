@@ -21,7 +21,7 @@ from typing import Final
 
 from .._errors import VerificationRateLimited
 from .._vault import Vault
-from ._records import Verification, VerificationSettings
+from ._records import CodeSend, Verification, VerificationSettings
 
 __all__ = [
     "CODE_LENGTHS",
@@ -36,6 +36,7 @@ __all__ = [
     "resend_refusal",
     "resent",
     "settled",
+    "with_send",
 ]
 
 CODE_LENGTHS: Final = range(4, 11)
@@ -93,10 +94,23 @@ def canceled(verification: Verification, now: datetime) -> Verification:
     return _changed(verification, now, status="canceled")
 
 
-def resent(verification: Verification, digest: str, now: datetime) -> Verification:
-    """The verification with a new code (its ``digest``): the previous code stops working.
-    The send itself is added by :func:`with_send`-style replace once it has its job."""
-    return _changed(verification, now, code_digest=digest)
+def resent(verification: Verification, digest: str, slot: CodeSend, now: datetime) -> Verification:
+    """The verification with a new code (its ``digest``) and the slot of its next send: the
+    previous code stops working, and the slot (taken before the send) is what a concurrent
+    re-send's cooldown counts from."""
+    return _changed(verification, now, code_digest=digest, sends=(*verification.sends, slot))
+
+
+def with_send(verification: Verification, send: CodeSend) -> Verification:
+    """The verification with the send slot taken for ``send`` (the last one still without a
+    ``job_id``) filled by the message that went out."""
+    slots = list(verification.sends)
+    empty = [i for i, slot in enumerate(slots) if not slot.job_id]
+    if empty:
+        slots[empty[-1]] = send
+    else:  # every slot filled meanwhile: the send is still one of its sends
+        slots.append(send)
+    return replace(verification, sends=tuple(slots), version=verification.version + 1)
 
 
 def resend_refusal(

@@ -40,7 +40,9 @@ from ._rules import (
     hourly_refusal,
     new_code,
     resend_refusal,
+    resent,
     settled,
+    with_send,
 )
 from ._texts import CODE_MASK, check_template, code_text
 
@@ -276,13 +278,8 @@ class Verifications:
         if refusal is not None:
             raise refusal
         code = new_code(pending.code_length)
-        again = replace(
-            pending,
-            code_digest=code_digest(self._vault, pending.id, code),
-            sends=(*pending.sends, CodeSend("", "sms", provider, now)),
-            updated_at=now,
-            version=pending.version + 1,
-        )
+        digest = code_digest(self._vault, pending.id, code)
+        again = resent(pending, digest, CodeSend("", "sms", provider, now), now)
         if not await self._store.replace_verification(again):
             raise VerificationRateLimited(
                 "A code was sent to this recipient moments ago; try again later.",
@@ -321,9 +318,7 @@ class Verifications:
             raise
         send = CodeSend(sent.job_id, "sms", sent.provider, sent.created_at)
         for _ in range(_CAS_ROUNDS):
-            slots = list(verification.sends)
-            slots[-1] = send
-            filled = replace(verification, sends=tuple(slots), version=verification.version + 1)
+            filled = with_send(verification, send)
             if await self._store.replace_verification(filled):
                 return await self._out(filled)
             verification = await self._get(auth, verification.id)  # a check came between
