@@ -101,6 +101,7 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, Store, WorkItem
 from .store.memory import MemoryStore
+from .verifications._events import WORK_EXPIRY
 from .verifications._service import Verifications
 from .webhooks._admin import WebhookAdminMixin
 from .webhooks._operations import WebhookOpsMixin
@@ -968,7 +969,11 @@ class Messenger(
         """A :class:`Worker` running this messenger's background work (reports, time-outs,
         fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
         ``concurrency``, ``idle_interval``, ``gather_interval``, ``batch_handlers``."""
-        handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
+        handlers = {
+            **self._lifecycle.handlers(),
+            WORK_WEBHOOK: self._webhooks.handle,
+            WORK_EXPIRY: self.verifications.handle_expiry,
+        }
         options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
         return Worker(self._store, self._clock, handlers, **options)
 

@@ -19,6 +19,7 @@ from _support import LOOPBACK, Receiver, bearer, running_servers, start_receiver
 from fakes.verimor import FakeVerimor
 
 from unified_messaging import ManualClock, Messenger, Vault
+from unified_messaging.webhooks import verify
 
 __all__ = ["CODE", "TO", "Bed", "verify_bed"]
 
@@ -38,6 +39,19 @@ class Bed:
     live: str
     test: str
     other: str  # a test key of another workspace
+    webhook_secret: str
+
+    def events(self, event_type: str) -> list[dict[str, Any]]:
+        """The ``event_type`` events the receiver got, each verified with its secret."""
+        found = []
+        for delivery in self.receiver.deliveries:
+            # Signed at the worker's (manual) time: verified as of then.
+            event = verify(
+                delivery.body, delivery.headers, self.webhook_secret, now=self.clock.now()
+            )
+            if event["type"] == event_type:
+                found.append(event)
+        return found
 
     async def start(self, key: str, **payload: object) -> httpx.Response:
         body = {"to": TO, **payload}
@@ -94,7 +108,7 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                     base_url=verimor_url,
                 )
                 receiver = await start_receiver(servers)
-                await messenger.create_webhook_endpoint(workspace.id, receiver.url)
+                endpoint = await messenger.create_webhook_endpoint(workspace.id, receiver.url)
                 other = await messenger.create_workspace("someone else")
                 await messenger.add_connection(
                     other.id, "sms_c", credentials={"username": "1", "password": "2"},
@@ -114,6 +128,7 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                         live=(await messenger.create_api_key(workspace.id, livemode=True)).secret,
                         test=(await messenger.create_api_key(workspace.id, livemode=False)).secret,
                         other=(await messenger.create_api_key(other.id, livemode=False)).secret,
+                        webhook_secret=endpoint.secret,
                     )
         finally:
             await messenger.aclose()

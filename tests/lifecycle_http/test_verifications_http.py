@@ -416,3 +416,51 @@ async def test_a_suppressed_recipient_gets_no_code_and_no_pending_verification(b
 
     assert (refused.status_code, error_code(refused)) == (422, "RECIPIENT_SUPPRESSED")
     assert after.status_code == 201, after.text  # the refused one blocks nothing
+
+
+# ------------------------------------------------------------------------ webhook events
+
+
+async def test_an_approved_verification_is_a_signed_webhook_event_without_its_code(
+    bed: Bed,
+) -> None:
+    started = await bed.start(bed.live)
+    code = bed.live_code()
+    await bed.check(bed.live, started.json()["id"], code)
+
+    await bed.deliver_events()
+
+    [event] = bed.events("verification.approved")
+    assert event["data"]["id"] == started.json()["id"]
+    assert (event["data"]["status"], event["data"]["livemode"]) == ("approved", True)
+    assert all(code.encode() not in d.body for d in bed.receiver.deliveries)
+
+
+async def test_the_last_wrong_code_is_a_verification_failed_event(bed: Bed) -> None:
+    started = await bed.start(bed.test)
+    wrong = _wrong(await bed.code_of(bed.test, started))
+    for _ in range(5):
+        await bed.check(bed.test, started.json()["id"], wrong)
+
+    await bed.deliver_events()
+
+    [event] = bed.events("verification.failed")
+    assert (event["data"]["id"], event["data"]["status"]) == (started.json()["id"], "failed")
+    assert bed.events("verification.approved") == []
+
+
+async def test_a_verification_left_pending_is_a_verification_expired_event_at_its_time(
+    bed: Bed,
+) -> None:
+    started = await bed.start(bed.test, ttl=120)
+    bed.clock.advance(timedelta(seconds=119))
+    await bed.deliver_events()
+    assert bed.events("verification.expired") == []
+
+    bed.clock.advance(timedelta(seconds=1))
+    await bed.deliver_events()
+
+    [event] = bed.events("verification.expired")
+    assert (event["data"]["id"], event["data"]["status"]) == (started.json()["id"], "expired")
+    found = await bed.get(bed.test, f"/v1/verifications/{started.json()['id']}")
+    assert found.json()["status"] == "expired"

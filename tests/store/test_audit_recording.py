@@ -49,7 +49,7 @@ READS = {
 SENDS = {"redeliver_webhook", "send_test_webhook"}
 #: Public methods of the namespaces that are operations of their resource, not settings
 #: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
-OPERATIONS = {"start", "check", "cancel"}
+OPERATIONS = {"start", "check", "cancel", "handle_expiry"}
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
 

@@ -30,6 +30,7 @@ from .._models import SendResponse, parse_model
 from .._recipients import normalize_turkish_mobile
 from .._text import storable
 from .._types import SMS_PROVIDERS, ProviderCode
+from ._events import EVENT_OF, event_item, expiry_item
 from ._models import CheckRequest, CheckResponse, CodeSendOut, StartRequest, VerificationOut
 from ._records import CodeSend, Verification, VerificationSettings
 from ._rules import (
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from .._clock import Clock
     from .._domain import Template
     from .._vault import Vault
-    from ..store.base import Store
+    from ..store.base import Store, WorkItem
 
 __all__ = ["CodeMessages", "Verifications"]
 
@@ -177,6 +178,9 @@ class Verifications:
                 "A code was sent to this recipient moments ago; try again later.",
                 retry_after=max(1.0, settings.resend_cooldown.total_seconds()),
             )
+        if await self._has_endpoints(auth.workspace_id):
+            # verification.expired needs a clock: the worker looks at its expires_at.
+            await self._store.enqueue_work_many([expiry_item(verification, now)])
         return await self._send(auth, verification, code, req, provider, template, first=True)
 
     async def check(
@@ -194,11 +198,11 @@ class Verifications:
             now = self._clock.now()
             current = settled(stored, now)
             if current.status != "pending":
-                if current is stored or await self._store.replace_verification(current):
+                if current is stored or await self._change(stored, current):
                     return _check_answer(current)
                 continue
             checked = after_check(current, code_matches(self._vault, current, req.code), now)
-            if await self._store.replace_verification(checked):
+            if await self._change(current, checked):
                 return _check_answer(checked)
         raise StorageUnavailable("The verification kept changing; try again.")
 
@@ -206,7 +210,7 @@ class Verifications:
         """One verification (``GET /v1/verifications/{id}``); 404 for another's."""
         stored = await self._get(auth, verification_id)
         current = settled(stored, self._clock.now())
-        if current is not stored and not await self._store.replace_verification(current):
+        if current is not stored and not await self._change(stored, current):
             current = await self._get(auth, verification_id)
         return await self._out(current)
 
@@ -217,7 +221,7 @@ class Verifications:
             stored = await self._get(auth, verification_id)
             now = self._clock.now()
             current = canceled(settled(stored, now), now)
-            if current is stored or await self._store.replace_verification(current):
+            if current is stored or await self._change(stored, current):
                 return await self._out(current)
         raise StorageUnavailable("The verification kept changing; try again.")
 
@@ -242,7 +246,7 @@ class Verifications:
             current = settled(found, now)
             if current is found:
                 return found
-            if await self._store.replace_verification(current):
+            if await self._change(found, current):
                 return None
         raise StorageUnavailable("The verification kept changing; try again.")
 
@@ -322,6 +326,45 @@ class Verifications:
             if await self._store.replace_verification(filled):
                 return await self._out(filled)
             verification = await self._get(auth, verification.id)  # a check came between
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def _change(self, stored: Verification, changed: Verification) -> bool:
+        """Store ``changed`` over ``stored`` (compare-and-set); when it ended the
+        verification (approved, failed, expired), queue its webhook event."""
+        if not await self._store.replace_verification(changed):
+            return False
+        if changed.status != stored.status and changed.status in EVENT_OF:
+            await self._announce(changed)
+        return True
+
+    async def _announce(self, verification: Verification) -> None:
+        # After the change's own write: a process that dies between the two loses the event
+        # (a message's events are written with their change; a verification's are not yet).
+        if not await self._has_endpoints(verification.workspace_id):
+            return
+        data = (await self._out(verification)).to_dict()
+        item = event_item(verification, data, self._clock.now())
+        if item is not None:
+            await self._store.enqueue_work_many([item])
+
+    async def _has_endpoints(self, workspace_id: str) -> bool:
+        return bool(await self._store.list_webhook_endpoints(workspace_id))
+
+    async def handle_expiry(self, item: WorkItem) -> datetime | None:
+        """The worker's handler of a verification's expiry item (``verification.expired``):
+        a verification still pending at its ``expires_at`` ends ``expired``."""
+        workspace_id = str(item.payload["workspace_id"])
+        livemode = bool(item.payload["livemode"])
+        for _ in range(_CAS_ROUNDS):
+            found = await self._store.get_verification(workspace_id, livemode, item.ref)
+            if found is None:
+                return None
+            current = settled(found, self._clock.now())
+            if current is found:
+                # Not pending, or not yet due (a clock behind the item's): look again then.
+                return found.expires_at if found.status == "pending" else None
+            if await self._change(found, current):
+                return None
         raise StorageUnavailable("The verification kept changing; try again.")
 
     async def _give_up(self, auth: Principal, verification: Verification) -> None:
