@@ -276,6 +276,9 @@ def test_every_curl_example_gets_its_documented_answer(server: DemoServer) -> No
             ):
                 wrong.append(f"{step.line}\n  documented {step.status} {step.code or ''}, got "
                              f"{got}: {response.text[:300]}")  # fmt: skip
+            started = request.method == "POST" and request.url.endswith("/v1/verifications")
+            if started and response.status_code == 201 and "VER" not in variables:
+                variables["VER"] = response.json()["id"]
             is_send = request.method == "POST" and request.url.endswith("/v1/messages")
             if is_send and response.status_code == 201 and "JOB" not in variables:
                 sent = response.json()

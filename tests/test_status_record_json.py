@@ -76,6 +76,7 @@ _record = st.builds(
     encoding=st.none() | st.sampled_from(get_args(Encoding)),
     send_at=_optional_moment,
     iys_mode=st.none() | st.sampled_from(get_args(IysMode)),
+    masked_text=_optional_text,
 )
 
 

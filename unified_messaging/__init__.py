@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ._errors import (
         AlreadyExists,
         BodyTooLong,
+        ChannelNotSupported,
         ChatUnreachable,
         ConfigurationError,
         Conflict,
@@ -79,6 +80,9 @@ if TYPE_CHECKING:
         UnknownKeyId,
         Unprocessable,
         VaultError,
+        VerificationAlreadyApproved,
+        VerificationNotFound,
+        VerificationRateLimited,
     )
     from ._lifecycle.runtime import IngestResult
     from ._lifecycle.worker import Worker
@@ -145,6 +149,7 @@ __all__ = [
     "BulkResponse",
     "BulkResult",
     "Channel",
+    "ChannelNotSupported",
     "ChatUnreachable",
     "Client",
     "Clock",
@@ -238,6 +243,9 @@ __all__ = [
     "Vault",
     "VaultError",
     "VaultRotation",
+    "VerificationAlreadyApproved",
+    "VerificationNotFound",
+    "VerificationRateLimited",
     "Worker",
     "Workspace",
     "__version__",
@@ -310,6 +318,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "UnknownKeyId",
         "Unprocessable",
         "VaultError",
+        "ChannelNotSupported",
+        "VerificationAlreadyApproved",
+        "VerificationNotFound",
+        "VerificationRateLimited",
     ),
     "_routing.breaker": ("BreakerHealth",),
     "_search": ("MessagePage", "MessageSearch"),

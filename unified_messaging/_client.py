@@ -51,6 +51,7 @@ from ._errors import (
     RateLimited,
     RecipientRateLimited,
     RequestInvalid,
+    VerificationRateLimited,
 )
 from ._models import BulkRequest, BulkResponse, SendRequest, SendResponse, StatusRecord, parse_model
 from ._retry_after import parse_retry_after
@@ -63,6 +64,7 @@ from ._suppressions import (
 )
 from ._version import __version__
 from .consents.client import AsyncConsentsClient, ConsentsClient
+from .verifications._client import AsyncVerificationsClient, VerificationsClient
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
 
@@ -140,7 +142,7 @@ def error_from_body(
     made: MessagingError
     if issubclass(cls, RequestInvalid):
         made = cls(message, _details(error.get("details")))
-    elif issubclass(cls, RateLimited | RecipientRateLimited):
+    elif issubclass(cls, RateLimited | RecipientRateLimited | VerificationRateLimited):
         made = cls(message, retry_after=_retry_after(headers) or 1.0)
     elif issubclass(cls, ProviderUnavailable | ChatUnreachable):
         made = cls(message, job_id=job_id)
@@ -343,6 +345,8 @@ class AsyncClient:
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
         #: ``/v1/consents`` (D33): ``await client.consents.create(...)``.
         self.consents = AsyncConsentsClient(self._consent_request)
+        #: ``/v1/verifications`` (D34): ``await client.verifications.start({...})``.
+        self.verifications = AsyncVerificationsClient(self._bytes)
 
     def __repr__(self) -> str:
         return f"AsyncClient(base_url={str(self._http.base_url)!r})"  # never the key
@@ -430,6 +434,9 @@ class AsyncClient:
     ) -> httpx.Response:
         return await self._request(_Call(method, path, json=body, params=params))
 
+    async def _bytes(self, method: str, path: str, body: object) -> bytes:
+        return (await self._request(_Call(method, path, json=body))).content
+
     async def _request(self, call: _Call) -> httpx.Response:
         async for attempt in AsyncRetrying(**self._retrying):
             with attempt:
@@ -472,6 +479,8 @@ class Client:
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
         #: ``/v1/consents`` (D33): ``client.consents.create(...)``.
         self.consents = ConsentsClient(self._consent_request)
+        #: ``/v1/verifications`` (D34): ``client.verifications.start({...})``.
+        self.verifications = VerificationsClient(self._bytes)
 
     def __repr__(self) -> str:
         return f"Client(base_url={str(self._http.base_url)!r})"  # never the key
@@ -556,6 +565,9 @@ class Client:
         self, method: str, path: str, body: object, params: Mapping[str, str]
     ) -> httpx.Response:
         return self._request(_Call(method, path, json=body, params=params))
+
+    def _bytes(self, method: str, path: str, body: object) -> bytes:
+        return self._request(_Call(method, path, json=body)).content
 
     def _request(self, call: _Call) -> httpx.Response:
         for attempt in Retrying(**self._retrying):

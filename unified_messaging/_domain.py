@@ -229,3 +229,6 @@ class MessageRecord:
     #: ``recipient_type``, else its primary connection's. ``None``: stored before D33 (each
     #: hop then sends with its connection's mode).
     iys_mode: IysMode | None = None
+    #: D34: a code message's text with its code masked (``******``): what live mode shows in
+    #: the status record and webhooks. ``None``: not a code message (shown as sent).
+    masked_text: str | None = field(default=None, repr=False)

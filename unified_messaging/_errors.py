@@ -12,11 +12,13 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── ProviderNotConnected            PROVIDER_NOT_CONNECTED
     │   ├── MessageNotFound                 MESSAGE_NOT_FOUND
     │   ├── TemplateNotFound                TEMPLATE_NOT_FOUND
+    │   ├── VerificationNotFound            VERIFICATION_NOT_FOUND (D34; also another's)
     │   └── ResourceNotFound                NOT_FOUND (admin: workspace, key, connection …)
     ├── Conflict                        409
     │   ├── IdempotencyConflict             IDEMPOTENCY_CONFLICT
     │   ├── IdempotencyInProgress           IDEMPOTENCY_IN_PROGRESS
     │   ├── MessageNotCancelable            MESSAGE_NOT_CANCELABLE (a provider has it already)
+    │   ├── VerificationAlreadyApproved     VERIFICATION_ALREADY_APPROVED (D34: approved once)
     │   └── AlreadyExists                   ALREADY_EXISTS (admin)
     ├── PayloadTooLarge                 413 PAYLOAD_TOO_LARGE
     ├── Unprocessable                   422
@@ -29,11 +31,13 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── BodyTooLong                     BODY_TOO_LONG
     │   ├── SendAtOutOfRange                SEND_AT_OUT_OF_RANGE (past, or over 30 days ahead)
     │   ├── RecipientSuppressed             RECIPIENT_SUPPRESSED (on the suppression list)
+    │   ├── ChannelNotSupported             CHANNEL_NOT_SUPPORTED (D34: codes go by SMS for now)
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
     │   ├── QuotaExceeded                   QUOTA_EXCEEDED
-    │   └── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
+    │   ├── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
+    │   └── VerificationRateLimited         VERIFICATION_RATE_LIMITED (D34; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── ProviderOutcomeUnknown          502 PROVIDER_OUTCOME_UNKNOWN (a record's code, not raised
     │                                       by a send: the provider may have taken it)
@@ -62,6 +66,7 @@ from typing import ClassVar, Final, Protocol
 __all__ = [
     "AlreadyExists",
     "BodyTooLong",
+    "ChannelNotSupported",
     "ChatUnreachable",
     "ConfigurationError",
     "Conflict",
@@ -101,6 +106,9 @@ __all__ = [
     "UnknownKeyId",
     "Unprocessable",
     "VaultError",
+    "VerificationAlreadyApproved",
+    "VerificationNotFound",
+    "VerificationRateLimited",
 ]
 
 
@@ -216,6 +224,11 @@ class TemplateNotFound(NotFound):
     default_message = "No template with this key."
 
 
+class VerificationNotFound(NotFound):
+    code = "VERIFICATION_NOT_FOUND"
+    default_message = "No such verification."
+
+
 class ResourceNotFound(NotFound):
     """An admin object (workspace, API key, connection) that does not exist."""
 
@@ -243,6 +256,13 @@ class MessageNotCancelable(Conflict):
 
     code = "MESSAGE_NOT_CANCELABLE"
     default_message = "The message was already handed to a provider; it cannot be canceled."
+
+
+class VerificationAlreadyApproved(Conflict):
+    """D34: a code approves its verification once; a second check (a replay) is refused."""
+
+    code = "VERIFICATION_ALREADY_APPROVED"
+    default_message = "This verification was already approved; start a new one."
 
 
 class AlreadyExists(Conflict):
@@ -333,6 +353,11 @@ class RecipientSuppressed(Unprocessable):
     default_message = "The recipient is on the workspace's suppression list."
 
 
+class ChannelNotSupported(Unprocessable):
+    code = "CHANNEL_NOT_SUPPORTED"
+    default_message = "Verification codes go by SMS only for now."
+
+
 class InvalidCredentials(Unprocessable):
     """Provider credentials that do not match the provider's schema (names what is missing)."""
 
@@ -381,6 +406,19 @@ class RecipientRateLimited(TooManyRequests):
         super().__init__(message)
         self.retry_after = retry_after
         self.refusals: tuple[RecipientOverLimit, ...] = tuple(refusals)
+
+
+class VerificationRateLimited(TooManyRequests):
+    """D34: a re-send inside the cooldown, past the re-send limit, or past the recipient's
+    hourly limit of verifications. Nothing was sent. ``retry_after``: seconds until a
+    request could pass (``None``: not within this verification; start a new one later)."""
+
+    code = "VERIFICATION_RATE_LIMITED"
+    default_message = "Too many verification codes for this recipient; try again later."
+
+    def __init__(self, message: str | None = None, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class RecipientOverLimit(Protocol):

@@ -105,6 +105,8 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import ConnectionStats, IdempotencyClaim, ProviderRef, Store, WorkItem
 from .store.memory import MemoryStore
+from .verifications._events import WORK_EXPIRY
+from .verifications._service import Verifications
 from .webhooks._admin import WebhookAdminMixin
 from .webhooks._operations import WebhookOpsMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
@@ -272,6 +274,8 @@ class Messenger(
             max_wait=pace_wait,
             sleep=pace_sleep,
         )
+        #: D34: one-time codes (``/v1/verifications``), sent through :meth:`send_code`.
+        self.verifications = Verifications(self._store, self._clock, self._vault, self)
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
         self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
         #: İYS consents (D33): ``messenger.consents.create/list/get/set_policy``.
@@ -372,6 +376,23 @@ class Messenger(
         ``idempotency``: the ``Idempotency-Key`` this request holds (from
         :class:`IdempotencyKeys`); it is bound to the new job in the write-ahead transaction.
         """
+        return await self._send(auth, request, idempotency)
+
+    @send_span
+    async def send_code(
+        self, auth: Principal, request: SendInput, *, masked_text: str
+    ) -> SendResponse:
+        """Send a one-time code's message (D34, for ``verifications``): :meth:`send`, with
+        ``masked_text`` (the text with its code masked) kept for live mode to show."""
+        return await self._send(auth, request, None, masked_text)
+
+    async def _send(
+        self,
+        auth: Principal,
+        request: SendInput,
+        idempotency: IdempotencyClaim | None,
+        masked_text: str | None = None,
+    ) -> SendResponse:
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
@@ -385,6 +406,8 @@ class Messenger(
         record, job = self._new_record(
             auth, plan, new_id("msg"), to, text, provider_template, req.ignore_quiet_hours
         )
+        if masked_text is not None:
+            record = replace(record, masked_text=masked_text)
         if when is not None:
             record = _scheduled(record, plan, when)
         with counting_refusals(self._metrics):
@@ -966,7 +989,11 @@ class Messenger(
         """A :class:`Worker` running this messenger's background work (reports, time-outs,
         fallback, webhooks). ``options``: ``worker_id``, ``lease``, ``batch``,
         ``concurrency``, ``idle_interval``, ``gather_interval``, ``batch_handlers``."""
-        handlers = {**self._lifecycle.handlers(), WORK_WEBHOOK: self._webhooks.handle}
+        handlers = {
+            **self._lifecycle.handlers(),
+            WORK_WEBHOOK: self._webhooks.handle,
+            WORK_EXPIRY: self.verifications.handle_expiry,
+        }
         options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
         return Worker(self._store, self._clock, handlers, **options)
 

@@ -439,6 +439,13 @@ class StatusRecord(_Response):
     recipient_type: RecipientType | None = Field(
         default=None, description="A commercial message's recipient: BIREYSEL or TACIR (D33)."
     )
+    body: str | None = Field(
+        default=None,  # added later (D34); null for a record built without it
+        description=(
+            "The message's text. A one-time code (D34) reads as ****** in live mode; test "
+            "mode shows it."
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- parsing

@@ -10,7 +10,14 @@ from ._message_class import class_of
 from ._models import AttemptOut, BulkResult, DlrOut, ErrorObject, SendResponse, StatusRecord
 from ._types import Category, RecipientType, SubmitStatus
 
-__all__ = ["bulk_result", "send_response", "status_record", "status_record_json", "submit_status"]
+__all__ = [
+    "bulk_result",
+    "send_response",
+    "shown_text",
+    "status_record",
+    "status_record_json",
+    "submit_status",
+]
 
 
 def _error(error: ErrorInfo | None) -> ErrorObject | None:
@@ -108,6 +115,7 @@ def status_record(record: MessageRecord) -> StatusRecord:
         send_at=record.send_at,
         category=_class(record)[0],
         recipient_type=_class(record)[1],
+        body=shown_text(record),
     )
 
 
@@ -153,8 +161,17 @@ def status_record_json(record: MessageRecord) -> bytes:
             "send_at": record.send_at,
             "category": category,
             "recipient_type": recipient_type,
+            "body": shown_text(record),
         }
     )
+
+
+def shown_text(record: MessageRecord) -> str:
+    """A message's text wherever it is shown (status record, webhooks, dashboard): as sent,
+    except a live one-time code's (D34), whose code is masked (``******``)."""
+    if record.livemode and record.masked_text is not None:
+        return record.masked_text
+    return record.text
 
 
 def _class(record: MessageRecord) -> tuple[Category | None, RecipientType | None]:

@@ -28,6 +28,7 @@ from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
 from .consents.sync import SyncConsents
+from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
 
@@ -73,6 +74,8 @@ class SyncMessenger:
         self._run(self.messenger.open())
         #: İYS consents (D33), blocking: ``sync_messenger.consents.create(...)``.
         self.consents = SyncConsents(self.messenger.consents, self._run)
+        #: D34's one-time codes, blocking (``messenger.verifications``' twin).
+        self.verifications = SyncVerifications(self.messenger.verifications, self._run)
 
     def __repr__(self) -> str:
         return f"SyncMessenger({self.messenger!r})"
@@ -134,6 +137,7 @@ class SyncMessenger:
     principal = _blocking(Messenger.principal)
     send = _blocking(Messenger.send)
     send_bulk = _blocking(Messenger.send_bulk)
+    send_code = _blocking(Messenger.send_code)
     current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
     get_message_json = _blocking(Messenger.get_message_json)

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -40,7 +42,9 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ._errors import DecryptionFailed, MasterKeyError, UnknownKeyId, VaultError
 
@@ -202,16 +206,20 @@ class Vault:
     retained, and ``repr`` shows key ids only.
     """
 
-    __slots__ = ("_active_kid", "_ciphers", "_source")
+    __slots__ = ("_active_kid", "_ciphers", "_mac_keys", "_source")
 
     _active_kid: str
     _ciphers: dict[str, AESGCM]
+    #: Per key id, a key for keyed digests (D34's codes), derived with HKDF: the master key
+    #: itself never keys an HMAC, and a digest never reveals anything about the AES key.
+    _mac_keys: dict[str, bytes]
     _source: str
 
     def __init__(self, keys: Iterable[tuple[str, bytes]], *, source: str = "Vault(keys)") -> None:
         """``keys``: (kid, 32-byte key) pairs; the first pair is the active key. ``source``
         says where they came from, for errors (``UM_MASTER_KEYS``, a key file)."""
         ciphers: dict[str, AESGCM] = {}
+        mac_keys: dict[str, bytes] = {}
         seen: dict[bytes, str] = {}
         for kid, key in keys:
             if not isinstance(kid, str) or not _KID_RE.fullmatch(kid):
@@ -226,9 +234,11 @@ class Vault:
                 raise VaultError(f"Key ids {seen[key]!r} and {kid!r} hold the same key.")
             seen[key] = kid
             ciphers[kid] = AESGCM(key)
+            mac_keys[kid] = _derive_mac_key(key)
         if not ciphers:
             raise VaultError("A vault needs at least one master key.")
         self._ciphers = ciphers
+        self._mac_keys = mac_keys
         self._active_kid = next(iter(ciphers))
         self._source = source
 
@@ -499,6 +509,37 @@ class Vault:
         plaintext = self.decrypt(token, workspace_id=workspace_id, connection_id=connection_id)
         return self.encrypt(plaintext, workspace_id=workspace_id, connection_id=connection_id)
 
+    # -- keyed digests --------------------------------------------------------------------
+
+    def keyed_digest(self, message: bytes, *, purpose: str) -> str:
+        """``<key id>.<base64url HMAC-SHA256>`` of ``message`` under the active key's MAC key,
+        bound to ``purpose``: a one-way record of a secret (D34's codes) that only a holder
+        of the master keys can test a guess against."""
+        kid = self._active_kid
+        return f"{kid}.{_b64e(_mac(self._mac_keys[kid], purpose, message))}"
+
+    def digest_matches(self, message: bytes, digest: str, *, purpose: str) -> bool:
+        """Is ``digest`` (from :meth:`keyed_digest`, under any key id still held) the digest of
+        ``message``? Compared in constant time; an unknown key id or a malformed digest is
+        ``False``."""
+        kid, _, encoded = digest.partition(".")
+        key = self._mac_keys.get(kid)
+        expected = _b64d_token_part(encoded)
+        if key is None or expected is None:
+            return False
+        return hmac.compare_digest(_mac(key, purpose, message), expected)
+
+
+def _derive_mac_key(key: bytes) -> bytes:
+    return HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=b"unified-messaging/mac/v1"
+    ).derive(key)
+
+
+def _mac(key: bytes, purpose: str, message: bytes) -> bytes:
+    # The purpose is length-prefixed, so no (purpose, message) pair can pose as another.
+    return hmac.new(key, _length_prefixed(purpose) + message, hashlib.sha256).digest()
+
 
 class KeylessVault(Vault):
     """A vault with no master key, for a host whose process may never need one (a Django
@@ -523,4 +564,10 @@ class KeylessVault(Vault):
         raise _keys_missing(self._store_name)
 
     def needs_rotation(self, token: str) -> bool:
+        raise _keys_missing(self._store_name)
+
+    def keyed_digest(self, message: bytes, *, purpose: str) -> str:
+        raise _keys_missing(self._store_name)
+
+    def digest_matches(self, message: bytes, digest: str, *, purpose: str) -> bool:
         raise _keys_missing(self._store_name)

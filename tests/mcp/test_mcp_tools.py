@@ -20,10 +20,10 @@ NO_REPORT = "+905550000008"  # the simulator never reports on it (DESIGN §6, 08
 TOOLS = [
     "send_message", "send_bulk", "get_message", "cancel_message", "list_providers",
     "list_templates", "list_suppressions", "add_suppression", "remove_suppression",
-    "create_consent", "list_consents", "get_consent",
+    "create_consent", "list_consents", "get_consent", "start_verification", "check_verification",
 ]  # fmt: skip
 WRITES = ("send_message", "send_bulk", "cancel_message", "add_suppression", "remove_suppression",
-          "create_consent")  # fmt: skip
+          "create_consent", "start_verification", "check_verification")  # fmt: skip
 
 
 async def _tools(mcp: Harness) -> dict[str, Tool]:

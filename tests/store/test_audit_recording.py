@@ -36,20 +36,24 @@ from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
 from unified_messaging.consents import Consents
 from unified_messaging.store.base import Store
+from unified_messaging.verifications import Verifications
 from unified_messaging.webhooks._admin import WebhookAdminMixin
 from unified_messaging.webhooks._operations import WebhookOpsMixin
 
 #: Public admin methods that change nothing: reads.
 READS = {
     "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
-    "webhook_delivery_of", "webhook_deliveries_about", "get", "list",
+    "webhook_delivery_of", "webhook_deliveries_about", "settings", "get", "list",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
 #: provider's push is taken (an opt-out that arrives by itself is not an admin change).
 SENDS = {"redeliver_webhook", "send_test_webhook", "simulate_inbound"}
+#: Public methods of the namespaces that are operations of their resource, not settings
+#: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
+OPERATIONS = {"start", "check", "cancel", "handle_expiry"}
 #: Public admin methods that change state through another audited method, and which.
-DELEGATES = {"rotate_credentials": "rotate_vault"}
+DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
 
 
 @pytest.fixture
@@ -78,7 +82,7 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin, Consents):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -94,6 +98,7 @@ def changing_methods() -> list[str]:
         and name not in READS
         and name not in DELEGATES
         and name not in SENDS
+        and name not in OPERATIONS
     )
 
 
@@ -121,6 +126,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_recipient_limit(ws.id, "5/1h")
     await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
+    await m.verifications.update_settings(ws.id, max_checks=3)
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
     netgsm = await m.add_connection(
@@ -165,6 +171,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.recipient_limit", ws.id, ws.id),
         ("workspace.quiet_hours", ws.id, ws.id),
         ("workspace.consent_policy", ws.id, ws.id),
+        ("workspace.verify_limits", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),

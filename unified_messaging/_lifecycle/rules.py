@@ -75,6 +75,10 @@ EventType = Literal[
     "message.unknown",
     "message.fallback",
     "message.inbound",
+    # D34: a verification's end (``data`` is the verification, never its code).
+    "verification.approved",
+    "verification.failed",
+    "verification.expired",
 ]
 #: The same names as a tuple, in that order (the type is the one list of them).
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)

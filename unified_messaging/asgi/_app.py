@@ -247,6 +247,18 @@ def create_app(
         Route("/v1/test_helpers/inbound", api.simulate_inbound, methods=["POST"]),
         Route("/v1/consents", api.consents, methods=["GET", "POST"]),
         Route("/v1/consents/{consent_id}", api.consent, methods=["GET"]),
+        Route("/v1/verifications", api.start_verification, methods=["POST"]),
+        Route("/v1/verifications/{verification_id}", api.get_verification, methods=["GET"]),
+        Route(
+            "/v1/verifications/{verification_id}/check",
+            api.check_verification,
+            methods=["POST"],
+        ),
+        Route(
+            "/v1/verifications/{verification_id}/cancel",
+            api.cancel_verification,
+            methods=["POST"],
+        ),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
             "/v1/dlr/{connection_id}/{token}",

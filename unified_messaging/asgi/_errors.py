@@ -28,6 +28,7 @@ from .._errors import (
     RecipientRateLimited,
     RequestInvalid,
     Unauthorized,
+    VerificationRateLimited,
 )
 
 __all__ = [
@@ -88,8 +89,8 @@ def error_response(error: MessagingError, headers: Mapping[str, str] | None = No
     all_headers = dict(headers or {})
     if isinstance(error, Unauthorized):
         all_headers.update(_CHALLENGE)
-    if isinstance(error, RecipientRateLimited):
-        all_headers["Retry-After"] = retry_after_header(error.retry_after)  # D28
+    if isinstance(error, RecipientRateLimited | VerificationRateLimited):
+        all_headers["Retry-After"] = retry_after_header(error.retry_after)  # D28, D34
     return Response(
         json_bytes(error_body(error)),
         status_code=error.http_status,

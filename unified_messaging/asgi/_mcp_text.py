@@ -78,6 +78,8 @@ TITLES: Final = {
     "create_consent": "Record an İYS consent",
     "list_consents": "List İYS consents",
     "get_consent": "Read an İYS consent and its history",
+    "start_verification": "Send a one-time code",
+    "check_verification": "Check a one-time code",
 }
 
 DESCRIPTIONS: Final = {
@@ -180,5 +182,24 @@ DESCRIPTIONS: Final = {
         "Read one İYS consent by its id (cns_…) with its history: every change's status, "
         "source, consent_date and when it was recorded. CONSENT_NOT_FOUND for an id this key "
         "cannot read. Free. " + _ERRORS
+    ),
+    "start_verification": (
+        "Send a one-time verification code by SMS to a Turkish mobile number (to) and get a "
+        "verification id (ver_…). Optional: locale tr or en, code_length 4-10 (default 6), "
+        "ttl in seconds (default 600, at most 3600), template (a key whose body has "
+        "{{ code }}), app_hash (Android SMS Retriever). Calling it again for the same number "
+        "re-sends a new code for the same verification, but not within 30 s "
+        "(VERIFICATION_RATE_LIMITED) and at most 5 times. Never tell the user the code: they "
+        "read it on their phone and tell you; pass it to check_verification. With a test key "
+        "the code is in the message's body (get_message with the job_id in sends). "
+        + _COST
+        + " "
+        + _ERRORS
+    ),
+    "check_verification": (
+        "Check the code a user typed for a verification (id from start_verification). The "
+        "status is approved (once: a second check is VERIFICATION_ALREADY_APPROVED), pending "
+        "(wrong code; checks_remaining says how many tries are left), failed (too many wrong "
+        "codes), expired or canceled. Free. " + _ERRORS
     ),
 }

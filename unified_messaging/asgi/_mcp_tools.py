@@ -55,6 +55,7 @@ from .._suppressions import (
 )
 from .._version import __version__
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
+from ..verifications._models import CheckArguments, CheckResponse, StartRequest, VerificationOut
 from ._auth import Answer
 from ._errors import _log as log_error
 from ._errors import error_body, json_bytes
@@ -157,6 +158,13 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         consent_id = parse_model(GetConsentArguments, arguments).consent_id
         return await messenger.consents.get(principal, consent_id)
 
+    async def start_verification(principal: Principal, arguments: Arguments) -> Answer:
+        return await messenger.verifications.start(principal, arguments)
+
+    async def check_verification(principal: Principal, arguments: Arguments) -> Answer:
+        parsed = parse_model(CheckArguments, arguments)
+        return await messenger.verifications.check(principal, parsed.id, {"code": parsed.code})
+
     return [
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
@@ -171,6 +179,9 @@ def _specs(messenger: Messenger) -> list[_Spec]:
         _Spec("create_consent", ConsentCreate, ConsentOut, False, create_consent, True),
         _Spec("list_consents", ConsentSearch, ConsentPage, True, list_consents),
         _Spec("get_consent", GetConsentArguments, ConsentDetail, True, get_consent),
+        _Spec("start_verification", StartRequest, VerificationOut, False, start_verification),
+        _Spec("check_verification", CheckArguments, CheckResponse, False, check_verification,
+              True),
     ]  # fmt: skip
 
 

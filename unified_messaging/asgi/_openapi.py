@@ -19,6 +19,7 @@ from .._search import MessageSearch
 from .._suppressions import SuppressionSearch, SuppressionTarget
 from .._version import __version__
 from ..consents.models import ConsentSearch
+from ._openapi_verifications import VERIFICATION_OPERATIONS
 from ._schemas import REF, JsonObject, model_schemas, query_parameters
 
 __all__ = ["openapi_document"]
@@ -521,6 +522,7 @@ def _paths() -> JsonObject:
                 ),
             }
         },
+        **_verification_paths(),
         "/v1/health": {
             "get": {
                 **_public(
@@ -538,6 +540,41 @@ def _paths() -> JsonObject:
             }
         },
     }
+
+
+_VERIFICATION_ID: Final = {
+    "name": "verification_id",
+    "in": "path",
+    "required": True,
+    "description": "The verification's id (`ver_…`).",
+    "schema": {"type": "string"},
+}
+
+
+def _verification_paths() -> JsonObject:
+    """``/v1/verifications…`` (D34), built from ``_openapi_verifications``' data."""
+    paths: JsonObject = {}
+    for op in VERIFICATION_OPERATIONS:
+        status, description, model = op.success
+        errors = {**_ACCESS_ERRORS, **_SERVER_ERRORS, **op.errors}
+        errors[429] = ["RATE_LIMITED", *op.errors.get(429, ())]
+        operation: JsonObject = {
+            "summary": op.summary,
+            "description": op.description,
+            "operationId": op.operation_id,
+            "parameters": [
+                *([_VERIFICATION_ID] if "{verification_id}" in op.path else []),
+                _REQUEST_ID_PARAMETER,
+            ],
+            "responses": _responses({status: _ok(description, model, status_headers={})}, errors),
+        }
+        if op.request is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": REF.format(model=op.request)}}},
+            }
+        paths.setdefault(op.path, {})[op.method] = operation
+    return paths
 
 
 @functools.cache

@@ -40,6 +40,7 @@ from ._client_ip import ClientAddress
 from ._consents import ConsentsEndpoint
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
 from ._suppressions import SuppressionsEndpoint
+from ._verifications import VerificationsEndpoint
 
 __all__ = ["RestApi"]
 
@@ -91,6 +92,7 @@ class RestApi:
         self._consents = ConsentsEndpoint(
             messenger, client_address=client_address, max_body_bytes=max_body_bytes
         )
+        self._verifications = VerificationsEndpoint(messenger, max_body_bytes=max_body_bytes)
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -146,6 +148,19 @@ class RestApi:
     async def consent(self, request: Request) -> Response:
         """``GET /v1/consents/{consent_id}``: one consent and its history (D33)."""
         return await self._authorized(request, self._consents.one)
+
+    async def start_verification(self, request: Request) -> Response:
+        """``POST /v1/verifications`` (D34)."""
+        return await self._authorized(request, self._verifications.start)
+
+    async def get_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.get)
+
+    async def check_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.check)
+
+    async def cancel_verification(self, request: Request) -> Response:
+        return await self._authorized(request, self._verifications.cancel)
 
     # ------------------------------------------------------------------ the frame
 

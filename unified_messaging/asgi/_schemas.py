@@ -37,6 +37,7 @@ from .._search import MessagePage
 from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
+from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
 
@@ -130,6 +131,10 @@ def model_schemas() -> JsonObject:
         (ConsentPage, "serialization"),
         (ErrorResponse, "serialization"),
         (Health, "serialization"),
+        (StartRequest, "validation"),
+        (CheckRequest, "validation"),
+        (VerificationOut, "serialization"),
+        (CheckResponse, "serialization"),
     ]
     _, top = models_json_schema(models, ref_template=REF, schema_generator=_ContractSchema)
     schemas: JsonObject = top["$defs"]

@@ -305,6 +305,7 @@ def message_row(message: MessageRecord) -> Values:
         "ignore_quiet_hours": message.ignore_quiet_hours,
         "held_until": message.held_until,
         "iys_mode": message.iys_mode,
+        "masked_text": message.masked_text,
     }
 
 
@@ -342,6 +343,7 @@ def message_from(row: RowMap) -> MessageRecord:
         ignore_quiet_hours=row["ignore_quiet_hours"],
         held_until=row["held_until"],
         iys_mode=row["iys_mode"],
+        masked_text=row["masked_text"],
     )
 
 

@@ -11,6 +11,7 @@ from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
 from ._sql_suppressions import SuppressionsMixin
 from ._sql_users import UsersMixin
+from ._sql_verifications import SqlVerificationsMixin
 from ._sql_work import WorkMixin
 
 __all__ = ["SqlStore"]
@@ -27,6 +28,7 @@ class SqlStore(
     UsersMixin,
     SuppressionsMixin,
     ConsentsMixin,
+    SqlVerificationsMixin,
 ):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.

@@ -42,6 +42,8 @@ __all__ = [
     "suppressions",
     "templates",
     "users",
+    "verification_settings",
+    "verifications",
     "webhook_deliveries",
     "webhook_endpoints",
     "workspaces",
@@ -258,6 +260,8 @@ messages = sa.Table(
     sa.Column("held_until", UtcDateTime, nullable=True),
     # D33: the message's İYS class, fixed at acceptance (NULL: stored before it).
     sa.Column("iys_mode", _Text, nullable=True),
+    # D34: a code message's text with its code masked, shown in live mode (migration 0020v).
+    sa.Column("masked_text", _Text, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a
@@ -531,6 +535,44 @@ consent_changes = sa.Table(
     sa.Column("source", _Text, nullable=True),
     sa.Column("consent_date", UtcDateTime, nullable=True),
     sa.Column("recorded_at", UtcDateTime, nullable=False),
+)
+
+# Verify (D34): one row per verification. ``pending_to`` is the recipient while the
+# verification is pending and NULL after: its unique index lets one pending verification
+# per recipient exist (NULLs never collide), so concurrent starts make one.
+verifications = sa.Table(
+    "um_verifications",
+    metadata,
+    sa.Column("id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("to", _Text, nullable=False),
+    sa.Column("channel", _Text, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("pending_to", _Text, nullable=True),
+    sa.Column("code_digest", _Text, nullable=False),
+    sa.Column("code_length", sa.Integer, nullable=False),
+    sa.Column("locale", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.Column("expires_at", UtcDateTime, nullable=False),
+    sa.Column("max_checks", sa.Integer, nullable=False),
+    sa.Column("wrong_checks", sa.Integer, nullable=False),
+    sa.Column("sends", _Json, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Index("ix_um_verifications_pending", "workspace_id", "livemode", "pending_to", unique=True),
+    sa.Index("ix_um_verifications_started", "workspace_id", "livemode", "to", "created_at"),
+)
+
+# A workspace's Verify limits (D34); no row: the defaults.
+verification_settings = sa.Table(
+    "um_verification_settings",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), primary_key=True),
+    sa.Column("max_checks", sa.Integer, nullable=False),
+    sa.Column("max_sends", sa.Integer, nullable=False),
+    sa.Column("resend_cooldown_ms", sa.BigInteger, nullable=False),
+    sa.Column("hourly_limit", sa.Integer, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -23,12 +23,14 @@ from .._routing.pacing import gcra
 from .._suppressions import Suppression
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.models import Consent, ConsentChange
+from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin
 from ._memory_guard import RecipientIndex
 from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
+from ._memory_verifications import MemoryVerificationsMixin
 from .base import (
     BatchWrite,
     ConnectionStats,
@@ -51,7 +53,13 @@ __all__ = ["MemoryStore"]
 V = TypeVar("V")
 
 
-class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin, MemoryConsentsMixin):
+class MemoryStore(
+    MemoryAuditMixin,
+    MemoryUsersMixin,
+    MemorySuppressionsMixin,
+    MemoryConsentsMixin,
+    MemoryVerificationsMixin,
+):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspaces: dict[str, Workspace] = {}
@@ -60,6 +68,9 @@ class MemoryStore(MemoryAuditMixin, MemoryUsersMixin, MemorySuppressionsMixin, M
         self._connections: dict[str, Connection] = {}
         self._templates: dict[tuple[str, str], Template] = {}
         self._messages: dict[str, MessageRecord] = {}
+        self._verifications: dict[str, Verification] = {}
+        self._pending_verifications: dict[tuple[str, bool, str], str] = {}
+        self._verification_settings: dict[str, VerificationSettings] = {}
         self._quota: dict[tuple[str, str], int] = {}
         self._work: dict[str, WorkItem] = {}
         self._allowlist: dict[str, set[str]] = {}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
-from typing import overload
+from typing import Final, overload
 
+from .._errors import InvalidRecipient
+from .._recipients import normalize_turkish_mobile
 from .._types import ProviderCode
 from ..providers.simulator import SimulatedSubmission
 
@@ -84,3 +87,28 @@ class Outbox(Sequence[SimulatedSubmission]):
 
     def recipients(self) -> list[str]:
         return [item.to for item in self.accepted]
+
+    def last_code(self, to: str) -> str | None:
+        """The one-time code (D34) of the latest message accepted for ``to`` (typed in any
+        form a send takes) that carries one: its first run of 4-10 digits, which in the
+        default texts and the SMS Retriever line is the code. ``None`` if there is none. A
+        template of your own with other digits before ``{{ code }}``: read the text itself."""
+        wanted = _normalized(to)
+        for item in reversed(self.accepted):
+            if _normalized(item.to) != wanted:
+                continue
+            found = _CODE.search(item.text)
+            if found is not None:
+                return found[0]
+        return None
+
+
+#: A code: 4-10 digits, not inside a longer run of digits.
+_CODE: Final = re.compile(r"(?<![0-9])[0-9]{4,10}(?![0-9])")
+
+
+def _normalized(to: str) -> str:
+    try:
+        return normalize_turkish_mobile(to)
+    except InvalidRecipient:
+        return to  # a chat id or a number of another country: compared as written

@@ -28,6 +28,9 @@ __all__ = [
     "message_rejected",
     "message_sent",
     "message_unknown",
+    "verification_approved",
+    "verification_expired",
+    "verification_failed",
 ]
 
 message_sent = Signal()
@@ -39,6 +42,10 @@ message_unknown = Signal()
 message_fallback = Signal()
 #: A reply from a recipient (issue 26.5): ``data`` is the inbound document, not a status record.
 message_inbound = Signal()
+#: D34: a verification ended; ``record`` is the verification (``VerificationOut``), not a message.
+verification_approved = Signal()
+verification_failed = Signal()
+verification_expired = Signal()
 message_event = Signal()
 
 #: The signal of each event type of D19 (``EVENT_TYPES``; a test keeps them in step).
@@ -51,4 +58,7 @@ BY_TYPE: Final = {
     "message.unknown": message_unknown,
     "message.fallback": message_fallback,
     "message.inbound": message_inbound,
+    "verification.approved": verification_approved,
+    "verification.failed": verification_failed,
+    "verification.expired": verification_expired,
 }

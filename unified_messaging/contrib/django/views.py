@@ -40,10 +40,15 @@ def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence
     event = verify(body, headers, secret)
     from ..._inbound import InboundRecord
     from ..._models import StatusRecord
+    from ...verifications._models import VerificationOut
 
     event_type = str(event.get("type", ""))
-    model = InboundRecord if event_type == "message.inbound" else StatusRecord
-    record: StatusRecord | InboundRecord = model.model_validate(event.get("data"))
+    model: type[StatusRecord | InboundRecord | VerificationOut] = StatusRecord
+    if event_type == "message.inbound":
+        model = InboundRecord
+    elif event_type.startswith("verification."):
+        model = VerificationOut
+    record = model.model_validate(event.get("data"))
     stamp = event.get("timestamp")
     details = {
         "record": record,

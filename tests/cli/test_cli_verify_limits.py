@@ -1,0 +1,56 @@
+"""D34's per-workspace limits on the real command line: ``workspaces update --verify-…``,
+as subprocesses on a SQLite file, read back by a messenger on the same database."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from _cli_support import Cli
+
+from unified_messaging import Messenger, Vault
+from unified_messaging.store.sql import SqlStore
+from unified_messaging.verifications import VerificationSettings
+
+
+def _settings(database_url: str, master_keys: str, workspace_id: str) -> VerificationSettings:
+    async def read() -> VerificationSettings:
+        messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
+        try:
+            await messenger.open()
+            return await messenger.verifications.settings(workspace_id)
+        finally:
+            await messenger.aclose()
+
+    return asyncio.run(read())
+
+
+def test_verify_limits_are_set_shown_and_audited(
+    cli: Cli, workspace_id: str, database_url: str, master_keys: str
+) -> None:
+    shown = cli("workspaces", "update", workspace_id, "--verify-max-checks", "3",
+                "--verify-cooldown", "60", "--json").ok().json()  # fmt: skip
+    text = cli("workspaces", "update", workspace_id, "--verify-hourly-limit", "4").ok().stdout
+    audit = cli("audit", "list", "--workspace", workspace_id, "--json").ok().json()
+
+    assert (shown["verify_max_checks"], shown["verify_cooldown"]) == (3, 60.0)
+    assert (shown["verify_max_sends"], shown["verify_hourly_limit"]) == (5, 10)  # defaults kept
+    assert "verify: per recipient an hour" in text
+    assert _settings(database_url, master_keys, workspace_id) == VerificationSettings(
+        max_checks=3, max_sends=5, resend_cooldown=timedelta(seconds=60), hourly_limit=4
+    )
+    actions = [row["action"] for row in audit["data"]]
+    assert actions.count("workspace.verify_limits") == 2
+
+
+def test_a_verify_limit_out_of_range_changes_nothing(
+    cli: Cli, workspace_id: str, database_url: str, master_keys: str
+) -> None:
+    refused = cli("workspaces", "update", workspace_id, "--verify-max-checks", "0",
+                  "--queue-ttl", "60")  # fmt: skip
+
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: VALIDATION_ERROR: max_checks: "), refused.stderr
+    assert _settings(database_url, master_keys, workspace_id) == VerificationSettings()
+    listed = cli("workspaces", "list", "--json").ok().json()
+    assert listed[0]["queue_ttl"] == 600.0  # the valid option given with it changed nothing

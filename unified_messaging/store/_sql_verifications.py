@@ -1,0 +1,150 @@
+"""SQL store methods for Verify (D34).
+
+- A start is one ``INSERT``; the unique index over ``(workspace_id, livemode, pending_to)``
+  (``pending_to`` is NULL once a verification is no longer pending) refuses a second pending
+  verification for a recipient, on SQLite and PostgreSQL alike, so of concurrent starts one
+  inserts and the others learn there is one (``False``).
+- Every change is ``UPDATE … WHERE id = … AND version = …``: a compare-and-set, so of
+  concurrent checks one changes the row and the others re-read it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import RowMapping
+
+from .._errors import AlreadyExists
+from ..verifications._records import CodeSend, Verification, VerificationSettings
+from ._sql_base import SqlBase
+from ._tables import verification_settings, verifications
+
+__all__ = ["SqlVerificationsMixin"]
+
+_v = verifications.c
+_s = verification_settings.c
+_COLUMNS = ("id", "workspace_id", "livemode", "to", "channel", "status", "code_digest",
+            "code_length", "locale", "created_at", "updated_at", "expires_at", "max_checks",
+            "wrong_checks", "version")  # fmt: skip
+_ONE = sa.select(verifications).where(
+    _v.id == sa.bindparam("verification_id"),
+    _v.workspace_id == sa.bindparam("workspace_id"),
+    _v.livemode == sa.bindparam("livemode"),
+)
+_PENDING = sa.select(verifications).where(
+    _v.workspace_id == sa.bindparam("workspace_id"),
+    _v.livemode == sa.bindparam("livemode"),
+    _v.pending_to == sa.bindparam("to"),
+)
+_STARTED = sa.select(_v.created_at).where(
+    _v.workspace_id == sa.bindparam("workspace_id"),
+    _v.livemode == sa.bindparam("livemode"),
+    _v.to == sa.bindparam("to"),
+    _v.created_at > sa.bindparam("since", type_=verifications.c.created_at.type),
+)
+_SETTINGS = sa.select(verification_settings).where(_s.workspace_id == sa.bindparam("workspace_id"))
+
+
+class SqlVerificationsMixin(SqlBase):
+    async def add_verification(self, verification: Verification) -> bool:
+        try:
+            async with self._write(
+                missing=f"Workspace {verification.workspace_id} not found."
+            ) as conn:
+                await conn.execute(sa.insert(verifications).values(_row(verification)))
+        except AlreadyExists:
+            return False  # the recipient has a pending verification (the unique index)
+        return True
+
+    async def get_verification(
+        self, workspace_id: str, livemode: bool, verification_id: str
+    ) -> Verification | None:
+        row = await self._first(
+            _ONE, verification_id=verification_id, workspace_id=workspace_id, livemode=livemode
+        )
+        return None if row is None else _verification(row)
+
+    async def pending_verification(
+        self, workspace_id: str, livemode: bool, to: str
+    ) -> Verification | None:
+        row = await self._first(_PENDING, workspace_id=workspace_id, livemode=livemode, to=to)
+        return None if row is None else _verification(row)
+
+    async def replace_verification(self, verification: Verification) -> bool:
+        values = _row(verification)
+        del values["id"]
+        update = (
+            sa.update(verifications)
+            .where(_v.id == verification.id, _v.version == verification.version - 1)
+            .values(values)
+        )
+        async with self._write() as conn:
+            return (await conn.execute(update)).rowcount == 1
+
+    async def verifications_started(
+        self, workspace_id: str, livemode: bool, to: str, since: datetime
+    ) -> list[datetime]:
+        found = await self._column(
+            _STARTED, workspace_id=workspace_id, livemode=livemode, to=to, since=since
+        )
+        return list(found)
+
+    async def get_verification_settings(self, workspace_id: str) -> VerificationSettings | None:
+        row = await self._first(_SETTINGS, workspace_id=workspace_id)
+        if row is None:
+            return None
+        return VerificationSettings(
+            max_checks=row["max_checks"],
+            max_sends=row["max_sends"],
+            resend_cooldown=timedelta(milliseconds=row["resend_cooldown_ms"]),
+            hourly_limit=row["hourly_limit"],
+        )
+
+    async def put_verification_settings(
+        self, workspace_id: str, settings: VerificationSettings
+    ) -> None:
+        values = {
+            "max_checks": settings.max_checks,
+            "max_sends": settings.max_sends,
+            "resend_cooldown_ms": settings.resend_cooldown // timedelta(milliseconds=1),
+            "hourly_limit": settings.hourly_limit,
+        }
+        upsert = (
+            self._upsert(verification_settings)
+            .values(workspace_id=workspace_id, **values)
+            .on_conflict_do_update(index_elements=[_s.workspace_id], set_=values)
+        )
+        async with self._write(missing=f"Workspace {workspace_id} not found.") as conn:
+            await conn.execute(upsert)
+
+
+def _row(verification: Verification) -> dict[str, Any]:
+    values: dict[str, Any] = {name: getattr(verification, name) for name in _COLUMNS}
+    values["pending_to"] = verification.to if verification.status == "pending" else None
+    values["sends"] = [
+        {
+            "job_id": send.job_id,
+            "channel": send.channel,
+            "provider": send.provider,
+            "created_at": send.created_at.isoformat(),
+        }
+        for send in verification.sends
+    ]
+    return values
+
+
+def _verification(row: RowMapping) -> Verification:
+    values: dict[str, Any] = {name: row[name] for name in _COLUMNS}
+    values["livemode"] = bool(values["livemode"])
+    values["sends"] = tuple(
+        CodeSend(
+            job_id=doc["job_id"],
+            channel=doc["channel"],
+            provider=doc["provider"],
+            created_at=datetime.fromisoformat(doc["created_at"]),
+        )
+        for doc in row["sends"]
+    )
+    return Verification(**values)

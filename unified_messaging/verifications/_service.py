@@ -1,0 +1,412 @@
+"""``Verifications``: the Verify service (D34), reached as ``messenger.verifications``.
+
+It owns the order of a start (400 → 422 → 404 → 429, then the send) and the loops that
+retry a compare-and-set; every rule it applies is a function of ``_rules``. A code message
+is a normal message, sent through the messenger's own ``send`` (so it passes the hand-over
+gate, has a ``job_id``, is listed and goes through the lifecycle and webhooks), as
+informational traffic that quiet hours do not hold.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Final, Protocol
+
+from .._audit_actions import audited, of_argument
+from .._errors import (
+    ChannelNotSupported,
+    MessagingError,
+    ProviderNotConnected,
+    StorageUnavailable,
+    VerificationAlreadyApproved,
+    VerificationNotFound,
+    VerificationRateLimited,
+)
+from .._ids import new_id
+from .._models import SendResponse, parse_model
+from .._recipients import normalize_turkish_mobile
+from .._text import storable
+from .._types import SMS_PROVIDERS, ProviderCode
+from ._events import EVENT_OF, event_item, expiry_item
+from ._models import CheckRequest, CheckResponse, CodeSendOut, StartRequest, VerificationOut
+from ._records import CodeSend, Verification, VerificationSettings
+from ._rules import (
+    after_check,
+    canceled,
+    code_digest,
+    code_matches,
+    hourly_refusal,
+    new_code,
+    resend_refusal,
+    resent,
+    settled,
+    with_send,
+)
+from ._texts import CODE_MASK, check_template, code_text
+
+if TYPE_CHECKING:
+    from .._access.principal import Principal
+    from .._clock import Clock
+    from .._domain import Template
+    from .._vault import Vault
+    from ..store.base import Store, WorkItem
+
+__all__ = ["CodeMessages", "Verifications"]
+
+logger = logging.getLogger("unified_messaging.verifications")
+
+#: A compare-and-set that lost is retried with a fresh read; each loss means another
+#: change went through, so this bounds nothing but a store that never answers the same.
+_CAS_ROUNDS: Final = 200
+_HOUR: Final = timedelta(hours=1)
+
+StartInput = StartRequest | Mapping[str, object]
+CheckInput = CheckRequest | Mapping[str, object]
+
+
+class CodeMessages(Protocol):
+    """Protocol: what Verify needs of the messenger: its send path and its templates."""
+
+    async def send_code(self, auth: Principal, request: Mapping[str, object], *,
+                        masked_text: str) -> SendResponse: ...  # fmt: skip
+
+    async def get_template(self, workspace_id: str, key: str) -> Template: ...
+
+
+class Verifications:
+    """Start, check, read and cancel one-time codes (``/v1/verifications``, D34)."""
+
+    def __init__(self, store: Store, clock: Clock, vault: Vault, messages: CodeMessages) -> None:
+        self._store = store
+        self._clock = clock
+        self._vault = vault
+        self._messages = messages
+
+    def __repr__(self) -> str:
+        return "Verifications()"
+
+    # ------------------------------------------------------------------ settings
+
+    async def settings(self, workspace_id: str) -> VerificationSettings:
+        """The workspace's Verify limits (the defaults until changed)."""
+        found = await self._store.get_verification_settings(workspace_id)
+        return found if found is not None else VerificationSettings()
+
+    async def update_settings(
+        self,
+        workspace_id: str,
+        *,
+        max_checks: int | None = None,
+        max_sends: int | None = None,
+        resend_cooldown: timedelta | None = None,
+        hourly_limit: int | None = None,
+    ) -> VerificationSettings:
+        """Change some of the workspace's Verify limits (those given); ``RequestInvalid``
+        naming a value out of range, ``ResourceNotFound`` for an unknown workspace."""
+        current = await self.settings(workspace_id)
+        changes = {
+            "max_checks": max_checks,
+            "max_sends": max_sends,
+            "resend_cooldown": resend_cooldown,
+            "hourly_limit": hourly_limit,
+        }
+        updated = replace(current, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
+        return await self.set_settings(workspace_id, updated)
+
+    @audited("workspace.verify_limits", of_argument("workspace_id"))
+    async def set_settings(
+        self, workspace_id: str, settings: VerificationSettings
+    ) -> VerificationSettings:
+        """Replace the workspace's Verify limits (audited ``workspace.verify_limits``);
+        ``ResourceNotFound`` for an unknown workspace."""
+        await self._store.put_verification_settings(workspace_id, settings)
+        return settings
+
+    # ------------------------------------------------------------------ the operations
+
+    async def start(self, auth: Principal, request: StartInput) -> VerificationOut:
+        """Send a code to ``to`` (``POST /v1/verifications``): a new verification, or the
+        recipient's pending one again with a new code. Raises a :class:`MessagingError`:
+        400 for a malformed request, 422 ``CHANNEL_NOT_SUPPORTED`` / ``INVALID_RECIPIENT`` /
+        ``TEMPLATE_VARIABLE_MISSING``, 404 for an unknown template or no SMS connection,
+        429 ``VERIFICATION_RATE_LIMITED``, and what the send itself may raise."""
+        req = parse_model(StartRequest, request)
+        if req.channel != "sms":
+            raise ChannelNotSupported(
+                f"Verification codes go by SMS only for now; {req.channel} is not yet supported."
+            )
+        to = normalize_turkish_mobile(req.to)
+        template = await self._template(auth, req.template)
+        provider = await self._sms_provider(auth)
+        settings = await self.settings(auth.workspace_id)
+        now = self._clock.now()
+        pending = await self._pending(auth, to, now)
+        if pending is not None:
+            return await self._resend(auth, pending, settings, req, provider, template)
+        started = await self._store.verifications_started(
+            auth.workspace_id, auth.livemode, to, now - _HOUR
+        )
+        refusal = hourly_refusal(started, settings, now)
+        if refusal is not None:
+            raise refusal
+        code = new_code(req.code_length)
+        verification_id = new_id("ver")
+        verification = Verification(
+            id=verification_id,
+            workspace_id=auth.workspace_id,
+            livemode=auth.livemode,
+            to=to,
+            channel="sms",
+            status="pending",
+            code_digest=code_digest(self._vault, verification_id, code),
+            code_length=req.code_length,
+            locale=req.locale,
+            created_at=now,
+            updated_at=now,
+            expires_at=now + timedelta(seconds=req.ttl),
+            max_checks=settings.max_checks,
+            # The send's slot is taken with the row: a concurrent re-send sees the cooldown.
+            sends=(CodeSend("", "sms", provider, now),),
+        )
+        if not await self._store.add_verification(verification):
+            # A concurrent start for this recipient stored its verification first and is
+            # sending its code: to this request, that is a re-send inside the cooldown.
+            raise VerificationRateLimited(
+                "A code was sent to this recipient moments ago; try again later.",
+                retry_after=max(1.0, settings.resend_cooldown.total_seconds()),
+            )
+        if await self._has_endpoints(auth.workspace_id):
+            # verification.expired needs a clock: the worker looks at its expires_at.
+            await self._store.enqueue_work_many([expiry_item(verification, now)])
+        return await self._send(auth, verification, code, req, provider, template, first=True)
+
+    async def check(
+        self, auth: Principal, verification_id: str, request: CheckInput
+    ) -> CheckResponse:
+        """Check a code (``POST /v1/verifications/{id}/check``): ``approved`` once; a wrong
+        code counts, and the ``max_checks``-th makes it ``failed``; an expired, failed or
+        canceled verification answers its status and approves nothing. A second check of
+        an approved verification is :class:`VerificationAlreadyApproved` (409)."""
+        req = parse_model(CheckRequest, request)
+        for _ in range(_CAS_ROUNDS):
+            stored = await self._get(auth, verification_id)
+            if stored.status == "approved":
+                raise VerificationAlreadyApproved
+            now = self._clock.now()
+            current = settled(stored, now)
+            if current.status != "pending":
+                if current is stored or await self._change(stored, current):
+                    return _check_answer(current)
+                continue
+            checked = after_check(current, code_matches(self._vault, current, req.code), now)
+            if await self._change(current, checked):
+                return _check_answer(checked)
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def get(self, auth: Principal, verification_id: str) -> VerificationOut:
+        """One verification (``GET /v1/verifications/{id}``); 404 for another's."""
+        stored = await self._get(auth, verification_id)
+        current = settled(stored, self._clock.now())
+        if current is not stored and not await self._change(stored, current):
+            current = await self._get(auth, verification_id)
+        return await self._out(current)
+
+    async def cancel(self, auth: Principal, verification_id: str) -> VerificationOut:
+        """Cancel a pending verification (``POST /v1/verifications/{id}/cancel``): its code
+        no longer works. Any other answers as it is."""
+        for _ in range(_CAS_ROUNDS):
+            stored = await self._get(auth, verification_id)
+            now = self._clock.now()
+            current = canceled(settled(stored, now), now)
+            if current is stored or await self._change(stored, current):
+                return await self._out(current)
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    # ------------------------------------------------------------------ steps
+
+    async def _get(self, auth: Principal, verification_id: str) -> Verification:
+        if not storable(verification_id) or not verification_id.startswith("ver_"):
+            raise VerificationNotFound
+        found = await self._store.get_verification(
+            auth.workspace_id, auth.livemode, verification_id
+        )
+        if found is None:
+            raise VerificationNotFound
+        return found
+
+    async def _pending(self, auth: Principal, to: str, now: datetime) -> Verification | None:
+        """The recipient's pending verification, after expiring it if its time is up."""
+        for _ in range(_CAS_ROUNDS):
+            found = await self._store.pending_verification(auth.workspace_id, auth.livemode, to)
+            if found is None:
+                return None
+            current = settled(found, now)
+            if current is found:
+                return found
+            if await self._change(found, current):
+                return None
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def _template(self, auth: Principal, key: str | None) -> str | None:
+        if key is None:
+            return None
+        template = await self._messages.get_template(auth.workspace_id, key)
+        check_template(template.body)
+        return template.body
+
+    async def _sms_provider(self, auth: Principal) -> ProviderCode:
+        """The workspace's default connection if it sends SMS, else its first SMS one."""
+        connections = await self._store.list_connections(auth.workspace_id)
+        sms = [c for c in connections if c.provider in SMS_PROVIDERS]
+        if not sms:
+            raise ProviderNotConnected("No SMS provider is connected to send the code.")
+        chosen = next((c for c in sms if c.is_default), sms[0])
+        return chosen.provider
+
+    async def _resend(
+        self,
+        auth: Principal,
+        pending: Verification,
+        settings: VerificationSettings,
+        req: StartRequest,
+        provider: ProviderCode,
+        template: str | None,
+    ) -> VerificationOut:
+        """The pending verification again, with a new code (the previous one stops
+        working: only a digest is kept, so the same code cannot be sent twice)."""
+        now = self._clock.now()
+        refusal = resend_refusal(pending, settings, now)
+        if refusal is not None:
+            raise refusal
+        code = new_code(pending.code_length)
+        digest = code_digest(self._vault, pending.id, code)
+        again = resent(pending, digest, CodeSend("", "sms", provider, now), now)
+        if not await self._store.replace_verification(again):
+            raise VerificationRateLimited(
+                "A code was sent to this recipient moments ago; try again later.",
+                retry_after=max(1.0, settings.resend_cooldown.total_seconds()),
+            )
+        return await self._send(auth, again, code, req, provider, template, first=False)
+
+    async def _send(
+        self,
+        auth: Principal,
+        verification: Verification,
+        code: str,
+        req: StartRequest,
+        provider: ProviderCode,
+        template: str | None,
+        *,
+        first: bool,
+    ) -> VerificationOut:
+        """Send the code message and put its ``job_id`` in the send slot taken for it."""
+        texts = [
+            code_text(value, locale=req.locale, template=template, app_hash=req.app_hash)
+            for value in (code, CODE_MASK)
+        ]
+        message = {
+            "to": verification.to,
+            "body": texts[0],
+            "provider": provider,
+            "category": "informational",
+            "ignore_quiet_hours": True,
+        }
+        try:
+            sent = await self._messages.send_code(auth, message, masked_text=texts[1])
+        except MessagingError:
+            if first:  # nothing went out for it: it must not block the recipient's next start
+                await self._give_up(auth, verification)
+            raise
+        send = CodeSend(sent.job_id, "sms", sent.provider, sent.created_at)
+        for _ in range(_CAS_ROUNDS):
+            filled = with_send(verification, send)
+            if await self._store.replace_verification(filled):
+                return await self._out(filled)
+            verification = await self._get(auth, verification.id)  # a check came between
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def _change(self, stored: Verification, changed: Verification) -> bool:
+        """Store ``changed`` over ``stored`` (compare-and-set); when it ended the
+        verification (approved, failed, expired), queue its webhook event."""
+        if not await self._store.replace_verification(changed):
+            return False
+        if changed.status != stored.status and changed.status in EVENT_OF:
+            await self._announce(changed)
+        return True
+
+    async def _announce(self, verification: Verification) -> None:
+        # After the change's own write: a process that dies between the two loses the event
+        # (a message's events are written with their change; a verification's are not yet).
+        if not await self._has_endpoints(verification.workspace_id):
+            return
+        data = (await self._out(verification)).to_dict()
+        item = event_item(verification, data, self._clock.now())
+        if item is not None:
+            await self._store.enqueue_work_many([item])
+
+    async def _has_endpoints(self, workspace_id: str) -> bool:
+        return bool(await self._store.list_webhook_endpoints(workspace_id))
+
+    async def handle_expiry(self, item: WorkItem) -> datetime | None:
+        """The worker's handler of a verification's expiry item (``verification.expired``):
+        a verification still pending at its ``expires_at`` ends ``expired``."""
+        workspace_id = str(item.payload["workspace_id"])
+        livemode = bool(item.payload["livemode"])
+        for _ in range(_CAS_ROUNDS):
+            found = await self._store.get_verification(workspace_id, livemode, item.ref)
+            if found is None:
+                return None
+            current = settled(found, self._clock.now())
+            if current is found:
+                # Not pending, or not yet due (a clock behind the item's): look again then.
+                return found.expires_at if found.status == "pending" else None
+            if await self._change(found, current):
+                return None
+        raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def _give_up(self, auth: Principal, verification: Verification) -> None:
+        now = self._clock.now()
+        for _ in range(_CAS_ROUNDS):
+            if await self._store.replace_verification(canceled(verification, now)):
+                return
+            verification = await self._get(auth, verification.id)
+            if verification.status != "pending":
+                return
+        logger.warning("could not cancel a verification whose code was not sent")
+
+    async def _out(self, verification: Verification) -> VerificationOut:
+        jobs = [s.job_id for s in verification.sends if s.job_id]
+        keys = [(verification.workspace_id, verification.livemode, job) for job in jobs]
+        records = await self._store.get_messages(keys) if keys else {}
+        return VerificationOut(
+            id=verification.id,
+            to=verification.to,
+            status=verification.status,
+            channel=verification.channel,
+            expires_at=verification.expires_at,
+            checks_remaining=verification.checks_remaining,
+            sends=[
+                CodeSendOut(
+                    job_id=s.job_id,
+                    channel=s.channel,
+                    provider=s.provider,
+                    status=records[s.job_id].status,
+                    created_at=s.created_at,
+                )
+                for s in verification.sends
+                if s.job_id in records
+            ],
+            created_at=verification.created_at,
+            livemode=verification.livemode,
+        )
+
+
+def _check_answer(verification: Verification) -> CheckResponse:
+    return CheckResponse(
+        id=verification.id,
+        status=verification.status,
+        checks_remaining=verification.checks_remaining,
+    )
