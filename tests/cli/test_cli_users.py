@@ -36,7 +36,7 @@ def test_refusals_name_the_problem(cli: Cli, workspace_id: str) -> None:
     assert no_role.returncode == 2 and "--operator" in no_role.stderr
     assert both.returncode == 2 and "not allowed with" in both.stderr
     assert unknown_ws.returncode != 0
-    assert twice_first.returncode != 0 and "email" in twice_first.stderr
+    assert twice_first.returncode != 0 and "e-mail" in twice_first.stderr
     cli("users", "create", "e@example.com", "--operator", "--password-stdin",
         stdin=PASSWORD).ok()  # fmt: skip
     again = cli("users", "create", "E@example.com", "--operator", "--password-stdin",
