@@ -9,7 +9,8 @@ message, with the rules in this order:
 2. suppressed for the channel (issue 26; Telegram ``@usernames`` case-folded);
 3. queue TTL: a message not handed over within its workspace's ``queue_ttl`` of being due
    ends ``failed`` (D7);
-4. consent (D33: the İYS issue plugs its check in here, :class:`ConsentCheck`);
+4. consent (D33, :class:`ConsentCheck`: ``consents.LocalConsentCheck`` under the
+   workspace's policy ``local``);
 5. quiet hours: held until the window ends (DST-correct, :meth:`QuietHours.opens_at`);
 6. then the call.
 
