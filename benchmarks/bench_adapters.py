@@ -68,8 +68,8 @@ async def bench(code: str, app: Any, credentials: dict[str, str], sender: str | 
                 delay: float, runs: int) -> None:  # fmt: skip
     messenger = Messenger(vault=Vault.generate(), max_concurrency=CONCURRENCY)
     async with serve(delayed(app, delay)) as url, messenger:  # type: ignore[arg-type]
-        workspace = await messenger.create_workspace(code, recipient_limit=None)  # not D28
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create(code, recipient_limit=None)  # not D28
+        await messenger.connections.add(
             workspace.id, code, base_url=url, credentials=credentials, default_sender=sender
         )
         principal = await messenger.principal(workspace.id, livemode=True)

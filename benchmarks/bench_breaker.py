@@ -57,16 +57,16 @@ async def set_up(database_url: str, keys: str, a: str, b: str, netgsm: NetgsmFak
                  ilet: IletimerkeziFake) -> tuple[str, str]:  # fmt: skip
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("bench", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("bench", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME",
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=b, default_sender="ACME",
             credentials={"api_key": ilet.key, "api_hash": ilet.hash},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True, rate_limit=1000)
+        key = await messenger.keys.create(workspace.id, livemode=True, rate_limit=1000)
         return workspace.id, key.secret
 
 

@@ -63,7 +63,7 @@ async def setup(database_url: str, keys: str) -> str:
     messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(keys))
     try:
         bed = await create_testbed(messenger=messenger)
-        await messenger.set_template(bed.workspace.id, TEMPLATE, BODY)
+        await messenger.templates.set(bed.workspace.id, TEMPLATE, BODY)
         return bed.workspace.id
     finally:
         await messenger.aclose()

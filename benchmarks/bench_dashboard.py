@@ -54,7 +54,7 @@ async def measure(path: Path, runs: int) -> list[tuple[str, float, float]]:
         email = "bench@example.com"
         # AlreadyExists when the file was kept from an earlier run.
         with contextlib.suppress(AlreadyExists):
-            await messenger.create_user(email, PASSWORD, operator=True)
+            await messenger.users.create(email, PASSWORD, operator=True)
         app = create_dashboard(messenger, open_messenger=False)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:

@@ -34,7 +34,7 @@ async def main() -> None:
     messenger = Messenger(clock=ManualClock())
     bed = await create_testbed(messenger=messenger, recipient_limit=None)  # no D28 guard
     # The clock never moves in a benchmark: give the key a bucket that never runs dry.
-    key = await messenger.create_api_key(bed.workspace.id, rate_limit=1e9, rate_burst=10**9)
+    key = await messenger.keys.create(bed.workspace.id, rate_limit=1e9, rate_burst=10**9)
     transport = httpx.ASGITransport(app=create_app(messenger))
     headers = {"Authorization": f"Bearer {key.secret}"}
     async with httpx.AsyncClient(transport=transport, base_url="http://b", headers=headers) as c:

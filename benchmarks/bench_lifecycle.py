@@ -126,7 +126,7 @@ async def bench_reports(
             ids = await sent_message_ids(bed, reports)
             connection = next(
                 c
-                for c in await bed.messenger.list_providers(bed.principal)
+                for c in await bed.messenger.connections.available(bed.principal)
                 if c.provider == "sms_a"
             )
             path = f"/v1/dlr/{connection.id}/{connection.dlr_token}"
@@ -187,7 +187,7 @@ def free_port() -> int:
 async def bench_webhooks(label: str, url: str | None, events: int, receiver: str) -> float:
     bed = await new_bed(url)
     messenger = bed.messenger
-    await messenger.create_webhook_endpoint(bed.workspace.id, receiver + "/hook")
+    await messenger.webhooks.create(bed.workspace.id, receiver + "/hook")
     job_id = (await messenger.send(bed.principal, {"to": recipient(0), "body": "x"})).job_id
     record = await messenger.store.get_message(bed.workspace.id, False, job_id)
     assert record is not None
@@ -199,8 +199,8 @@ async def bench_webhooks(label: str, url: str | None, events: int, receiver: str
     done = await worker.run_until_idle()
     elapsed = time.perf_counter() - started
     assert done == events, done
-    endpoint = (await messenger.list_webhook_endpoints(bed.workspace.id))[0]
-    log = await messenger.list_webhook_deliveries(endpoint.id)
+    endpoint = (await messenger.webhooks.list(bed.workspace.id))[0]
+    log = await messenger.webhooks.list_deliveries(endpoint.id)
     assert sum(d.status == "delivered" for d in log) == events + 1
     await messenger.aclose()
     rate = events / elapsed

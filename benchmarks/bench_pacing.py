@@ -114,8 +114,8 @@ async def child(config: dict[str, Any]) -> None:
 async def set_up(database_url: str, keys: str, url: str, fake: NetgsmFake, rate: float) -> str:
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("bench", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("bench", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=url, default_sender="ACME", max_rate=rate,
             credentials={"usercode": fake.usercode, "password": fake.password},
         )  # fmt: skip

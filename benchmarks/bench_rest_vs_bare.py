@@ -78,7 +78,7 @@ def bare_app() -> Starlette:
 async def real_app() -> tuple[Starlette, str]:
     messenger = Messenger()  # system clock; no outbox (each send still queues its DLR work)
     bed = await create_testbed(messenger=messenger, recipient_limit=None)  # no D28 guard
-    key = await messenger.create_api_key(bed.workspace.id, rate_limit=1e9, rate_burst=10**9)
+    key = await messenger.keys.create(bed.workspace.id, rate_limit=1e9, rate_burst=10**9)
     # The request path only: the background worker (reports, time-outs, webhooks) is a
     # separate cost, run by `unified-messaging worker` beside `serve --no-worker` in a busy
     # deployment, and measured by bench_lifecycle.py.

@@ -25,10 +25,10 @@ async def send(messenger: Messenger, auth: Principal, to: str) -> SendResponse:
 
 async def main() -> None:
     async with Messenger() as messenger:
-        workspace = await messenger.create_workspace("Acme")
+        workspace = await messenger.workspaces.create("Acme")
         for code in ("sms_a", "sms_b", "sms_c"):
-            await messenger.add_connection(workspace.id, code, default_sender="ACME")
-        key = await messenger.create_api_key(workspace.id, livemode=False)
+            await messenger.connections.add(workspace.id, code, default_sender="ACME")
+        key = await messenger.keys.create(workspace.id, livemode=False)
         auth = await messenger.authenticate(key.secret)
 
         # ...12: the first two providers tried reject; the third accepts.

@@ -21,10 +21,10 @@ from unified_messaging.asgi import create_app
 
 async def main() -> None:
     messenger = Messenger()  # in-memory store; the app's lifespan opens and closes it
-    workspace = await messenger.create_workspace("Acme")
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-    await messenger.set_template(workspace.id, "otp", "Kodunuz: {{ code }}")
-    key = await messenger.create_api_key(workspace.id, livemode=False)
+    workspace = await messenger.workspaces.create("Acme")
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+    await messenger.templates.set(workspace.id, "otp", "Kodunuz: {{ code }}")
+    key = await messenger.keys.create(workspace.id, livemode=False)
 
     server = uvicorn.Server(
         uvicorn.Config(create_app(messenger), host="127.0.0.1", port=0, log_level="warning")

@@ -13,13 +13,13 @@ from unified_messaging import Messenger
 
 async def main() -> None:
     async with Messenger() as messenger:
-        workspace = await messenger.create_workspace("Acme")
-        await messenger.add_connection(workspace.id, "sms_b", default_sender="ACME")
+        workspace = await messenger.workspaces.create("Acme")
+        await messenger.connections.add(workspace.id, "sms_b", default_sender="ACME")
         # Placeholders are {{ name }}; extra variables are ignored, missing ones are an error.
-        await messenger.set_template(
+        await messenger.templates.set(
             workspace.id, "order_shipped", "Merhaba {{ name }}, {{ order }} kargoya verildi."
         )
-        key = await messenger.create_api_key(workspace.id, livemode=False)
+        key = await messenger.keys.create(workspace.id, livemode=False)
         auth = await messenger.authenticate(key.secret)
 
         response = await messenger.send_bulk(

@@ -16,15 +16,15 @@ async def main() -> None:
     # With no arguments, Messenger keeps everything in memory: right for a script or a test.
     async with Messenger() as messenger:
         # One-time set-up, the part a dashboard or an admin command does.
-        workspace = await messenger.create_workspace("Acme")
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("Acme")
+        await messenger.connections.add(
             workspace.id,
             "sms_a",
             # A live connection also takes credentials={...}; they are sealed at once.
             default_sender="ACME",
             approved_senders=["ACME"],
         )
-        key = await messenger.create_api_key(workspace.id, livemode=False)
+        key = await messenger.keys.create(workspace.id, livemode=False)
         print(f"made a test key: {key.record.display_prefix}…")
 
         # Per request: turn the caller's key into a Principal, then send on its behalf.

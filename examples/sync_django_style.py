@@ -25,9 +25,9 @@ def send_order_sms(api_key: str, phone: str, order: str) -> tuple[int, dict[str,
 
 def set_up_test_workspace() -> str:
     """One-time set-up (a dashboard's job); returns a test key."""
-    workspace = messenger.create_workspace("Acme")
-    messenger.add_connection(workspace.id, "sms_c", default_sender="ACME")
-    return messenger.create_api_key(workspace.id, livemode=False).secret
+    workspace = messenger.workspaces.create("Acme")
+    messenger.connections.add(workspace.id, "sms_c", default_sender="ACME")
+    return messenger.keys.create(workspace.id, livemode=False).secret
 
 
 if __name__ == "__main__":

@@ -83,8 +83,8 @@ async def test_replacing_credentials_under_sends_in_flight_closes_old_pools_and_
     gate = Gate(fake.app)
     messenger = Messenger(clock=ManualClock(), vault=vault, live_adapters={"sms_e": built})
     async with messenger, serve(gate) as base_url:
-        workspace = await messenger.create_workspace("rotating")
-        connection = await messenger.add_connection(
+        workspace = await messenger.workspaces.create("rotating")
+        connection = await messenger.connections.add(
             workspace.id, "sms_e", credentials=credentials(0), base_url=base_url,
             default_sender="UMTEST",
         )  # fmt: skip

@@ -41,7 +41,7 @@ async def messenger(clock: ManualClock) -> AsyncIterator[Messenger]:
 
 @pytest.fixture
 async def workspace(messenger: Messenger) -> Workspace:
-    return await messenger.create_workspace("Acme")
+    return await messenger.workspaces.create("Acme")
 
 
 def field_of(error: RequestInvalid) -> str:
@@ -80,11 +80,11 @@ async def test_a_base_url_that_is_not_an_http_address_is_refused(
     messenger: Messenger, workspace: Workspace, base_url: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_connection(workspace.id, "sms_a", base_url=base_url)
+        await messenger.connections.add(workspace.id, "sms_a", base_url=base_url)
 
     assert field_of(info.value) == "base_url"
     assert SECRET_PASSWORD not in info.value.message
-    assert await messenger.list_connections(workspace.id) == []
+    assert await messenger.connections.list(workspace.id) == []
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ async def test_a_base_url_that_is_not_an_http_address_is_refused(
 async def test_a_base_url_is_stored_as_given(
     messenger: Messenger, workspace: Workspace, base_url: str
 ) -> None:
-    connection = await messenger.add_connection(workspace.id, "sms_a", base_url=base_url)
+    connection = await messenger.connections.add(workspace.id, "sms_a", base_url=base_url)
 
     assert connection.base_url == base_url
 
@@ -113,11 +113,11 @@ async def test_a_key_that_would_never_work_is_refused(
     messenger: Messenger, workspace: Workspace, clock: ManualClock, offset: timedelta
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.create_api_key(workspace.id, expires_at=clock.now() + offset)
+        await messenger.keys.create(workspace.id, expires_at=clock.now() + offset)
 
     assert field_of(info.value) == "expires_at"
     assert "future" in info.value.message
-    assert await messenger.list_api_keys(workspace.id) == []
+    assert await messenger.keys.list(workspace.id) == []
 
 
 async def test_a_key_expiring_a_moment_from_now_is_made(
@@ -125,7 +125,7 @@ async def test_a_key_expiring_a_moment_from_now_is_made(
 ) -> None:
     expires_at = clock.now() + timedelta(microseconds=1)
 
-    created = await messenger.create_api_key(workspace.id, expires_at=expires_at)
+    created = await messenger.keys.create(workspace.id, expires_at=expires_at)
 
     assert created.record.expires_at == expires_at
 
@@ -151,12 +151,12 @@ async def test_a_template_with_a_stray_brace_pair_is_refused(
     messenger: Messenger, workspace: Workspace, body: str, said: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.set_template(workspace.id, "greeting", body)
+        await messenger.templates.set(workspace.id, "greeting", body)
 
     assert field_of(info.value) == "body"
     assert said in info.value.message
     assert "{{ name }}" in info.value.message  # how to write one
-    assert await messenger.list_templates(workspace.id) == []
+    assert await messenger.templates.list(workspace.id) == []
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,7 @@ async def test_a_template_with_a_stray_brace_pair_is_refused(
 async def test_a_template_of_placeholders_and_text_is_stored(
     messenger: Messenger, workspace: Workspace, body: str
 ) -> None:
-    template = await messenger.set_template(workspace.id, "greeting", body)
+    template = await messenger.templates.set(workspace.id, "greeting", body)
 
     assert template.body == body
 
@@ -182,7 +182,7 @@ async def test_a_template_key_outside_the_pattern_is_refused_naming_it(
     messenger: Messenger, workspace: Workspace, key: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.set_template(workspace.id, key, "Merhaba")
+        await messenger.templates.set(workspace.id, key, "Merhaba")
 
     assert field_of(info.value) == "key"
     assert info.value.message == "The key must match ^[a-z0-9_]{1,64}$"
@@ -213,11 +213,11 @@ async def test_a_webhook_url_with_a_space_is_refused(
     messenger: Messenger, workspace: Workspace, url: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.create_webhook_endpoint(workspace.id, url)
+        await messenger.webhooks.create(workspace.id, url)
 
     assert field_of(info.value) == "url"
     assert "spaces" in info.value.message
-    assert await messenger.list_webhook_endpoints(workspace.id) == []
+    assert await messenger.webhooks.list(workspace.id) == []
 
 
 async def test_a_percent_encoded_space_is_kept_as_given(
@@ -225,7 +225,7 @@ async def test_a_percent_encoded_space_is_kept_as_given(
 ) -> None:
     url = "https://hooks.example.com/order%20shipped"
 
-    created = await messenger.create_webhook_endpoint(workspace.id, url)
+    created = await messenger.webhooks.create(workspace.id, url)
 
     assert created.endpoint.url == url
 
@@ -238,22 +238,22 @@ async def test_an_allowlist_entry_with_spaces_around_it_is_refused(
     messenger: Messenger, workspace: Workspace, entry: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_allowlist_entry(workspace.id, entry)
+        await messenger.allowlist.add(workspace.id, entry)
 
     assert field_of(info.value) == "cidr"
-    assert await messenger.list_allowlist(workspace.id) == []
+    assert await messenger.allowlist.list(workspace.id) == []
 
 
 async def test_removing_an_entry_with_spaces_around_it_is_refused_the_same_way(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    await messenger.add_allowlist_entry(workspace.id, "10.0.0.0/8")
+    await messenger.allowlist.add(workspace.id, "10.0.0.0/8")
 
     with pytest.raises(RequestInvalid) as info:
-        await messenger.remove_allowlist_entry(workspace.id, " 10.0.0.0/8")
+        await messenger.allowlist.remove(workspace.id, " 10.0.0.0/8")
 
     assert field_of(info.value) == "cidr"
-    assert await messenger.list_allowlist(workspace.id) == ["10.0.0.0/8"]
+    assert await messenger.allowlist.list(workspace.id) == ["10.0.0.0/8"]
 
 
 # ------------------------------------------------------------------------------ iys_mode
@@ -263,14 +263,14 @@ async def test_removing_an_entry_with_spaces_around_it_is_refused_the_same_way(
 async def test_each_iys_mode_is_taken(
     messenger: Messenger, workspace: Workspace, mode: IysMode
 ) -> None:
-    connection = await messenger.add_connection(workspace.id, "sms_a", iys_mode=mode)
+    connection = await messenger.connections.add(workspace.id, "sms_a", iys_mode=mode)
 
     assert connection.iys_mode == mode
 
 
 async def test_an_unknown_iys_mode_is_refused(messenger: Messenger, workspace: Workspace) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_connection(workspace.id, "sms_a", iys_mode="commercial")  # type: ignore[arg-type]
+        await messenger.connections.add(workspace.id, "sms_a", iys_mode="commercial")  # type: ignore[arg-type]
 
     assert info.value.message == "Invalid IYS mode: unknown IYS mode"
 
@@ -281,18 +281,18 @@ async def test_a_commercial_mutlucell_connection_is_refused(
 ) -> None:
     # Issue 22.3: Mutlucell documents no IYS attribute, so sms_d cannot mark commercial SMS.
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_connection(workspace.id, "sms_d", iys_mode=mode)
+        await messenger.connections.add(workspace.id, "sms_d", iys_mode=mode)
 
     assert field_of(info.value) == "iys_mode"
     assert f"Mutlucell (sms_d) cannot send {mode} traffic" in info.value.message
     assert "only informational" in info.value.message
-    assert await messenger.list_connections(workspace.id) == []
+    assert await messenger.connections.list(workspace.id) == []
 
 
 async def test_an_informational_mutlucell_connection_is_taken(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    connection = await messenger.add_connection(workspace.id, "sms_d")
+    connection = await messenger.connections.add(workspace.id, "sms_d")
 
     assert connection.iys_mode == "informational"
 
@@ -314,14 +314,14 @@ async def test_a_sender_with_a_control_character_is_refused(
     # every send.
     default, approved = (sender, ()) if as_default else (None, (sender,))
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_a", default_sender=default, approved_senders=approved
         )
 
     field = "default_sender" if as_default else "approved_senders"
     assert field_of(info.value) == field
     assert info.value.message == field_sentence(field, "must not contain control characters")
-    assert await messenger.list_connections(workspace.id) == []
+    assert await messenger.connections.list(workspace.id) == []
 
 
 @pytest.mark.parametrize("sender", ["", "A" * 33])
@@ -329,13 +329,13 @@ async def test_a_sender_of_the_wrong_length_is_refused(
     messenger: Messenger, workspace: Workspace, sender: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.add_connection(workspace.id, "sms_a", approved_senders=[sender])
+        await messenger.connections.add(workspace.id, "sms_a", approved_senders=[sender])
 
     assert info.value.message == "The approved senders must be 1-32 characters"
 
 
 async def test_a_sender_with_a_space_is_stored(messenger: Messenger, workspace: Workspace) -> None:
-    connection = await messenger.add_connection(
+    connection = await messenger.connections.add(
         workspace.id, "sms_a", approved_senders=["ACME CO"], default_sender="ACME CO"
     )
 
@@ -348,15 +348,15 @@ async def test_a_sender_with_a_space_is_stored(messenger: Messenger, workspace: 
 async def test_set_senders_replaces_both_and_sends_keep_d3(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    connection = await messenger.add_connection(
+    connection = await messenger.connections.add(
         workspace.id, "sms_a", default_sender="OLD", approved_senders=["OLD"]
     )
-    changed = await messenger.set_senders(
+    changed = await messenger.connections.set_senders(
         connection.id, default_sender="ACME", approved_senders=["ACME2", "ACME2"]
     )
     # One rule with add_connection's: no repeats, and the default joins a non-empty list.
     assert (changed.default_sender, changed.approved_senders) == ("ACME", ("ACME2", "ACME"))
-    key = await messenger.create_api_key(workspace.id)
+    key = await messenger.keys.create(workspace.id)
     principal = await messenger.authenticate(key.secret)
     with pytest.raises(SenderNotApproved):
         await messenger.send(principal, SendRequest(to="+905551234567", body="x", sender="OLD"))
@@ -367,10 +367,12 @@ async def test_set_senders_replaces_both_and_sends_keep_d3(
 async def test_set_senders_to_nothing_means_any_sender_and_none_by_default(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    connection = await messenger.add_connection(
+    connection = await messenger.connections.add(
         workspace.id, "sms_a", default_sender="ACME", approved_senders=["ACME"]
     )
-    cleared = await messenger.set_senders(connection.id, default_sender="", approved_senders=[])
+    cleared = await messenger.connections.set_senders(
+        connection.id, default_sender="", approved_senders=[]
+    )
     assert (cleared.default_sender, cleared.approved_senders) == (None, ())
 
 
@@ -387,16 +389,16 @@ async def test_set_senders_to_nothing_means_any_sender_and_none_by_default(
 async def test_set_senders_refuses_what_add_connection_refuses_and_changes_nothing(
     messenger: Messenger, workspace: Workspace, default: str | None, approved: object, field: str
 ) -> None:
-    connection = await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
+    connection = await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
     with pytest.raises(RequestInvalid) as info:
-        await messenger.set_senders(
+        await messenger.connections.set_senders(
             connection.id,
             default_sender=default,
             approved_senders=approved,  # type: ignore[arg-type]
         )
 
     assert field_of(info.value) == field
-    assert (await messenger.get_connection(connection.id)).default_sender == "ACME"
+    assert (await messenger.connections.get(connection.id)).default_sender == "ACME"
 
 
 # ------------------------------------------------------------- WhatsApp provider templates
@@ -417,25 +419,25 @@ async def test_a_bad_provider_template_is_refused_naming_its_field(
     messenger: Messenger, workspace: Workspace, name: str | None, language: str | None, field: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.set_template(
+        await messenger.templates.set(
             workspace.id, "shipped", "Kargonuz {{ code }}",
             provider_template=name, provider_language=language,
         )  # fmt: skip
 
     assert field_of(info.value) == field
-    assert await messenger.list_templates(workspace.id) == []
+    assert await messenger.templates.list(workspace.id) == []
 
 
 @pytest.mark.parametrize(("language", "stored"), [("en_US", "en_US"), ("", None), (None, None)])
 async def test_a_provider_template_is_stored_with_its_language(
     messenger: Messenger, workspace: Workspace, language: str | None, stored: str | None
 ) -> None:
-    template = await messenger.set_template(
+    template = await messenger.templates.set(
         workspace.id, "shipped", "Kargonuz {{ code }}",
         provider_template="order_shipped", provider_language=language,
     )  # fmt: skip
     assert (template.provider_template, template.provider_language) == ("order_shipped", stored)
-    blank = await messenger.set_template(workspace.id, "plain", "x", provider_template="")
+    blank = await messenger.templates.set(workspace.id, "plain", "x", provider_template="")
     assert blank.provider_template is None
 
 
@@ -452,7 +454,7 @@ async def test_a_keys_rate_is_a_finite_number_in_range(
     messenger: Messenger, workspace: Workspace, changes: dict[str, float], field: str
 ) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await messenger.create_api_key(workspace.id, **changes)  # type: ignore[arg-type]
+        await messenger.keys.create(workspace.id, **changes)  # type: ignore[arg-type]
 
     assert field_of(info.value) == field
-    assert await messenger.list_api_keys(workspace.id) == []
+    assert await messenger.keys.list(workspace.id) == []

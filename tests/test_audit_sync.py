@@ -12,9 +12,9 @@ from unified_messaging import Actor, ManualClock, Messenger, SyncMessenger, acti
 def test_the_callers_actor_reaches_the_row_across_the_loop_thread() -> None:
     with SyncMessenger(Messenger(clock=ManualClock())) as sync:
         with acting_as(Actor("dashboard:ops@example.com", "192.0.2.4")):
-            workspace = sync.create_workspace("Acme")
-        sync.set_monthly_quota(workspace.id, 5)
-        page = sync.list_audit_events(workspace_id=workspace.id)
+            workspace = sync.workspaces.create("Acme")
+        sync.workspaces.set_monthly_quota(workspace.id, 5)
+        page = sync.audit.list(workspace_id=workspace.id)
 
     assert [(e.action, e.actor, e.client_address) for e in page.data] == [
         ("workspace.quota", "library", None),

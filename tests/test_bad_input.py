@@ -84,9 +84,9 @@ def assert_error(error: Exception, kind: type[MessagingError], code: str, status
 async def small_workspace(bed: TestBed, *codes: str) -> Principal:
     """A second test-mode workspace of the same messenger with only ``codes`` connected."""
     messenger = bed.messenger
-    workspace = await messenger.create_workspace("small")
+    workspace = await messenger.workspaces.create("small")
     for code in codes:
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id,
             code,  # type: ignore[arg-type]
             default_sender=SENDER,
@@ -188,8 +188,8 @@ async def test_32_character_sender_without_an_approved_list_reaches_the_provider
     bed: TestBed,
 ) -> None:
     # Nothing but the provider judges it then; the simulator refuses headers over 11 chars.
-    workspace = await bed.messenger.create_workspace("open senders")
-    await bed.messenger.add_connection(workspace.id, "sms_a", default_sender=SENDER)
+    workspace = await bed.messenger.workspaces.create("open senders")
+    await bed.messenger.connections.add(workspace.id, "sms_a", default_sender=SENDER)
     auth = await bed.messenger.principal(workspace.id, livemode=False)
     response = await bed.messenger.send(auth, plain(sender="S" * 32))
     assert response.status == "failed"
@@ -309,7 +309,7 @@ async def test_empty_fallback_is_the_same_as_none(bed: TestBed) -> None:
 
 
 async def test_body_and_template_together_is_a_400(bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "hello", "Hi")
+    await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi")
     error = await send_error(bed, {"to": NUMBER, "body": "x", "template": "hello"})
     assert_invalid(error, "body")
 
@@ -327,7 +327,7 @@ async def test_variables_without_template_is_a_400_naming_variables(bed: TestBed
 async def test_empty_body_beside_a_template_is_allowed(
     bed: TestBed, empty_body: str | None
 ) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "hello", "Hi {{ name }}")
+    await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi {{ name }}")
     request = {"to": NUMBER, "body": empty_body, "template": "hello", "variables": {"name": "A"}}
     response = await bed.messenger.send(bed.principal, request)
     assert (response.status, response.template) == ("sent", "hello")
@@ -386,7 +386,7 @@ async def test_bulk_item_to_over_64_characters_names_the_item(bed: TestBed) -> N
 
 
 async def test_bulk_template_mode_with_an_item_body_is_a_400(bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "hello", "Hi")
+    await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi")
     items: list[dict[str, Any]] = [{"to": NUMBER, "variables": {}}, {"to": NUMBER, "body": "x"}]
     error = await bulk_error(bed, {"template": "hello", "items": items})
     assert_invalid(error, "items.1.body")
@@ -439,7 +439,7 @@ async def test_a_failed_bulk_item_is_still_readable_by_its_job_id(bed: TestBed) 
 
 
 async def test_missing_variables_fail_only_their_bulk_items(bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "hello", "Hi {{ name }}")
+    await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi {{ name }}")
     items: list[dict[str, Any]] = [
         {"to": NUMBER, "variables": {"name": "Ayşe"}},
         {"to": OTHER_NUMBER, "variables": {"nam": "typo"}},
@@ -731,8 +731,8 @@ async def test_schema_error_wins_over_an_unapproved_sender(bed: TestBed) -> None
 
 
 async def test_bad_recipient_wins_over_an_exhausted_quota(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("no quota", monthly_quota=0)
-    await bed.messenger.add_connection(
+    workspace = await bed.messenger.workspaces.create("no quota", monthly_quota=0)
+    await bed.messenger.connections.add(
         workspace.id,
         "sms_a",
         default_sender=SENDER,
@@ -747,7 +747,7 @@ async def test_bad_recipient_wins_over_an_exhausted_quota(bed: TestBed) -> None:
 
 
 async def test_missing_variable_is_a_422_after_the_template_is_found(bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "hello", "Hi {{ name }}")
+    await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi {{ name }}")
     error = await send_error(bed, {"to": NUMBER, "template": "hello"})
     assert_error(error, TemplateVariableMissing, "TEMPLATE_VARIABLE_MISSING", 422)
 
@@ -827,8 +827,8 @@ fuzz = settings(
 
 
 async def _ready(bed: TestBed) -> None:
-    if not await bed.messenger.list_templates(bed.workspace.id):
-        await bed.messenger.set_template(bed.workspace.id, "hello", "Hi {{ name }}")
+    if not await bed.messenger.templates.list(bed.workspace.id):
+        await bed.messenger.templates.set(bed.workspace.id, "hello", "Hi {{ name }}")
 
 
 async def outcome(call: Awaitable[T]) -> T | MessagingError:

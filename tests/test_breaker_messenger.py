@@ -56,10 +56,10 @@ class World:
 
     async def workspace(self, *, retry: bool = False) -> tuple[str, Principal]:
         m = self.messenger
-        workspace = await m.create_workspace("Acme", recipient_limit=None)
-        await m.set_retry_unavailable(workspace.id, retry)
+        workspace = await m.workspaces.create("Acme", recipient_limit=None)
+        await m.workspaces.set_retry_unavailable(workspace.id, retry)
         for code in ("sms_a", "sms_b"):
-            await m.add_connection(workspace.id, code, default_sender="ACME",
+            await m.connections.add(workspace.id, code, default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
         return workspace.id, await m.principal(workspace.id, livemode=True)
 
@@ -99,7 +99,7 @@ async def test_an_open_connection_is_skipped_and_fallback_sends_at_once(world: W
     assert (skipped.provider, skipped.status) == ("sms_a", "unavailable")
     assert skipped.error is not None and skipped.error.code == "PROVIDER_CIRCUIT_OPEN"
     assert (accepted.provider, accepted.status) == ("sms_b", "accepted")
-    health = {h.provider: h for h in await world.messenger.connection_health(workspace_id)}
+    health = {h.provider: h for h in await world.messenger.connections.health(workspace_id)}
     assert health["sms_a"].state == "open"
     assert health["sms_b"].state == "closed"
 
@@ -138,7 +138,7 @@ async def test_queued_when_all_open_then_the_worker_sends_it_once_the_probe_succ
     assert (record.status, record.provider) == ("delivered", "sms_a")  # sent, then its report
     codes = [a.error.code if a.error else None for a in record.attempts]
     assert codes[-1] is None and set(codes[:-1]) == {"PROVIDER_CIRCUIT_OPEN"}
-    health = {h.provider: h for h in await world.messenger.connection_health(workspace_id)}
+    health = {h.provider: h for h in await world.messenger.connections.health(workspace_id)}
     assert health["sms_a"].state == "closed"
 
 
@@ -149,7 +149,7 @@ async def test_test_keys_never_open_a_live_circuit(world: World) -> None:
         with pytest.raises(ProviderUnavailable):
             await world.messenger.send(test_auth, {"to": "+905550000003", "body": "x"})
 
-    health = await world.messenger.connection_health(workspace_id)
+    health = await world.messenger.connections.health(workspace_id)
 
     assert {h.state for h in health} == {"closed"}
     assert {h.failures for h in health} == {0}
@@ -158,15 +158,17 @@ async def test_test_keys_never_open_a_live_circuit(world: World) -> None:
 async def test_thresholds_are_set_per_connection_and_bad_ones_refused(world: World) -> None:
     workspace_id, auth = await world.workspace()
     await warm(world, auth)
-    (sms_a, _) = await world.messenger.list_connections(workspace_id)
+    (sms_a, _) = await world.messenger.connections.list(workspace_id)
 
-    tuned = await world.messenger.set_breaker_policy(sms_a.id, consecutive=2, cooldown=60)
+    tuned = await world.messenger.connections.set_breaker_policy(
+        sms_a.id, consecutive=2, cooldown=60
+    )
 
     assert (tuned.breaker.consecutive, tuned.breaker.cooldown) == (2, timedelta(minutes=1))
     world.adapters_up("sms_a", up=False)
     for _ in range(2):
         await world.messenger.send(auth, {"to": TO, "body": "x", "fallback": ["sms_b"]})
-    health = {h.provider: h for h in await world.messenger.connection_health(workspace_id)}
+    health = {h.provider: h for h in await world.messenger.connections.health(workspace_id)}
     assert health["sms_a"].state == "open"
     assert health["sms_a"].until == world.clock.now() + timedelta(minutes=1)
     for bad, field in [({"cooldown": 0}, "breaker_cooldown"),
@@ -174,28 +176,28 @@ async def test_thresholds_are_set_per_connection_and_bad_ones_refused(world: Wor
                        ({"window": 10**9}, "breaker_window"),
                        ({"failure_ratio": "most"}, "breaker_failure_ratio")]:  # fmt: skip
         with pytest.raises(RequestInvalid) as caught:
-            await world.messenger.set_breaker_policy(sms_a.id, **bad)
+            await world.messenger.connections.set_breaker_policy(sms_a.id, **bad)
         assert caught.value.details[0].field == field
-    reset = await world.messenger.set_breaker_policy(sms_a.id)
+    reset = await world.messenger.connections.set_breaker_policy(sms_a.id)
     assert reset.breaker == BreakerPolicy()
 
 
 async def test_a_connection_is_added_with_its_thresholds() -> None:
     messenger = Messenger(clock=ManualClock())
-    workspace = await messenger.create_workspace("Acme")
+    workspace = await messenger.workspaces.create("Acme")
     policy = BreakerPolicy.build(window=60, failure_ratio=0.25)
 
-    connection = await messenger.add_connection(workspace.id, "sms_a", breaker=policy)
+    connection = await messenger.connections.add(workspace.id, "sms_a", breaker=policy)
 
-    assert (await messenger.get_connection(connection.id)).breaker == policy
+    assert (await messenger.connections.get(connection.id)).breaker == policy
 
 
 def test_the_sync_twin_shows_connection_health() -> None:
     with SyncMessenger(Messenger(clock=ManualClock())) as sync:
-        workspace = sync.create_workspace("Acme")
-        connection = sync.add_connection(workspace.id, "sms_a")
-        sync.set_breaker_policy(connection.id, consecutive=3)
-        (health,) = sync.connection_health(workspace.id)
+        workspace = sync.workspaces.create("Acme")
+        connection = sync.connections.add(workspace.id, "sms_a")
+        sync.connections.set_breaker_policy(connection.id, consecutive=3)
+        (health,) = sync.connections.health(workspace.id)
     assert (health.connection_id, health.state, health.policy.consecutive) == (
         connection.id,
         "closed",

@@ -75,12 +75,12 @@ async def test_a_live_onay_does_not_count_for_a_test_key() -> None:
 
 async def test_the_policy_is_a_workspace_setting_that_is_audited() -> None:
     async with Messenger(clock=ManualClock()) as messenger:
-        workspace = await messenger.create_workspace("Acme")
+        workspace = await messenger.workspaces.create("Acme")
         assert workspace.consent_policy == "off"
 
         changed = await messenger.consents.set_policy(workspace.id, "local")
 
         assert changed.consent_policy == "local"
-        assert (await messenger.get_workspace(workspace.id)).consent_policy == "local"
-        events = (await messenger.list_audit_events(limit=10)).data
+        assert (await messenger.workspaces.get(workspace.id)).consent_policy == "local"
+        events = (await messenger.audit.list(limit=10)).data
         assert events[0].action == "workspace.consent_policy"

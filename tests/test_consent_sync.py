@@ -28,7 +28,7 @@ def test_every_consents_method_has_a_blocking_twin_with_its_parameters() -> None
 
 def test_a_sync_host_records_lists_and_reads_a_consent() -> None:
     with SyncMessenger(Messenger(clock=ManualClock())) as sync:
-        workspace = sync.create_workspace("Acme")
+        workspace = sync.workspaces.create("Acme")
         sync.consents.set_policy(workspace.id, "local")
         live = sync.principal(workspace.id, livemode=True)
 
@@ -38,4 +38,4 @@ def test_a_sync_host_records_lists_and_reads_a_consent() -> None:
 
         assert [c.id for c in sync.consents.list(live).data] == [created.id]
         assert [h.status for h in sync.consents.get(live, created.id).history] == ["ONAY"]
-        assert sync.get_workspace(workspace.id).consent_policy == "local"
+        assert sync.workspaces.get(workspace.id).consent_policy == "local"

@@ -197,7 +197,7 @@ async def test_an_unauthorized_error_does_not_echo_the_key(bed: TestBed) -> None
 async def test_a_bad_credential_error_does_not_echo_the_credential(bed: TestBed) -> None:
     secret = "hunter2-very-secret-password"
     with pytest.raises(InvalidCredentials) as info:
-        await bed.messenger.add_connection(
+        await bed.messenger.connections.add(
             bed.workspace.id,
             "sms_a",
             credentials={"username": secret, "password": 12345},  # type: ignore[dict-item]
@@ -209,8 +209,8 @@ async def test_a_bad_credential_error_does_not_echo_the_credential(bed: TestBed)
 
 async def test_a_connection_repr_holds_no_credentials(bed: TestBed) -> None:
     secret = "hunter2-very-secret-password"
-    workspace = await bed.messenger.create_workspace("creds")
-    connection = await bed.messenger.add_connection(
+    workspace = await bed.messenger.workspaces.create("creds")
+    connection = await bed.messenger.connections.add(
         workspace.id,
         "sms_a",
         credentials={"usercode": "8501234567", "password": secret},

@@ -146,13 +146,13 @@ async def test_a_workspace_can_change_or_turn_off_its_guard() -> None:
     bed = await guarded_bed(RecipientLimit(1, timedelta(hours=1)))
     await bed.messenger.send(bed.principal, {"to": TO, "body": "one"})
 
-    updated = await bed.messenger.set_recipient_limit(bed.workspace.id, "off")
+    updated = await bed.messenger.workspaces.set_recipient_limit(bed.workspace.id, "off")
     assert updated.recipient_limit is None
     principal = await bed.messenger.authenticate(bed.api_key)
     for _ in range(15):
         await bed.messenger.send(principal, {"to": TO, "body": "many"})
 
-    updated = await bed.messenger.set_recipient_limit(bed.workspace.id, "20/1h")
+    updated = await bed.messenger.workspaces.set_recipient_limit(bed.workspace.id, "20/1h")
     principal = await bed.messenger.authenticate(bed.api_key)
     await bed.messenger.send(principal, {"to": TO, "body": "17th"})
     await bed.messenger.send(principal, {"to": TO, "body": "18th"})
@@ -162,6 +162,6 @@ async def test_a_workspace_can_change_or_turn_off_its_guard() -> None:
         await bed.messenger.send(principal, {"to": TO, "body": "21st"})
 
     with pytest.raises(RequestInvalid):
-        await bed.messenger.set_recipient_limit(bed.workspace.id, "0/1h")
+        await bed.messenger.workspaces.set_recipient_limit(bed.workspace.id, "0/1h")
     with pytest.raises(RequestInvalid):
-        await bed.messenger.set_recipient_limit(bed.workspace.id, 10)  # type: ignore[arg-type]
+        await bed.messenger.workspaces.set_recipient_limit(bed.workspace.id, 10)  # type: ignore[arg-type]

@@ -112,7 +112,7 @@ class Rig:
         connection = await self.connection(attempt.provider)
         body = f'{{"provider_message_id": "{attempt.provider_message_id}", "status": "{status}"}}'
         callback = InboundCallback("POST", {}, {}, body.encode())
-        await self.messenger.ingest_dlr(connection.id, connection.dlr_token or "", callback)
+        await self.messenger.reports.ingest(connection.id, connection.dlr_token or "", callback)
 
     async def connection(self, code: str) -> Connection:
         for connection in await self.messenger.store.list_connections(self.workspace_id):
@@ -121,10 +121,10 @@ class Rig:
         raise AssertionError(code)
 
     async def suppress(self) -> None:
-        await self.messenger.add_suppression(self.principal, {"channel": "sms", "recipient": TO})
+        await self.messenger.suppressions.add(self.principal, {"channel": "sms", "recipient": TO})
 
     async def quiet(self) -> None:
-        await self.messenger.set_quiet_hours(self.workspace_id, QUIET)
+        await self.messenger.workspaces.set_quiet_hours(self.workspace_id, QUIET)
         # As the next request's authentication would read it.
         self.auth = await self.messenger.principal(self.workspace_id, livemode=True)
 
@@ -153,12 +153,12 @@ async def make_rig(*, retry: bool = False, paced: bool = False, crash: bool = Fa
         live_adapters={"sms_a": build, "sms_b": build},
     )
     m = rig.messenger
-    workspace = await m.create_workspace("Acme", recipient_limit=None)
-    await m.set_retry_unavailable(workspace.id, retry)
-    await m.set_queue_ttl(workspace.id, TTL)
+    workspace = await m.workspaces.create("Acme", recipient_limit=None)
+    await m.workspaces.set_retry_unavailable(workspace.id, retry)
+    await m.workspaces.set_queue_ttl(workspace.id, TTL)
     rates: dict[str, Any] = {"max_rate": 1.0} if paced or crash else {}
     for code in ("sms_a", "sms_b"):
-        await m.add_connection(
+        await m.connections.add(
             workspace.id, code, default_sender="ACME", credentials={"any": "thing"},
             dlr_timeout=timedelta(minutes=5), **rates,
         )  # fmt: skip
@@ -427,7 +427,7 @@ async def test_a_quiet_window_beginning_during_the_first_call_holds_the_fallback
 
 async def test_a_message_the_gate_stops_gives_its_quota_unit_back() -> None:
     rig = await make_rig(retry=True)
-    await rig.messenger.set_monthly_quota(rig.workspace_id, 100)
+    await rig.messenger.workspaces.set_monthly_quota(rig.workspace_id, 100)
     used = await rig.messenger.store.quota_used(rig.workspace_id, "2026-12")
     job_id = await _retried(rig)
     assert await rig.messenger.store.quota_used(rig.workspace_id, "2026-12") == used + 1
@@ -528,10 +528,10 @@ async def test_a_telegram_username_is_suppressed_whatever_its_case(
     listed: str, sent_to: str
 ) -> None:
     messenger = Messenger(clock=ManualClock(START))
-    workspace = await messenger.create_workspace("Acme", recipient_limit=None)
-    await messenger.add_connection(workspace.id, "chatbot")
+    workspace = await messenger.workspaces.create("Acme", recipient_limit=None)
+    await messenger.connections.add(workspace.id, "chatbot")
     auth = await messenger.principal(workspace.id, livemode=False)
-    await messenger.add_suppression(auth, {"channel": "chatbot", "recipient": listed})
+    await messenger.suppressions.add(auth, {"channel": "chatbot", "recipient": listed})
 
     with pytest.raises(RecipientSuppressed):  # at admission
         await messenger.send(auth, {"to": sent_to, "body": "x"})
@@ -539,10 +539,10 @@ async def test_a_telegram_username_is_suppressed_whatever_its_case(
         auth,
         {"to": "@OtherUser", "body": "x", "send_at": (START + timedelta(minutes=1)).isoformat()},
     )
-    await messenger.add_suppression(auth, {"channel": "chatbot", "recipient": "@otheruser"})
+    await messenger.suppressions.add(auth, {"channel": "chatbot", "recipient": "@otheruser"})
     messenger.clock.advance(61)  # type: ignore[attr-defined]
     await messenger.worker().run_until_idle()
     record = await messenger.get_message(auth, waiting.job_id)
     assert (record.status, record.error and record.error.code) == ("failed", "RECIPIENT_SUPPRESSED")
-    page = await messenger.list_suppressions(auth, {"channel": "chatbot"})
+    page = await messenger.suppressions.list(auth, {"channel": "chatbot"})
     assert sorted(e.recipient for e in page.data) == ["@otheruser", listed.lower()]

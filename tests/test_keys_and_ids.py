@@ -117,7 +117,7 @@ def test_keys_of_32_to_128_characters_after_the_prefix_are_well_formed(length: i
 
 
 async def test_a_created_key_has_the_format_and_the_record_its_hash(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id, livemode=True, name="ci")
+    created = await bed.messenger.keys.create(bed.workspace.id, livemode=True, name="ci")
     assert KEY_SHAPE.fullmatch(created.secret)
     assert created.secret.startswith("um_live_")
     assert created.record.key_hash == hashlib.sha256(created.secret.encode()).hexdigest()
@@ -126,7 +126,7 @@ async def test_a_created_key_has_the_format_and_the_record_its_hash(bed: TestBed
 
 
 async def test_only_the_hash_of_a_key_is_stored(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id, name="ci")
+    created = await bed.messenger.keys.create(bed.workspace.id, name="ci")
     secret = created.secret
     random_part = secret.removeprefix("um_test_")
 
@@ -140,14 +140,14 @@ async def test_only_the_hash_of_a_key_is_stored(bed: TestBed) -> None:
 
 
 async def test_listed_keys_carry_no_secret(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id)
-    keys = await bed.messenger.list_api_keys(bed.workspace.id)
+    created = await bed.messenger.keys.create(bed.workspace.id)
+    keys = await bed.messenger.keys.list(bed.workspace.id)
     assert created.record in keys
     assert not any(created.secret in text for text in strings_in(keys))
 
 
 async def test_the_secret_is_not_in_reprs(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id)
+    created = await bed.messenger.keys.create(bed.workspace.id)
     assert created.secret not in repr(created)
     assert created.record.key_hash not in repr(created.record)
 
@@ -164,7 +164,7 @@ async def test_a_test_key_authenticates_to_its_workspace_in_test_mode(bed: TestB
 
 
 async def test_a_live_key_authenticates_in_live_mode(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    created = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     principal = await bed.messenger.authenticate(created.secret)
     assert (principal.workspace_id, principal.livemode) == (bed.workspace.id, True)
 
@@ -218,22 +218,22 @@ async def test_a_key_with_the_other_mode_prefix_is_unauthorized(bed: TestBed) ->
 
 
 async def test_a_revoked_key_is_unauthorized(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id)
+    created = await bed.messenger.keys.create(bed.workspace.id)
     await bed.messenger.authenticate(created.secret)
-    await bed.messenger.revoke_api_key(created.record.id)
+    await bed.messenger.keys.revoke(created.record.id)
     await assert_unauthorized(bed, created.secret)
 
 
 async def test_revoking_one_key_leaves_the_others_working(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id)
-    await bed.messenger.revoke_api_key(created.record.id)
+    created = await bed.messenger.keys.create(bed.workspace.id)
+    await bed.messenger.keys.revoke(created.record.id)
     assert (await bed.messenger.authenticate(bed.api_key)).workspace_id == bed.workspace.id
 
 
 async def test_a_key_works_until_it_expires(bed: TestBed) -> None:
     clock = manual_clock(bed)
     expires_at = clock.now() + timedelta(hours=1)
-    created = await bed.messenger.create_api_key(bed.workspace.id, expires_at=expires_at)
+    created = await bed.messenger.keys.create(bed.workspace.id, expires_at=expires_at)
 
     clock.advance(timedelta(hours=1) - timedelta(microseconds=1))
     await bed.messenger.authenticate(created.secret)
@@ -244,7 +244,7 @@ async def test_a_key_works_until_it_expires(bed: TestBed) -> None:
 async def test_an_expiry_without_a_timezone_is_refused(bed: TestBed) -> None:
     naive = manual_clock(bed).now().replace(tzinfo=None)
     with pytest.raises(RequestInvalid) as info:
-        await bed.messenger.create_api_key(bed.workspace.id, expires_at=naive)
+        await bed.messenger.keys.create(bed.workspace.id, expires_at=naive)
     assert [d.field for d in info.value.details] == ["expires_at"]
 
 
@@ -290,7 +290,7 @@ async def test_job_ids_are_prefixed_msg(bed: TestBed) -> None:
 
 
 async def test_admin_ids_are_prefixed_by_kind(bed: TestBed) -> None:
-    connections = await bed.messenger.list_connections(bed.workspace.id)
+    connections = await bed.messenger.connections.list(bed.workspace.id)
     key = bed.principal.key
     assert key is not None
     assert bed.workspace.id.startswith("ws_")
@@ -309,6 +309,6 @@ async def test_connections_added_at_the_same_instant_list_in_the_order_added(
     bed: TestBed,
 ) -> None:
     # The testbed's ManualClock gives every connection the same created_at; the id decides.
-    connections = await bed.messenger.list_connections(bed.workspace.id)
+    connections = await bed.messenger.connections.list(bed.workspace.id)
     assert len({c.created_at for c in connections}) == 1
     assert tuple(c.provider for c in connections) == ALL_PROVIDERS

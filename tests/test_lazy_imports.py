@@ -50,7 +50,7 @@ from unified_messaging.store.sql import store_from_url
 
 async def main() -> None:
     async with Messenger(store_from_url(sys.argv[1])) as messenger:
-        await messenger.list_workspaces()
+        await messenger.workspaces.list()
     async with WebhookSender():
         pass
 

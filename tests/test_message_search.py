@@ -50,18 +50,18 @@ async def test_a_cursor_of_another_mode_is_message_not_found(bed: TestBed) -> No
 
 async def test_connection_stats_needs_an_aware_time_and_a_known_workspace(bed: TestBed) -> None:
     with pytest.raises(RequestInvalid):
-        await bed.messenger.connection_stats(bed.workspace.id, since=datetime(2026, 1, 1))
+        await bed.messenger.connections.stats(bed.workspace.id, since=datetime(2026, 1, 1))
     with pytest.raises(ResourceNotFound):
-        await bed.messenger.connection_stats("ws_nope", since=bed.clock.now())
+        await bed.messenger.connections.stats("ws_nope", since=bed.clock.now())
 
 
 def test_the_sync_twins_list_and_score() -> None:
     bed = build_testbed()
     with SyncMessenger(bed.messenger) as sync:
-        start = sync.now()
+        start = sync.clock.now()
         sent = sync.send(bed.principal, {"to": NORMAL, "body": "x", "provider": "sms_c"})
         page = sync.list_messages(bed.principal, {"provider": "sms_c"})
-        stats = sync.connection_stats(bed.workspace.id, since=start, livemode=False)
+        stats = sync.connections.stats(bed.workspace.id, since=start, livemode=False)
 
     assert [r.job_id for r in page.data] == [sent.job_id]
     assert [(s.provider, s.sent, s.pending) for s in stats] == [("sms_c", 1, 1)]

@@ -149,15 +149,15 @@ async def live_setup(
         max_concurrency=concurrency,
     )
     # These tests send many messages to one number: the flood guard (D28) has its own tests.
-    workspace = await messenger.create_workspace("live", monthly_quota=quota, recipient_limit=None)
+    workspace = await messenger.workspaces.create("live", monthly_quota=quota, recipient_limit=None)
     for code in fakes:
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id,
             code,  # type: ignore[arg-type]
             credentials={"username": "acme", "password": f"secret-{code}"},
             default_sender="ACME",
         )
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     principal = await messenger.authenticate(key.secret)
     return messenger, principal, seen_credentials
 
@@ -178,7 +178,7 @@ async def test_send_stores_a_readable_sent_record(bed: TestBed) -> None:
 
 
 async def test_outbox_records_rendered_text_sender_and_provider(bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "otp", "Kodunuz: {{ code }}")
+    await bed.messenger.templates.set(bed.workspace.id, "otp", "Kodunuz: {{ code }}")
     await bed.messenger.send(
         bed.principal, {"to": NORMAL, "template": "otp", "variables": {"code": 4242}}
     )
@@ -197,8 +197,8 @@ async def test_turkish_text_uses_the_single_shift_table(bed: TestBed) -> None:
 
 
 async def test_connection_without_turkish_shift_reports_ucs2(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("no shift")
-    await bed.messenger.add_connection(
+    workspace = await bed.messenger.workspaces.create("no shift")
+    await bed.messenger.connections.add(
         workspace.id, "sms_b", default_sender="ACME", turkish_shift=False
     )
     principal = await bed.messenger.principal(workspace.id, livemode=False)
@@ -244,7 +244,7 @@ async def test_bizchat_normalizes_to_e164(bed: TestBed) -> None:
 
 
 async def test_bizchat_template_maps_to_provider_template(bed: TestBed) -> None:
-    await bed.messenger.set_template(
+    await bed.messenger.templates.set(
         bed.workspace.id,
         "shipped",
         "Hi {{ name }}, order {{ order }} shipped. {{ name }}!",
@@ -273,39 +273,39 @@ async def test_bizchat_template_maps_to_provider_template(bed: TestBed) -> None:
 
 
 async def test_first_connection_is_the_default_until_changed(bed: TestBed) -> None:
-    connections = await bed.messenger.list_connections(bed.workspace.id)
+    connections = await bed.messenger.connections.list(bed.workspace.id)
     assert [c.provider for c in connections if c.is_default] == ["sms_a"]
     chosen = next(c for c in connections if c.provider == "sms_c")
-    await bed.messenger.set_default_connection(chosen.id)
+    await bed.messenger.connections.set_default(chosen.id)
     response = await bed.messenger.send(bed.principal, {"to": NORMAL, "body": "x"})
     assert response.provider == "sms_c"
 
 
 async def test_removing_the_default_promotes_the_oldest_remaining(bed: TestBed) -> None:
-    connections = await bed.messenger.list_connections(bed.workspace.id)
-    await bed.messenger.remove_connection(connections[0].id)
+    connections = await bed.messenger.connections.list(bed.workspace.id)
+    await bed.messenger.connections.remove(connections[0].id)
     response = await bed.messenger.send(bed.principal, {"to": NORMAL, "body": "x"})
     assert response.provider == "sms_b"
 
 
 async def test_unconnected_provider_is_404(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("only b")
-    await bed.messenger.add_connection(workspace.id, "sms_b", default_sender="ACME")
+    workspace = await bed.messenger.workspaces.create("only b")
+    await bed.messenger.connections.add(workspace.id, "sms_b", default_sender="ACME")
     principal = await bed.messenger.principal(workspace.id, livemode=False)
     with pytest.raises(ProviderNotConnected):
         await bed.messenger.send(principal, {"to": NORMAL, "body": "x", "provider": "sms_a"})
 
 
 async def test_workspace_without_connections_is_404(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("empty")
+    workspace = await bed.messenger.workspaces.create("empty")
     principal = await bed.messenger.principal(workspace.id, livemode=False)
     with pytest.raises(ProviderNotConnected):
         await bed.messenger.send(principal, {"to": NORMAL, "body": "x"})
 
 
 async def test_omitted_sender_without_default_is_sender_required(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("no default sender")
-    await bed.messenger.add_connection(workspace.id, "sms_a")
+    workspace = await bed.messenger.workspaces.create("no default sender")
+    await bed.messenger.connections.add(workspace.id, "sms_a")
     principal = await bed.messenger.principal(workspace.id, livemode=False)
     with pytest.raises(SenderRequired):
         await bed.messenger.send(principal, {"to": NORMAL, "body": "x"})
@@ -320,9 +320,9 @@ async def test_unapproved_sender_is_422(bed: TestBed) -> None:
 
 
 async def test_sender_must_be_approved_on_every_fallback_connection(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("mixed")
-    await bed.messenger.add_connection(workspace.id, "sms_a", approved_senders=["ACME"])
-    await bed.messenger.add_connection(workspace.id, "sms_b", approved_senders=["OTHER"])
+    workspace = await bed.messenger.workspaces.create("mixed")
+    await bed.messenger.connections.add(workspace.id, "sms_a", approved_senders=["ACME"])
+    await bed.messenger.connections.add(workspace.id, "sms_b", approved_senders=["OTHER"])
     principal = await bed.messenger.principal(workspace.id, livemode=False)
     with pytest.raises(SenderNotApproved):
         await bed.messenger.send(
@@ -331,8 +331,8 @@ async def test_sender_must_be_approved_on_every_fallback_connection(bed: TestBed
 
 
 async def test_provider_side_sender_rules_reject_a_bad_header(bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("free headers")
-    await bed.messenger.add_connection(workspace.id, "sms_a")
+    workspace = await bed.messenger.workspaces.create("free headers")
+    await bed.messenger.connections.add(workspace.id, "sms_a")
     principal = await bed.messenger.principal(workspace.id, livemode=False)
     response = await bed.messenger.send(
         principal, {"to": NORMAL, "body": "x", "sender": "A HEADER FAR TOO LONG"}
@@ -447,7 +447,7 @@ async def test_live_adapter_receives_decrypted_credentials_and_store_holds_ciphe
     messenger, principal, seen = await live_setup({"sms_a": fake})
     await messenger.send(principal, {"to": NORMAL, "body": "x"})  # type: ignore[arg-type]
     assert seen["sms_a"] == {"username": "acme", "password": "secret-sms_a"}
-    (connection,) = await messenger.list_connections(principal.workspace_id)  # type: ignore[attr-defined]
+    (connection,) = await messenger.connections.list(principal.workspace_id)  # type: ignore[attr-defined]
     assert "secret-sms_a" not in connection.credentials
     assert connection.credentials.startswith("v1.")
     assert "secret" not in repr(connection)
@@ -464,7 +464,7 @@ async def test_quota_counts_one_unit_per_logical_message_across_fallback() -> No
         assert len(response.attempts or []) == 2
     with pytest.raises(QuotaExceeded):
         await messenger.send(principal, request)  # type: ignore[arg-type]
-    usage = await messenger.quota_usage(principal.workspace_id)  # type: ignore[attr-defined]
+    usage = await messenger.workspaces.quota_usage(principal.workspace_id)  # type: ignore[attr-defined]
     assert (usage.used, usage.limit) == (2, 2)
 
 
@@ -504,17 +504,17 @@ async def test_bulk_over_quota_sends_nothing() -> None:
 
 
 async def test_test_mode_consumes_no_quota(bed: TestBed) -> None:
-    await bed.messenger.set_monthly_quota(bed.workspace.id, 0)
+    await bed.messenger.workspaces.set_monthly_quota(bed.workspace.id, 0)
     principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
     response = await bed.messenger.send(principal, {"to": NORMAL, "body": "x"})
     assert response.status == "sent"
-    assert (await bed.messenger.quota_usage(bed.workspace.id)).used == 0
+    assert (await bed.messenger.workspaces.quota_usage(bed.workspace.id)).used == 0
 
 
 async def test_a_missing_live_adapter_is_provider_unavailable() -> None:
     messenger = Messenger(clock=ManualClock(), live_adapters={})
-    workspace = await messenger.create_workspace("no adapters")
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
+    workspace = await messenger.workspaces.create("no adapters")
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
     principal = await messenger.principal(workspace.id, livemode=True)
     with pytest.raises(ProviderUnavailable):
         await messenger.send(principal, {"to": NORMAL, "body": "x"})
@@ -595,7 +595,7 @@ async def test_test_and_live_jobs_are_invisible_to_each_other(bed: TestBed) -> N
 
 async def test_another_workspace_cannot_read_a_job(bed: TestBed) -> None:
     response = await bed.messenger.send(bed.principal, {"to": NORMAL, "body": "x"})
-    other = await bed.messenger.create_workspace("other")
+    other = await bed.messenger.workspaces.create("other")
     principal = await bed.messenger.principal(other.id, livemode=False)
     with pytest.raises(MessageNotFound):
         await bed.messenger.get_message(principal, response.job_id)
@@ -604,9 +604,9 @@ async def test_another_workspace_cannot_read_a_job(bed: TestBed) -> None:
 async def test_revoked_and_expired_keys_are_unauthorized(bed: TestBed) -> None:
     clock = bed.clock
     assert isinstance(clock, ManualClock)
-    revoked = await bed.messenger.create_api_key(bed.workspace.id)
-    await bed.messenger.revoke_api_key(revoked.record.id)
-    expiring = await bed.messenger.create_api_key(
+    revoked = await bed.messenger.keys.create(bed.workspace.id)
+    await bed.messenger.keys.revoke(revoked.record.id)
+    expiring = await bed.messenger.keys.create(
         bed.workspace.id, expires_at=clock.now().replace(year=clock.now().year + 1)
     )
     await bed.messenger.authenticate(expiring.secret)
@@ -617,7 +617,7 @@ async def test_revoked_and_expired_keys_are_unauthorized(bed: TestBed) -> None:
 
 
 async def test_live_key_authenticates_in_live_mode(bed: TestBed) -> None:
-    created = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    created = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     assert created.secret.startswith("um_live_")
     principal = await bed.messenger.authenticate(created.secret)
     assert principal.livemode is True
@@ -639,10 +639,10 @@ async def test_rotating_the_master_key_re_encrypts_every_connection() -> None:
     store = messenger.store
     new_vault = Vault.from_spec("new:" + "B" * 43 + "=,old:" + "A" * 43 + "=")
     rotated_messenger = Messenger(store, vault=new_vault)
-    assert await rotated_messenger.rotate_credentials() == 1
+    assert (await rotated_messenger.vault.rotate()).total == 1
     (connection,) = await store.list_connections(principal.workspace_id)  # type: ignore[attr-defined]
     assert connection.credentials.startswith("v1.new.")
-    assert await rotated_messenger.rotate_credentials() == 0
+    assert (await rotated_messenger.vault.rotate()).total == 0
 
 
 async def test_a_connection_without_credentials_sends_with_test_keys_only(bed: TestBed) -> None:
@@ -657,8 +657,8 @@ async def test_a_connection_without_credentials_sends_with_test_keys_only(bed: T
 
 async def test_shipped_adapters_check_credentials_when_a_connection_is_added(bed: TestBed) -> None:
     with pytest.raises(InvalidCredentials) as caught:
-        await bed.messenger.add_connection(
-            (await bed.messenger.create_workspace("creds")).id,
+        await bed.messenger.connections.add(
+            (await bed.messenger.workspaces.create("creds")).id,
             "sms_a",
             credentials={"usercode": "8501234567", "pasword": "hunter2-secret"},
         )
@@ -681,6 +681,6 @@ async def test_test_connection_asks_the_provider() -> None:
             Checked.checked += 1
 
     messenger, principal, _ = await live_setup({"sms_a": Checked()})
-    (connection,) = await messenger.list_connections(principal.workspace_id)  # type: ignore[attr-defined]
-    await messenger.test_connection(connection.id)
+    (connection,) = await messenger.connections.list(principal.workspace_id)  # type: ignore[attr-defined]
+    await messenger.connections.test(connection.id)
     assert Checked.checked == 1

@@ -202,11 +202,11 @@ async def test_flood_guard_refusals_count_per_request_and_per_bulk_item() -> Non
 async def test_rate_limited_keys_are_counted() -> None:
     world = metered()
     test_bed = await create_testbed(messenger=world.messenger)
-    key = await world.messenger.create_api_key(test_bed.workspace.id, rate_limit=1, rate_burst=1)
+    key = await world.messenger.keys.create(test_bed.workspace.id, rate_limit=1, rate_burst=1)
 
-    await world.messenger.authorize(key.secret, "127.0.0.1")
+    await world.messenger.access.authorize(key.secret, "127.0.0.1")
     with pytest.raises(RateLimited):
-        await world.messenger.authorize(key.secret, "127.0.0.1")
+        await world.messenger.access.authorize(key.secret, "127.0.0.1")
 
     assert world.value("um_rate_limited_total", code="RATE_LIMITED") == 1
     await world.messenger.aclose()
@@ -243,10 +243,10 @@ class Live:
 
     async def principal(self, *, quota: int | None = None) -> Principal:
         m = self.world.messenger
-        workspace = await m.create_workspace("Acme", recipient_limit=None)
-        await m.set_monthly_quota(workspace.id, quota)
+        workspace = await m.workspaces.create("Acme", recipient_limit=None)
+        await m.workspaces.set_monthly_quota(workspace.id, quota)
         for code in ("sms_a", "sms_b"):
-            await m.add_connection(workspace.id, code, default_sender="ACME",
+            await m.connections.add(workspace.id, code, default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
         return await m.principal(workspace.id, livemode=True)
 
@@ -304,7 +304,9 @@ async def test_a_hop_skipped_by_an_open_circuit_is_counted_as_such(live: Live) -
                             mode="live") == before  # fmt: skip
     # And a scrape shows the open circuit (only it: sms_b's is closed).
     messenger = live.world.messenger
-    snapshot = await take_snapshot(messenger.store, messenger.now(), MessengerCircuits(messenger))
+    snapshot = await take_snapshot(
+        messenger.store, messenger.clock.now(), MessengerCircuits(messenger)
+    )
     exposition = messenger.metrics
     assert isinstance(exposition, PrometheusMetrics)
     text = exposition.exposition(snapshot).decode()
@@ -331,7 +333,7 @@ async def test_webhook_attempts_are_counted_by_result() -> None:
     )
     async with serve(app) as base_url:
         test_bed = await create_testbed(messenger=world.messenger, recipient_limit=None)
-        await world.messenger.create_webhook_endpoint(
+        await world.messenger.webhooks.create(
             test_bed.workspace.id, f"{base_url}/hook", events=["message.sent"]
         )
         await world.messenger.send(test_bed.principal, {"to": NORMAL, "body": "x"})

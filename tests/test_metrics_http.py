@@ -128,9 +128,7 @@ async def test_a_listener_of_its_own_may_want_the_token_too(bed: TestBed) -> Non
 
 
 async def test_the_scrape_holds_no_secret_number_body_or_workspace(bed: TestBed) -> None:
-    webhook = await bed.messenger.create_webhook_endpoint(
-        bed.workspace.id, "https://hooks.example.com/um"
-    )
+    webhook = await bed.messenger.webhooks.create(bed.workspace.id, "https://hooks.example.com/um")
     async with serve(create_app(bed.messenger, mcp=False, metrics_token=TOKEN)) as url:
         await send(url, bed)
         text = (await get(f"{url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})).text

@@ -34,7 +34,7 @@ async def test_a_scheduled_send_is_handed_over_at_its_time_and_delivered(
 
 async def test_a_message_waiting_for_a_retry_can_be_canceled_and_is_not_retried() -> None:
     bed = await create_testbed()
-    await bed.messenger.set_retry_unavailable(bed.workspace.id, True)
+    await bed.messenger.workspaces.set_retry_unavailable(bed.workspace.id, True)
     principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
     queued = await bed.messenger.send(principal, {"to": UNREACHABLE, "body": "x"})
     assert queued.status == "queued"

@@ -21,8 +21,8 @@ async def messenger() -> Messenger:
 async def a_connection(
     messenger: Messenger, provider: str = "sms_a", **rates: object
 ) -> Connection:
-    workspace = await messenger.create_workspace("acme")
-    return await messenger.add_connection(workspace.id, provider, **rates)  # type: ignore[arg-type]
+    workspace = await messenger.workspaces.create("acme")
+    return await messenger.connections.add(workspace.id, provider, **rates)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -45,13 +45,13 @@ async def test_a_rate_is_set_on_add_and_changed_or_turned_off_later(messenger: M
     connection = await a_connection(messenger, "sms_c", max_rate=100)
     assert (connection.max_rate, connection.max_calls) == (100, 4)
 
-    changed = await messenger.set_send_rate(connection.id, max_calls=10)
+    changed = await messenger.connections.set_send_rate(connection.id, max_calls=10)
     assert (changed.max_rate, changed.max_calls) == (100, 10)  # the other one stays
-    off = await messenger.set_send_rate(connection.id, max_rate="off", max_calls=None)
+    off = await messenger.connections.set_send_rate(connection.id, max_rate="off", max_calls=None)
     assert (off.max_rate, off.max_calls) == (None, None)
-    back = await messenger.set_send_rate(connection.id, max_calls="default")
+    back = await messenger.connections.set_send_rate(connection.id, max_calls="default")
     assert (back.max_rate, back.max_calls) == (None, 4)
-    assert await messenger.get_connection(connection.id) == back
+    assert await messenger.connections.get(connection.id) == back
 
 
 async def test_a_connection_added_without_a_limit_has_none(messenger: Messenger) -> None:
@@ -69,28 +69,28 @@ async def test_a_bad_rate_is_refused_naming_its_field(
 ) -> None:
     connection = await a_connection(messenger, "sms_c")
     with pytest.raises(RequestInvalid) as caught:
-        await messenger.set_send_rate(connection.id, **{field: value})  # type: ignore[arg-type]
+        await messenger.connections.set_send_rate(connection.id, **{field: value})  # type: ignore[arg-type]
     assert caught.value.code == "VALIDATION_ERROR"
     assert str(caught.value) == field_sentence(field, caught.value.details[0].message)
     assert [d.field for d in caught.value.details] == [field]
-    assert await messenger.get_connection(connection.id) == connection  # nothing changed
+    assert await messenger.connections.get(connection.id) == connection  # nothing changed
 
-    workspace = await messenger.create_workspace("other")
+    workspace = await messenger.workspaces.create("other")
     with pytest.raises(RequestInvalid, match=rf"^The {field.replace('_', ' ')} "):
-        await messenger.add_connection(workspace.id, "sms_a", **{field: value})  # type: ignore[arg-type]
-    assert await messenger.list_connections(workspace.id) == []
+        await messenger.connections.add(workspace.id, "sms_a", **{field: value})  # type: ignore[arg-type]
+    assert await messenger.connections.list(workspace.id) == []
 
 
 async def test_an_unknown_setting_is_refused(messenger: Messenger) -> None:
     connection = await a_connection(messenger)
     with pytest.raises(RequestInvalid, match=r"^The max speed is not a send-rate setting"):
-        await messenger.set_send_rate(connection.id, max_speed=5)
+        await messenger.connections.set_send_rate(connection.id, max_speed=5)
 
 
 def test_the_sync_twin_sets_a_rate() -> None:
     with SyncMessenger() as messenger:
-        workspace = messenger.create_workspace("acme")
-        connection = messenger.add_connection(workspace.id, "sms_a", max_rate=5)
-        assert messenger.set_send_rate(connection.id, max_rate=7.5).max_rate == 7.5
+        workspace = messenger.workspaces.create("acme")
+        connection = messenger.connections.add(workspace.id, "sms_a", max_rate=5)
+        assert messenger.connections.set_send_rate(connection.id, max_rate=7.5).max_rate == 7.5
         with pytest.raises(RequestInvalid, match=r"^The max rate "):
-            messenger.set_send_rate(connection.id, max_rate=0)
+            messenger.connections.set_send_rate(connection.id, max_rate=0)

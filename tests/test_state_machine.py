@@ -118,11 +118,11 @@ async def test_a_time_out_ends_unknown_and_a_late_report_replaces_it(
     await bed.settle(MINUTE)
     assert await status(bed, job_id) == "unknown"
     connection = next(
-        c for c in await bed.messenger.list_connections(bed.workspace.id) if c.provider == "sms_a"
+        c for c in await bed.messenger.connections.list(bed.workspace.id) if c.provider == "sms_a"
     )
     pushed = _push(str(first.provider_message_id), "delivered")
 
-    await bed.messenger.ingest_dlr(connection.id, connection.dlr_token, pushed)
+    await bed.messenger.reports.ingest(connection.id, connection.dlr_token, pushed)
 
     assert await status(bed, job_id) == "delivered"
     assert moves == [
@@ -142,7 +142,7 @@ async def test_chatbot_success_is_queued_to_delivered(bed: TestBed, moves: list[
 
 
 async def test_a_queued_message_fails_at_its_ttl(bed: TestBed, moves: list[Move]) -> None:
-    await bed.messenger.set_retry_unavailable(bed.workspace.id, True)
+    await bed.messenger.workspaces.set_retry_unavailable(bed.workspace.id, True)
     principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
     sent = await bed.messenger.send(principal, {"to": UNREACHABLE, "body": "x"})
     for _ in range(30):

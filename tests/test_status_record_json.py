@@ -89,12 +89,12 @@ def test_status_record_json_is_the_models_bytes(record: MessageRecord) -> None:
 async def test_get_answers_the_bytes_of_get_message() -> None:
     messenger = Messenger()
     bed = await create_testbed(messenger=messenger)
-    key = await messenger.create_api_key(bed.workspace.id)
+    key = await messenger.keys.create(bed.workspace.id)
     principal = await messenger.principal(bed.workspace.id, livemode=False)
     sent = await messenger.send(principal, SendRequest(to="+905551234567", body="Şimdi"))
     await messenger.worker().run_until_idle()  # the simulated report: an attempt and a dlr
     expected = (await messenger.get_message(principal, sent.job_id)).to_json()
-    assert await messenger.get_message_json(principal, sent.job_id) == expected
+    assert await messenger.messages.get_json(principal, sent.job_id) == expected
     app = create_app(messenger, worker=False)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
@@ -113,4 +113,4 @@ async def test_get_message_json_refuses_as_get_message(job_id: str) -> None:
     with pytest.raises(MessageNotFound):
         await messenger.get_message(principal, job_id)
     with pytest.raises(MessageNotFound):
-        await messenger.get_message_json(principal, job_id)
+        await messenger.messages.get_json(principal, job_id)

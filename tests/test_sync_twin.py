@@ -22,6 +22,7 @@ from unified_messaging import (
     SyncMessenger,
     Workspace,
 )
+from unified_messaging._workspaces import Workspaces
 from unified_messaging.providers.base import InboundCallback
 from unified_messaging.testing import build_testbed
 
@@ -114,30 +115,30 @@ def test_the_new_twins_run_the_messengers_methods_from_a_plain_thread() -> None:
     with SyncMessenger(bed.messenger) as sync:
         workspace_id = bed.workspace.id
 
-        assert sync.add_allowlist_entry(workspace_id, "10.0.0.0/8") == "10.0.0.0/8"
-        assert sync.list_allowlist(workspace_id) == ["10.0.0.0/8"]
-        sync.remove_allowlist_entry(workspace_id, "10.0.0.0/8")
-        assert sync.list_allowlist(workspace_id) == []
+        assert sync.allowlist.add(workspace_id, "10.0.0.0/8") == "10.0.0.0/8"
+        assert sync.allowlist.list(workspace_id) == ["10.0.0.0/8"]
+        sync.allowlist.remove(workspace_id, "10.0.0.0/8")
+        assert sync.allowlist.list(workspace_id) == []
 
-        assert sync.set_retry_unavailable(workspace_id, True).retry_unavailable is True
+        assert sync.workspaces.set_retry_unavailable(workspace_id, True).retry_unavailable is True
 
-        created = sync.create_webhook_endpoint(workspace_id, "https://hooks.example.com/um")
+        created = sync.webhooks.create(workspace_id, "https://hooks.example.com/um")
         endpoint = created.endpoint
-        assert [e.id for e in sync.list_webhook_endpoints(workspace_id)] == [endpoint.id]
-        assert sync.get_webhook_endpoint(endpoint.id).url == endpoint.url
-        assert sync.rotate_webhook_secret(endpoint.id).secret != created.secret
-        assert sync.enable_webhook_endpoint(endpoint.id).id == endpoint.id
-        assert sync.list_webhook_deliveries(endpoint.id) == []
-        sync.remove_webhook_endpoint(endpoint.id)
-        assert sync.list_webhook_endpoints(workspace_id) == []
+        assert [e.id for e in sync.webhooks.list(workspace_id)] == [endpoint.id]
+        assert sync.webhooks.get(endpoint.id).url == endpoint.url
+        assert sync.webhooks.rotate_secret(endpoint.id).secret != created.secret
+        assert sync.webhooks.enable(endpoint.id).id == endpoint.id
+        assert sync.webhooks.list_deliveries(endpoint.id) == []
+        sync.webhooks.remove(endpoint.id)
+        assert sync.webhooks.list(workspace_id) == []
 
-        principal, _ = sync.authorize(bed.api_key, "127.0.0.1")
+        principal, _ = sync.access.authorize(bed.api_key, "127.0.0.1")
         assert principal.workspace_id == workspace_id
-        connection = next(c for c in sync.list_providers(principal) if c.provider == "sms_a")
-        assert sync.get_connection(connection.id) == connection
+        connection = next(c for c in sync.connections.available(principal) if c.provider == "sms_a")
+        assert sync.connections.get(connection.id) == connection
         with pytest.raises(InvalidCredentials):
-            sync.test_connection(connection.id)  # added for test keys only
-        assert sync.dlr_challenge(connection.id, connection.dlr_token, {}) is None
+            sync.connections.test(connection.id)  # added for test keys only
+        assert sync.reports.challenge(connection.id, connection.dlr_token, {}) is None
 
         sent = sync.send(principal, {"to": "05551234567", "body": "Merhaba", "provider": "sms_a"})
         [simulated] = [
@@ -147,24 +148,84 @@ def test_the_new_twins_run_the_messengers_methods_from_a_plain_thread() -> None:
         body = f'{{"provider_message_id": "{simulated}", "status": "delivered"}}'.encode()
         callback = InboundCallback("POST", {"content-type": "application/json"}, {}, body)
 
-        result = sync.ingest_dlr(connection.id, connection.dlr_token, callback)
+        result = sync.reports.ingest(connection.id, connection.dlr_token, callback)
 
         assert (result.received, result.matched, result.changed) == (1, 1, 1)
         assert sync.get_message(principal, sent.job_id).status == "delivered"
-        assert sync.now() == bed.messenger.now()
+        assert sync.clock.now() == bed.messenger.clock.now()
         assert sync.clock is bed.messenger.clock
 
 
-def test_a_twin_runs_a_subclass_override() -> None:
-    class NoWorkspaces(Messenger):
-        async def list_workspaces(self) -> list[Workspace]:
+def test_a_twin_runs_the_namespace_it_wraps_including_an_override() -> None:
+    class NoWorkspaces(Workspaces):
+        async def list(self) -> list[Workspace]:
             return []
 
-    with SyncMessenger(NoWorkspaces(clock=ManualClock())) as sync:
-        created = sync.create_workspace("one")
+    messenger = Messenger(clock=ManualClock())
+    messenger.workspaces = NoWorkspaces(messenger.store, messenger.clock)
+    with SyncMessenger(messenger) as sync:
+        created = sync.workspaces.create("one")
 
-        assert sync.list_workspaces() == []  # the override's answer
-        assert sync.get_workspace(created.id).name == "one"
+        assert sync.workspaces.list() == []  # the override's answer
+        assert sync.workspaces.get(created.id).name == "one"
+
+
+# --------------------------------------------------------------------------- namespaces
+
+
+def _namespaces(owner: object) -> dict[str, object]:
+    return {
+        name: value
+        for name, value in vars(owner).items()
+        if not name.startswith("_") and not callable(value) and hasattr(value, "__dict__")
+        and name != "messenger"
+    }  # fmt: skip
+
+
+def test_every_messenger_namespace_has_a_sync_twin_with_every_method() -> None:
+    messenger = Messenger(clock=ManualClock())
+    with SyncMessenger(messenger) as sync:
+        namespaces = _namespaces(messenger)
+        twins = _namespaces(sync)
+
+        assert sorted(twins) == sorted(namespaces)
+        for name, namespace in namespaces.items():
+            missing = [
+                m
+                for m in public(type(namespace))
+                if not hasattr(twins[name], m) and f"{name}.{m}" not in NAMESPACE_NO_TWIN
+            ]
+            assert missing == [], f"sync.{name} lacks {missing}"
+
+
+#: Public namespace members with no twin, and why.
+NAMESPACE_NO_TWIN: dict[str, str] = {
+    "verifications.handle_expiry": "The worker's handler: the worker calls it on the loop.",
+}
+
+
+def _namespace_methods() -> list[tuple[str, str]]:
+    messenger = Messenger(clock=ManualClock())
+    return [
+        (name, method)
+        for name, namespace in _namespaces(messenger).items()
+        for method in public(type(namespace))
+        if f"{name}.{method}" not in NAMESPACE_NO_TWIN
+    ]
+
+
+@pytest.mark.parametrize(("namespace", "name"), _namespace_methods())
+def test_a_namespace_twin_has_the_same_signature_and_blocks(namespace: str, name: str) -> None:
+    messenger = Messenger(clock=ManualClock())
+    with SyncMessenger(messenger) as sync:
+        method = getattr(type(getattr(messenger, namespace)), name)
+        twin = getattr(type(getattr(sync, namespace)), name)
+
+        assert callable(twin)
+        assert not inspect.iscoroutinefunction(twin), "a twin blocks: it returns, never awaits"
+        assert getattr(twin, "__wrapped__", method) is method
+        assert _parameters(twin) == _parameters(method)
+        assert _hints(twin)["return"] == _hints(method)["return"]
 
 
 def test_run_worker_blocks_and_does_the_work_until_its_threading_event_is_set() -> None:

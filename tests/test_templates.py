@@ -23,7 +23,7 @@ OTHER_NUMBER = "+905339876543"
 
 
 async def add_template(bed: TestBed, key: str, body: str) -> None:
-    await bed.messenger.set_template(bed.workspace.id, key, body)
+    await bed.messenger.templates.set(bed.workspace.id, key, body)
 
 
 def template_send(key: str, to: str = NUMBER, **variables: Any) -> dict[str, Any]:
@@ -238,15 +238,15 @@ async def test_an_unknown_template_key_is_404(bed: TestBed) -> None:
 
 
 async def test_another_workspaces_template_is_404(bed: TestBed) -> None:
-    other = await bed.messenger.create_workspace("other")
-    await bed.messenger.set_template(other.id, "theirs", "Not yours")
+    other = await bed.messenger.workspaces.create("other")
+    await bed.messenger.templates.set(other.id, "theirs", "Not yours")
     with pytest.raises(TemplateNotFound):
         await bed.messenger.send(bed.principal, {"to": NUMBER, "template": "theirs"})
 
 
 async def test_the_same_key_in_two_workspaces_keeps_each_body(bed: TestBed) -> None:
-    other = await bed.messenger.create_workspace("other")
-    await bed.messenger.set_template(other.id, "hello", "theirs")
+    other = await bed.messenger.workspaces.create("other")
+    await bed.messenger.templates.set(other.id, "hello", "theirs")
     await add_template(bed, "hello", "ours")
     await bed.messenger.send(bed.principal, {"to": NUMBER, "template": "hello"})
     assert bed.outbox.texts() == ["ours"]
@@ -254,7 +254,7 @@ async def test_the_same_key_in_two_workspaces_keeps_each_body(bed: TestBed) -> N
 
 async def test_a_deleted_template_is_404(bed: TestBed) -> None:
     await add_template(bed, "gone", "soon gone")
-    await bed.messenger.delete_template(bed.workspace.id, "gone")
+    await bed.messenger.templates.delete(bed.workspace.id, "gone")
     with pytest.raises(TemplateNotFound):
         await bed.messenger.send(bed.principal, {"to": NUMBER, "template": "gone"})
 
@@ -295,39 +295,41 @@ async def test_bulk_item_rendering_too_long_fails_only_that_item(bed: TestBed) -
 )
 async def test_set_template_with_a_bad_key_is_a_400_naming_key(bed: TestBed, key: str) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await bed.messenger.set_template(bed.workspace.id, key, "body")
+        await bed.messenger.templates.set(bed.workspace.id, key, "body")
     assert info.value.http_status == 400
     assert [d.field for d in info.value.details] == ["key"]
 
 
 @pytest.mark.parametrize("key", ["a", "a" * 64, "order_shipped_2"])
 async def test_set_template_accepts_keys_of_the_pattern(bed: TestBed, key: str) -> None:
-    template = await bed.messenger.set_template(bed.workspace.id, key, "body")
+    template = await bed.messenger.templates.set(bed.workspace.id, key, "body")
     assert template.key == key
 
 
 @pytest.mark.parametrize("body", ["", "x" * 1601])
 async def test_set_template_with_a_body_outside_1_to_1600_is_a_400(bed: TestBed, body: str) -> None:
     with pytest.raises(RequestInvalid) as info:
-        await bed.messenger.set_template(bed.workspace.id, "key", body)
+        await bed.messenger.templates.set(bed.workspace.id, "key", body)
     assert [d.field for d in info.value.details] == ["body"]
 
 
 async def test_set_template_accepts_a_body_of_1600_characters(bed: TestBed) -> None:
-    template = await bed.messenger.set_template(bed.workspace.id, "key", "x" * 1600)
+    template = await bed.messenger.templates.set(bed.workspace.id, "key", "x" * 1600)
     assert len(template.body) == 1600
 
 
 async def test_updating_a_template_keeps_created_at_and_moves_updated_at(bed: TestBed) -> None:
     clock = bed.clock
     assert isinstance(clock, ManualClock)
-    first = await bed.messenger.set_template(bed.workspace.id, "promo", "v1")
+    first = await bed.messenger.templates.set(bed.workspace.id, "promo", "v1")
     clock.advance(timedelta(hours=1))
-    second = await bed.messenger.set_template(bed.workspace.id, "promo", "v2", description="second")
+    second = await bed.messenger.templates.set(
+        bed.workspace.id, "promo", "v2", description="second"
+    )
 
     assert second.created_at == first.created_at
     assert second.updated_at == first.updated_at + timedelta(hours=1)
-    stored = await bed.messenger.get_template(bed.workspace.id, "promo")
+    stored = await bed.messenger.templates.get(bed.workspace.id, "promo")
     assert (stored.body, stored.description, stored.created_at) == (
         "v2",
         "second",
@@ -344,5 +346,5 @@ async def test_a_send_uses_the_updated_body(bed: TestBed) -> None:
 
 async def test_set_template_in_an_unknown_workspace_is_404(bed: TestBed) -> None:
     with pytest.raises(ResourceNotFound) as info:
-        await bed.messenger.set_template("ws_missing", "key", "body")
+        await bed.messenger.templates.set("ws_missing", "key", "body")
     assert info.value.http_status == 404

@@ -68,7 +68,7 @@ async def test_one_trace_from_the_request_through_fallback_and_webhooks(
     bed = await create_testbed(messenger=messenger, report_delay=timedelta(seconds=2))
     receiver = Starlette(routes=[Route("/hook", hook, methods=["POST"])])
     async with serve(receiver) as receiver_url, serve(create_app(messenger)) as base_url:
-        await messenger.create_webhook_endpoint(
+        await messenger.webhooks.create(
             bed.workspace.id, receiver_url + "/hook?token=receiver-own-secret"
         )
         async with httpx.AsyncClient(base_url=base_url) as client:

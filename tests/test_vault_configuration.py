@@ -90,12 +90,12 @@ async def test_the_memory_store_keeps_an_ephemeral_key(monkeypatch: pytest.Monke
 
     for store in (None, MemoryStore(), Subclass()):
         async with Messenger(store, live_adapters={"sms_a": recorded}) as messenger:
-            workspace = await messenger.create_workspace("Acme")
-            await messenger.add_connection(
+            workspace = await messenger.workspaces.create("Acme")
+            await messenger.connections.add(
                 workspace.id, "sms_a", credentials={"usercode": "u", "password": PASSWORD},
                 default_sender="ACME",
             )  # fmt: skip
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            key = await messenger.keys.create(workspace.id, livemode=True)
             auth = await messenger.authenticate(key.secret)
             with pytest.raises(RuntimeError, match="recorded"):
                 await messenger.send(auth, {"to": TO, "body": "x"})
@@ -109,12 +109,12 @@ async def test_with_um_master_keys_what_one_messenger_seals_the_next_one_opens(
     monkeypatch.setenv("UM_MASTER_KEYS", generate_key_spec("k1"))
     recorded = Recorded()
     async with Messenger(SqlStore(sqlite_url(tmp_path))) as first:
-        workspace = await first.create_workspace("Acme")
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": PASSWORD},
             default_sender="ACME",
         )  # fmt: skip
-        key = await first.create_api_key(workspace.id, livemode=True)
+        key = await first.keys.create(workspace.id, livemode=True)
 
     async with Messenger(
         SqlStore(sqlite_url(tmp_path)), live_adapters={"sms_a": recorded}
@@ -162,12 +162,12 @@ def test_a_malformed_um_master_keys_stops_the_messenger_when_it_is_built(
 async def sealed_under_k1(tmp_path: Path) -> str:
     """A live key of a workspace whose one connection's credentials are sealed under k1."""
     async with Messenger(SqlStore(sqlite_url(tmp_path)), vault=Vault.generate("k1")) as first:
-        workspace = await first.create_workspace("Acme")
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": PASSWORD},
             default_sender="ACME",
         )  # fmt: skip
-        return (await first.create_api_key(workspace.id, livemode=True)).secret
+        return (await first.keys.create(workspace.id, livemode=True)).secret
 
 
 async def test_opening_a_token_under_a_key_id_not_configured_names_it(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RateLimiter,
         RateLimitPolicy,
     )
-    from ._admin import CreatedApiKey, QuotaUsage
+    from ._api_keys import CreatedApiKey
     from ._audit import AuditEvent, AuditPage
     from ._audit_context import Actor, acting_as
     from ._client import AsyncClient, Client, Health
@@ -114,6 +114,7 @@ if TYPE_CHECKING:
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
     from ._vault import Vault, generate_key_spec
     from ._vault_rotation import VaultRotation
+    from ._workspaces import QuotaUsage
     from .consents.errors import (
         ConsentDateInFuture,
         ConsentDateNotAfterCurrent,
@@ -261,7 +262,8 @@ __all__ = [
 #: Where each public name lives: ``{module: names}``, the same imports as above.
 _LAZY: dict[str, tuple[str, ...]] = {
     "_access.authorize": ("RateLimitRefused",),
-    "_admin": ("CreatedApiKey", "QuotaUsage"),
+    "_api_keys": ("CreatedApiKey",),
+    "_workspaces": ("QuotaUsage",),
     "_client": ("AsyncClient", "Client", "Health"),
     "_clock": ("Clock", "ManualClock", "SystemClock"),
     "_lifecycle.runtime": ("IngestResult",),

@@ -221,7 +221,7 @@ class Campaign:
         self._principal = await self._m.principal(s.workspace_id, livemode=s.livemode)
         text = s.body
         if s.template is not None:
-            text = (await self._m.get_template(s.workspace_id, s.template)).body
+            text = (await self._m.templates.get(s.workspace_id, s.template)).body
         assert text is not None
         source = CsvSource(
             self._path,
@@ -340,7 +340,7 @@ class Campaign:
             return json.loads(claim.body)["results"], True
         if isinstance(claim, BoundJobs):
             try:
-                current = await self._m.current_answer(principal, claim.job_ids, bulk=True)
+                current = await self._m.messages.current_answer(principal, claim.job_ids, bulk=True)
             except IdempotencyInProgress:
                 return [_pending(job_id, item) for job_id, item in _pairs(claim, payload)], True
             return current.to_dict()["results"], True
@@ -363,7 +363,7 @@ class Campaign:
     async def _claim(
         self, principal: Principal, key: str, fingerprint: str, *, what: str, conflict: str
     ) -> IdempotencyClaim | StoredAnswer | BoundJobs:
-        deadline = self._m.now() + 2 * IN_FLIGHT_TIMEOUT
+        deadline = self._m.clock.now() + 2 * IN_FLIGHT_TIMEOUT
         while True:
             try:
                 return await self._keys.begin(principal, key, fingerprint)
@@ -372,7 +372,7 @@ class Campaign:
             except IdempotencyInProgress:
                 # Another run holds it, or a run that died before its write-ahead did: that
                 # key is free again after IN_FLIGHT_TIMEOUT.
-                if self._m.now() >= deadline:
+                if self._m.clock.now() >= deadline:
                     raise IdempotencyInProgress(
                         f"Campaign {self.settings.name!r}: another run is sending {what}."
                     ) from None
@@ -424,7 +424,7 @@ class Campaign:
         await self._keys.finish(principal, self._prefix, 200, _json_bytes(manifest))
 
     def _now(self) -> str:
-        return self._m.now().isoformat().replace("+00:00", "Z")
+        return self._m.clock.now().isoformat().replace("+00:00", "Z")
 
 
 def campaign_key(name: str, livemode: bool) -> str:
@@ -497,7 +497,7 @@ async def _peek(
         key_id=key_id,
         idem_key=idem_key,
         request_hash="campaign status",
-        created_at=messenger.now(),
+        created_at=messenger.clock.now(),
         owner=new_id("idk"),
     )
     existing = await store.begin_idempotent(probe)

@@ -58,10 +58,10 @@ async def add_demo_templates(messenger: Messenger, workspace_id: str) -> None:
     """Create :data:`DEMO_TEMPLATES` in the workspace, or put back one whose body was changed.
     One already as it should be is left alone: every ``serve --demo`` restart would otherwise
     save it again, one audit row each time (D32) for no change."""
-    stored = {t.key: t.body for t in await messenger.list_templates(workspace_id)}
+    stored = {t.key: t.body for t in await messenger.templates.list(workspace_id)}
     for key, body in DEMO_TEMPLATES.items():
         if stored.get(key) != body:
-            await messenger.set_template(workspace_id, key, body)
+            await messenger.templates.set(workspace_id, key, body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +135,15 @@ class _Tour:
 
     async def setup(self) -> DemoStep:
         m = self._messenger
-        workspace = await m.create_workspace("Demo workspace")
+        workspace = await m.workspaces.create("Demo workspace")
         for code in ALL_PROVIDERS:
             # Chat channels take no sender; the façade ignores it for them (D3).
-            await m.add_connection(
+            await m.connections.add(
                 workspace.id, code, default_sender=DEMO_SENDER, approved_senders=(DEMO_SENDER,)
             )
-        key = await m.create_api_key(workspace.id, livemode=False, name="demo")
+        key = await m.keys.create(workspace.id, livemode=False, name="demo")
         self._auth = await m.authenticate(key.secret)
-        connections = await m.list_connections(workspace.id)
+        connections = await m.connections.list(workspace.id)
         codes = [c.provider + (" (default)" if c.is_default else "") for c in connections]
         return DemoStep(
             "setup",

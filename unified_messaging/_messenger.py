@@ -8,8 +8,6 @@ per logical message, and the choice between a live adapter and the simulator (D2
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import hmac
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,15 +16,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from . import _quota as quota
-from ._access.authorize import AccessMixin
+from ._access.authorize import Access
 from ._access.flood_guard import items_over_limit
 from ._access.keys import hash_api_key, parse_api_key
 from ._access.principal import Principal
 from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
-from ._admin import AdminMixin
+from ._allowlist import Allowlist
+from ._api_keys import ApiKeys
+from ._audit_log import AuditLog
 from ._clock import Clock, SystemClock
-from ._connection_ops import ConnectionOpsMixin
-from ._counts import MessageCounts
+from ._connections import Connections
 from ._domain import (
     Connection,
     ErrorInfo,
@@ -37,7 +36,6 @@ from ._errors import (
     BodyTooLong,
     ChatUnreachable,
     FallbackNotAllowed,
-    IdempotencyInProgress,
     MessageNotFound,
     MessagingError,
     ProviderNotConnected,
@@ -45,16 +43,16 @@ from ._errors import (
     QuotaExceeded,
     RecipientRateLimited,
     RequestInvalid,
-    ResourceNotFound,
     StorageUnavailable,
     Unauthorized,
 )
 from ._ids import new_id
 from ._lifecycle.holding import WriteAheadHold
-from ._lifecycle.rules import after_routing, begin, is_write_ahead
-from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, IngestResult, Lifecycle
+from ._lifecycle.rules import after_routing, begin
+from ._lifecycle.runtime import DEFAULT_SUBMIT_TIMEOUT, Lifecycle
 from ._lifecycle.worker import Worker
 from ._message_class import iys_mode_for
+from ._message_ops import Messages, read_message
 from ._models import (
     BulkRequest,
     BulkResponse,
@@ -67,52 +65,42 @@ from ._observability.metrics import NO_METRICS, Metrics, counting_refusals, reco
 from ._observability.tracing import send_span
 from ._outcome_retry import retry_while_unavailable
 from ._recipients import normalize_recipient
-from ._responses import (
-    bulk_result,
-    send_response,
-    status_record,
-    status_record_json,
-    submit_status,
-)
+from ._reports import Reports
+from ._responses import bulk_response, send_response, status_record
 from ._routing.adapters import AdapterPool
-from ._routing.breaker import BreakerHealth, BreakerStore, SharedBreakers
+from ._routing.breaker import BreakerStore, SharedBreakers
 from ._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from ._routing.gate import Gates
 from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
-from ._suppression_ops import SuppressionMixin
+from ._suppression_ops import OptOuts, SimulationHelpers, Suppressions
 from ._suppressions import StopWords, suppressed_refusal
-from ._template_preview import TemplatePreview, preview_template
+from ._template_ops import Templates
 from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
-from ._users import UserAdminMixin
+from ._users import Users
 from ._vault import Vault, default_vault
+from ._vault_admin import VaultAdmin
+from ._workspaces import Workspaces
 from .consents.check import LocalConsentCheck
 from .consents.service import Consents
 from .providers.base import (
     AdapterFactory,
-    InboundCallback,
-    ProviderAdapter,
-    ProviderReport,
     ProviderTemplate,
-    ReadsInbound,
-    RepliesToReports,
-    parts_limit,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
-from .store.base import ConnectionStats, IdempotencyClaim, ProviderRef, Store, WorkItem
+from .store.base import IdempotencyClaim, ProviderRef, Store, WorkItem
 from .store.memory import MemoryStore
 from .verifications._events import WORK_EXPIRY
 from .verifications._service import Verifications
-from .webhooks._admin import WebhookAdminMixin
-from .webhooks._operations import WebhookOpsMixin
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
 from .webhooks._outbox import WebhookOutbox
 from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
 from .webhooks._sender import TargetPolicy, WebhookSender
+from .webhooks._service import Webhooks
 
 if TYPE_CHECKING:
     import httpx
@@ -146,15 +134,7 @@ class _SendPlan:
         return {hop.connection.provider: hop.connection for hop in self.hops}
 
 
-class Messenger(
-    AccessMixin,
-    AdminMixin,
-    ConnectionOpsMixin,
-    WebhookAdminMixin,
-    WebhookOpsMixin,
-    UserAdminMixin,
-    SuppressionMixin,
-):
+class Messenger:
     """The async façade. Use it as ``async with Messenger(...) as messenger:``.
 
     ``store`` defaults to an in-memory store, ``clock`` to the system clock, and ``vault``
@@ -223,7 +203,6 @@ class Messenger(
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._store: Store = store if store is not None else MemoryStore()
-        self._stop_words = StopWords(stop_words)
         self._outcome_retry = outcome_retry if outcome_retry is not None else submit_timeout / 2
         self._clock: Clock = clock or SystemClock()
         self._metrics: Metrics = metrics if metrics is not None else NO_METRICS
@@ -274,12 +253,9 @@ class Messenger(
             max_wait=pace_wait,
             sleep=pace_sleep,
         )
-        #: D34: one-time codes (``/v1/verifications``), sent through :meth:`send_code`.
-        self.verifications = Verifications(self._store, self._clock, self._vault, self)
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
         self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
-        #: İYS consents (D33): ``messenger.consents.create/list/get/set_policy``.
-        self.consents = Consents(self._store, self._clock)
+        self._opt_outs = OptOuts(self._store, self._clock, StopWords(stop_words))
         self._lifecycle = Lifecycle(
             self._store,
             self._clock,
@@ -292,6 +268,47 @@ class Messenger(
             metrics=self._metrics,
             pacing=self._pacing,
         )
+        store_, clock_ = self._store, self._clock
+        # The resource namespaces: every operation beside SPEC's own, grouped by what it is
+        # about (STYLE, "The shape we grow into"). Each is one small class in its own module.
+        #: Workspaces and their settings: ``messenger.workspaces.create("Acme")``.
+        self.workspaces = Workspaces(store_, clock_)
+        #: A workspace's API keys (D1).
+        self.keys = ApiKeys(store_, clock_, self.workspaces)
+        #: Provider connections (D3, D21, D26, D27): add, configure, test, scorecard, breakers.
+        self.connections = Connections(
+            store_, clock_, self._vault, self.workspaces, self._adapters, self._breakers
+        )
+        #: Message templates (D9) and the editor's preview.
+        self.templates = Templates(store_, clock_, self.workspaces)
+        #: The IP allowlist (D18).
+        self.allowlist = Allowlist(store_, clock_, self.workspaces)
+        #: Webhook endpoints and their deliveries (D19).
+        self.webhooks = Webhooks(store_, clock_, self._vault, self._webhook_policy, self._webhooks)
+        #: The suppression list (opt-outs).
+        self.suppressions = Suppressions(store_, clock_)
+        #: Dashboard users (D31).
+        self.users = Users(store_, clock_)
+        #: The audit log (D32), read-only.
+        self.audit = AuditLog(store_)
+        #: Re-sealing under the vault's active key (D21).
+        self.vault = VaultAdmin(store_, clock_, self._vault)
+        #: İYS consents (D33).
+        self.consents = Consents(store_, clock_)
+        #: One-time codes (D34, ``/v1/verifications``).
+        self.verifications = Verifications(
+            store_, clock_, self._vault, self._send_code, self.templates
+        )
+        #: A request's access checks (D15): key, allowlist, rate limit.
+        self.access = Access(
+            store_, self._rate_limiter, default_rate_policy, self._metrics, self.authenticate
+        )
+        #: What providers push to the report URL (D20).
+        self.reports = Reports(store_, self._adapters, self._lifecycle, self._opt_outs)
+        #: The edges' reads about messages beside SPEC's (counts, the status JSON bytes).
+        self.messages = Messages(store_, self.workspaces)
+        #: Test mode only: simulated inbound replies (``/v1/test_helpers``).
+        self.test_helpers = SimulationHelpers(self._opt_outs)
 
     def __repr__(self) -> str:
         return f"Messenger(store={self._store!r}, clock={self._clock!r})"
@@ -338,7 +355,7 @@ class Messenger(
         if livemode is None or api_key is None:
             raise Unauthorized
         record = await self._store.find_api_key(hash_api_key(api_key))
-        if record is None or record.livemode != livemode or not record.is_usable(self.now()):
+        if record is None or record.livemode != livemode or not record.is_usable(self._clock.now()):
             raise Unauthorized
         workspace = await self._store.get_workspace(record.workspace_id)
         if workspace is None:
@@ -347,19 +364,7 @@ class Messenger(
 
     async def principal(self, workspace_id: str, *, livemode: bool) -> Principal:
         """A principal for trusted in-process callers that hold no API key."""
-        return Principal(await self.get_workspace(workspace_id), livemode)
-
-    def now(self) -> datetime:
-        return self._clock.now()
-
-    @staticmethod
-    def preview_template(
-        body: str, variables: Mapping[str, object] | None = None, *, turkish_shift: bool = True
-    ) -> TemplatePreview:
-        """A template body rendered with ``variables`` (those missing stay as written), the
-        variables it needs, why ``set_template`` would refuse it, and its SMS encoding and
-        segments (D9, D24): what the dashboard's template editor shows as you type."""
-        return preview_template(body, variables, turkish_shift=turkish_shift)
+        return Principal(await self.workspaces.get(workspace_id), livemode)
 
     # ------------------------------------------------------------------ sending
 
@@ -379,10 +384,10 @@ class Messenger(
         return await self._send(auth, request, idempotency)
 
     @send_span
-    async def send_code(
+    async def _send_code(
         self, auth: Principal, request: SendInput, *, masked_text: str
     ) -> SendResponse:
-        """Send a one-time code's message (D34, for ``verifications``): :meth:`send`, with
+        """Send a one-time code's message (D34, ``verifications``' sender): :meth:`send`, with
         ``masked_text`` (the text with its code masked) kept for live mode to show."""
         return await self._send(auth, request, None, masked_text)
 
@@ -400,7 +405,7 @@ class Messenger(
         )  # fmt: skip
         channel = plan.primary.channel
         to = normalize_recipient(channel, req.to)
-        await self._refuse_suppressed(auth, channel, to)
+        await self._opt_outs.refuse(auth, channel, to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
         when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
         record, job = self._new_record(
@@ -449,7 +454,7 @@ class Messenger(
             _class(req.category, req.recipient_type),
         )  # fmt: skip
         if req.send_at is not None:
-            check_send_at(req.send_at, self.now())  # the whole request's time: a 422
+            check_send_at(req.send_at, self._clock.now())  # the whole request's time: a 422
         channel = plan.primary.channel
         ignore_quiet = req.ignore_quiet_hours
         records: list[MessageRecord] = []
@@ -478,7 +483,7 @@ class Messenger(
         # The items that wait are stored with their hand-over; the rest go now.
         jobs = [(index, job) for index, job in jobs if records[index].phase != "scheduled"]
         if not jobs:
-            return _bulk_response(records, plan.primary.provider)
+            return bulk_response(records, plan.primary.provider)
         queue = auth.workspace.retry_unavailable
         hold = WriteAheadHold(self._store, [records[i] for i, _ in jobs])
         await dispatch(
@@ -497,46 +502,11 @@ class Messenger(
         paced = _paced([job for _, job in jobs])
         await self._store_outcome(auth, [r for _, r in finished], plan, check, unused, paced)
         record_sends(self._metrics, records, [job for _, job in jobs])
-        return _bulk_response(records, plan.primary.provider)
-
-    async def current_answer(
-        self, auth: Principal, job_ids: Sequence[str], *, bulk: bool
-    ) -> SendResponse | BulkResponse:
-        """The answer to a send whose ``Idempotency-Key`` is bound to ``job_ids`` but whose
-        own answer was never stored (its process died, D22): the jobs as they are now.
-
-        :class:`IdempotencyInProgress` while a job is still as its send wrote it ahead of the
-        provider call: that send is running, or its check has yet to settle it.
-        """
-        records = []
-        for job_id in job_ids:
-            record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
-            if record is None:
-                raise MessageNotFound
-            if is_write_ahead(record):
-                raise IdempotencyInProgress
-            records.append(record)
-        if not bulk:
-            return send_response(records[0])
-        return _bulk_response(records, records[0].provider)
+        return bulk_response(records, plan.primary.provider)
 
     async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
-        return status_record(await self._message(auth, job_id))
-
-    async def get_message_json(self, auth: Principal, job_id: str) -> bytes:
-        """``get_message(auth, job_id).to_json()``, the same bytes, built from the stored
-        record without the :class:`StatusRecord` model: the REST answer to every status
-        poll (issue 25). The same errors, in the same order."""
-        return status_record_json(await self._message(auth, job_id))
-
-    async def _message(self, auth: Principal, job_id: str) -> MessageRecord:
-        if not storable(job_id):
-            raise MessageNotFound  # no job has an id the store could not have kept
-        record = await self._store.get_message(auth.workspace_id, auth.livemode, job_id)
-        if record is None:
-            raise MessageNotFound
-        return record
+        return status_record(await read_message(self._store, auth, job_id))
 
     async def cancel_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``,
@@ -562,36 +532,6 @@ class Messenger(
         """
         return await search_messages(self._store, auth.workspace_id, auth.livemode, search)
 
-    async def connection_stats(
-        self, workspace_id: str, *, since: datetime, livemode: bool = True
-    ) -> list[ConnectionStats]:
-        """How each provider connection fared for the workspace's messages of one mode
-        created at or after ``since`` (see :class:`~.store.base.ConnectionStats`)."""
-        if since.utcoffset() is None:
-            raise RequestInvalid.for_field("since", "needs a time zone")
-        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
-        return await self._store.connection_stats(workspace_id, livemode, since)
-
-    async def message_counts(
-        self, workspace_id: str, *, since: datetime, livemode: bool = True
-    ) -> MessageCounts:
-        """The workspace's messages of one mode created at or after ``since``, counted by
-        their status now and by provider (the dashboard's overview; see MessageCounts)."""
-        if since.utcoffset() is None:
-            raise RequestInvalid.for_field("since", "needs a time zone")
-        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
-        return MessageCounts.from_pairs(
-            await self._store.count_messages(workspace_id, livemode, since)
-        )
-
-    async def connection_health(self, workspace_id: str) -> list[BreakerHealth]:
-        """Each of the workspace's connections' circuit breaker (D26), as shared by every
-        process now: ``closed``, ``open``, ``half_open`` or ``paused``, until when, and what
-        its window counted. Live sends only: test keys never pass through breakers."""
-        await self.get_workspace(workspace_id)  # ResourceNotFound for an unknown one
-        connections = await self._store.list_connections(workspace_id)
-        return [await self._breakers.health(c) for c in connections]
-
     def _pacing_for(self, auth: Principal) -> SendPacing | None:
         # D27: test keys talk to the simulator, which has no rate to keep to.
         return self._pacing if auth.livemode else None
@@ -599,10 +539,6 @@ class Messenger(
     def _breakers_for(self, auth: Principal) -> SharedBreakers | None:
         # Test keys reach the simulator: its scripted failures must not open a live circuit.
         return self._breakers if auth.livemode else None
-
-    async def list_providers(self, auth: Principal) -> list[Connection]:
-        """The caller's workspace's connections (never their credentials: they stay sealed)."""
-        return await self._store.list_connections(auth.workspace_id)
 
     # ------------------------------------------------------------------ the rules
 
@@ -626,7 +562,7 @@ class Messenger(
                 raise ProviderNotConnected(f"The fallback provider {code} is not connected.")
         template = None
         if template_key is not None:
-            template = await self.get_template(auth.workspace_id, template_key)
+            template = await self.templates.get(auth.workspace_id, template_key)
         chain = [primary, *(connections[code] for code in fallback)]
         if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
             raise FallbackNotAllowed
@@ -650,7 +586,7 @@ class Messenger(
         quiet = auth.workspace.quiet_hours
         if send_at is None and quiet is None:
             return None
-        now = self.now()
+        now = self._clock.now()
         due = now if send_at is None else check_send_at(send_at, now)
         at = hand_over_at(due, quiet, plan.iys_mode, ignore_quiet_hours=ignore_quiet_hours)
         return None if send_at is None and at <= now else at
@@ -744,7 +680,9 @@ class Messenger(
     ) -> list[tuple[int, Job]]:
         """Issue 26.4 in a bulk: an item whose recipient is suppressed fails alone
         (``RECIPIENT_SUPPRESSED``, stored ``failed`` with its ``job_id``); one lookup for all."""
-        suppressed = await self._suppressed(auth, plan.primary.channel, [j.to for _, j in jobs])
+        suppressed = await self._opt_outs.suppressed(
+            auth, plan.primary.channel, [j.to for _, j in jobs]
+        )
         if not suppressed:
             return jobs
         for index, job in jobs:
@@ -761,7 +699,9 @@ class Messenger(
             if outcome is not None and outcome.opted_out:
                 reason = outcome.error.message if outcome.error else "Opted out"
                 try:
-                    await self._opt_out(auth.workspace_id, auth.livemode, channel, job.to, reason)
+                    await self._opt_outs.opt_out(
+                        auth.workspace_id, auth.livemode, channel, job.to, reason
+                    )
                 except StorageUnavailable:
                     # The send's answer matters more; the next send is refused by the provider.
                     logger.warning("could not store an opt-out; the next send will retry it")
@@ -822,7 +762,7 @@ class Messenger(
     ) -> tuple[MessageRecord, Job]:
         """The write-ahead record of one message, and its send built from it (``job_for``:
         the same function every re-send uses, so what the record keeps is what is sent)."""
-        now = self.now()
+        now = self._clock.now()
         primary = plan.hops[0]
         record = MessageRecord(
             job_id=job_id,
@@ -855,7 +795,7 @@ class Messenger(
     def _rejected_item(
         self, auth: Principal, plan: _SendPlan, job_id: str, raw_to: str, exc: MessagingError
     ) -> MessageRecord:
-        now = self.now()
+        now = self._clock.now()
         primary = plan.hops[0]
         return MessageRecord(
             job_id=job_id,
@@ -882,7 +822,7 @@ class Messenger(
     ) -> MessageRecord:
         """The write-ahead ``record`` as its chain left it (``queue``: D7's retries are on)."""
         return after_routing(
-            record, job, plan.hops, attempts=tuple(job.attempts), now=self.now(), retry=queue
+            record, job, plan.hops, attempts=tuple(job.attempts), now=self._clock.now(), retry=queue
         )
 
     @staticmethod
@@ -902,86 +842,6 @@ class Messenger(
             )
 
     # ------------------------------------------------------------------ delivery reports
-
-    async def ingest_dlr(
-        self, connection_id: str, token: str, callback: InboundCallback
-    ) -> IngestResult:
-        """Apply a delivery-report request a provider sent to ``/v1/dlr/{connection_id}/{token}``
-        (D20), for hosts that route provider callbacks themselves.
-
-        An unknown connection or a wrong token is :class:`ResourceNotFound` (404, one answer
-        for both, the token compared in constant time). A body the provider's format cannot
-        read is :class:`RequestInvalid` (400); a ``bizchat`` body whose ``X-Hub-Signature-256``
-        does not match is :class:`Unauthorized` (401). Reports for unknown message ids are
-        counted in ``received`` but change nothing. A report in the simulator's push format
-        (``{"provider_message_id", "status"}``) applies to test-mode messages only.
-        """
-        connection = await self._dlr_connection(connection_id, token)
-        live, simulated = self._report_readers(connection)
-        live_read: list[ProviderReport] | None = None
-        if live is not None:
-            try:
-                live_read = live.parse_reports(callback)
-            except RequestInvalid:
-                if simulated is None:
-                    raise
-            if live_read is not None and isinstance(live, ReadsInbound):
-                # Read after parse_reports, which checked the provider's signature.
-                await self._take_inbound(connection, live.parse_inbound(callback), livemode=True)
-            if live_read:
-                return _replied(
-                    live, await self._lifecycle.ingest(connection, live_read, livemode=True)
-                )
-        assert simulated is not None
-        try:
-            reports = simulated.parse_reports(callback)
-        except RequestInvalid:
-            if live_read is None:
-                raise
-            # The provider's own format, read, with nothing for us in it (an inbound-message
-            # webhook, another number's status): 200, or the provider retries it for days.
-            return _replied(
-                live, await self._lifecycle.ingest(connection, live_read, livemode=True)
-            )
-        return await self._lifecycle.ingest(connection, reports, livemode=False)
-
-    async def dlr_challenge(
-        self, connection_id: str, token: str, query: Mapping[str, str]
-    ) -> str | None:
-        """The answer to a provider's subscription handshake on the report URL (WhatsApp's
-        ``hub.challenge``), or ``None`` when the connection's provider has none or refuses."""
-        connection = await self._dlr_connection(connection_id, token)
-        live, _ = self._report_readers(connection)
-        challenge = getattr(live, "challenge", None)
-        if challenge is None:
-            return None
-        answer = challenge(query)
-        return answer if isinstance(answer, str) else None
-
-    async def _dlr_connection(self, connection_id: str, token: str) -> Connection:
-        if not (storable(connection_id) and storable(token)):
-            # Neither can be the stored one; asking the store would fail instead of miss.
-            raise ResourceNotFound("No delivery-report endpoint here.")
-        connection = await self._store.get_connection(connection_id)
-        expected = connection.dlr_token if connection is not None else ""
-        # Constant time, and one answer for "no such connection" and "wrong token".
-        if (
-            connection is None
-            or not expected
-            or not hmac.compare_digest(expected.encode("utf-8"), token.encode("utf-8"))
-        ):
-            raise ResourceNotFound("No delivery-report endpoint here.")
-        return connection
-
-    def _report_readers(
-        self, connection: Connection
-    ) -> tuple[ProviderAdapter | None, ProviderAdapter | None]:
-        """The live adapter (if the connection has credentials) and the simulator."""
-        try:
-            live: ProviderAdapter | None = self._adapters.for_connection(connection, livemode=True)
-        except MessagingError:
-            live = None
-        return live, self._adapters.for_connection(connection, livemode=False)
 
     # ------------------------------------------------------------------ the worker
 
@@ -1003,46 +863,6 @@ class Messenger(
         await self.worker(**options).run(stop)
 
     # ------------------------------------------------------------------ adapters
-
-    async def test_connection(self, connection_id: str) -> int | None:
-        """Check a connection's credentials against its provider (a balance or header call).
-
-        Returns the most SMS parts one message may have through the connection (``None``: no
-        part limit is known): a longer text is refused with ``BODY_TOO_LONG`` before any call.
-        Raises :class:`InvalidCredentials` if the provider refuses them, and
-        :class:`ProviderUnavailable` if it cannot be asked.
-        """
-        connection = await self.get_connection(connection_id)
-        adapter = self._adapters.for_connection(connection, livemode=True)
-        check = getattr(adapter, "check", None)
-        if check is not None:
-            await check()
-        return parts_limit(adapter, connection.provider)
-
-
-def _replied(adapter: ProviderAdapter | None, result: IngestResult) -> IngestResult:
-    """``result`` with the answer the provider wants for a report it pushed (D20), if any:
-    the DLR endpoint sends it as is."""
-    if isinstance(adapter, RepliesToReports):
-        return dataclasses.replace(result, reply=adapter.report_reply)
-    return result
-
-
-def _bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
-    # ``sent`` counts the items handed over or queued (D8); an ``unknown`` item (a replay of
-    # a cut-off hand-over) is neither sent nor failed, as its result says.
-    statuses = [submit_status(r) for r in records]
-    template_key = records[0].template_key
-    return BulkResponse(
-        total=len(records),
-        sent=sum(1 for status in statuses if status in ("sent", "queued")),
-        failed=statuses.count("failed"),
-        provider=provider,
-        created_at=records[0].created_at,
-        results=[bulk_result(r) for r in records],
-        template=template_key,
-        template_key=template_key,
-    )
 
 
 def _scheduled(record: MessageRecord, plan: _SendPlan, when: datetime) -> MessageRecord:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic_core import to_json
 
 from ._domain import Attempt, ErrorInfo, MessageRecord
 from ._errors import SubmitInterrupted
 from ._message_class import class_of
-from ._models import AttemptOut, BulkResult, DlrOut, ErrorObject, SendResponse, StatusRecord
-from ._types import Category, RecipientType, SubmitStatus
+from ._models import (
+    AttemptOut,
+    BulkResponse,
+    BulkResult,
+    DlrOut,
+    ErrorObject,
+    SendResponse,
+    StatusRecord,
+)
+from ._types import Category, ProviderCode, RecipientType, SubmitStatus
 
 __all__ = [
     "bulk_result",
@@ -192,3 +202,20 @@ def _attempt_dict(attempt: Attempt) -> dict[str, object]:
         "error": _error_dict(attempt.error),
         "at": attempt.at,
     }
+
+
+def bulk_response(records: Sequence[MessageRecord], provider: ProviderCode) -> BulkResponse:
+    # ``sent`` counts the items handed over or queued (D8); an ``unknown`` item (a replay of
+    # a cut-off hand-over) is neither sent nor failed, as its result says.
+    statuses = [submit_status(r) for r in records]
+    template_key = records[0].template_key
+    return BulkResponse(
+        total=len(records),
+        sent=sum(1 for status in statuses if status in ("sent", "queued")),
+        failed=statuses.count("failed"),
+        provider=provider,
+        created_at=records[0].created_at,
+        results=[bulk_result(r) for r in records],
+        template=template_key,
+        template_key=template_key,
+    )

@@ -7,6 +7,7 @@ the store. Every edge (REST, MCP, the CLI, the dashboard, the library) calls the
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from .store.base import Store, SuppressionQuery, WorkItem
 if TYPE_CHECKING:
     from ._access.principal import Principal
 
-__all__ = ["ImportResult", "SuppressionMixin", "refuse_suppressed"]
+__all__ = ["ImportResult", "OptOuts", "SimulationHelpers", "Suppressions", "refuse_suppressed"]
 
 #: The work kind of the lifecycle's event items (``_lifecycle.runtime.WORK_EVENT``).
 _WORK_EVENT = "event"
@@ -49,7 +50,7 @@ ManualSource = Literal["api", "cli", "dashboard", "library", "import"]
 
 @dataclass(frozen=True, slots=True)
 class ImportResult:
-    """What :meth:`SuppressionMixin.import_suppressions` did: how many entries were new,
+    """What :meth:`Suppressions.add_many` did: how many entries were new,
     how many were on the list already, and each refused row (its 1-based number and why)."""
 
     added: int
@@ -77,15 +78,18 @@ async def refuse_suppressed(
         raise suppressed_refusal(channel, to)
 
 
-class SuppressionMixin:
-    _store: Store
-    _clock: Clock
-    _stop_words: StopWords
+class Suppressions:
+    """The caller's suppression list: ``messenger.suppressions.add(auth, {...})``."""
 
-    # ------------------------------------------------------------------ admin
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return "<messenger.suppressions>"
 
     @audited("suppression.add", _of_entry)
-    async def add_suppression(
+    async def add(
         self,
         auth: Principal,
         entry: SuppressionCreate | Mapping[str, object],
@@ -119,11 +123,11 @@ class SuppressionMixin:
         )
 
     @audited("suppression.remove", _of_entry)
-    async def remove_suppression(
+    async def remove(
         self, auth: Principal, target: SuppressionTarget | Mapping[str, object]
     ) -> Suppression:
         """Take a recipient off the list (``channel`` and ``recipient``, as for
-        :meth:`add_suppression`); :class:`ResourceNotFound` (404) when it is not on it."""
+        :meth:`add`); :class:`ResourceNotFound` (404) when it is not on it."""
         parsed = parse_model(SuppressionTarget, target)
         recipient = _listed(parsed.channel, parsed.recipient)
         removed = await self._store.remove_suppression(
@@ -134,18 +138,18 @@ class SuppressionMixin:
         return removed
 
     @audited("suppression.import", _of_import)
-    async def import_suppressions(
+    async def add_many(
         self,
         auth: Principal,
         entries: Iterable[SuppressionCreate | Mapping[str, object]],
         *,
         source: ManualSource = "import",
     ) -> ImportResult:
-        """Add many entries (a CSV's rows): each as :meth:`add_suppression`; a row it
+        """Add many entries (a CSV's rows): each as :meth:`add`; a row it
         refuses is counted in ``refused`` with its reason and the others are still added.
         One audit row for the whole import."""
         added = existing = 0
-        refused: list[tuple[int, str]] = []
+        refused: builtins.list[tuple[int, str]] = []
         for number, entry in enumerate(entries, start=1):
             try:
                 parsed = parse_model(SuppressionCreate, entry)
@@ -157,7 +161,7 @@ class SuppressionMixin:
             added, existing = (added + 1, existing) if new else (added, existing + 1)
         return ImportResult(added, existing, tuple(refused))
 
-    async def list_suppressions(
+    async def list(
         self,
         auth: Principal,
         search: SuppressionSearch | Mapping[str, object] | None = None,
@@ -195,9 +199,19 @@ class SuppressionMixin:
             has_more=len(found) > parsed.limit,
         )
 
+
+class OptOuts:
+    """The send path's side of the list (the façade's, not a namespace): a send's admission
+    check, and the opt-outs that arrive by themselves (inbound replies, a blocked bot)."""
+
+    def __init__(self, store: Store, clock: Clock, stop_words: StopWords) -> None:
+        self._store = store
+        self._clock = clock
+        self._stop_words = stop_words
+
     # ------------------------------------------------------------------ a send's admission
 
-    async def _suppressed(
+    async def suppressed(
         self, auth: Principal, channel: Channel, recipients: Sequence[str]
     ) -> set[str]:
         """Issue 26.4: which of a send's (normalised) recipients are on the list. One
@@ -206,13 +220,13 @@ class SuppressionMixin:
         found = await self._store.suppressed(auth.workspace_id, auth.livemode, channel, keys)
         return {r for r, key in zip(recipients, keys, strict=True) if key in found}
 
-    async def _refuse_suppressed(self, auth: Principal, channel: Channel, to: str) -> None:
+    async def refuse(self, auth: Principal, channel: Channel, to: str) -> None:
         """A single send's admission check: :class:`RecipientSuppressed` (422)."""
         await refuse_suppressed(self._store, auth.workspace_id, auth.livemode, channel, to)
 
     # ------------------------------------------------------------------ opt-outs
 
-    async def _opt_out(
+    async def opt_out(
         self, workspace_id: str, livemode: bool, channel: Channel, recipient: str, reason: str
     ) -> None:
         """An opt-out that arrived by itself: an entry whose source is the channel. Not an
@@ -221,17 +235,17 @@ class SuppressionMixin:
         entry = opt_out_entry(workspace_id, livemode, channel, recipient, reason, now=now)
         await self._store.add_suppression(entry)
 
-    async def _take_inbound(
+    async def take_inbound(
         self, connection: Connection, messages: Sequence[InboundMessage], *, livemode: bool
-    ) -> list[InboundRecord]:
+    ) -> builtins.list[InboundRecord]:
         """Each reply: an opt-out if it is one, and a ``message.inbound`` event for the
         workspace's endpoints (durable, under an id stable across the provider's retries).
         Returns the replies as taken (a text no store can keep is dropped)."""
         if not messages:
             return []
         wants_events = bool(await self._store.list_webhook_endpoints(connection.workspace_id))
-        events: list[WorkItem] = []
-        taken: list[InboundRecord] = []
+        events: builtins.list[WorkItem] = []
+        taken: builtins.list[InboundRecord] = []
         for message in messages:
             record = await self._inbound_record(connection, message, livemode)
             if record is not None:
@@ -242,7 +256,7 @@ class SuppressionMixin:
             await self._store.enqueue_work_many(events)
         return taken
 
-    async def simulate_inbound(
+    async def simulate(
         self,
         auth: Principal,
         request: SimulatedInbound | Mapping[str, object],
@@ -267,7 +281,7 @@ class SuppressionMixin:
             provider_message_id=new_id("sim"),
             received_at=self._clock.now(),
         )
-        [record] = await self._take_inbound(connection, [message], livemode=False)
+        [record] = await self.take_inbound(connection, [message], livemode=False)
         return record
 
     async def _inbound_connection(
@@ -296,7 +310,7 @@ class SuppressionMixin:
             sender = None
         word = opt_out_word(channel, message.text, self._stop_words) if sender else None
         if sender is not None and word is not None:
-            await self._opt_out(
+            await self.opt_out(
                 connection.workspace_id, livemode, channel, sender, f'Replied "{word}"'
             )
         return InboundRecord(
@@ -355,3 +369,27 @@ def _inbound_id(connection: Connection, message: InboundMessage) -> str:
     provider's own id for the message."""
     digest = hashlib.sha256(f"{connection.id}\0{message.provider_message_id}".encode())
     return f"in_{digest.hexdigest()[:26]}"
+
+
+class SimulationHelpers:
+    """``messenger.test_helpers``: what only test keys may do, as ``/v1/test_helpers`` does."""
+
+    __test__ = False  # pytest: not a test class, whatever its module is imported into
+
+    def __init__(self, opt_outs: OptOuts) -> None:
+        self._opt_outs = opt_outs
+
+    def __repr__(self) -> str:
+        return "<messenger.test_helpers>"
+
+    async def inbound(
+        self, auth: Principal, request: SimulatedInbound | Mapping[str, object]
+    ) -> InboundRecord:
+        """Test mode only: a reply from ``request.from_`` (``from`` in JSON), as if the
+        provider of the workspace's ``channel`` connection (``provider``, or the channel's
+        default) pushed it to the report URL. It takes the same path as a real one: a stop
+        word (``STOP``, ``DUR``, ``İPTAL``, ``RET``, the ``stop_words`` setting; ``/stop`` on
+        ``chatbot``) suppresses the sender in test mode, and the workspace's webhook
+        endpoints get ``message.inbound``. A live key is :class:`ResourceNotFound` (404):
+        nothing real is ever simulated."""
+        return await self._opt_outs.simulate(auth, request)

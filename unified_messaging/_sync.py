@@ -17,16 +17,28 @@ import concurrent.futures
 import functools
 import threading
 from collections.abc import Callable, Coroutine
-from datetime import datetime
 from types import TracebackType
 from typing import Any, Concatenate, Final, ParamSpec, Self, TypeVar
 
-from ._access.ratelimit import RateLimitPolicy
 from ._clock import Clock
-from ._connection_ops import CredentialField
-from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
+from ._sync_namespaces import (
+    SyncAccess,
+    SyncAllowlist,
+    SyncApiKeys,
+    SyncAuditLog,
+    SyncConnections,
+    SyncMessages,
+    SyncReports,
+    SyncSimulationHelpers,
+    SyncSuppressions,
+    SyncTemplates,
+    SyncUsers,
+    SyncVaultAdmin,
+    SyncWebhooks,
+    SyncWorkspaces,
+)
 from .consents.sync import SyncConsents
 from .verifications._sync import SyncVerifications
 
@@ -72,10 +84,24 @@ class SyncMessenger:
         self._closed = False
         self.messenger = messenger if messenger is not None else self._run(_build())
         self._run(self.messenger.open())
-        #: İYS consents (D33), blocking: ``sync_messenger.consents.create(...)``.
-        self.consents = SyncConsents(self.messenger.consents, self._run)
-        #: D34's one-time codes, blocking (``messenger.verifications``' twin).
-        self.verifications = SyncVerifications(self.messenger.verifications, self._run)
+        m, run = self.messenger, self._run
+        # The namespaces' blocking twins, one per ``Messenger`` namespace.
+        self.workspaces = SyncWorkspaces(m.workspaces, run)
+        self.keys = SyncApiKeys(m.keys, run)
+        self.connections = SyncConnections(m.connections, run)
+        self.templates = SyncTemplates(m.templates, run)
+        self.allowlist = SyncAllowlist(m.allowlist, run)
+        self.webhooks = SyncWebhooks(m.webhooks, run)
+        self.suppressions = SyncSuppressions(m.suppressions, run)
+        self.users = SyncUsers(m.users, run)
+        self.audit = SyncAuditLog(m.audit, run)
+        self.vault = SyncVaultAdmin(m.vault, run)
+        self.consents = SyncConsents(m.consents, run)
+        self.verifications = SyncVerifications(m.verifications, run)
+        self.access = SyncAccess(m.access, run)
+        self.reports = SyncReports(m.reports, run)
+        self.messages = SyncMessages(m.messages, run)
+        self.test_helpers = SyncSimulationHelpers(m.test_helpers, run)
 
     def __repr__(self) -> str:
         return f"SyncMessenger({self.messenger!r})"
@@ -124,39 +150,14 @@ class SyncMessenger:
     def metrics(self) -> Metrics:
         return self.messenger.metrics
 
-    def now(self) -> datetime:
-        return self.messenger.now()
-
-    def rate_policy(self, key: ApiKey) -> RateLimitPolicy:
-        return self.messenger.rate_policy(key)
-
-    preview_template = staticmethod(Messenger.preview_template)
-
-    # -- sending and reading
+    # -- SPEC's operations
     authenticate = _blocking(Messenger.authenticate)
     principal = _blocking(Messenger.principal)
     send = _blocking(Messenger.send)
     send_bulk = _blocking(Messenger.send_bulk)
-    send_code = _blocking(Messenger.send_code)
-    current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
-    get_message_json = _blocking(Messenger.get_message_json)
     cancel_message = _blocking(Messenger.cancel_message)
-    list_providers = _blocking(Messenger.list_providers)
     list_messages = _blocking(Messenger.list_messages)
-    connection_stats = _blocking(Messenger.connection_stats)
-    connection_health = _blocking(Messenger.connection_health)
-    message_counts = _blocking(Messenger.message_counts)
-
-    # -- access checks (what the REST app runs for each request)
-    authorize = _blocking(Messenger.authorize)
-    check_client_ip = _blocking(Messenger.check_client_ip)
-    hit_rate_limit = _blocking(Messenger.hit_rate_limit)
-
-    # -- delivery reports and the worker
-    ingest_dlr = _blocking(Messenger.ingest_dlr)
-    dlr_challenge = _blocking(Messenger.dlr_challenge)
-    test_connection = _blocking(Messenger.test_connection)
 
     def run_worker(self, stop: threading.Event | None = None, **options: Any) -> None:
         """Do background work until ``stop`` is set (from any thread) or the calling thread
@@ -178,82 +179,6 @@ class SyncMessenger:
             # Also on KeyboardInterrupt: the worker finishes what it holds before it returns.
             self._loop.call_soon_threadsafe(halt.set)
             future.result()
-
-    # -- workspaces, quota and API keys
-    create_workspace = _blocking(Messenger.create_workspace)
-    get_workspace = _blocking(Messenger.get_workspace)
-    list_workspaces = _blocking(Messenger.list_workspaces)
-    set_monthly_quota = _blocking(Messenger.set_monthly_quota)
-    set_retry_unavailable = _blocking(Messenger.set_retry_unavailable)
-    set_queue_ttl = _blocking(Messenger.set_queue_ttl)
-    set_recipient_limit = _blocking(Messenger.set_recipient_limit)
-    set_quiet_hours = _blocking(Messenger.set_quiet_hours)
-    quota_usage = _blocking(Messenger.quota_usage)
-    create_api_key = _blocking(Messenger.create_api_key)
-    list_api_keys = _blocking(Messenger.list_api_keys)
-    revoke_api_key = _blocking(Messenger.revoke_api_key)
-
-    # -- connections
-    add_connection = _blocking(Messenger.add_connection)
-    list_connections = _blocking(Messenger.list_connections)
-    get_connection = _blocking(Messenger.get_connection)
-
-    rotate_vault = _blocking(Messenger.rotate_vault)
-    rotate_credentials = _blocking(Messenger.rotate_credentials)
-    set_default_connection = _blocking(Messenger.set_default_connection)
-    set_breaker_policy = _blocking(Messenger.set_breaker_policy)
-    set_send_rate = _blocking(Messenger.set_send_rate)
-    set_senders = _blocking(Messenger.set_senders)
-    remove_connection = _blocking(Messenger.remove_connection)
-    connection_of = _blocking(Messenger.connection_of)
-
-    def credential_fields(self, provider: str) -> list[CredentialField]:
-        return self.messenger.credential_fields(provider)
-
-    # -- IP allowlist
-    add_allowlist_entry = _blocking(Messenger.add_allowlist_entry)
-    remove_allowlist_entry = _blocking(Messenger.remove_allowlist_entry)
-    list_allowlist = _blocking(Messenger.list_allowlist)
-
-    # -- suppression list (issue 26)
-    add_suppression = _blocking(Messenger.add_suppression)
-    remove_suppression = _blocking(Messenger.remove_suppression)
-    simulate_inbound = _blocking(Messenger.simulate_inbound)
-    import_suppressions = _blocking(Messenger.import_suppressions)
-    list_suppressions = _blocking(Messenger.list_suppressions)
-
-    # -- templates
-    set_template = _blocking(Messenger.set_template)
-    get_template = _blocking(Messenger.get_template)
-    list_templates = _blocking(Messenger.list_templates)
-    delete_template = _blocking(Messenger.delete_template)
-
-    # -- audit log (D32)
-    list_audit_events = _blocking(Messenger.list_audit_events)
-
-    # -- webhook endpoints
-    create_webhook_endpoint = _blocking(Messenger.create_webhook_endpoint)
-    list_webhook_endpoints = _blocking(Messenger.list_webhook_endpoints)
-    get_webhook_endpoint = _blocking(Messenger.get_webhook_endpoint)
-    remove_webhook_endpoint = _blocking(Messenger.remove_webhook_endpoint)
-    rotate_webhook_secret = _blocking(Messenger.rotate_webhook_secret)
-    enable_webhook_endpoint = _blocking(Messenger.enable_webhook_endpoint)
-    disable_webhook_endpoint = _blocking(Messenger.disable_webhook_endpoint)
-    list_webhook_deliveries = _blocking(Messenger.list_webhook_deliveries)
-    webhook_endpoint_of = _blocking(Messenger.webhook_endpoint_of)
-    webhook_delivery_of = _blocking(Messenger.webhook_delivery_of)
-    set_webhook_events = _blocking(Messenger.set_webhook_events)
-    redeliver_webhook = _blocking(Messenger.redeliver_webhook)
-    send_test_webhook = _blocking(Messenger.send_test_webhook)
-    webhook_deliveries_about = _blocking(Messenger.webhook_deliveries_about)
-
-    # -- dashboard users (D31)
-    create_user = _blocking(Messenger.create_user)
-    list_users = _blocking(Messenger.list_users)
-    get_user = _blocking(Messenger.get_user)
-    find_user = _blocking(Messenger.find_user)
-    disable_user = _blocking(Messenger.disable_user)
-    check_user_password = _blocking(Messenger.check_user_password)
 
 
 async def _build() -> Messenger:

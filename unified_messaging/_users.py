@@ -6,6 +6,7 @@ the password rules are in :mod:`._passwords`, the records in :mod:`.store.users`
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import replace
 from typing import Final
@@ -18,7 +19,7 @@ from ._passwords import UNUSABLE_PASSWORD, check_new_password, hash_password, ve
 from .store.base import Store
 from .store.users import User
 
-__all__ = ["UserAdminMixin", "normalize_email"]
+__all__ = ["Users", "normalize_email"]
 
 # A deliberately plain check: one @, something on each side, a dot in the domain, no spaces.
 # The address is a sign-in name, never mailed, so RFC 5322's corners buy nothing here.
@@ -35,12 +36,18 @@ def normalize_email(email: str) -> str:
     return normalized
 
 
-class UserAdminMixin:
-    _store: Store
-    _clock: Clock
+class Users:
+    """Dashboard users: ``messenger.users.create(email, password=...)``."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return "<messenger.users>"
 
     @audited("user.create", of_record)
-    async def create_user(
+    async def create(
         self,
         email: str,
         password: str | None,
@@ -72,33 +79,33 @@ class UserAdminMixin:
         await self._store.add_user(user)
         return user
 
-    async def list_users(self) -> list[User]:
+    async def list(self) -> builtins.list[User]:
         return await self._store.list_users()
 
-    async def get_user(self, user_id: str) -> User:
+    async def get(self, user_id: str) -> User:
         user = await self._store.get_user(user_id)
         if user is None:
             raise ResourceNotFound(f"User {user_id} not found.")
         return user
 
-    async def find_user(self, email: str) -> User:
+    async def find(self, email: str) -> User:
         user = await self._store.find_user(normalize_email(email))
         if user is None:
             raise ResourceNotFound(f"No user with the e-mail {email.strip()}.")
         return user
 
     @audited("user.disable", of_record)
-    async def disable_user(self, email: str) -> User:
+    async def disable(self, email: str) -> User:
         """Stop a user signing in, and end every session they have (and any login link).
         Their record stays, so an audit row naming them still names someone."""
-        user = await self.find_user(email)
+        user = await self.find(email)
         if user.disabled_at is None:
             user = replace(user, disabled_at=self._clock.now())
             await self._store.update_user(user)
         await self._store.delete_user_sessions(user.id)
         return user
 
-    async def check_user_password(self, email: str, password: str) -> User | None:
+    async def check_password(self, email: str, password: str) -> User | None:
         """The enabled user with this e-mail and password, else ``None`` (no hint which part
         was wrong; an unknown e-mail costs the time of a real check)."""
         try:

@@ -62,10 +62,10 @@ async def live() -> AsyncIterator[LiveSetup]:
     clock = ManualClock()
     messenger = Messenger(clock=clock, live_adapters={"sms_a": factory})
     async with messenger:
-        workspace = await messenger.create_workspace("live")
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("live")
+        await messenger.connections.add(
             workspace.id, "sms_a", credentials={"username": "u", "password": "p"},
             default_sender="ACME",
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield LiveSetup(messenger, workspace, key.secret, adapter, clock)

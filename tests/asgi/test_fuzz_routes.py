@@ -221,12 +221,12 @@ def assert_in_contract(call: Call, response: httpx.Response) -> None:
 async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Target]:
     async with sql_testbed(request.param, tmp_path) as bed:
         messenger = bed.messenger
-        await messenger.set_template(bed.workspace.id, "order_shipped", "Merhaba {{ name }}")
-        key = await messenger.create_api_key(
+        await messenger.templates.set(bed.workspace.id, "order_shipped", "Merhaba {{ name }}")
+        key = await messenger.keys.create(
             bed.workspace.id, name="fuzz", rate_limit=1_000_000, rate_burst=1_000_000
         )
         connection = next(
-            c for c in await messenger.list_connections(bed.workspace.id) if c.provider == "sms_c"
+            c for c in await messenger.connections.list(bed.workspace.id) if c.provider == "sms_c"
         )
         app = create_app(messenger, worker=False)
         async with lifespan_running(app):

@@ -39,7 +39,7 @@ async def api(sql_bed: TestBed, make_client: ClientFactory) -> httpx.AsyncClient
 
 
 async def _connection(bed: TestBed, provider: str = "sms_a") -> Connection:
-    connections = await bed.messenger.list_connections(bed.workspace.id)
+    connections = await bed.messenger.connections.list(bed.workspace.id)
     return next(c for c in connections if c.provider == provider)
 
 
@@ -139,7 +139,7 @@ async def test_a_host_routing_reports_itself_gets_not_found_for_unstorable_ids(
         (connection.id, connection.dlr_token + "\ud800"),
     ]:
         with pytest.raises(ResourceNotFound):
-            await sql_bed.messenger.ingest_dlr(connection_id, token, callback)
+            await sql_bed.messenger.reports.ingest(connection_id, token, callback)
 
 
 async def test_a_handshake_on_a_connection_without_one_is_a_coded_403(

@@ -66,13 +66,13 @@ async def test_missing_malformed_or_unknown_key_is_401(
 
 async def test_revoked_key_is_401(client: httpx.AsyncClient, bed: TestBed) -> None:
     assert bed.principal.key is not None
-    await bed.messenger.revoke_api_key(bed.principal.key.id)
+    await bed.messenger.keys.revoke(bed.principal.key.id)
     await _assert_401(await client.post("/v1/messages", json=SEND))
 
 
 async def test_expired_key_is_401(app: Starlette, bed: TestBed, make_client: ClientFactory) -> None:
     assert isinstance(bed.clock, ManualClock)
-    key = await bed.messenger.create_api_key(
+    key = await bed.messenger.keys.create(
         bed.workspace.id, expires_at=bed.clock.now() + timedelta(hours=1)
     )
     client = await make_client(app, headers=bearer(key.secret))
@@ -93,8 +93,8 @@ async def test_lower_case_scheme_is_accepted(
 
 @pytest.fixture
 async def allowlisted(bed: TestBed) -> TestBed:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "2001:db8::/32")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
+    await bed.messenger.allowlist.add(bed.workspace.id, "2001:db8::/32")
     return bed
 
 
@@ -123,8 +123,8 @@ async def test_address_outside_the_allowlist_is_403(
 async def test_allowlist_of_another_workspace_does_not_apply(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    other = await bed.messenger.create_workspace("other")
-    await bed.messenger.add_allowlist_entry(other.id, "203.0.113.0/24")
+    other = await bed.messenger.workspaces.create("other")
+    await bed.messenger.allowlist.add(other.id, "203.0.113.0/24")
     client = await make_client(app, peer=("198.51.100.1", 1), headers=bearer(bed.api_key))
     assert (await client.post("/v1/messages", json=SEND)).status_code == 201
 
@@ -205,7 +205,7 @@ async def test_rate_limit_headers_on_every_authorized_answer(client: httpx.Async
 async def test_burst_of_concurrent_requests_is_cut_at_the_keys_burst(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=5)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=5)
     client = await make_client(app, headers=bearer(key.secret))
     responses = await asyncio.gather(*(client.post("/v1/messages", json=SEND) for _ in range(12)))
     statuses = sorted(r.status_code for r in responses)
@@ -225,7 +225,7 @@ async def test_burst_of_concurrent_requests_is_cut_at_the_keys_burst(
 async def test_rate_limit_is_per_key(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    tight = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=1)
+    tight = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=1)
     tight_client = await make_client(app, headers=bearer(tight.secret))
     other_client = await make_client(app, headers=bearer(bed.api_key))
     assert (await tight_client.get("/v1/messages/msg_1")).status_code == 404
@@ -236,7 +236,7 @@ async def test_rate_limit_is_per_key(
 async def test_a_bulk_request_is_one_request(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=2)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=2)
     client = await make_client(app, headers=bearer(key.secret))
     items = [{"to": NORMAL, "body": str(i)} for i in range(50)]
     response = await client.post("/v1/messages/bulk", json={"items": items})
@@ -248,8 +248,8 @@ async def test_messenger_default_rate_policy_applies_to_keys_without_their_own(
     make_client: ClientFactory,
 ) -> None:
     messenger = Messenger(clock=ManualClock(), default_rate_policy=RateLimitPolicy(1, 3))
-    workspace = await messenger.create_workspace("w")
-    key = await messenger.create_api_key(workspace.id)
+    workspace = await messenger.workspaces.create("w")
+    key = await messenger.keys.create(workspace.id)
     client = await make_client(create_app(messenger), headers=bearer(key.secret))
     statuses = [(await client.get("/v1/messages/m")).status_code for _ in range(4)]
     assert statuses == [404, 404, 404, 429]
@@ -279,8 +279,8 @@ async def test_disallowed_address_and_bad_body_is_403(
 async def test_refused_address_takes_no_token(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=1)
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=1)
     outside = await make_client(app, peer=("198.51.100.1", 1), headers=bearer(key.secret))
     inside = await make_client(app, peer=("203.0.113.1", 1), headers=bearer(key.secret))
     for _ in range(3):
@@ -291,7 +291,7 @@ async def test_refused_address_takes_no_token(
 async def test_rate_limited_and_bad_body_is_429(
     app: Starlette, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=1)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=1)
     client = await make_client(app, headers=bearer(key.secret))
     assert (await client.post("/v1/messages", json=SEND)).status_code == 201
     response = await client.post("/v1/messages", json={"to": ""})
@@ -308,17 +308,17 @@ async def test_bad_body_and_unknown_provider_is_400(client: httpx.AsyncClient) -
 
 async def test_authorize_runs_the_three_checks_in_order(bed: TestBed) -> None:
     with pytest.raises(Unauthorized):
-        await bed.messenger.authorize(None, "203.0.113.1")
-    principal, decision = await bed.messenger.authorize(bed.api_key, None)
+        await bed.messenger.access.authorize(None, "203.0.113.1")
+    principal, decision = await bed.messenger.access.authorize(bed.api_key, None)
     assert principal.workspace_id == bed.workspace.id
     assert decision.allowed
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.1")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.1")
     with pytest.raises(IpNotAllowed):
-        await bed.messenger.authorize(bed.api_key, None)
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=1, rate_burst=1)
-    await bed.messenger.authorize(key.secret, "203.0.113.1")
+        await bed.messenger.access.authorize(bed.api_key, None)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=1, rate_burst=1)
+    await bed.messenger.access.authorize(key.secret, "203.0.113.1")
     with pytest.raises(RateLimitRefused) as refused:
-        await bed.messenger.authorize(key.secret, "203.0.113.1")
+        await bed.messenger.access.authorize(key.secret, "203.0.113.1")
     assert refused.value.code == "RATE_LIMITED"
     assert refused.value.retry_after == pytest.approx(1.0)
     assert refused.value.decision.headers()["Retry-After"] == "1"
@@ -349,15 +349,15 @@ def test_bad_allowlist_entries_are_refused(entry: str) -> None:
 
 async def test_allowlist_admin_round_trip(bed: TestBed) -> None:
     ws = bed.workspace.id
-    assert await bed.messenger.add_allowlist_entry(ws, "198.51.100.7/32") == "198.51.100.7"
-    await bed.messenger.add_allowlist_entry(ws, "2001:db8::/32")
-    assert await bed.messenger.list_allowlist(ws) == ["198.51.100.7", "2001:db8::/32"]
-    await bed.messenger.remove_allowlist_entry(ws, "198.51.100.7")
-    assert await bed.messenger.list_allowlist(ws) == ["2001:db8::/32"]
+    assert await bed.messenger.allowlist.add(ws, "198.51.100.7/32") == "198.51.100.7"
+    await bed.messenger.allowlist.add(ws, "2001:db8::/32")
+    assert await bed.messenger.allowlist.list(ws) == ["198.51.100.7", "2001:db8::/32"]
+    await bed.messenger.allowlist.remove(ws, "198.51.100.7")
+    assert await bed.messenger.allowlist.list(ws) == ["2001:db8::/32"]
     with pytest.raises(ResourceNotFound):
-        await bed.messenger.remove_allowlist_entry(ws, "198.51.100.7")
+        await bed.messenger.allowlist.remove(ws, "198.51.100.7")
     with pytest.raises(ResourceNotFound):
-        await bed.messenger.add_allowlist_entry("ws_missing", "10.0.0.0/8")
+        await bed.messenger.allowlist.add("ws_missing", "10.0.0.0/8")
 
 
 @pytest.mark.parametrize(

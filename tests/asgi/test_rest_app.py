@@ -63,7 +63,7 @@ async def test_get_message_answers_the_status_record(client: httpx.AsyncClient) 
 
 
 async def test_template_send_over_http(client: httpx.AsyncClient, bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "otp", "Kod: {{ code }}")
+    await bed.messenger.templates.set(bed.workspace.id, "otp", "Kod: {{ code }}")
     response = await client.post(
         "/v1/messages", json={"to": NORMAL, "template": "otp", "variables": {"code": 42}}
     )
@@ -140,8 +140,8 @@ async def test_unexpected_error_is_500_with_request_id_and_is_logged(
             raise RuntimeError("postgres://admin:hunter2@db.internal/prod exploded")
 
     messenger = Messenger(BrokenStore())
-    workspace = await messenger.create_workspace("w")
-    key = await messenger.create_api_key(workspace.id)
+    workspace = await messenger.workspaces.create("w")
+    key = await messenger.keys.create(workspace.id)
     client = await make_client(create_app(messenger), headers=bearer(key.secret))
     with caplog.at_level(logging.ERROR, logger="unified_messaging.asgi"):
         response = await client.get("/v1/messages/msg_1", headers={"X-Request-ID": "trace-1"})

@@ -254,7 +254,7 @@ async def test_provider_pattern_and_length(client: httpx.AsyncClient) -> None:
 
 async def test_template_key_pattern(client: httpx.AsyncClient, bed: TestBed) -> None:
     key = "k" * 64
-    await bed.messenger.set_template(bed.workspace.id, key, "hi")
+    await bed.messenger.templates.set(bed.workspace.id, key, "hi")
     response = await client.post("/v1/messages", json={"to": NORMAL, "template": key})
     assert response.status_code == 201
     for bad in ["k" * 65, "Upper", "with-dash", ""]:
@@ -322,7 +322,7 @@ async def test_rules_across_fields_are_400(
 async def test_empty_body_beside_a_template_means_none(
     client: httpx.AsyncClient, bed: TestBed
 ) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "t", "hi")
+    await bed.messenger.templates.set(bed.workspace.id, "t", "hi")
     response = await client.post(
         "/v1/messages", json={"to": NORMAL, "template": "t", "body": "", "sender": ""}
     )

@@ -18,9 +18,9 @@ from unified_messaging.testing import TestBed
 
 
 async def test_provider_not_connected_is_404(bed: TestBed, make_client: ClientFactory) -> None:
-    workspace = await bed.messenger.create_workspace("sms only")
-    await bed.messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-    key = await bed.messenger.create_api_key(workspace.id)
+    workspace = await bed.messenger.workspaces.create("sms only")
+    await bed.messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+    key = await bed.messenger.keys.create(workspace.id)
     client = await make_client(create_app(bed.messenger), headers=bearer(key.secret))
     response = await client.post(
         "/v1/messages", json={"to": NORMAL, "body": "x", "provider": "sms_b"}
@@ -50,8 +50,8 @@ async def test_another_workspaces_message_is_404(
     client: httpx.AsyncClient, bed: TestBed, make_client: ClientFactory
 ) -> None:
     job_id = (await client.post("/v1/messages", json={"to": NORMAL, "body": "x"})).json()["job_id"]
-    other = await bed.messenger.create_workspace("other")
-    key = await bed.messenger.create_api_key(other.id)
+    other = await bed.messenger.workspaces.create("other")
+    key = await bed.messenger.keys.create(other.id)
     stranger = await make_client(create_app(bed.messenger), headers=bearer(key.secret))
     response = await stranger.get(f"/v1/messages/{job_id}")
     assert response.status_code == 404
@@ -61,7 +61,7 @@ async def test_another_workspaces_message_is_404(
 async def test_live_and_test_jobs_are_invisible_to_each_other(
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
-    test_key = await live.messenger.create_api_key(live.workspace.id, livemode=False)
+    test_key = await live.messenger.keys.create(live.workspace.id, livemode=False)
     app = create_app(live.messenger)
     live_client = await make_client(app, headers=bearer(live.api_key))
     test_client = await make_client(app, headers=bearer(test_key.secret))
@@ -82,7 +82,7 @@ async def test_live_send_over_a_connection_without_credentials_is_422(
     bed: TestBed, make_client: ClientFactory
 ) -> None:
     # The testbed's connections have no credentials: they serve test keys only.
-    live_key = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live_key = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     client = await make_client(create_app(bed.messenger), headers=bearer(live_key.secret))
     for path, body in [
         ("/v1/messages", {"to": NORMAL, "body": "x"}),
@@ -112,7 +112,7 @@ async def test_live_send_over_a_connection_without_credentials_is_422(
 async def test_unprocessable_requests_are_422(
     client: httpx.AsyncClient, bed: TestBed, body: dict[str, object], code: str
 ) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "greet", "Merhaba {{ name }}")
+    await bed.messenger.templates.set(bed.workspace.id, "greet", "Merhaba {{ name }}")
     response = await client.post("/v1/messages", json=body)
     assert response.status_code == 422
     assert code_of(response) == code
@@ -120,9 +120,9 @@ async def test_unprocessable_requests_are_422(
 
 
 async def test_sender_required_is_422(bed: TestBed, make_client: ClientFactory) -> None:
-    workspace = await bed.messenger.create_workspace("no default sender")
-    await bed.messenger.add_connection(workspace.id, "sms_a")
-    key = await bed.messenger.create_api_key(workspace.id)
+    workspace = await bed.messenger.workspaces.create("no default sender")
+    await bed.messenger.connections.add(workspace.id, "sms_a")
+    key = await bed.messenger.keys.create(workspace.id)
     client = await make_client(create_app(bed.messenger), headers=bearer(key.secret))
     response = await client.post("/v1/messages", json={"to": NORMAL, "body": "x"})
     assert response.status_code == 422
@@ -145,7 +145,7 @@ async def test_a_201_may_carry_a_failed_status(client: httpx.AsyncClient) -> Non
 async def test_quota_exceeded_is_429_with_the_rate_limit_fields(
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
-    await live.messenger.set_monthly_quota(live.workspace.id, 1)
+    await live.messenger.workspaces.set_monthly_quota(live.workspace.id, 1)
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     assert (await client.post("/v1/messages", json={"to": NORMAL, "body": "x"})).status_code == 201
     response = await client.post("/v1/messages", json={"to": NORMAL, "body": "x"})
@@ -159,7 +159,7 @@ async def test_quota_exceeded_is_429_with_the_rate_limit_fields(
 async def test_quota_is_checked_after_validation(
     live: LiveSetup, make_client: ClientFactory
 ) -> None:
-    await live.messenger.set_monthly_quota(live.workspace.id, 0)
+    await live.messenger.workspaces.set_monthly_quota(live.workspace.id, 0)
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     assert (await client.post("/v1/messages", json={"to": NORMAL})).status_code == 400
     assert (await client.post("/v1/messages", json={"to": "x", "body": "x"})).status_code == 422
@@ -196,8 +196,8 @@ class UnreachableStore(MemoryStore):
 async def test_storage_unavailable_is_503_without_internals(make_client: ClientFactory) -> None:
     store = UnreachableStore()
     messenger = Messenger(store)
-    workspace = await messenger.create_workspace("w")
-    key = await messenger.create_api_key(workspace.id)
+    workspace = await messenger.workspaces.create("w")
+    key = await messenger.keys.create(workspace.id)
     client = await make_client(create_app(messenger), headers=bearer(key.secret))
     response = await client.get("/v1/messages/msg_1")
     assert response.status_code == 503
@@ -222,8 +222,8 @@ async def test_no_api_key_in_any_response_or_log_line(
     make_client: ClientFactory,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    revoked = await bed.messenger.create_api_key(bed.workspace.id)
-    await bed.messenger.revoke_api_key(revoked.record.id)
+    revoked = await bed.messenger.keys.create(bed.workspace.id)
+    await bed.messenger.keys.revoke(revoked.record.id)
     revoked_client = await make_client(create_app(bed.messenger), headers=bearer(revoked.secret))
     with caplog.at_level(logging.DEBUG):
         responses = [

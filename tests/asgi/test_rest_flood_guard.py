@@ -43,7 +43,7 @@ async def test_rest_answers_429_with_retry_after_and_a_bulk_fails_per_item() -> 
 async def _bulk_then_send(bulk: dict[str, object]) -> tuple[httpx.Response, httpx.Response]:
     """A bulk, then one send to ``TO``, under a limit of 10 an hour (D28)."""
     bed = await create_testbed(recipient_limit=RecipientLimit(10, timedelta(hours=1)))
-    await bed.messenger.set_template(bed.workspace.id, "otp", "Kod: {{ code }}")
+    await bed.messenger.templates.set(bed.workspace.id, "otp", "Kod: {{ code }}")
     headers = {"Authorization": f"Bearer {bed.api_key}"}
     async with (
         serving(create_app(bed.messenger)) as base_url,

@@ -91,7 +91,7 @@ async def test_bulk_replays_too(client: httpx.AsyncClient, bed: TestBed) -> None
 async def test_keys_are_scoped_per_api_key(
     app: Starlette, client: httpx.AsyncClient, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    other_key = await bed.messenger.create_api_key(bed.workspace.id)
+    other_key = await bed.messenger.keys.create(bed.workspace.id)
     other = await make_client(app, headers=bearer(other_key.secret))
     first = await client.post("/v1/messages", json=SEND, headers=keyed("k"))
     second = await other.post("/v1/messages", json=SEND, headers=keyed("k"))
@@ -103,9 +103,9 @@ async def test_keys_are_scoped_per_api_key(
 async def test_keys_are_scoped_per_workspace(
     app: Starlette, client: httpx.AsyncClient, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    other_bed_workspace = await bed.messenger.create_workspace("other")
-    await bed.messenger.add_connection(other_bed_workspace.id, "sms_a", default_sender="X")
-    other_key = await bed.messenger.create_api_key(other_bed_workspace.id)
+    other_bed_workspace = await bed.messenger.workspaces.create("other")
+    await bed.messenger.connections.add(other_bed_workspace.id, "sms_a", default_sender="X")
+    other_key = await bed.messenger.keys.create(other_bed_workspace.id)
     other = await make_client(app, headers=bearer(other_key.secret))
     await client.post("/v1/messages", json=SEND, headers=keyed("k"))
     response = await other.post("/v1/messages", json={**SEND, "body": "x"}, headers=keyed("k"))
@@ -162,12 +162,12 @@ async def test_a_502_that_kept_a_job_is_replayed(client: httpx.AsyncClient, bed:
 
 
 async def test_quota_refusal_stores_nothing(live: LiveSetup, make_client: ClientFactory) -> None:
-    await live.messenger.set_monthly_quota(live.workspace.id, 0)
+    await live.messenger.workspaces.set_monthly_quota(live.workspace.id, 0)
     client = await make_client(create_app(live.messenger), headers=bearer(live.api_key))
     assert code_of(await client.post("/v1/messages", json=SEND, headers=keyed("k"))) == (
         "QUOTA_EXCEEDED"
     )
-    await live.messenger.set_monthly_quota(live.workspace.id, 1)
+    await live.messenger.workspaces.set_monthly_quota(live.workspace.id, 1)
     assert (await client.post("/v1/messages", json=SEND, headers=keyed("k"))).status_code == 201
 
 

@@ -135,7 +135,7 @@ async def test_a_live_key_never_sees_test_messages_nor_pages_from_one(
     app: Starlette, client: httpx.AsyncClient, bed: TestBed, make_client: ClientFactory
 ) -> None:
     test_job = await send(client, to=NORMAL)
-    live_key = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live_key = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     live = await make_client(app, headers=bearer(live_key.secret))
 
     assert await listed(live) == {"data": [], "has_more": False}
@@ -147,9 +147,9 @@ async def test_a_live_key_never_sees_test_messages_nor_pages_from_one(
 async def test_another_workspaces_cursor_is_not_found_and_reveals_nothing(
     app: Starlette, client: httpx.AsyncClient, bed: TestBed, make_client: ClientFactory
 ) -> None:
-    other = await bed.messenger.create_workspace("other")
-    await bed.messenger.add_connection(other.id, "chatbot")
-    other_key = await bed.messenger.create_api_key(other.id, livemode=False)
+    other = await bed.messenger.workspaces.create("other")
+    await bed.messenger.connections.add(other.id, "chatbot")
+    other_key = await bed.messenger.keys.create(other.id, livemode=False)
     other_client = await make_client(app, headers=bearer(other_key.secret))
     theirs = await send(other_client, to="@some_channel")
     await send(client, to=NORMAL)
@@ -165,7 +165,7 @@ async def test_the_list_needs_a_key_and_spends_the_keys_rate_limit(
     app: Starlette, bed: TestBed, anonymous: httpx.AsyncClient, make_client: ClientFactory
 ) -> None:
     assert (await anonymous.get("/v1/messages")).status_code == 401
-    key = await bed.messenger.create_api_key(
+    key = await bed.messenger.keys.create(
         bed.workspace.id, livemode=False, rate_limit=0.001, rate_burst=1
     )
     limited = await make_client(app, headers=bearer(key.secret))
@@ -182,7 +182,7 @@ async def test_the_list_needs_a_key_and_spends_the_keys_rate_limit(
 async def test_an_ip_outside_the_allowlist_is_refused(
     client: httpx.AsyncClient, bed: TestBed
 ) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "10.0.0.0/8")
+    await bed.messenger.allowlist.add(bed.workspace.id, "10.0.0.0/8")
 
     response = await client.get("/v1/messages")
 
@@ -265,7 +265,7 @@ async def test_times_at_the_edges_of_the_calendar_are_bounds_not_errors(
 @pytest.fixture
 async def roomy(app: Starlette, bed: TestBed, make_client: ClientFactory) -> httpx.AsyncClient:
     """A client whose key's bucket never runs dry (the clock never moves to refill it)."""
-    key = await bed.messenger.create_api_key(
+    key = await bed.messenger.keys.create(
         bed.workspace.id, livemode=False, rate_limit=1_000_000, rate_burst=1_000_000
     )
     return await make_client(app, headers=bearer(key.secret))

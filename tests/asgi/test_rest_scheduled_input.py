@@ -31,7 +31,7 @@ SETTINGS = settings(
 @pytest.fixture(params=BACKENDS)
 async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestBed]:
     async with sql_testbed(request.param, tmp_path) as bed:
-        await bed.messenger.set_recipient_limit(bed.workspace.id, None)
+        await bed.messenger.workspaces.set_recipient_limit(bed.workspace.id, None)
         yield bed
 
 
@@ -147,7 +147,7 @@ async def test_a_cancel_needs_a_key_and_sees_only_its_own_mode(
     job = waiting.json()["job_id"]
     app = create_app(bed.messenger, mcp=False, worker=False)
     anonymous = await make_client(app)
-    live = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     other_mode = await make_client(app, headers=bearer(live.secret))
 
     assert (await anonymous.post(f"/v1/messages/{job}/cancel")).status_code == 401

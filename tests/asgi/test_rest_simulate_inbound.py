@@ -28,7 +28,7 @@ async def bed() -> AsyncIterator[TestBed]:
 
 
 async def test_a_simulated_stop_over_rest_suppresses_and_fires_the_webhook(bed: TestBed) -> None:
-    endpoint = await bed.messenger.create_webhook_endpoint(bed.workspace.id, "http://127.0.0.1:9/")
+    endpoint = await bed.messenger.webhooks.create(bed.workspace.id, "http://127.0.0.1:9/")
     headers = {"Authorization": f"Bearer {bed.api_key}"}
     async with (
         serve(create_app(bed.messenger, worker=False)) as url,
@@ -46,13 +46,13 @@ async def test_a_simulated_stop_over_rest_suppresses_and_fires_the_webhook(bed: 
     assert reply.status_code == 201 and reply.json()["opt_out"] is False
     assert (refused.status_code, refused.json()["error"]["code"]) == (422, "RECIPIENT_SUPPRESSED")
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (400, "VALIDATION_ERROR")
-    deliveries = await bed.messenger.list_webhook_deliveries(endpoint.endpoint.id)
+    deliveries = await bed.messenger.webhooks.list_deliveries(endpoint.endpoint.id)
     events = [d.event_type for d in deliveries]
     assert events.count("message.inbound") == 2
 
 
 async def test_a_live_key_gets_404(bed: TestBed) -> None:
-    live = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     async with serve(create_app(bed.messenger, worker=False)) as url, httpx.AsyncClient() as c:
         answer = await c.post(
             url + PATH,
@@ -61,13 +61,13 @@ async def test_a_live_key_gets_404(bed: TestBed) -> None:
         )
 
     assert (answer.status_code, answer.json()["error"]["code"]) == (404, "NOT_FOUND")
-    page = await bed.messenger.list_suppressions(bed.principal, {})
+    page = await bed.messenger.suppressions.list(bed.principal, {})
     assert page.data == []  # nothing was suppressed
 
 
 async def test_the_testbed_simulates_a_stop_and_a_bot_stop(bed: TestBed) -> None:
-    record = await bed.simulate_inbound("+905551000505", "İPTAL")
-    bot = await bed.simulate_inbound("12345", "/stop", channel="chatbot")
+    record = await bed.test_helpers.inbound("+905551000505", "İPTAL")
+    bot = await bed.test_helpers.inbound("12345", "/stop", channel="chatbot")
 
     assert (record.opt_out, bot.opt_out) == (True, True)
     with pytest.raises(RecipientSuppressed):

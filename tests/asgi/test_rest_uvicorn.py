@@ -95,7 +95,7 @@ async def test_oversized_chunked_body_over_a_socket_is_413(http: httpx.AsyncClie
 async def test_forwarded_client_behind_a_trusted_proxy_over_a_socket(
     http: httpx.AsyncClient, bed: TestBed
 ) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
     ok = await http.get("/v1/messages/m", headers={"X-Forwarded-For": "203.0.113.7"})
     assert code_of(ok) == "MESSAGE_NOT_FOUND"
     refused = await http.get("/v1/messages/m", headers={"X-Forwarded-For": "198.51.100.7"})

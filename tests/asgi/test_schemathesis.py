@@ -33,9 +33,9 @@ from unified_messaging.testing import create_testbed
 async def _arrange() -> tuple[Messenger, str]:
     messenger = Messenger(clock=ManualClock())
     bed = await create_testbed(messenger=messenger)
-    await messenger.set_template(bed.workspace.id, "order_shipped", "Merhaba {{ name }}")
+    await messenger.templates.set(bed.workspace.id, "order_shipped", "Merhaba {{ name }}")
     # The clock never moves, so the bucket never refills: give the fuzzer's key room.
-    key = await messenger.create_api_key(
+    key = await messenger.keys.create(
         bed.workspace.id, name="schemathesis", rate_limit=1_000_000, rate_burst=1_000_000
     )
     return messenger, key.secret

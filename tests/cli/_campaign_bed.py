@@ -54,7 +54,7 @@ def make_bed(database_url: str, master_keys: str) -> Bed:
         messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
         try:
             bed = await create_testbed(messenger=messenger)
-            await messenger.set_template(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
+            await messenger.templates.set(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
             return bed.workspace.id
         finally:
             await messenger.aclose()

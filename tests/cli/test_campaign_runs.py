@@ -33,7 +33,7 @@ from unified_messaging.testing import TestBed, create_testbed
 @pytest.fixture
 async def bed() -> TestBed:
     bed = await create_testbed()
-    await bed.messenger.set_template(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
+    await bed.messenger.templates.set(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
     return bed
 
 
@@ -255,7 +255,7 @@ async def test_a_request_level_refusal_stops_the_run_and_a_rerun_resumes(
         nonlocal deleted
         if not deleted:
             deleted = True
-            await bed.messenger.delete_template(bed.workspace.id, TEMPLATE)
+            await bed.messenger.templates.delete(bed.workspace.id, TEMPLATE)
 
     summary = await run.campaign.run(on_chunk)
 
@@ -264,7 +264,7 @@ async def test_a_request_level_refusal_stops_the_run_and_a_rerun_resumes(
     assert (summary.done, summary.stopped_at_row) == (10, 12)
     assert len(bed.outbox) == 10
 
-    await bed.messenger.set_template(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
+    await bed.messenger.templates.set(bed.workspace.id, TEMPLATE, TEMPLATE_BODY)
     resumed = await Run(bed, path)()
     assert resumed.stopped is None
     assert set(_handed_over(bed).values()) == {1}

@@ -79,7 +79,7 @@ def test_control_characters_in_an_actor_reach_the_terminal_escaped(
         messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
         async with messenger:
             with acting_as(Actor("dashboard:\x1b[2Jmallory@example.com", "192.0.2.1")):
-                await messenger.create_workspace("Acme")
+                await messenger.workspaces.create("Acme")
 
     asyncio.run(as_a_strange_actor())
     text = cli("audit", "list").ok().stdout

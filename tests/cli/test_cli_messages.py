@@ -51,7 +51,7 @@ async def _send(database_url: str, master_keys: str) -> Sent:
         bed = await create_testbed(messenger=messenger)
         # Nobody listens there: each event's first delivery attempt fails and waits to retry.
         url = f"http://127.0.0.1:{_closed_port()}/hook"
-        await messenger.create_webhook_endpoint(bed.workspace.id, url)
+        await messenger.webhooks.create(bed.workspace.id, url)
         jobs = []
         for to, fallback in (
             ("+905551234567", None),

@@ -101,8 +101,8 @@ async def test_with_redis_configured_a_cli_send_shares_the_rate_kept_in_redis(
     async with serve(netgsm.app) as url:
         messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
         async with messenger:
-            workspace = await messenger.create_workspace("Acme", recipient_limit=None)
-            connection = await messenger.add_connection(
+            workspace = await messenger.workspaces.create("Acme", recipient_limit=None)
+            connection = await messenger.connections.add(
                 workspace.id, "sms_a", base_url=url, default_sender="ACME", max_rate=2,
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip

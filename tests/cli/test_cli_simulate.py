@@ -21,7 +21,7 @@ async def _workspace(database_url: str, master_keys: str) -> str:
     )
     try:
         bed = await create_testbed(messenger=messenger)
-        await messenger.create_webhook_endpoint(bed.workspace.id, "http://127.0.0.1:9/hook")
+        await messenger.webhooks.create(bed.workspace.id, "http://127.0.0.1:9/hook")
         return bed.workspace.id
     finally:
         await messenger.aclose()
@@ -37,8 +37,8 @@ async def _inbound_events(database_url: str, master_keys: str, workspace_id: str
     )
     try:
         await messenger.worker().run_until_idle()
-        [endpoint] = await messenger.list_webhook_endpoints(workspace_id)
-        deliveries = await messenger.list_webhook_deliveries(endpoint.id)
+        [endpoint] = await messenger.webhooks.list(workspace_id)
+        deliveries = await messenger.webhooks.list_deliveries(endpoint.id)
         return [d.event_type for d in deliveries]
     finally:
         await messenger.aclose()

@@ -22,9 +22,9 @@ async def test_worker_once_delivers_the_reports_a_send_left_due(
         simulator_settings=SimulatorSettings(report_delay=timedelta(0)),
     )
     async with messenger:
-        workspace = await messenger.create_workspace("Acme")
-        await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-        key = await messenger.create_api_key(workspace.id, livemode=False)
+        workspace = await messenger.workspaces.create("Acme")
+        await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+        key = await messenger.keys.create(workspace.id, livemode=False)
         auth = await messenger.authenticate(key.secret)
         jobs = [
             (await messenger.send(auth, {"to": to, "body": "Merhaba"})).job_id

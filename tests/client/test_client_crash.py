@@ -23,12 +23,12 @@ PROVIDER_DELAY = 3.0  # the provider answers long after the server was killed
 
 async def _live_workspace(database_url: str, keys: str, provider_url: str, fake: NetgsmFake) -> str:
     async with Messenger(store_from_url(database_url), vault=Vault.from_spec(keys)) as messenger:
-        workspace = await messenger.create_workspace("client-crash")
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("client-crash")
+        await messenger.connections.add(
             workspace.id, "sms_a", credentials={"usercode": fake.usercode,
             "password": fake.password}, default_sender="ACME", base_url=provider_url,
         )  # fmt: skip
-        return (await messenger.create_api_key(workspace.id, livemode=True)).secret
+        return (await messenger.keys.create(workspace.id, livemode=True)).secret
 
 
 async def _brief(seconds: float) -> None:
@@ -67,7 +67,7 @@ async def test_a_send_cut_off_by_a_killed_server_is_one_job_after_the_retry(
 
     assert len(fake.sends) == 1, "the retry reached the provider again"
     async with Messenger(store_from_url(database_url), vault=Vault.from_spec(keys)) as messenger:
-        [workspace] = await messenger.list_workspaces()
+        [workspace] = await messenger.workspaces.list()
         principal = await messenger.principal(workspace.id, livemode=True)
         page = await messenger.list_messages(principal, {})
     assert [r.job_id for r in page.data] == [answer.job_id]  # one job, the one answered

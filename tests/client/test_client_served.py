@@ -142,16 +142,16 @@ async def test_the_async_client_cancels_too(demo: Served) -> None:
 
 def test_the_suppression_list_through_the_client(demo: Served) -> None:
     with Client(demo.url, demo.started["api_key"]) as client:
-        added = client.add_suppression("sms", "0555 100 00 09", reason="asked to stop")
-        again = client.add_suppression("sms", "+905551000009")
+        added = client.suppressions.add("sms", "0555 100 00 09", reason="asked to stop")
+        again = client.suppressions.add("sms", "+905551000009")
         with pytest.raises(RecipientSuppressed):
             client.send({"to": "+905551000009", "body": "x"})
-        listed = list(client.list_suppressions(channel="sms", limit=1))
-        removed = client.remove_suppression("sms", "+905551000009")
+        listed = list(client.suppressions.list(channel="sms", limit=1))
+        removed = client.suppressions.remove("sms", "+905551000009")
         with pytest.raises(NotFound):
-            client.remove_suppression("sms", "+905551000009")
+            client.suppressions.remove("sms", "+905551000009")
         with pytest.raises(RequestInvalid):
-            client.add_suppression("fax", "+905551000009")  # refused before it is sent
+            client.suppressions.add("fax", "+905551000009")  # refused before it is sent
 
     assert (added.recipient, added.source, added.reason) == (
         "+905551000009",
@@ -166,10 +166,10 @@ def test_the_suppression_list_through_the_client(demo: Served) -> None:
 async def test_the_async_client_pages_through_the_suppression_list(demo: Served) -> None:
     async with AsyncClient(demo.url, demo.started["api_key"]) as client:
         for n in range(3):
-            await client.add_suppression("bizchat", f"+4915112345{n:03d}")
-        entries = [entry async for entry in client.list_suppressions(channel="bizchat", limit=2)]
-        await client.remove_suppression("bizchat", "+4915112345000")
-        left = [entry async for entry in client.list_suppressions(channel="bizchat")]
+            await client.suppressions.add("bizchat", f"+4915112345{n:03d}")
+        entries = [entry async for entry in client.suppressions.list(channel="bizchat", limit=2)]
+        await client.suppressions.remove("bizchat", "+4915112345000")
+        left = [entry async for entry in client.suppressions.list(channel="bizchat")]
 
     assert [e.recipient for e in entries] == [f"+4915112345{n:03d}" for n in (2, 1, 0)]
     assert len(left) == 2

@@ -96,10 +96,10 @@ def test_max_retry_wait_is_the_clients_own(demo: Served) -> None:
 def test_a_retried_delete_that_meets_404_has_removed_it(demo: Served) -> None:
     front, waits = Front(), []
     with client(demo, front, waits) as c:
-        c.add_suppression("sms", "+905551000103")
+        c.suppressions.add("sms", "+905551000103")
         front.tricks.append(answer_lost)
-        removed = c.remove_suppression("sms", "+905551000103")
-        left = list(c.list_suppressions(recipient="+905551000103"))
+        removed = c.suppressions.remove("sms", "+905551000103")
+        left = list(c.suppressions.list(recipient="+905551000103"))
 
     assert removed is None  # removed by the try whose answer was lost
     assert left == []

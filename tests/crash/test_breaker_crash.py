@@ -42,17 +42,17 @@ async def set_up(
     """sms_a (NetGSM: opens after 2 failures, 1 s cool-down) falling back to sms_b."""
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("crash", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("crash", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME",
             breaker=BreakerPolicy.build(consecutive=2, cooldown=1),
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=b, default_sender="ACME",
             credentials={"api_key": ilet.key, "api_hash": ilet.hash},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True, rate_limit=1000)
+        key = await messenger.keys.create(workspace.id, livemode=True, rate_limit=1000)
         return key.secret
 
 

@@ -48,7 +48,7 @@ async def bed(store: CrashingStore) -> TestBed:
     for connection in await messenger.store.list_connections(bed.workspace.id):
         await messenger.store.update_connection(replace(connection, dlr_timeout=DLR_TIMEOUT))
     # Nobody listens there: deliveries fail and are retried, which is all these tests need.
-    await messenger.create_webhook_endpoint(bed.workspace.id, "http://127.0.0.1:9/hook")
+    await messenger.webhooks.create(bed.workspace.id, "http://127.0.0.1:9/hook")
     return bed
 
 
@@ -77,8 +77,8 @@ async def status(bed: TestBed, job_id: str) -> tuple[str, list[tuple[str, str]]]
 
 
 async def announced(bed: TestBed) -> list[str]:
-    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
-    return [d.event_type for d in await bed.messenger.list_webhook_deliveries(endpoint.id)]
+    endpoint = (await bed.messenger.webhooks.list(bed.workspace.id))[0]
+    return [d.event_type for d in await bed.messenger.webhooks.list_deliveries(endpoint.id)]
 
 
 async def test_the_fixture_recovers_when_nothing_dies(bed: TestBed) -> None:
@@ -156,8 +156,8 @@ async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     await die_in_next_item(bed)
     await recover(bed)
 
-    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
-    deliveries = await bed.messenger.list_webhook_deliveries(endpoint.id)
+    endpoint = (await bed.messenger.webhooks.list(bed.workspace.id))[0]
+    deliveries = await bed.messenger.webhooks.list_deliveries(endpoint.id)
     assert [(d.event_type, d.attempts > 0) for d in deliveries][:1] == [("message.sent", True)]
 
 

@@ -43,15 +43,15 @@ async def set_up(database_url: str, keys: str, kannel_url: str) -> str:
     """A live workspace with an ``sms_e`` connection to the Kannel fake; its API key."""
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("minted")
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("minted")
+        await messenger.connections.add(
             workspace.id, "sms_e", base_url=kannel_url, default_sender="ACME",
             # The dlr-url's host does not matter here: the test delivers the report itself.
             credentials={"username": USERNAME, "password": PASSWORD,
                          "dlr_url": "http://um.example"},
             max_rate="off",
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         return key.secret
 
 

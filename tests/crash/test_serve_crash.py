@@ -56,8 +56,8 @@ async def set_up(
     messages a second, D27, when given); its API key."""
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("crash", monthly_quota=quota)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("crash", monthly_quota=quota)
+        await messenger.connections.add(
             workspace.id,
             "sms_a",
             credentials={"usercode": fake.usercode, "password": fake.password},
@@ -65,7 +65,7 @@ async def set_up(
             base_url=provider_url,
             max_rate=max_rate if max_rate is not None else "default",
         )
-        key = await messenger.create_api_key(workspace.id, livemode=True, rate_limit=1000)
+        key = await messenger.keys.create(workspace.id, livemode=True, rate_limit=1000)
         return key.secret
 
 
@@ -73,9 +73,9 @@ async def lift_send_rate(database_url: str, keys: str) -> None:
     """Take the send rate off the workspace's connections (D27)."""
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        for workspace in await messenger.list_workspaces():
-            for connection in await messenger.list_connections(workspace.id):
-                await messenger.set_send_rate(connection.id, max_rate="off")
+        for workspace in await messenger.workspaces.list():
+            for connection in await messenger.connections.list(workspace.id):
+                await messenger.connections.set_send_rate(connection.id, max_rate="off")
 
 
 def request(n: int) -> dict[str, object]:
@@ -276,9 +276,9 @@ async def test_text_no_database_can_keep_gets_coded_answers_from_the_real_serve(
     keys = generate_key_spec("k1")
     messenger = Messenger(store_from_url(database_url), vault=Vault.from_spec(keys))
     async with messenger:
-        workspace = await messenger.create_workspace("hostile")
-        connection = await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-        key = await messenger.create_api_key(workspace.id, livemode=False)
+        workspace = await messenger.workspaces.create("hostile")
+        connection = await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+        key = await messenger.keys.create(workspace.id, livemode=False)
     headers = {"Authorization": f"Bearer {key.secret}", "Content-Type": "application/json"}
     dlr = f"/v1/dlr/{connection.id}/{connection.dlr_token}"
     async with (

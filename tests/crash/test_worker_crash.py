@@ -139,18 +139,18 @@ async def test_killed_workers_lose_nothing_and_send_nothing_twice(
             simulator_settings=SimulatorSettings(report_delay=timedelta(milliseconds=300)),
         )
         async with messenger:
-            workspace = await messenger.create_workspace("crash test")
+            workspace = await messenger.workspaces.create("crash test")
             for code in ("sms_a", "sms_b", "sms_c"):
-                await messenger.add_connection(
+                await messenger.connections.add(
                     workspace.id,
                     code,
                     default_sender="ACME",
                     make_default=code == "sms_a",
                     dlr_timeout=timedelta(seconds=1),
                 )
-            endpoint = await messenger.create_webhook_endpoint(workspace.id, receiver.url)
+            endpoint = await messenger.webhooks.create(workspace.id, receiver.url)
             receiver.secret = endpoint.secret
-            key = await messenger.create_api_key(workspace.id, livemode=False)
+            key = await messenger.keys.create(workspace.id, livemode=False)
             principal = await messenger.authenticate(key.secret)
             jobs: dict[str, str] = {}
             for i, (to, fallback) in enumerate(plan()):
@@ -173,7 +173,7 @@ async def test_killed_workers_lose_nothing_and_send_nothing_twice(
             elapsed -= started
 
             records = {job: await messenger.get_message(principal, job) for job in jobs}
-            deliveries = await messenger.list_webhook_deliveries(endpoint.endpoint.id)
+            deliveries = await messenger.webhooks.list_deliveries(endpoint.endpoint.id)
         rows = await sql_rows(database_url, "SELECT job_id, attempts FROM um_messages")
 
     # Nothing was handed to one provider twice.

@@ -54,12 +54,12 @@ async def url(messenger: Messenger) -> AsyncIterator[str]:
 
 @pytest.fixture
 async def operator(messenger: Messenger) -> User:
-    return await messenger.create_user("ops@example.com", PASSWORD, operator=True)
+    return await messenger.users.create("ops@example.com", PASSWORD, operator=True)
 
 
 @pytest.fixture
 async def member(messenger: Messenger, bed: TestBed) -> User:
-    return await messenger.create_user("ayse@example.com", PASSWORD, workspace_id=bed.workspace.id)
+    return await messenger.users.create("ayse@example.com", PASSWORD, workspace_id=bed.workspace.id)
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ async def messenger_workspace(
     bed: TestBed, signed_in: Console, messenger: Messenger
 ) -> tuple[TestBed, str]:
     """A workspace with no connection yet, picked in the signed-in operator's view."""
-    workspace = await messenger.create_workspace("Empty Ltd")
+    workspace = await messenger.workspaces.create("Empty Ltd")
     answer = await signed_in.post("/view", {"workspace_id": workspace.id})
     assert answer.status_code == 303
     return bed, workspace.id

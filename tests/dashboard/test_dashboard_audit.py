@@ -40,11 +40,11 @@ async def test_a_change_made_in_the_dashboard_is_on_the_audit_page_with_its_user
 async def test_filters_and_the_next_page(
     signed_in: Console, messenger: Messenger, bed: TestBed
 ) -> None:
-    other = await messenger.create_workspace("Other Ltd")
+    other = await messenger.workspaces.create("Other Ltd")
     with acting_as(CLI):
         for n in range(55):
-            await messenger.set_template(bed.workspace.id, f"t{n}", f"body {n}")
-        await messenger.set_monthly_quota(other.id, 10)
+            await messenger.templates.set(bed.workspace.id, f"t{n}", f"body {n}")
+        await messenger.workspaces.set_monthly_quota(other.id, 10)
 
     first = await signed_in.get("/audit", params={"action": "template.set"})
     rows = _rows(first.text)
@@ -84,7 +84,7 @@ async def test_markup_in_a_target_or_actor_is_text(
     from unified_messaging._audit_context import Actor
 
     with acting_as(Actor(MARKUP, client_address=MARKUP)):
-        await messenger.set_monthly_quota(bed.workspace.id, 5)
+        await messenger.workspaces.set_monthly_quota(bed.workspace.id, 5)
     page = (await signed_in.get("/audit")).text
     assert MARKUP not in page
     assert "&lt;script&gt;" in page

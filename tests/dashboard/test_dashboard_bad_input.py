@@ -23,8 +23,8 @@ FIELDS = (
 async def test_no_form_answers_500_whatever_is_typed(
     signed_in: Console, bed: TestBed, value: str
 ) -> None:
-    connection = (await bed.messenger.list_connections(bed.workspace.id))[0]
-    endpoint = await bed.messenger.create_webhook_endpoint(bed.workspace.id, "https://h.example/x")
+    connection = (await bed.messenger.connections.list(bed.workspace.id))[0]
+    endpoint = await bed.messenger.webhooks.create(bed.workspace.id, "https://h.example/x")
     paths = [
         "/keys", "/allowlist", "/allowlist/remove", "/templates", "/templates/preview",
         "/webhooks", f"/webhooks/{endpoint.endpoint.id}/events", "/connections",

@@ -33,7 +33,7 @@ async def test_a_connection_is_added_and_its_credentials_never_come_back(
         "default_sender": "ACME", "approved_senders": "ACME, ACME2", "iys_mode": "informational",
     })  # fmt: skip
     assert added.status_code == 303
-    connection = (await bed.messenger.list_connections(workspace_id))[0]
+    connection = (await bed.messenger.connections.list(workspace_id))[0]
     assert connection.approved_senders == ("ACME", "ACME2")
     for path in ("/connections", f"/connections/{connection.id}"):
         page = await signed_in.get(path)
@@ -54,21 +54,21 @@ async def test_a_refused_connection_keeps_no_credential_in_the_form(
 async def test_default_rate_and_breaker_through_the_admin_rules(
     signed_in: Console, bed: TestBed
 ) -> None:
-    sms_b = next(c for c in await bed.messenger.list_connections(bed.workspace.id)
+    sms_b = next(c for c in await bed.messenger.connections.list(bed.workspace.id)
                  if c.provider == "sms_b")  # fmt: skip
     assert (await signed_in.post(f"/connections/{sms_b.id}/default")).status_code == 303
-    assert (await bed.messenger.get_connection(sms_b.id)).is_default
+    assert (await bed.messenger.connections.get(sms_b.id)).is_default
     rate = await signed_in.post(f"/connections/{sms_b.id}/rate",
                                 {"max_rate": "12.5", "max_calls": "off"})  # fmt: skip
     assert "Send rate saved." in (await signed_in.follow(rate)).text
-    saved = await bed.messenger.get_connection(sms_b.id)
+    saved = await bed.messenger.connections.get(sms_b.id)
     assert (saved.max_rate, saved.max_calls) == (12.5, None)
     bad = await signed_in.post(f"/connections/{sms_b.id}/rate", {"max_rate": "-3"})
     assert bad.status_code == 400 and "max_rate" in bad.text
     breaker = await signed_in.post(f"/connections/{sms_b.id}/breaker",
                                    {"window": "60", "min_calls": "10"})  # fmt: skip
     assert "Breaker thresholds saved." in (await signed_in.follow(breaker)).text
-    policy = (await bed.messenger.get_connection(sms_b.id)).breaker
+    policy = (await bed.messenger.connections.get(sms_b.id)).breaker
     assert (policy.window.total_seconds(), policy.min_calls) == (60, 10)
     wrong = await signed_in.post(f"/connections/{sms_b.id}/breaker", {"cooldown": "0"})
     assert wrong.status_code == 400
@@ -77,8 +77,8 @@ async def test_default_rate_and_breaker_through_the_admin_rules(
 async def test_another_workspaces_connection_is_out_of_reach(
     signed_in: Console, bed: TestBed
 ) -> None:
-    other = await bed.messenger.create_workspace("Other Ltd")
-    theirs = await bed.messenger.add_connection(other.id, "sms_a")
+    other = await bed.messenger.workspaces.create("Other Ltd")
+    theirs = await bed.messenger.connections.add(other.id, "sms_a")
     for path in ("default", "test", "rate", "breaker"):
         assert (await signed_in.post(f"/connections/{theirs.id}/{path}")).status_code == 404
     assert (await signed_in.get(f"/connections/{theirs.id}")).status_code == 404
@@ -88,7 +88,7 @@ async def test_senders_are_edited_through_set_senders_and_rest_keeps_them(
     signed_in: Console, bed: TestBed, url: str
 ) -> None:
     connection = next(
-        c for c in await bed.messenger.list_connections(bed.workspace.id) if c.is_default
+        c for c in await bed.messenger.connections.list(bed.workspace.id) if c.is_default
     )
     page = await signed_in.get(f"/connections/{connection.id}")
     assert 'action="/dashboard/connections/' + connection.id + '/senders"' in page.text
@@ -99,7 +99,7 @@ async def test_senders_are_edited_through_set_senders_and_rest_keeps_them(
     assert saved.headers["location"] == f"/dashboard/connections/{connection.id}"
     shown = await signed_in.follow(saved)
     assert "Senders saved." in shown.text and 'value="ACME, SHOP"' in shown.text
-    stored = await bed.messenger.get_connection(connection.id)
+    stored = await bed.messenger.connections.get(connection.id)
     assert (stored.default_sender, stored.approved_senders) == ("ACME", ("ACME", "SHOP"))
     async with httpx.AsyncClient() as rest:
         refused = await rest.post(
@@ -108,7 +108,7 @@ async def test_senders_are_edited_through_set_senders_and_rest_keeps_them(
             headers={"Authorization": f"Bearer {bed.api_key}"},
         )
     assert refused.status_code == 422 and refused.json()["error"]["code"] == "SENDER_NOT_APPROVED"
-    audit = await bed.messenger.list_audit_events(action="connection.senders")
+    audit = await bed.messenger.audit.list(action="connection.senders")
     assert [(e.actor, e.target) for e in audit.data] == [
         ("dashboard:ops@example.com", connection.id)
     ]
@@ -117,8 +117,8 @@ async def test_senders_are_edited_through_set_senders_and_rest_keeps_them(
 async def test_a_bad_sender_is_shown_beside_its_field_and_changes_nothing(
     signed_in: Console, bed: TestBed
 ) -> None:
-    connection = (await bed.messenger.list_connections(bed.workspace.id))[0]
-    before = await bed.messenger.get_connection(connection.id)
+    connection = (await bed.messenger.connections.list(bed.workspace.id))[0]
+    before = await bed.messenger.connections.get(connection.id)
     refused = await signed_in.post(
         f"/connections/{connection.id}/senders",
         {"default_sender": "A" * 33, "approved_senders": ""},
@@ -128,7 +128,7 @@ async def test_a_bad_sender_is_shown_beside_its_field_and_changes_nothing(
     assert 'id="default_sender-error">must be 1-32 characters</p>' in refused.text
     assert 'aria-describedby="default_sender-error"' in refused.text
     assert f'value="{"A" * 33}"' in refused.text
-    assert await bed.messenger.get_connection(connection.id) == before
+    assert await bed.messenger.connections.get(connection.id) == before
     rate = await signed_in.post(f"/connections/{connection.id}/rate", {"max_rate": "fast"})
     assert rate.status_code == 400 and 'id="max_rate-error"' in rate.text
     window = await signed_in.post(f"/connections/{connection.id}/breaker", {"window": "-1"})

@@ -25,7 +25,7 @@ def _secret(page: str) -> str:
 async def test_a_refresh_after_creating_a_key_neither_repeats_it_nor_shows_the_secret(
     signed_in: Console, bed: TestBed
 ) -> None:
-    before = len(await bed.messenger.list_api_keys(bed.workspace.id))
+    before = len(await bed.messenger.keys.list(bed.workspace.id))
     created = await signed_in.post("/keys", {"name": "once"})
     location = created.headers["location"]
     assert (created.status_code, location) == (303, "/dashboard/keys")
@@ -35,7 +35,7 @@ async def test_a_refresh_after_creating_a_key_neither_repeats_it_nor_shows_the_s
     for _ in range(2):  # the refresh (and the back button: the page is no-store) is a GET
         again = await signed_in.get("/keys")
         assert again.status_code == 200 and secret not in again.text
-    assert len(await bed.messenger.list_api_keys(bed.workspace.id)) == before + 1
+    assert len(await bed.messenger.keys.list(bed.workspace.id)) == before + 1
 
 
 async def test_an_htmx_reload_leaves_the_notice_for_the_page(

@@ -51,7 +51,7 @@ async def test_a_key_revoked_in_the_dashboard_stops_working(
     secret = _secret_in(
         (await signed_in.follow(await signed_in.post("/keys", {"name": "old"}))).text
     )
-    key = next(k for k in await bed.messenger.list_api_keys(bed.workspace.id) if k.name == "old")
+    key = next(k for k in await bed.messenger.keys.list(bed.workspace.id) if k.name == "old")
     revoked = await signed_in.post(f"/keys/{key.id}/revoke")
     assert revoked.status_code == 303 and revoked.headers["location"] == "/dashboard/keys"
     assert "revoked" in (await signed_in.get("/keys")).text
@@ -146,7 +146,7 @@ async def test_a_key_expires_when_the_form_says_read_as_utc(
 ) -> None:
     made = await signed_in.post("/keys", {"name": "temp", "expires_at": "2099-01-31T10:30"})
     assert made.status_code == 303
-    key = next(k for k in await bed.messenger.list_api_keys(bed.workspace.id) if k.name == "temp")
+    key = next(k for k in await bed.messenger.keys.list(bed.workspace.id) if k.name == "temp")
     assert key.expires_at == datetime(2099, 1, 31, 10, 30, tzinfo=UTC)
     assert "2099-01-31 10:30" in (await signed_in.get("/keys")).text
 
@@ -162,8 +162,8 @@ async def test_a_key_expires_when_the_form_says_read_as_utc(
 async def test_a_bad_expiry_is_said_beside_its_field(
     signed_in: Console, bed: TestBed, typed: str, words: str
 ) -> None:
-    before = await bed.messenger.list_api_keys(bed.workspace.id)
+    before = await bed.messenger.keys.list(bed.workspace.id)
     refused = await signed_in.post("/keys", {"name": "temp", "expires_at": typed})
     assert refused.status_code == 400
     assert f'<p class="field-error" id="expires_at-error">{words}' in refused.text
-    assert await bed.messenger.list_api_keys(bed.workspace.id) == before
+    assert await bed.messenger.keys.list(bed.workspace.id) == before

@@ -26,13 +26,13 @@ async def test_a_weak_password_is_refused_naming_the_rule(
     messenger: Messenger, password: str, rule: str
 ) -> None:
     with pytest.raises(RequestInvalid) as refused:
-        await messenger.create_user("ops@example.com", password, operator=True)
+        await messenger.users.create("ops@example.com", password, operator=True)
     assert [(d.field, rule in d.message) for d in refused.value.details] == [("password", True)]
     assert password not in str(refused.value) and password not in repr(refused.value)
-    assert await messenger.list_users() == []
+    assert await messenger.users.list() == []
 
 
 async def test_a_passphrase_is_accepted(messenger: Messenger) -> None:
-    user = await messenger.create_user("ops@example.com", "correct horse battery staple",
+    user = await messenger.users.create("ops@example.com", "correct horse battery staple",
                                        operator=True)  # fmt: skip
-    assert await messenger.check_user_password(user.email, "correct horse battery staple")
+    assert await messenger.users.check_password(user.email, "correct horse battery staple")

@@ -18,7 +18,7 @@ MARKUP = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
 async def _key_names(messenger: Messenger, workspace_id: str) -> list[str | None]:
-    return [k.name for k in await messenger.list_api_keys(workspace_id)]
+    return [k.name for k in await messenger.keys.list(workspace_id)]
 
 
 @pytest.mark.parametrize(
@@ -87,8 +87,8 @@ async def test_every_answer_carries_the_security_headers(signed_in: Console, pat
 async def test_no_page_has_inline_script_and_every_control_is_named(
     signed_in: Console, bed: TestBed
 ) -> None:
-    await bed.messenger.create_api_key(bed.workspace.id, name="for the revoke button")
-    await bed.messenger.set_template(bed.workspace.id, "greet", "Merhaba {{ name }}!")
+    await bed.messenger.keys.create(bed.workspace.id, name="for the revoke button")
+    await bed.messenger.templates.set(bed.workspace.id, "greet", "Merhaba {{ name }}!")
     for path in ("/login", "/", "/messages", "/keys", "/templates", "/templates/new",
                  "/templates/greet", "/allowlist", "/webhooks", "/connections",
                  "/connections/new?provider=bizchat", "/audit"):  # fmt: skip
@@ -102,8 +102,8 @@ async def test_no_page_has_inline_script_and_every_control_is_named(
 async def test_markup_in_names_is_shown_as_text(
     signed_in: Console, messenger: Messenger, bed: TestBed
 ) -> None:
-    await messenger.create_workspace(MARKUP)
-    await messenger.create_api_key(bed.workspace.id, name=MARKUP)
+    await messenger.workspaces.create(MARKUP)
+    await messenger.keys.create(bed.workspace.id, name=MARKUP)
     for path in ("/", "/keys"):
         page = (await signed_in.get(path)).text
         assert MARKUP not in page and "<img src=x" not in page
@@ -119,9 +119,9 @@ class Other:
 @pytest.fixture
 async def other(messenger: Messenger) -> Other:
     """A second workspace, with a test key and a test message of its own."""
-    workspace = await messenger.create_workspace("Other Ltd")
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="OTHER")
-    key = await messenger.create_api_key(workspace.id, name="other-key")
+    workspace = await messenger.workspaces.create("Other Ltd")
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="OTHER")
+    key = await messenger.keys.create(workspace.id, name="other-key")
     principal = await messenger.authenticate(key.secret)
     sent = await messenger.send(principal, {"to": "+905551112233", "body": "secret order 42"})
     return Other(workspace.id, sent.job_id)
@@ -140,10 +140,10 @@ async def test_a_member_never_sees_another_workspace(
     keys = await browser.get("/keys")
     assert "other-key" not in keys.text
     assert "Other Ltd" not in (await browser.get("/")).text
-    other_key = (await messenger.list_api_keys(other.workspace_id))[0]
+    other_key = (await messenger.keys.list(other.workspace_id))[0]
     revoke = await browser.post(f"/keys/{other_key.id}/revoke")
     assert revoke.status_code == 404
-    assert (await messenger.list_api_keys(other.workspace_id))[0].revoked_at is None
+    assert (await messenger.keys.list(other.workspace_id))[0].revoked_at is None
     # Asking for the other workspace by id changes nothing: a member's workspace is theirs.
     switched = await browser.post("/view", {"workspace_id": other.workspace_id})
     assert switched.status_code == 303

@@ -99,7 +99,7 @@ async def test_a_session_ends_7_days_after_sign_in_however_busy(
 async def test_a_disabled_user_is_signed_out_at_once(
     signed_in: Console, operator: User, messenger: Messenger
 ) -> None:
-    await messenger.disable_user(operator.email)
+    await messenger.users.disable(operator.email)
     assert (await signed_in.get("/")).status_code == 303
     again = await signed_in.sign_in(operator.email)
     assert again.status_code == 401
@@ -108,7 +108,7 @@ async def test_a_disabled_user_is_signed_out_at_once(
 async def test_five_failed_sign_ins_per_account_and_address_give_429(
     browser: Console, operator: User, messenger: Messenger, clock: ManualClock
 ) -> None:
-    await messenger.create_user("other@example.com", PASSWORD, operator=True)
+    await messenger.users.create("other@example.com", PASSWORD, operator=True)
     for _ in range(5):
         assert (await browser.sign_in(operator.email, "wrong password!!")).status_code == 401
     blocked = await browser.sign_in(operator.email)  # even the right password now

@@ -43,7 +43,7 @@ async def test_a_recipient_suppressed_in_the_dashboard_is_refused_by_rest(
     assert NUMBER in page and "dashboard" in page
     assert MARKUP not in page and "&lt;script&gt;" in page
     assert "is suppressed on sms." not in (await signed_in.get("/suppressions")).text
-    [event] = (await messenger.list_audit_events(action="suppression.add")).data
+    [event] = (await messenger.audit.list(action="suppression.add")).data
     assert event.actor == "dashboard:ops@example.com"
 
     removed = await signed_in.post("/suppressions/remove", {"channel": "sms", "recipient": NUMBER})
@@ -73,16 +73,16 @@ async def test_a_change_without_the_csrf_token_is_refused(
     assert forged.status_code == 403
     for livemode in (True, False):
         principal = await messenger.principal(bed.workspace.id, livemode=livemode)
-        assert (await messenger.list_suppressions(principal)).data == []
+        assert (await messenger.suppressions.list(principal)).data == []
 
 
 async def test_a_member_sees_and_changes_only_their_workspace(
     browser: Console, member: User, messenger: Messenger, bed: TestBed
 ) -> None:
-    other = await messenger.create_workspace("Other Ltd")
+    other = await messenger.workspaces.create("Other Ltd")
     for livemode in (True, False):
         theirs = await messenger.principal(other.id, livemode=livemode)
-        await messenger.add_suppression(theirs, {"channel": "sms", "recipient": "+905559998877"})
+        await messenger.suppressions.add(theirs, {"channel": "sms", "recipient": "+905559998877"})
     assert (await browser.sign_in(member.email)).status_code == 303
     for mode in ("live", "test"):
         await browser.post("/view", {"livemode": mode})
@@ -95,4 +95,4 @@ async def test_a_member_sees_and_changes_only_their_workspace(
     assert "+905559998877" not in (await browser.get("/suppressions")).text
     for livemode in (True, False):
         theirs = await messenger.principal(other.id, livemode=livemode)
-        assert len((await messenger.list_suppressions(theirs)).data) == 1
+        assert len((await messenger.suppressions.list(theirs)).data) == 1

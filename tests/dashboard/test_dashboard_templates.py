@@ -32,12 +32,12 @@ async def test_a_template_made_in_the_dashboard_is_sent_over_rest(
 async def test_editing_keeps_the_key_and_replaces_the_text(
     signed_in: Console, bed: TestBed
 ) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "greet", "Merhaba {{ name }}!")
+    await bed.messenger.templates.set(bed.workspace.id, "greet", "Merhaba {{ name }}!")
     editor = await signed_in.get("/templates/greet")
     assert editor.status_code == 200 and "readonly" in editor.text
     assert "Merhaba {{ name }}!" in editor.text
     await signed_in.post("/templates", {"key": "greet", "body": "Selam {{ name }}", "editing": "1"})
-    assert (await bed.messenger.get_template(bed.workspace.id, "greet")).body == "Selam {{ name }}"
+    assert (await bed.messenger.templates.get(bed.workspace.id, "greet")).body == "Selam {{ name }}"
 
 
 async def test_the_admin_rules_refuse_a_bad_template(signed_in: Console, bed: TestBed) -> None:
@@ -45,7 +45,7 @@ async def test_the_admin_rules_refuse_a_bad_template(signed_in: Console, bed: Te
     assert bad_key.status_code == 400 and "The key must match" in bad_key.text
     stray = await signed_in.post("/templates", {"key": "ok", "body": "Merhaba {{ name"})
     assert stray.status_code == 400 and "opens no placeholder" in stray.text
-    assert await bed.messenger.list_templates(bed.workspace.id) == []
+    assert await bed.messenger.templates.list(bed.workspace.id) == []
 
 
 async def test_the_preview_renders_counts_and_names_the_variables(signed_in: Console) -> None:
@@ -69,7 +69,7 @@ async def test_the_preview_renders_counts_and_names_the_variables(signed_in: Con
 
 
 async def test_markup_in_a_template_is_shown_as_text(signed_in: Console, bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "xss", MARKUP)
+    await bed.messenger.templates.set(bed.workspace.id, "xss", MARKUP)
     for path in ("/templates", "/templates/xss"):
         page = await signed_in.get(path)
         assert MARKUP not in page.text and "&lt;script&gt;" in page.text
@@ -79,10 +79,10 @@ async def test_markup_in_a_template_is_shown_as_text(signed_in: Console, bed: Te
 
 
 async def test_a_template_is_deleted(signed_in: Console, bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "old", "x")
+    await bed.messenger.templates.set(bed.workspace.id, "old", "x")
     deleted = await signed_in.post("/templates/old/delete")
     assert deleted.status_code == 303
-    assert await bed.messenger.list_templates(bed.workspace.id) == []
+    assert await bed.messenger.templates.list(bed.workspace.id) == []
     assert (await signed_in.get("/templates/old")).status_code == 404
 
 
@@ -96,7 +96,7 @@ async def test_a_whatsapp_template_name_and_language_are_saved_and_used_by_bizch
         "provider_template": "order_shipped", "provider_language": "en_US",
     })  # fmt: skip
     assert saved.status_code == 303
-    template = await bed.messenger.get_template(bed.workspace.id, "shipped")
+    template = await bed.messenger.templates.get(bed.workspace.id, "shipped")
     assert (template.provider_template, template.provider_language) == ("order_shipped", "en_US")
     listing = await signed_in.follow(saved)
     assert "order_shipped" in listing.text and "(en_US)" in listing.text
@@ -131,4 +131,4 @@ async def test_a_bad_whatsapp_template_name_is_said_beside_its_field(
         "/templates", {"key": "x", "body": "x", "provider_language": "tr"}
     )
     assert orphan.status_code == 400 and 'id="provider_language-error"' in orphan.text
-    assert await bed.messenger.list_templates(bed.workspace.id) == []
+    assert await bed.messenger.templates.list(bed.workspace.id) == []

@@ -55,7 +55,7 @@ async def test_an_endpoint_gets_a_test_event_signed_with_the_secret_shown_once(
     shown = await signed_in.follow(added)
     assert "cannot be shown again" in shown.text
     secret = _secret(shown.text, "new-webhook-secret")
-    endpoint = (await bed.messenger.list_webhook_endpoints(bed.workspace.id))[0]
+    endpoint = (await bed.messenger.webhooks.list(bed.workspace.id))[0]
     assert secret not in (await signed_in.get("/webhooks")).text  # a refresh shows it no more
     assert secret not in (await signed_in.get(f"/webhooks/{endpoint.id}")).text
     sent = await signed_in.follow(await signed_in.post(f"/webhooks/{endpoint.id}/test"))
@@ -71,13 +71,13 @@ async def test_an_endpoint_gets_a_test_event_signed_with_the_secret_shown_once(
 async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(
     signed_in: Console, bed: TestBed, receiver: Receiver
 ) -> None:
-    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    created = await bed.messenger.webhooks.create(bed.workspace.id, receiver.url)
     receiver.answer = 410  # Gone: the delivery fails and the endpoint is disabled (D19)
     await signed_in.post(f"/webhooks/{created.endpoint.id}/test")
     await bed.settle()
     page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
     assert ">failed<" in page.text and "HTTP 410" in page.text and ">disabled<" in page.text
-    delivery = (await bed.messenger.list_webhook_deliveries(created.endpoint.id))[0]
+    delivery = (await bed.messenger.webhooks.list_deliveries(created.endpoint.id))[0]
     refused = await signed_in.follow(
         await signed_in.post(f"/webhooks/deliveries/{delivery.id}/redeliver")
     )
@@ -98,12 +98,12 @@ async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(
 async def test_events_disable_and_rotation(
     signed_in: Console, bed: TestBed, receiver: Receiver
 ) -> None:
-    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    created = await bed.messenger.webhooks.create(bed.workspace.id, receiver.url)
     endpoint_id = created.endpoint.id
     await signed_in.post(f"/webhooks/{endpoint_id}/events", {"events": "message.failed"})
-    assert (await bed.messenger.get_webhook_endpoint(endpoint_id)).events == ("message.failed",)
+    assert (await bed.messenger.webhooks.get(endpoint_id)).events == ("message.failed",)
     await signed_in.post(f"/webhooks/{endpoint_id}/disable")
-    assert not (await bed.messenger.get_webhook_endpoint(endpoint_id)).enabled
+    assert not (await bed.messenger.webhooks.get(endpoint_id)).enabled
     await signed_in.post(f"/webhooks/{endpoint_id}/enable")
     rotated = await signed_in.follow(await signed_in.post(f"/webhooks/{endpoint_id}/rotate"))
     secret = _secret(rotated.text, "rotated-secret")
@@ -116,19 +116,19 @@ async def test_events_disable_and_rotation(
 async def test_another_workspaces_endpoint_is_out_of_reach(
     signed_in: Console, bed: TestBed, receiver: Receiver
 ) -> None:
-    other = await bed.messenger.create_workspace("Other Ltd")
-    created = await bed.messenger.create_webhook_endpoint(other.id, receiver.url)
+    other = await bed.messenger.workspaces.create("Other Ltd")
+    created = await bed.messenger.webhooks.create(other.id, receiver.url)
     for path in ("test", "disable", "rotate", "remove"):
         answer = await signed_in.post(f"/webhooks/{created.endpoint.id}/{path}")
         assert answer.status_code == 404, path
     assert (await signed_in.get(f"/webhooks/{created.endpoint.id}")).status_code == 404
-    assert (await bed.messenger.get_webhook_endpoint(created.endpoint.id)).enabled
+    assert (await bed.messenger.webhooks.get(created.endpoint.id)).enabled
 
 
 async def test_a_messages_timeline_lists_the_webhook_deliveries_it_caused(
     signed_in: Console, bed: TestBed, receiver: Receiver
 ) -> None:
-    created = await bed.messenger.create_webhook_endpoint(bed.workspace.id, receiver.url)
+    created = await bed.messenger.webhooks.create(bed.workspace.id, receiver.url)
     sent = await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": "x"})
     other = await bed.messenger.send(bed.principal, {"to": "+905551234568", "body": "y"})
     await bed.settle()
@@ -137,7 +137,7 @@ async def test_a_messages_timeline_lists_the_webhook_deliveries_it_caused(
     assert page.text.count("message.delivered</td>") == 1  # its own event, not the other's
     assert "message.sent</td>" in page.text and "HTTP 200" in page.text
     assert receiver.url in page.text
-    ids = [d.id for d in await bed.messenger.webhook_deliveries_about(bed.workspace.id,
+    ids = [d.id for d in await bed.messenger.webhooks.deliveries_about(bed.workspace.id,
                                                                        other.job_id)]  # fmt: skip
     assert ids and all(i not in page.text for i in ids)
     assert created.endpoint.id in page.text

@@ -225,11 +225,11 @@ async def test_a_live_fallback_after_a_report_counts_one_quota_unit() -> None:
     messenger = Messenger(
         clock=clock, live_adapters=dict.fromkeys(("sms_a", "sms_b"), simulated_live)
     )
-    workspace = await messenger.create_workspace("Acme", monthly_quota=5)
+    workspace = await messenger.workspaces.create("Acme", monthly_quota=5)
     for code in ("sms_a", "sms_b"):
-        await messenger.add_connection(workspace.id, code, default_sender="ACME",
+        await messenger.connections.add(workspace.id, code, default_sender="ACME",
                                        credentials={"any": "thing"})  # fmt: skip
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
     sent = await messenger.send(auth, {"to": magic(6), "body": "x", "fallback": ["sms_b"]})
 
@@ -257,7 +257,7 @@ async def test_first_n_reject_numbers_count_attempts_across_redispatch(bed: Test
 
 
 async def _connection(bed: TestBed, provider: str) -> tuple[str, str]:
-    for connection in await bed.messenger.list_connections(bed.workspace.id):
+    for connection in await bed.messenger.connections.list(bed.workspace.id):
         if connection.provider == provider:
             return connection.id, connection.dlr_token
     raise AssertionError(provider)
@@ -274,13 +274,13 @@ async def test_ingest_dlr_applies_a_pushed_report_once(bed: TestBed) -> None:
     connection_id, token = await _connection(bed, "sms_a")
 
     results = await asyncio.gather(
-        *(bed.messenger.ingest_dlr(connection_id, token, _push(message_id, "delivered"))
+        *(bed.messenger.reports.ingest(connection_id, token, _push(message_id, "delivered"))
           for _ in range(10))
     )  # fmt: skip
 
     assert sum(r.changed for r in results) == 1
     assert all(r.matched == 1 for r in results)
-    late = await bed.messenger.ingest_dlr(connection_id, token, _push(message_id, "failed"))
+    late = await bed.messenger.reports.ingest(connection_id, token, _push(message_id, "failed"))
     assert late.changed == 0
     assert (await record(bed, job_id))["status"] == "delivered"
 
@@ -291,9 +291,9 @@ async def test_ingest_dlr_with_a_wrong_token_is_not_found(bed: TestBed, token: s
     message_id = (await record(bed, job_id))["attempts"][0]["provider_message_id"]  # type: ignore[index]
     connection_id, right = await _connection(bed, "sms_a")
     with pytest.raises(ResourceNotFound):
-        await bed.messenger.ingest_dlr(connection_id, token, _push(message_id, "delivered"))
+        await bed.messenger.reports.ingest(connection_id, token, _push(message_id, "delivered"))
     with pytest.raises(ResourceNotFound):
-        await bed.messenger.ingest_dlr("conn_unknown", right, _push(message_id, "delivered"))
+        await bed.messenger.reports.ingest("conn_unknown", right, _push(message_id, "delivered"))
     assert (await record(bed, job_id))["status"] == "sent"
 
 
@@ -301,7 +301,9 @@ async def test_a_report_for_another_connection_changes_nothing(bed: TestBed) -> 
     job_id = await send(bed, magic(8))
     message_id = (await record(bed, job_id))["attempts"][0]["provider_message_id"]  # type: ignore[index]
     other_id, other_token = await _connection(bed, "sms_b")
-    result = await bed.messenger.ingest_dlr(other_id, other_token, _push(message_id, "delivered"))
+    result = await bed.messenger.reports.ingest(
+        other_id, other_token, _push(message_id, "delivered")
+    )
     assert (result.received, result.matched, result.changed) == (1, 0, 0)
 
 
@@ -312,7 +314,7 @@ async def test_a_late_report_replaces_unknown(bed: TestBed) -> None:
     assert (await record(bed, job_id))["status"] == "unknown"
     connection_id, token = await _connection(bed, "sms_a")
 
-    await bed.messenger.ingest_dlr(connection_id, token, _push(message_id, "delivered"))
+    await bed.messenger.reports.ingest(connection_id, token, _push(message_id, "delivered"))
 
     assert (await record(bed, job_id))["status"] == "delivered"
 
@@ -323,7 +325,7 @@ async def test_a_report_for_a_superseded_attempt_updates_that_attempt_only(bed: 
     await bed.settle(MINUTE)  # time-out: fallback to sms_b
     connection_id, token = await _connection(bed, "sms_a")
 
-    await bed.messenger.ingest_dlr(connection_id, token, _push(first_id, "failed"))
+    await bed.messenger.reports.ingest(connection_id, token, _push(first_id, "failed"))
 
     doc = await record(bed, job_id)
     assert doc["status"] == "sent"
@@ -392,10 +394,10 @@ async def test_polling_goes_round_the_open_messages_in_batches() -> None:
     messenger._lifecycle = Lifecycle(  # a small batch, to see the rounds
         messenger.store, clock, messenger._adapters, poll_batch=2
     )
-    workspace = await messenger.create_workspace("Acme")
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME",
+    workspace = await messenger.workspaces.create("Acme")
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
     ids = []
     for _ in range(5):

@@ -127,13 +127,13 @@ async def test_mutlucell_packs_are_asked_at_its_pace_across_two_workers(
     asked_at: dict[str, list[datetime]] = {}
     per_round: Counter[datetime] = Counter()
     async with serve(fake.app) as base:
-        workspace = await first.create_workspace("Acme", recipient_limit=None)
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme", recipient_limit=None)
+        await first.connections.add(
             workspace.id, "sms_d", credentials={"username": fake.username,
                                                 "password": fake.password},
             default_sender="UMTEST", base_url=base,
         )  # fmt: skip
-        key = await first.create_api_key(workspace.id, livemode=True)
+        key = await first.keys.create(workspace.id, livemode=True)
         auth = await first.authenticate(key.secret)
         # 26 packs at once (over a round's cap of 10), then one a minute for 20 minutes.
         singles = [f"+90532{n:07d}" for n in range(24)]
@@ -174,13 +174,13 @@ async def test_netgsm_gets_at_most_10_report_calls_a_minute_even_after_a_failed_
     first, second = _messengers(clock, [cast(Store, blip), databases[1]])
     workers = Workers(clock, (first, second), [])
     async with serve(fake.app) as base:
-        workspace = await first.create_workspace("Acme")
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": fake.usercode,
                                                 "password": fake.password},
             default_sender="ACME", base_url=base,
         )  # fmt: skip
-        key = await first.create_api_key(workspace.id, livemode=True)
+        key = await first.keys.create(workspace.id, livemode=True)
         auth = await first.authenticate(key.secret)
         numbers = [f"+90532{n:07d}" for n in range(100)]
         for _ in range(6):  # six NetGSM jobs of 100 rows: two report calls each (two pages)
@@ -214,13 +214,13 @@ async def test_there_is_one_poll_item_per_connection(databases: tuple[SqlStore, 
     fake = FakeMutlucell(default_status="2")
     first, _ = _messengers(clock, databases)
     async with serve(fake.app) as base:
-        workspace = await first.create_workspace("Acme")
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        await first.connections.add(
             workspace.id, "sms_d", credentials={"username": fake.username,
                                                 "password": fake.password},
             default_sender="UMTEST", base_url=base,
         )  # fmt: skip
-        key = await first.create_api_key(workspace.id, livemode=True)
+        key = await first.keys.create(workspace.id, livemode=True)
         auth = await first.authenticate(key.secret)
         for minute in range(20):
             # One recipient a minute: one number would meet the flood guard (D28).

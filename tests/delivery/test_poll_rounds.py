@@ -23,8 +23,8 @@ NO_REPORT_EVER = "+905550000008"  # the simulator's magic number: no DLR (DESIGN
 
 
 async def _setup(messenger: Messenger, fake: NetgsmFake, base: str, **options: object) -> Workspace:
-    workspace = await messenger.create_workspace("Acme", recipient_limit=None)
-    await messenger.add_connection(
+    workspace = await messenger.workspaces.create("Acme", recipient_limit=None)
+    await messenger.connections.add(
         workspace.id, "sms_a", default_sender="ACME", base_url=base,
         credentials={"usercode": fake.usercode, "password": fake.password}, **options,  # type: ignore[arg-type]
     )  # fmt: skip

@@ -71,7 +71,7 @@ async def bed(spy: Spy) -> TestBed:
     )
     bed = await create_testbed(messenger=messenger, recipient_limit=None)
     # Nobody listens: events are stored as work, which is what these tests look at.
-    await messenger.create_webhook_endpoint(bed.workspace.id, "http://127.0.0.1:9/hook")
+    await messenger.webhooks.create(bed.workspace.id, "http://127.0.0.1:9/hook")
     return bed
 
 

@@ -37,7 +37,7 @@ class FlakyAdapter(Simulator):
 
 async def test_an_unreachable_chain_is_queued_and_fails_at_the_ttl() -> None:
     bed: TestBed = await create_testbed()
-    await bed.messenger.set_retry_unavailable(bed.workspace.id, True)
+    await bed.messenger.workspaces.set_retry_unavailable(bed.workspace.id, True)
     principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
 
     sent = await bed.messenger.send(principal, {"to": UNREACHABLE, "body": "x"})
@@ -71,11 +71,11 @@ async def test_a_provider_back_up_takes_the_queued_message_for_one_quota_unit(do
         return adapters.setdefault(connection.id, FlakyAdapter(connection, clock, down))
 
     messenger = Messenger(clock=clock, live_adapters={"sms_a": flaky})
-    workspace = await messenger.create_workspace("Acme", monthly_quota=3)
-    await messenger.set_retry_unavailable(workspace.id, True)
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME",
+    workspace = await messenger.workspaces.create("Acme", monthly_quota=3)
+    await messenger.workspaces.set_retry_unavailable(workspace.id, True)
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
     period = clock.now().strftime("%Y-%m")
 
@@ -104,11 +104,11 @@ async def test_a_live_message_given_up_gives_its_quota_unit_back() -> None:
         return FlakyAdapter(connection, clock, down=10**6)
 
     messenger = Messenger(clock=clock, live_adapters={"sms_a": down})
-    workspace = await messenger.create_workspace("Acme", monthly_quota=3)
-    await messenger.set_retry_unavailable(workspace.id, True)
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME",
+    workspace = await messenger.workspaces.create("Acme", monthly_quota=3)
+    await messenger.workspaces.set_retry_unavailable(workspace.id, True)
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
     sent = await messenger.send(auth, {"to": "+905551234567", "body": "x"})
 
@@ -124,8 +124,8 @@ async def test_a_live_message_given_up_gives_its_quota_unit_back() -> None:
 @pytest.mark.parametrize("ttl", [timedelta(minutes=2), timedelta(minutes=25)])
 async def test_a_queued_message_is_retried_for_its_workspaces_queue_ttl(ttl: timedelta) -> None:
     bed: TestBed = await create_testbed()
-    await bed.messenger.set_retry_unavailable(bed.workspace.id, True)
-    await bed.messenger.set_queue_ttl(bed.workspace.id, ttl)
+    await bed.messenger.workspaces.set_retry_unavailable(bed.workspace.id, True)
+    await bed.messenger.workspaces.set_queue_ttl(bed.workspace.id, ttl)
     principal = await bed.messenger.principal(bed.workspace.id, livemode=False)
     sent = await bed.messenger.send(principal, {"to": UNREACHABLE, "body": "x"})
 
@@ -145,11 +145,11 @@ async def test_a_queue_ttl_out_of_range_is_refused_and_changes_nothing(
     um_testbed: TestBed, ttl: timedelta
 ) -> None:
     with pytest.raises(RequestInvalid) as refused:
-        await um_testbed.messenger.set_queue_ttl(um_testbed.workspace.id, ttl)
+        await um_testbed.messenger.workspaces.set_queue_ttl(um_testbed.workspace.id, ttl)
     assert refused.value.details[0].field == "queue_ttl"
     with pytest.raises(RequestInvalid):
-        await um_testbed.messenger.create_workspace("Acme", queue_ttl=ttl)
-    stored = await um_testbed.messenger.get_workspace(um_testbed.workspace.id)
+        await um_testbed.messenger.workspaces.create("Acme", queue_ttl=ttl)
+    stored = await um_testbed.messenger.workspaces.get(um_testbed.workspace.id)
     assert stored.queue_ttl == timedelta(minutes=10)
 
 
@@ -164,10 +164,10 @@ async def test_a_chatbot_message_the_worker_hands_over_is_delivered_at_once() ->
         return adapters.setdefault(connection.id, FlakyAdapter(connection, clock, 1))
 
     messenger = Messenger(clock=clock, live_adapters={"chatbot": flaky})
-    workspace = await messenger.create_workspace("Acme")
-    await messenger.set_retry_unavailable(workspace.id, True)
-    await messenger.add_connection(workspace.id, "chatbot", credentials={"bot_token": "1:a"})
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    workspace = await messenger.workspaces.create("Acme")
+    await messenger.workspaces.set_retry_unavailable(workspace.id, True)
+    await messenger.connections.add(workspace.id, "chatbot", credentials={"bot_token": "1:a"})
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
 
     sent = await messenger.send(auth, {"to": "@acme_channel", "body": "Selam"})

@@ -133,9 +133,9 @@ def _workspace_with_simulated_sms(database_url: str, keys: str, hook_url: str) -
         async with Messenger(
             store_from_url(database_url), vault=vault, webhook_policy=loopback
         ) as m:
-            workspace = await m.create_workspace("shop")
-            await m.add_connection(workspace.id, "sms_a", default_sender="SHOP")
-            endpoint = await m.create_webhook_endpoint(workspace.id, hook_url)
+            workspace = await m.workspaces.create("shop")
+            await m.connections.add(workspace.id, "sms_a", default_sender="SHOP")
+            endpoint = await m.webhooks.create(workspace.id, hook_url)
             return workspace.id, endpoint.secret
 
     return asyncio.run(make())
@@ -164,15 +164,15 @@ settings.configure(INSTALLED_APPS=["unified_messaging.contrib.django"],
 django.setup()
 from unified_messaging.contrib.django import get_messenger
 parent = get_messenger()
-parent.create_workspace("parent")
+parent.workspaces.create("parent")
 pid = os.fork()
 if pid == 0:
     child = get_messenger()
-    ok = child is not parent and child.list_workspaces() == []  # its own, working loop
+    ok = child is not parent and child.workspaces.list() == []  # its own, working loop
     os._exit(0 if ok else 3)
 _, status = os.waitpid(pid, 0)
 assert os.waitstatus_to_exitcode(status) == 0, status
-assert [w.name for w in get_messenger().list_workspaces()] == ["parent"]
+assert [w.name for w in get_messenger().workspaces.list()] == ["parent"]
 print("ok")
 """
     done = run(["-c", script], environment(tmp_path))

@@ -343,19 +343,19 @@ async def running_loop() -> AsyncIterator[Loop]:
         webhook_schedule=one_second_steps(3),
     )
     await messenger.open()
-    workspace = await messenger.create_workspace("end to end")
+    workspace = await messenger.workspaces.create("end to end")
     for code in ALL_PROVIDERS:
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id,
             code,
             default_sender=SENDER,
             approved_senders=(SENDER,),
             dlr_timeout=DLR_TIMEOUT,
         )
-    key = (await messenger.create_api_key(workspace.id, livemode=False)).secret
+    key = (await messenger.keys.create(workspace.id, livemode=False)).secret
     async with running_servers() as servers:
         receiver = await start_receiver(servers)
-        created = await messenger.create_webhook_endpoint(workspace.id, receiver.url)
+        created = await messenger.webhooks.create(workspace.id, receiver.url)
         # The app's lifespan opens the messenger again, runs the worker, and closes it.
         base_url = await servers.start(create_app(messenger), lifespan=True)
         async with httpx.AsyncClient(base_url=base_url, headers=bearer(key)) as http:

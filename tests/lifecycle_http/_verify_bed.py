@@ -99,8 +99,8 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
             async with running_servers() as servers:
                 verimor = FakeVerimor()
                 verimor_url = await servers.start(verimor.app)
-                workspace = await messenger.create_workspace("verify")
-                await messenger.add_connection(
+                workspace = await messenger.workspaces.create("verify")
+                await messenger.connections.add(
                     workspace.id,
                     "sms_c",
                     credentials={"username": verimor.username, "password": verimor.password},
@@ -108,9 +108,9 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                     base_url=verimor_url,
                 )
                 receiver = await start_receiver(servers)
-                endpoint = await messenger.create_webhook_endpoint(workspace.id, receiver.url)
-                other = await messenger.create_workspace("someone else")
-                await messenger.add_connection(
+                endpoint = await messenger.webhooks.create(workspace.id, receiver.url)
+                other = await messenger.workspaces.create("someone else")
+                await messenger.connections.add(
                     other.id, "sms_c", credentials={"username": "1", "password": "2"},
                     default_sender="UMTEST",
                 )  # fmt: skip
@@ -125,9 +125,9 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                         verimor=verimor,
                         receiver=receiver,
                         workspace_id=workspace.id,
-                        live=(await messenger.create_api_key(workspace.id, livemode=True)).secret,
-                        test=(await messenger.create_api_key(workspace.id, livemode=False)).secret,
-                        other=(await messenger.create_api_key(other.id, livemode=False)).secret,
+                        live=(await messenger.keys.create(workspace.id, livemode=True)).secret,
+                        test=(await messenger.keys.create(workspace.id, livemode=False)).secret,
+                        other=(await messenger.keys.create(other.id, livemode=False)).secret,
                         webhook_secret=endpoint.secret,
                     )
         finally:

@@ -120,21 +120,21 @@ async def rig(*, verimor_calls: float | None = None) -> AsyncIterator[Rig]:
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("batches", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("batches", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME",
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=b, default_sender="ACME",
             credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_c", base_url=c, default_sender="UMTEST",
             credentials={"username": verimor.username, "password": verimor.password},
             **({"max_calls": verimor_calls} if verimor_calls else {}),  # type: ignore[arg-type]
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(messenger, clock, client, url, key.secret, verimor, iletimerkezi, netgsm, stamps,
                   waits)  # fmt: skip
 

@@ -43,7 +43,7 @@ class Live:
         )
 
     async def breaker(self) -> str:
-        [health] = await self.messenger.connection_health(self.connection.workspace_id)
+        [health] = await self.messenger.connections.health(self.connection.workspace_id)
         return health.state
 
     @property
@@ -72,8 +72,8 @@ async def live() -> AsyncIterator[Live]:
     try:
         async with running_servers() as servers:
             fake_url = await servers.start(fake.app)
-            workspace = await messenger.create_workspace("bizchat live")
-            connection = await messenger.add_connection(
+            workspace = await messenger.workspaces.create("bizchat live")
+            connection = await messenger.connections.add(
                 workspace.id,
                 "bizchat",
                 credentials={
@@ -84,7 +84,7 @@ async def live() -> AsyncIterator[Live]:
                 },
                 base_url=fake_url,
             )
-            key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
+            key = (await messenger.keys.create(workspace.id, livemode=True)).secret
             base_url = await servers.start(create_app(messenger, worker=False, mcp=False))
             async with httpx.AsyncClient(base_url=base_url) as http:
                 yield Live(messenger, fake, http, connection, key, clock)

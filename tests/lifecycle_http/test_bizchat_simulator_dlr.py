@@ -59,8 +59,8 @@ async def world() -> AsyncIterator[World]:
     messenger = Messenger(clock=ManualClock())  # no worker: nothing reports by itself
     async with messenger, running_servers() as servers:
         fake_url = await servers.start(fake.app)
-        workspace = await messenger.create_workspace("bizchat with credentials")
-        connection = await messenger.add_connection(
+        workspace = await messenger.workspaces.create("bizchat with credentials")
+        connection = await messenger.connections.add(
             workspace.id,
             "bizchat",
             credentials={
@@ -71,8 +71,8 @@ async def world() -> AsyncIterator[World]:
             },
             base_url=fake_url,
         )
-        test_key = (await messenger.create_api_key(workspace.id, livemode=False)).secret
-        live_key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
+        test_key = (await messenger.keys.create(workspace.id, livemode=False)).secret
+        live_key = (await messenger.keys.create(workspace.id, livemode=True)).secret
         base_url = await servers.start(create_app(messenger, worker=False, mcp=False))
         async with httpx.AsyncClient(base_url=base_url) as http:
             yield World(http, fake, connection, test_key, live_key)

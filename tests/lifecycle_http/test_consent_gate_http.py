@@ -78,7 +78,7 @@ class Rig:
         return ["+90" + row.number[-10:] for row in self.netgsm.rows]
 
     async def quota_used(self) -> int:
-        return (await self.messenger.quota_usage(self.workspace_id)).used
+        return (await self.messenger.workspaces.quota_usage(self.workspace_id)).used
 
 
 @contextlib.asynccontextmanager
@@ -95,18 +95,18 @@ async def rig(backend: str, directory: Path, *, policy: str | None = "local") ->
             serving(create_app(messenger, worker=False), lifespan=False) as url,
             httpx.AsyncClient(base_url=url, timeout=10) as client,
         ):
-            workspace = await messenger.create_workspace("gate", recipient_limit=None)
-            await messenger.add_connection(
+            workspace = await messenger.workspaces.create("gate", recipient_limit=None)
+            await messenger.connections.add(
                 workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_c", base_url=verimor_url, default_sender="UMTEST",
                 credentials={"username": verimor.username, "password": verimor.password},
             )  # fmt: skip
             if policy is not None:
                 await messenger.consents.set_policy(workspace.id, policy)  # type: ignore[arg-type]
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            key = await messenger.keys.create(workspace.id, livemode=True)
             yield Rig(messenger, clock, client, key.secret, workspace.id, netgsm, verimor)
 
 

@@ -59,9 +59,9 @@ async def rig(backend: str, directory: Path) -> AsyncIterator[Rig]:
             serving(create_app(messenger, worker=False), lifespan=False) as url,
             httpx.AsyncClient(base_url=url, timeout=10) as client,
         ):
-            workspace = await messenger.create_workspace("consents")
-            live = await messenger.create_api_key(workspace.id, livemode=True)
-            test = await messenger.create_api_key(workspace.id, livemode=False)
+            workspace = await messenger.workspaces.create("consents")
+            live = await messenger.keys.create(workspace.id, livemode=True)
+            test = await messenger.keys.create(workspace.id, livemode=False)
             yield Rig(messenger, clock, client, live.secret, test.secret)
 
 

@@ -95,7 +95,7 @@ async def world(store: Store) -> AsyncIterator[World]:
     )
     try:
         bed = await create_testbed(messenger=messenger)
-        connections = await messenger.list_connections(bed.workspace.id)
+        connections = await messenger.connections.list(bed.workspace.id)
         sms_a = next(c for c in connections if c.provider == "sms_a")
         app = create_app(messenger, worker=False, mcp=False)
         async with (
@@ -241,7 +241,7 @@ async def test_a_report_for_an_unknown_message_id_is_200_and_matches_nothing(
 async def test_a_report_on_another_connections_url_matches_nothing(world: World) -> None:
     sent = await world.send()
     pmid = message_id(await world.get(sent["job_id"]))
-    connections = await world.messenger.list_connections(world.bed.workspace.id)
+    connections = await world.messenger.connections.list(world.bed.workspace.id)
     sms_b = next(c for c in connections if c.provider == "sms_b")
 
     response = await world.post_report(sim_report(pmid, "failed"), dlr_path(sms_b))
@@ -429,8 +429,8 @@ async def live_bizchat(world: World) -> AsyncIterator[tuple[Connection, str, str
     fake = WhatsAppFake()
     messenger = world.messenger
     async with serve(fake.app) as fake_url:
-        workspace = await messenger.create_workspace("live workspace")
-        connection = await messenger.add_connection(
+        workspace = await messenger.workspaces.create("live workspace")
+        connection = await messenger.connections.add(
             workspace.id,
             "bizchat",
             credentials={
@@ -441,7 +441,7 @@ async def live_bizchat(world: World) -> AsyncIterator[tuple[Connection, str, str
             },
             base_url=fake_url,
         )
-        key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
+        key = (await messenger.keys.create(workspace.id, livemode=True)).secret
         sent = await world.http.post(
             "/v1/messages", json={"to": "+905551112233", "body": "Selam"}, headers=bearer(key)
         )

@@ -112,19 +112,19 @@ async def world(store: Store) -> AsyncIterator[World]:
             iletimerkezi_url = await servers.start(iletimerkezi.app)
             app_url = await servers.start(create_app(messenger, worker=False, mcp=False),
                                           lifespan=True)  # fmt: skip
-            workspace = await messenger.create_workspace("Acme")
-            sms_c: Connection = await messenger.add_connection(
+            workspace = await messenger.workspaces.create("Acme")
+            sms_c: Connection = await messenger.connections.add(
                 workspace.id, "sms_c", default_sender="UMTEST", base_url=verimor_url,
                 credentials={"username": verimor.fake.username,
                              "password": verimor.fake.password},
                 dlr_timeout=timedelta(minutes=30),
             )  # fmt: skip
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_b", default_sender="ACME", base_url=iletimerkezi_url,
                 credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
             )  # fmt: skip
             verimor.report_url = app_url + dlr_path(sms_c)
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            key = await messenger.keys.create(workspace.id, livemode=True)
             async with httpx.AsyncClient(base_url=app_url) as http:
                 yield World(clock, messenger, http, verimor, iletimerkezi, key.secret)
     finally:

@@ -45,17 +45,17 @@ async def test_a_send_no_provider_took_says_why_each_failed(
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=20) as client,
     ):
-        workspace = await messenger.create_workspace("causes", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("causes", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=f"http://127.0.0.1:{port}", default_sender="ACME",
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        await messenger.add_connection(  # TLS spoken to a plain-HTTP server
+        await messenger.connections.add(  # TLS spoken to a plain-HTTP server
             workspace.id, "sms_b", base_url=plain_http.replace("http:", "https:"),
             default_sender="ACME",
             credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         headers = bearer(key.secret)
         body = {"to": "+905551234567", "body": "Kodunuz 4821", "fallback": ["sms_b"]}
         response = await client.post(f"{url}/v1/messages", json=body, headers=headers)
@@ -106,12 +106,12 @@ async def test_an_answer_is_quoted_short_and_without_credentials(
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=20) as client,
     ):
-        workspace = await messenger.create_workspace("quotes", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("quotes", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, provider, base_url=base_url, credentials=credentials,
             default_sender="ACME" if provider == "sms_e" else None,
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         headers = bearer(key.secret)
         body = {"to": to, "body": "Kodunuz 4821"}
         response = await client.post(f"{url}/v1/messages", json=body, headers=headers)

@@ -42,7 +42,7 @@ class Rig:
         return document
 
     async def breaker(self) -> str:
-        [health] = await self.messenger.connection_health(self.connection.workspace_id)
+        [health] = await self.messenger.connections.health(self.connection.workspace_id)
         return health.state
 
 
@@ -55,8 +55,8 @@ async def rig() -> AsyncIterator[Rig]:
         async with running_servers() as servers:
             fake_url = await servers.start(fake.app)
             app_url = await servers.start(create_app(messenger, worker=False, mcp=False))
-            workspace = await messenger.create_workspace("jasmin live")
-            connection = await messenger.add_connection(
+            workspace = await messenger.workspaces.create("jasmin live")
+            connection = await messenger.connections.add(
                 workspace.id,
                 "sms_e",
                 credentials={
@@ -68,7 +68,7 @@ async def rig() -> AsyncIterator[Rig]:
                 base_url=fake_url,
                 default_sender="ACME",
             )
-            key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
+            key = (await messenger.keys.create(workspace.id, livemode=True)).secret
             async with httpx.AsyncClient(base_url=app_url) as http:
                 yield Rig(messenger, clock, fake, http, connection, key, app_url)
     finally:
@@ -161,7 +161,7 @@ async def test_a_text_jasmin_would_cut_fails_instead_of_going_out_short(rig: Rig
 
 async def test_wrong_gateway_settings_are_refused_when_the_connection_is_added(rig: Rig) -> None:
     with pytest.raises(InvalidCredentials) as caught:
-        await rig.messenger.add_connection(
+        await rig.messenger.connections.add(
             rig.connection.workspace_id,
             "sms_e",
             credentials={"username": "u", "password": "p", "gateway": "jasmin", "smsc": "r1"},

@@ -97,12 +97,12 @@ async def world(store: Store) -> AsyncIterator[World]:
             kannel_url = await servers.start(kannel.app)
             app_url = await servers.start(create_app(messenger, worker=False, mcp=False),
                                           lifespan=True)  # fmt: skip
-            workspace = await messenger.create_workspace("Acme")
-            await messenger.add_connection(
+            workspace = await messenger.workspaces.create("Acme")
+            await messenger.connections.add(
                 workspace.id, "sms_e", default_sender="ACME", base_url=kannel_url,
                 credentials={"username": USERNAME, "password": PASSWORD, "dlr_url": app_url},
             )  # fmt: skip
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            key = await messenger.keys.create(workspace.id, livemode=True)
             async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
                 yield World(clock, messenger, http, kannel, key.secret)
             kannel.answer.set()

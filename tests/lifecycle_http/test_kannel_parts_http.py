@@ -34,14 +34,14 @@ async def rig() -> AsyncIterator[tuple[httpx.AsyncClient, KannelFake, str, str]]
             kannel_url = await servers.start(kannel.app)
             app_url = await servers.start(create_app(messenger, worker=False, mcp=False),
                                           lifespan=True)  # fmt: skip
-            plain = await messenger.create_workspace("Plain")
-            three = await messenger.create_workspace("Three")
+            plain = await messenger.workspaces.create("Plain")
+            three = await messenger.workspaces.create("Three")
             for workspace, extra in ((plain, {}), (three, {"max_parts": "3"})):
-                await messenger.add_connection(
+                await messenger.connections.add(
                     workspace.id, "sms_e", default_sender="ACME", base_url=kannel_url,
                     credentials={"username": USERNAME, "password": PASSWORD, **extra},
                 )  # fmt: skip
-            keys = [await messenger.create_api_key(w.id, livemode=True) for w in (plain, three)]
+            keys = [await messenger.keys.create(w.id, livemode=True) for w in (plain, three)]
             async with httpx.AsyncClient(base_url=app_url) as http:
                 yield http, kannel, keys[0].secret, keys[1].secret
     finally:

@@ -61,25 +61,25 @@ async def rig(*, netgsm_mode: str = "informational") -> AsyncIterator[Rig]:
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("Acme", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("Acme", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
             iys_mode=netgsm_mode,  # type: ignore[arg-type]
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=iletimerkezi_url, default_sender="ACME",
             credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_c", base_url=verimor_url, default_sender="UMTEST",
             credentials={"username": verimor.username, "password": verimor.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_d", base_url=mutlucell_url, default_sender="UMTEST",
             credentials={"username": mutlucell.username, "password": mutlucell.password},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(client, url, key.secret, netgsm, verimor, iletimerkezi, mutlucell)
 
 

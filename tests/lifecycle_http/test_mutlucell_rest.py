@@ -46,16 +46,16 @@ async def rig() -> AsyncIterator[Rig]:
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("mutlucell", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("mutlucell", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_d", base_url=d, default_sender="UMTEST",
             credentials={"username": mutlucell.username, "password": mutlucell.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME",
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(client, url, key.secret, mutlucell, netgsm)
 
 

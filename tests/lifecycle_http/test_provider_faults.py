@@ -69,7 +69,7 @@ class Rig:
         return document
 
     async def breaker(self) -> str:
-        health = await self.messenger.connection_health(self.workspace_id)
+        health = await self.messenger.connections.health(self.workspace_id)
         return {h.provider: h.state for h in health}["sms_a"]
 
     @property
@@ -99,17 +99,17 @@ async def rig(
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("faults", recipient_limit=None)
-        await messenger.set_retry_unavailable(workspace.id, retry_unavailable)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("faults", recipient_limit=None)
+        await messenger.workspaces.set_retry_unavailable(workspace.id, retry_unavailable)
+        await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME", breaker=policy,
             credentials={"usercode": netgsm_fake.usercode, "password": netgsm_fake.password},
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=b, default_sender="ACME",
             credentials={"api_key": iletimerkezi_fake.key, "api_hash": iletimerkezi_fake.hash},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         try:
             yield Rig(messenger, clock, client, url, key.secret, workspace.id, faults,
                       netgsm_fake, iletimerkezi_fake)  # fmt: skip
@@ -220,14 +220,14 @@ async def test_slow_answers_within_the_time_out_are_healthy() -> None:
         for _ in range(5):
             response = await r.send(fallback=["sms_b"])
             assert response.json()["provider"] == "sms_a"
-        health = {h.provider: h for h in await r.messenger.connection_health(r.workspace_id)}
+        health = {h.provider: h for h in await r.messenger.connections.health(r.workspace_id)}
         assert (health["sms_a"].state, health["sms_a"].failures) == ("closed", 0)
 
         r.sms_a.slow(1.0)  # past the read time-out: sms_a may have taken it, no fallback
         response = await r.send(fallback=["sms_b"])
         assert response.json()["provider"] == "sms_a"
         assert (await r.record(response.json()["job_id"]))["status"] == "unknown"
-        assert (await r.messenger.connection_health(r.workspace_id))[0].failures == 1
+        assert (await r.messenger.connections.health(r.workspace_id))[0].failures == 1
 
 
 async def test_a_flapping_provider_opens_it_by_the_ratio_and_the_probe_decides() -> None:
@@ -236,7 +236,7 @@ async def test_a_flapping_provider_opens_it_by_the_ratio_and_the_probe_decides()
         r.sms_a.flap(up=1, down=1)
         providers = [(await r.send(fallback=["sms_b"])).json()["provider"] for _ in range(6)]
         assert providers == ["sms_a", "sms_b"] * 3
-        health = {h.provider: h for h in await r.messenger.connection_health(r.workspace_id)}
+        health = {h.provider: h for h in await r.messenger.connections.health(r.workspace_id)}
         assert health["sms_a"].state == "open"
         assert health["sms_a"].reason is not None
         assert health["sms_a"].reason.startswith("3 of 6 calls unavailable")

@@ -77,18 +77,18 @@ async def bizchat_rig(**rates: object) -> AsyncIterator[Rig]:
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("templated", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("templated", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "bizchat", base_url=graph, **rates,  # type: ignore[arg-type]
             credentials={"access_token": whatsapp.ACCESS_TOKEN,
                          "phone_number_id": whatsapp.PHONE_NUMBER_ID,
                          "app_secret": whatsapp.APP_SECRET, "verify_token": "vt-1"},
         )  # fmt: skip
-        await messenger.set_template(
+        await messenger.templates.set(
             workspace.id, "order", "Siparişiniz {{ code }} {{ when }} hazır.",
             provider_template="order_ready", provider_language="tr",
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(messenger, clock, client, url, key.secret, fake)
 
 
@@ -122,8 +122,8 @@ async def test_a_template_send_the_rate_kept_back_goes_out_as_the_template() -> 
 
 async def test_a_template_send_retried_after_the_provider_was_down_is_the_template() -> None:
     async with bizchat_rig() as r:
-        workspace_id = (await r.messenger.list_workspaces())[0].id
-        await r.messenger.set_retry_unavailable(workspace_id, True)
+        workspace_id = (await r.messenger.workspaces.list())[0].id
+        await r.messenger.workspaces.set_retry_unavailable(workspace_id, True)
         r.fake.script(whatsapp.graph_error(503, 2, "Service temporarily unavailable"))
         start = r.clock.now()
         body = {"to": OUT_OF_WINDOW.format(1), "template": "order",

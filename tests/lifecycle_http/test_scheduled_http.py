@@ -71,7 +71,7 @@ class Rig:
         assert response.status_code in (200, 201), response.text
 
     async def quota_used(self) -> int:
-        return (await self.messenger.quota_usage(self.workspace_id)).used
+        return (await self.messenger.workspaces.quota_usage(self.workspace_id)).used
 
     def events(self, job_id: str) -> list[str]:
         return self.receiver.accepted_types(job_id)
@@ -97,16 +97,16 @@ async def rig(
         ):
             receiver = await start_receiver(servers)
             client.base_url = httpx.URL(await servers.start(create_app(messenger, worker=False)))
-            workspace = await messenger.create_workspace(
+            workspace = await messenger.workspaces.create(
                 "scheduled", recipient_limit=None, monthly_quota=monthly_quota
             )
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
                 iys_mode="commercial_individual",
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip
-            await messenger.create_webhook_endpoint(workspace.id, receiver.url)
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            await messenger.webhooks.create(workspace.id, receiver.url)
+            key = await messenger.keys.create(workspace.id, livemode=True)
             yield Rig(messenger, clock, client, key.secret, workspace.id, netgsm, receiver)
 
 
@@ -193,7 +193,7 @@ async def test_a_send_inside_quiet_hours_waits_and_one_that_opts_out_does_not(
         begin = (now - timedelta(minutes=1)).time().replace(second=0, microsecond=0)
         end = (now + timedelta(minutes=10)).time().replace(second=0, microsecond=0)
         quiet = QuietHours(begin, end, zone="UTC", scope="commercial")
-        await r.messenger.set_quiet_hours(r.workspace_id, quiet)
+        await r.messenger.workspaces.set_quiet_hours(r.workspace_id, quiet)
         opens = datetime.combine(now.date(), end, tzinfo=UTC)
         if opens < now:
             opens += timedelta(days=1)
@@ -219,16 +219,16 @@ async def test_quiet_hours_for_commercial_sends_let_informational_ones_through(
     backend: str, tmp_path: Path
 ) -> None:
     async with rig(backend, tmp_path) as r:
-        info = await r.messenger.add_connection(
+        info = await r.messenger.connections.add(
             r.workspace_id, "sms_b", default_sender="ACME",
             credentials={"api_key": "k", "api_hash": "h"},
         )  # fmt: skip
         assert info.iys_mode == "informational"
-        test_key = await r.messenger.create_api_key(r.workspace_id, livemode=False)
+        test_key = await r.messenger.keys.create(r.workspace_id, livemode=False)
         now = r.clock.now().astimezone(UTC)
         begin = (now - timedelta(hours=1)).time().replace(minute=0, second=0, microsecond=0)
         quiet = QuietHours(begin, time((begin.hour + 3) % 24), zone="UTC")
-        await r.messenger.set_quiet_hours(r.workspace_id, quiet)
+        await r.messenger.workspaces.set_quiet_hours(r.workspace_id, quiet)
 
         commercial = await r.client.post("/v1/messages", headers=bearer(test_key.secret),
                                          json={"to": TO, "body": "Kampanya"})  # fmt: skip

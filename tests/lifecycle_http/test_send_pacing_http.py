@@ -126,7 +126,7 @@ class Rig:
 
     async def health(self) -> BreakerHealth:
         """The sms_a connection's circuit breaker (D26)."""
-        found = await self.messenger.connection_health(self.workspace_id)
+        found = await self.messenger.connections.health(self.workspace_id)
         return next(h for h in found if h.connection_id == self.connection.id)
 
     def offsets(self, since: datetime) -> list[float]:
@@ -172,17 +172,17 @@ async def rig(
         serving(create_app(messenger, worker=False), lifespan=False) as url,
         httpx.AsyncClient(timeout=10) as client,
     ):
-        workspace = await messenger.create_workspace("paced", recipient_limit=None)
-        await messenger.set_retry_unavailable(workspace.id, retry_unavailable)
-        connection = await messenger.add_connection(
+        workspace = await messenger.workspaces.create("paced", recipient_limit=None)
+        await messenger.workspaces.set_retry_unavailable(workspace.id, retry_unavailable)
+        connection = await messenger.connections.add(
             workspace.id, "sms_a", base_url=a, default_sender="ACME",
             credentials={"usercode": netgsm.usercode, "password": netgsm.password}, **rates,  # type: ignore[arg-type]
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_b", base_url=b, default_sender="ACME",
             credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
         )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(messenger, clock, client, url, key.secret, workspace.id, connection, netgsm,
                   stamps, iletimerkezi, waits)  # fmt: skip
 
@@ -259,7 +259,9 @@ async def test_a_paced_message_suppressed_before_its_slot_fails_and_gives_its_un
                                 max_wait=5, now=start)  # fmt: skip
         answer = await r.send()
         assert (answer.status_code, answer.json()["status"]) == (201, "queued")
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1  # D27: taken at once
+        assert (
+            await r.messenger.workspaces.quota_usage(r.workspace_id)
+        ).used == 1  # D27: taken at once
 
         entry = {"channel": "sms", "recipient": answer.json()["to"]}
         added = await r.client.post(f"{r.url}/v1/suppressions", json=entry,
@@ -270,7 +272,7 @@ async def test_a_paced_message_suppressed_before_its_slot_fails_and_gives_its_un
         record = await r.record(answer.json()["job_id"])
         assert (record["status"], record["error"]["code"]) == ("failed", "RECIPIENT_SUPPRESSED")
         assert r.stamps.arrivals == []  # no call at its slot
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 0  # given back
+        assert (await r.messenger.workspaces.quota_usage(r.workspace_id)).used == 0  # given back
 
 
 async def test_a_batch_provider_sends_calls_of_one_burst() -> None:
@@ -306,13 +308,13 @@ async def test_a_paced_message_whose_provider_is_down_at_its_slot_fails_as_d7_sa
         record = await r.record(job)
         assert record["status"] == "failed"
         assert record["error"]["code"] == "PROVIDER_UNAVAILABLE"
-        usage = await r.messenger.quota_usage(r.workspace_id)
+        usage = await r.messenger.workspaces.quota_usage(r.workspace_id)
         assert usage.used == 5  # the failed one gave its unit back
 
 
 async def test_test_keys_are_not_paced() -> None:
     async with rig(max_rate=2) as r:
-        test_key = await r.messenger.create_api_key(r.workspace_id, livemode=False)
+        test_key = await r.messenger.keys.create(r.workspace_id, livemode=False)
         r.key = test_key.secret
         answers = [await r.send() for _ in range(5)]
 
@@ -366,7 +368,7 @@ async def test_a_fallback_to_a_connection_whose_rate_is_full_waits_queued_then_g
     async with rig(max_rate=2, live_sms_b=True) as r:
         start = r.clock.now()
         sms_b = next(
-            c for c in await r.messenger.list_connections(r.workspace_id) if c.provider == "sms_b"
+            c for c in await r.messenger.connections.list(r.workspace_id) if c.provider == "sms_b"
         )
         await r.messenger.store.update_connection(replace(sms_b, dlr_timeout=timedelta(seconds=5)))
         answer = await r.send(provider="sms_b", fallback=["sms_a"])
@@ -428,7 +430,7 @@ async def test_a_deferred_fallback_that_fails_at_its_slot_keeps_the_unit_a_provi
     async with rig(max_rate=2, live_sms_b=True) as r:
         start = r.clock.now()
         sms_b = next(
-            c for c in await r.messenger.list_connections(r.workspace_id) if c.provider == "sms_b"
+            c for c in await r.messenger.connections.list(r.workspace_id) if c.provider == "sms_b"
         )
         await r.messenger.store.update_connection(replace(sms_b, dlr_timeout=timedelta(seconds=5)))
         answer = await r.send(provider="sms_b", fallback=["sms_a"])
@@ -438,7 +440,7 @@ async def test_a_deferred_fallback_that_fails_at_its_slot_keeps_the_unit_a_provi
         for _ in range(6):  # another process holds sms_a's slots for 3 s from the time-out
             await pacer.reserve(f"{r.connection.id}:messages", cost=1, rate=2, burst=1,
                                 max_wait=100, now=start + timedelta(seconds=5))  # fmt: skip
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
+        assert (await r.messenger.workspaces.quota_usage(r.workspace_id)).used == 1
 
         await r.work(until=start + timedelta(seconds=7))
         assert (await r.record(job))["status"] == "queued"
@@ -447,4 +449,4 @@ async def test_a_deferred_fallback_that_fails_at_its_slot_keeps_the_unit_a_provi
 
         record = await r.record(job)
         assert (record["status"], record["provider"]) == ("failed", "sms_a"), record
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
+        assert (await r.messenger.workspaces.quota_usage(r.workspace_id)).used == 1

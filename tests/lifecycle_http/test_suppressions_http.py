@@ -90,8 +90,8 @@ async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[B
 async def _bed(messenger: Messenger, servers: Any) -> Bed:
     wa, tg = WhatsAppFake(), TelegramFake()
     wa_url, tg_url = await servers.start(wa.app), await servers.start(tg.app)
-    workspace = await messenger.create_workspace("opt-outs")
-    bizchat = await messenger.add_connection(
+    workspace = await messenger.workspaces.create("opt-outs")
+    bizchat = await messenger.connections.add(
         workspace.id,
         "bizchat",
         credentials={
@@ -102,19 +102,19 @@ async def _bed(messenger: Messenger, servers: Any) -> Bed:
         },
         base_url=wa_url,
     )
-    chatbot = await messenger.add_connection(
+    chatbot = await messenger.connections.add(
         workspace.id, "chatbot", credentials={"bot_token": telegram.TOKEN}, base_url=tg_url
     )
-    verimor = await messenger.add_connection(
+    verimor = await messenger.connections.add(
         workspace.id,
         "sms_c",
         credentials={"username": "908501234567", "password": "pw-7e1f"},
         default_sender="ACME",
     )
     receiver = await _start_receiver(servers)
-    await messenger.create_webhook_endpoint(workspace.id, receiver.url)
-    live = (await messenger.create_api_key(workspace.id, livemode=True)).secret
-    test = (await messenger.create_api_key(workspace.id, livemode=False)).secret
+    await messenger.webhooks.create(workspace.id, receiver.url)
+    live = (await messenger.keys.create(workspace.id, livemode=True)).secret
+    test = (await messenger.keys.create(workspace.id, livemode=False)).secret
     base_url = await servers.start(create_app(messenger, worker=False, mcp=False))
     http = httpx.AsyncClient(base_url=base_url)
     return Bed(messenger, http, receiver, wa, tg, bizchat, chatbot, verimor, live, test)
@@ -212,7 +212,7 @@ async def test_a_blocked_bot_is_suppressed_and_not_tried_again(bed: Bed) -> None
 async def test_a_bot_blocked_at_the_workers_hand_over_is_suppressed(bed: Bed) -> None:
     # D7: Telegram is down at submit, so the message is queued for the worker, which finds
     # the bot blocked when it hands the message over.
-    await bed.messenger.set_retry_unavailable(bed.chatbot.workspace_id, True)
+    await bed.messenger.workspaces.set_retry_unavailable(bed.chatbot.workspace_id, True)
     bed.telegram.script(Canned(status=502, body=telegram.error_body(502, "Bad Gateway")))
     queued = await bed.send(bed.live, {"provider": "chatbot", "to": BLOCKED_CHAT, "body": "Hi"})
     assert (queued.status_code, queued.json()["status"]) == (201, "queued"), queued.text
@@ -334,14 +334,14 @@ async def test_add_list_page_and_remove(bed: Bed) -> None:
     sent = await bed.send(bed.live, {"provider": "sms_c", "to": "+905550000031", "body": "x"})
     assert error_code(sent) != "RECIPIENT_SUPPRESSED"
 
-    events = await bed.messenger.list_audit_events(action="suppression.add")
+    events = await bed.messenger.audit.list(action="suppression.add")
     assert {e.actor for e in events.data} == {f"api_key:{(await _live_key_id(bed))}"}
     assert all(e.target.startswith("sup_") for e in events.data)
 
 
 async def _live_key_id(bed: Bed) -> str:
     workspace_id = bed.bizchat.workspace_id
-    [key] = [k for k in await bed.messenger.list_api_keys(workspace_id) if k.livemode]
+    [key] = [k for k in await bed.messenger.keys.list(workspace_id) if k.livemode]
     return key.id
 
 

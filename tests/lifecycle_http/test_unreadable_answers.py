@@ -133,18 +133,18 @@ async def rig(
             serving(create_app(messenger, worker=False), lifespan=False)
         )
         client = await stack.enter_async_context(httpx.AsyncClient(timeout=20))
-        workspace = await messenger.create_workspace("unreadable", recipient_limit=None)
-        await messenger.set_retry_unavailable(workspace.id, retry_unavailable)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("unreadable", recipient_limit=None)
+        await messenger.workspaces.set_retry_unavailable(workspace.id, retry_unavailable)
+        await messenger.connections.add(
             workspace.id, provider.code, base_url=a, default_sender=provider.sender,
             credentials={**provider.credentials(fake), **credentials},
         )  # fmt: skip
         if backup is not None and b is not None:
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, backup.code, base_url=b, default_sender="UMTEST",
                 credentials=backup.credentials(backup_fake),
             )  # fmt: skip
-        key = await messenger.create_api_key(workspace.id, livemode=True)
+        key = await messenger.keys.create(workspace.id, livemode=True)
         yield Rig(messenger, clock, client, url, key.secret, workspace.id, primary, spare)
 
 
@@ -174,7 +174,7 @@ async def test_a_2xx_we_cannot_read_is_unknown_never_a_fallback_and_keeps_its_un
         assert r.primary.requests == 1  # not sent again either
         if r.backup is not None:
             assert r.backup.requests == 0  # no second provider for a message that may be out
-        usage = await r.messenger.quota_usage(r.workspace_id)
+        usage = await r.messenger.workspaces.quota_usage(r.workspace_id)
         assert usage.used == 1  # D17: the provider may have taken it
 
 
@@ -245,7 +245,7 @@ async def test_a_kannel_report_settles_a_message_left_unknown(when: str) -> None
         job_id = response.json()["job_id"]
         attempt = (await r.record(job_id))["attempts"][-1]
         assert attempt["status"] == "unknown"
-        connection = (await r.messenger.list_connections(r.workspace_id))[0]
+        connection = (await r.messenger.connections.list(r.workspace_id))[0]
 
         report = await r.client.get(
             f"{r.url}/v1/dlr/{connection.id}/{connection.dlr_token}",
@@ -279,7 +279,7 @@ async def test_a_d7_retry_that_gets_an_unreadable_2xx_ends_unknown_and_stops() -
             ("unknown", UNKNOWN),
         ]
         assert r.primary.requests == 2  # never a third hand-over
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 1
+        assert (await r.messenger.workspaces.quota_usage(r.workspace_id)).used == 1
 
 
 async def test_a_bulk_batch_answered_with_an_unreadable_2xx_is_unknown_item_by_item() -> None:
@@ -300,7 +300,7 @@ async def test_a_bulk_batch_answered_with_an_unreadable_2xx_is_unknown_item_by_i
             assert (record["status"], record["error"]["code"]) == ("unknown", UNKNOWN)
         assert r.primary.requests == 1  # one batch request, not sent again
         assert r.backup is not None and r.backup.requests == 0
-        assert (await r.messenger.quota_usage(r.workspace_id)).used == 3
+        assert (await r.messenger.workspaces.quota_usage(r.workspace_id)).used == 3
 
 
 def test_every_live_adapter_is_in_the_matrix() -> None:

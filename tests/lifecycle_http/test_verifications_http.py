@@ -69,7 +69,7 @@ async def test_english_text_code_length_and_app_hash(bed: Bed) -> None:
 
 
 async def test_a_template_with_a_code_placeholder_is_the_text(bed: Bed) -> None:
-    await bed.messenger.set_template(bed.workspace_id, "otp", "ACME kodu: {{ code }}")
+    await bed.messenger.templates.set(bed.workspace_id, "otp", "ACME kodu: {{ code }}")
     started = await bed.start(bed.test, template="otp", code_length=4)
     assert started.status_code == 201, started.text
     code = await bed.code_of(bed.test, started)
@@ -78,7 +78,7 @@ async def test_a_template_with_a_code_placeholder_is_the_text(bed: Bed) -> None:
 
 
 async def test_a_template_without_a_code_placeholder_is_refused(bed: Bed) -> None:
-    await bed.messenger.set_template(bed.workspace_id, "hello", "Merhaba {{ name }}")
+    await bed.messenger.templates.set(bed.workspace_id, "hello", "Merhaba {{ name }}")
     refused = await bed.start(bed.test, template="hello")
     assert (refused.status_code, error_code(refused)) == (422, "TEMPLATE_VARIABLE_MISSING")
     missing = await bed.start(bed.test, template="nope")
@@ -385,7 +385,7 @@ async def test_twenty_concurrent_starts_for_one_recipient_make_one_verification(
 async def test_quiet_hours_hold_a_message_but_not_a_code(bed: Bed) -> None:
     now = bed.clock.now().astimezone(UTC)
     window = f"{(now - timedelta(hours=1)):%H:%M}-{(now + timedelta(hours=1)):%H:%M}"
-    await bed.messenger.set_quiet_hours(
+    await bed.messenger.workspaces.set_quiet_hours(
         bed.workspace_id, parse_quiet_hours(window, zone="UTC", scope="all")
     )
     held = await bed.http.post(

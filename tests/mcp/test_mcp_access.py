@@ -48,7 +48,7 @@ async def test_basic_auth_is_no_key(mcp: Harness) -> None:
 
 async def test_revoked_key_is_401(mcp: Harness, bed: TestBed) -> None:
     assert bed.principal.key is not None
-    await bed.messenger.revoke_api_key(bed.principal.key.id)
+    await bed.messenger.keys.revoke(bed.principal.key.id)
     assert (await mcp.post(LIST)).status_code == 401
 
 
@@ -62,7 +62,7 @@ async def test_the_sdk_client_with_a_bad_key_fails_to_initialize(mcp: Harness) -
 
 
 async def test_caller_outside_the_allowlist_is_403(mcp: Harness, bed: TestBed) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
     refused = await mcp.post(LIST, peer=("198.51.100.7", 5000))
     _assert_refused(refused, 403, "IP_NOT_ALLOWED")
     assert "ratelimit" not in refused.headers
@@ -71,7 +71,7 @@ async def test_caller_outside_the_allowlist_is_403(mcp: Harness, bed: TestBed) -
 
 
 async def test_bad_key_from_outside_the_allowlist_is_still_401(mcp: Harness, bed: TestBed) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
     response = await mcp.post(LIST, key="nope", peer=("198.51.100.7", 5000))
     assert response.status_code == 401
 
@@ -89,7 +89,7 @@ async def test_every_answer_carries_the_rate_limit_fields(mcp: Harness) -> None:
 
 
 async def test_an_empty_bucket_is_429_before_the_body_is_read(mcp: Harness, bed: TestBed) -> None:
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=0.001, rate_burst=1)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=0.001, rate_burst=1)
     assert (await mcp.post(LIST, key=key.secret)).status_code == 200
     refused = await mcp.post(b"{not json", key=key.secret)
     _assert_refused(refused, 429, "RATE_LIMITED")
@@ -98,7 +98,7 @@ async def test_an_empty_bucket_is_429_before_the_body_is_read(mcp: Harness, bed:
 
 
 async def test_mcp_and_rest_share_the_key_bucket(mcp: Harness, bed: TestBed) -> None:
-    key = await bed.messenger.create_api_key(bed.workspace.id, rate_limit=0.001, rate_burst=2)
+    key = await bed.messenger.keys.create(bed.workspace.id, rate_limit=0.001, rate_burst=2)
     assert (await mcp.post(LIST, key=key.secret)).status_code == 200
     assert mcp.app is not None
     transport = httpx.ASGITransport(app=mcp.app)
@@ -113,7 +113,7 @@ async def test_mcp_and_rest_share_the_key_bucket(mcp: Harness, bed: TestBed) -> 
 
 
 async def test_a_test_job_is_not_found_with_a_live_key(mcp: Harness, bed: TestBed) -> None:
-    live = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     sent = data_of(await mcp.call("send_message", {"to": NORMAL, "body": "x"}))
     arguments = {"job_id": sent["job_id"]}
     assert code_of(await mcp.call("get_message", arguments, key=live.secret)) == "MESSAGE_NOT_FOUND"
@@ -121,13 +121,13 @@ async def test_a_test_job_is_not_found_with_a_live_key(mcp: Harness, bed: TestBe
 
 
 async def test_another_workspace_cannot_read_the_job(mcp: Harness, bed: TestBed) -> None:
-    other = await bed.messenger.create_workspace("other")
-    key = await bed.messenger.create_api_key(other.id)
+    other = await bed.messenger.workspaces.create("other")
+    key = await bed.messenger.keys.create(other.id)
     sent = data_of(await mcp.call("send_message", {"to": NORMAL, "body": "x"}))
     result = await mcp.call("get_message", {"job_id": sent["job_id"]}, key=key.secret)
     assert code_of(result) == "MESSAGE_NOT_FOUND"
 
 
 async def test_list_providers_tells_a_live_key_it_is_live(mcp: Harness, bed: TestBed) -> None:
-    live = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     assert data_of(await mcp.call("list_providers", {}, key=live.secret))["livemode"] is True

@@ -140,9 +140,9 @@ async def test_body_and_template_missing_is_a_validation_error(mcp: Harness) -> 
 
 
 async def test_provider_not_connected(mcp: Harness, bed: TestBed) -> None:
-    workspace = await bed.messenger.create_workspace("sms only")
-    await bed.messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-    key = await bed.messenger.create_api_key(workspace.id)
+    workspace = await bed.messenger.workspaces.create("sms only")
+    await bed.messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+    key = await bed.messenger.keys.create(workspace.id)
     result = await mcp.call(
         "send_message", {"to": NORMAL, "body": "x", "provider": "sms_b"}, key=key.secret
     )
@@ -172,7 +172,7 @@ async def test_provider_unavailable_names_the_job_it_kept(mcp: Harness) -> None:
 
 async def test_a_live_key_never_falls_back_to_the_simulator(mcp: Harness, bed: TestBed) -> None:
     # The testbed's connections hold no credentials: a live send cannot go anywhere.
-    live = await bed.messenger.create_api_key(bed.workspace.id, livemode=True)
+    live = await bed.messenger.keys.create(bed.workspace.id, livemode=True)
     result = await mcp.call("send_message", {"to": NORMAL, "body": "x"}, key=live.secret)
     assert code_of(result) == "INVALID_CREDENTIALS"
     assert bed.outbox.recipients() == []
@@ -192,7 +192,7 @@ async def test_send_bulk_fails_a_bad_item_only(mcp: Harness) -> None:
 
 
 async def test_send_bulk_in_template_mode(mcp: Harness, bed: TestBed) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "greet", "Merhaba {{ name }}")
+    await bed.messenger.templates.set(bed.workspace.id, "greet", "Merhaba {{ name }}")
     items = [{"to": NORMAL, "variables": {"name": "Ayşe"}}, {"to": "+905551234568"}]
     data = data_of(await mcp.call("send_bulk", {"template": "greet", "items": items}))
     assert data["template_key"] == "greet"
@@ -262,7 +262,7 @@ async def test_list_providers_shows_connections_without_credentials(mcp: Harness
 
 
 async def test_list_templates_shows_keys_bodies_and_variables(mcp: Harness, bed: TestBed) -> None:
-    await bed.messenger.set_template(
+    await bed.messenger.templates.set(
         bed.workspace.id,
         "order_shipped",
         "Merhaba {{ name }}, {{ order }} yolda.",

@@ -50,7 +50,7 @@ async def test_oversized_body_over_a_socket_is_413(mcp: Harness) -> None:
 async def test_forwarded_client_behind_a_trusted_proxy_over_a_socket(
     mcp: Harness, bed: TestBed
 ) -> None:
-    await bed.messenger.add_allowlist_entry(bed.workspace.id, "203.0.113.0/24")
+    await bed.messenger.allowlist.add(bed.workspace.id, "203.0.113.0/24")
     ok = await mcp.post(rpc("tools/list"), headers={"X-Forwarded-For": "203.0.113.7"})
     assert ok.status_code == 200
     refused = await mcp.post(rpc("tools/list"), headers={"X-Forwarded-For": "198.51.100.7"})

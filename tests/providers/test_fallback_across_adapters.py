@@ -22,16 +22,16 @@ async def test_5xx_then_rejection_then_acceptance_is_one_job_with_three_attempts
     async with serve(netgsm.app) as a, serve(iletimerkezi.app) as b, serve(verimor.app) as c:
         messenger = Messenger(vault=Vault.generate())
         async with messenger:
-            workspace = await messenger.create_workspace("live fallback")
-            await messenger.add_connection(
+            workspace = await messenger.workspaces.create("live fallback")
+            await messenger.connections.add(
                 workspace.id, "sms_a", base_url=a, default_sender="ACME",
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_b", base_url=b, default_sender="ACME",
                 credentials={"api_key": iletimerkezi.key, "api_hash": iletimerkezi.hash},
             )  # fmt: skip
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_c", base_url=c, default_sender="UMTEST",
                 credentials={"username": verimor.username, "password": verimor.password},
             )  # fmt: skip

@@ -118,7 +118,7 @@ class World:
         return record
 
     async def connection(self, provider: ProviderCode) -> Connection:
-        connections = await self.messenger.list_connections(self.workspace_id)
+        connections = await self.messenger.connections.list(self.workspace_id)
         return next(c for c in connections if c.provider == provider)
 
 
@@ -131,18 +131,18 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         vault=Vault.generate(),
     )
     async with messenger, serve(kannel.app) as kannel_url, serve(verimor.app) as verimor_url:
-        workspace = await messenger.create_workspace("encoding")
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("encoding")
+        await messenger.connections.add(
             workspace.id, "sms_e", base_url=kannel_url, default_sender=SENDER,
             # A sendsms-user with max-messages = 3: TURKISH is 3 UCS-2 parts through Kannel.
             credentials={"username": USERNAME, "password": PASSWORD, "max_parts": "3"},
             make_default=True,
         )  # fmt: skip
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_c", base_url=verimor_url, default_sender=SENDER,
             credentials={"username": verimor.username, "password": verimor.password},
         )  # fmt: skip
-        key = (await messenger.create_api_key(workspace.id, livemode=True)).secret
+        key = (await messenger.keys.create(workspace.id, livemode=True)).secret
         app = create_app(messenger, worker=False, mcp=False)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://um.test") as http:
@@ -202,7 +202,7 @@ async def test_a_fallback_hop_in_the_worker_records_what_the_hop_that_sent_it_wa
     # Verimor reports the message undelivered: the worker hands it to Kannel.
     body = world.verimor.report_push(campaign, {"905321234567": "NOT_DELIVERED"})
     callback = InboundCallback("POST", {"content-type": "application/json"}, {}, body)
-    ingested = await world.messenger.ingest_dlr(verimor.id, verimor.dlr_token, callback)
+    ingested = await world.messenger.reports.ingest(verimor.id, verimor.dlr_token, callback)
     assert ingested.changed == 1
 
     await world.messenger.worker().run_until_idle()

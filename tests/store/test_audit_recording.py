@@ -28,32 +28,48 @@ from unified_messaging import (
     generate_key_spec,
     parse_quiet_hours,
 )
-from unified_messaging._admin import AdminMixin
+from unified_messaging._allowlist import Allowlist
+from unified_messaging._api_keys import ApiKeys
 from unified_messaging._audit import AuditQuery
 from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
-from unified_messaging._connection_ops import ConnectionOpsMixin
-from unified_messaging._suppression_ops import SuppressionMixin
-from unified_messaging._users import UserAdminMixin
+from unified_messaging._audit_log import AuditLog
+from unified_messaging._connections import Connections
+from unified_messaging._suppression_ops import SimulationHelpers, Suppressions
+from unified_messaging._template_ops import Templates
+from unified_messaging._users import Users
+from unified_messaging._vault_admin import VaultAdmin
+from unified_messaging._workspaces import Workspaces
 from unified_messaging.consents import Consents
 from unified_messaging.store.base import Store
 from unified_messaging.verifications import Verifications
-from unified_messaging.webhooks._admin import WebhookAdminMixin
-from unified_messaging.webhooks._operations import WebhookOpsMixin
+from unified_messaging.webhooks._service import Webhooks
 
+#: The namespaces whose methods change what an operator set up (D32), by attribute name.
+NAMESPACES = {
+    "workspaces": Workspaces, "keys": ApiKeys, "connections": Connections,
+    "templates": Templates, "allowlist": Allowlist, "webhooks": Webhooks,
+    "suppressions": Suppressions, "users": Users, "audit": AuditLog, "vault": VaultAdmin,
+    "consents": Consents, "verifications": Verifications, "test_helpers": SimulationHelpers,
+}  # fmt: skip
 #: Public admin methods that change nothing: reads.
 READS = {
-    "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
-    "webhook_delivery_of", "webhook_deliveries_about", "settings", "get", "list",
+    "workspaces.quota_usage", "users.find", "users.check_password", "connections.of",
+    "connections.available", "connections.test", "connections.stats", "connections.health",
+    "webhooks.of", "webhooks.delivery_of", "webhooks.deliveries_about",
+    "verifications.settings",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
 #: provider's push is taken (an opt-out that arrives by itself is not an admin change).
-SENDS = {"redeliver_webhook", "send_test_webhook", "simulate_inbound"}
+SENDS = {"webhooks.redeliver", "webhooks.send_test", "test_helpers.inbound"}
 #: Public methods of the namespaces that are operations of their resource, not settings
 #: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
-OPERATIONS = {"start", "check", "cancel", "handle_expiry"}
+OPERATIONS = {
+    "verifications.start", "verifications.check", "verifications.cancel",
+    "verifications.handle_expiry",
+}  # fmt: skip
 #: Public admin methods that change state through another audited method, and which.
-DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
+DELEGATES = {"verifications.update_settings": "verifications.set_settings"}
 
 
 @pytest.fixture
@@ -68,7 +84,7 @@ async def messenger(store: Store) -> Messenger:
 
 
 async def every_event(messenger: Messenger) -> list[tuple[str, str | None, str]]:
-    page = await messenger.list_audit_events(limit=100)
+    page = await messenger.audit.list(limit=100)
     assert not page.has_more
     return [(e.action, e.workspace_id, e.target) for e in reversed(page.data)]
 
@@ -81,12 +97,16 @@ async def all_rows(store: Store) -> list[str]:
 
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
-    for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications):  # fmt: skip
-        for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
+    for namespace, cls in NAMESPACES.items():
+        for name, member in inspect.getmembers(cls, inspect.iscoroutinefunction):
             if not name.startswith("_"):
-                found[name] = member
+                found[f"{namespace}.{name}"] = member
     return found
+
+
+def _is_read(name: str) -> bool:
+    verb = name.rpartition(".")[2]
+    return verb in ("get", "list") or verb.startswith(("get_", "list_"))
 
 
 def changing_methods() -> list[str]:
@@ -94,7 +114,7 @@ def changing_methods() -> list[str]:
     return sorted(
         name
         for name in methods
-        if not name.startswith(("get_", "list_"))
+        if not _is_read(name)
         and name not in READS
         and name not in DELEGATES
         and name not in SENDS
@@ -110,7 +130,7 @@ def test_every_admin_method_that_changes_state_records_its_own_action() -> None:
     # One method per action and every action named: the closed list is exactly what is used.
     assert sorted(actions.values()) == sorted(AUDIT_ACTIONS)  # type: ignore[type-var]
     # Reads record nothing; a delegate records through the method it calls.
-    reads = [name for name in methods if name.startswith(("get_", "list_")) or name in READS]
+    reads = [name for name in methods if _is_read(name) or name in READS]
     assert [name for name in reads if audited_action(methods[name]) is not None] == []
     assert all(audited_action(methods[target]) for target in DELEGATES.values())
 
@@ -119,48 +139,50 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     messenger: Messenger, store: Store
 ) -> None:
     m = messenger
-    ws = await m.create_workspace("Acme")
-    await m.set_monthly_quota(ws.id, 100)
-    await m.set_retry_unavailable(ws.id, True)
-    await m.set_queue_ttl(ws.id, timedelta(minutes=5))
-    await m.set_recipient_limit(ws.id, "5/1h")
-    await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
+    ws = await m.workspaces.create("Acme")
+    await m.workspaces.set_monthly_quota(ws.id, 100)
+    await m.workspaces.set_retry_unavailable(ws.id, True)
+    await m.workspaces.set_queue_ttl(ws.id, timedelta(minutes=5))
+    await m.workspaces.set_recipient_limit(ws.id, "5/1h")
+    await m.workspaces.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
     await m.verifications.update_settings(ws.id, max_checks=3)
-    key = await m.create_api_key(ws.id, livemode=True)
-    await m.revoke_api_key(key.record.id)
-    netgsm = await m.add_connection(
+    key = await m.keys.create(ws.id, livemode=True)
+    await m.keys.revoke(key.record.id)
+    netgsm = await m.connections.add(
         ws.id, "sms_a", credentials={"usercode": "user-7f3a", "password": "pw-9c1e77"}
     )
-    verimor = await m.add_connection(
+    verimor = await m.connections.add(
         ws.id, "sms_c", credentials={"username": "900000000001", "password": "pw-2b8d41"}
     )
-    await m.set_default_connection(verimor.id)
-    await m.set_breaker_policy(netgsm.id, window=30)
-    await m.set_send_rate(netgsm.id, max_rate=5)
-    await m.set_senders(netgsm.id, default_sender="ACME", approved_senders=["ACME", "ACME2"])
-    await m.set_template(ws.id, "welcome", "Merhaba {{ name }}, kodunuz 481516")
-    await m.delete_template(ws.id, "welcome")
-    entry = await m.add_allowlist_entry(ws.id, "10.1.2.0/24")
-    await m.remove_allowlist_entry(ws.id, entry)
+    await m.connections.set_default(verimor.id)
+    await m.connections.set_breaker_policy(netgsm.id, window=30)
+    await m.connections.set_send_rate(netgsm.id, max_rate=5)
+    await m.connections.set_senders(
+        netgsm.id, default_sender="ACME", approved_senders=["ACME", "ACME2"]
+    )
+    await m.templates.set(ws.id, "welcome", "Merhaba {{ name }}, kodunuz 481516")
+    await m.templates.delete(ws.id, "welcome")
+    entry = await m.allowlist.add(ws.id, "10.1.2.0/24")
+    await m.allowlist.remove(ws.id, entry)
     live = await m.principal(ws.id, livemode=True)
-    opted = await m.add_suppression(live, {"channel": "sms", "recipient": "0555 000 00 20"})
-    await m.remove_suppression(live, {"channel": "sms", "recipient": "+905550000020"})
-    await m.import_suppressions(live, [{"channel": "sms", "recipient": "05550000021"}])
+    opted = await m.suppressions.add(live, {"channel": "sms", "recipient": "0555 000 00 20"})
+    await m.suppressions.remove(live, {"channel": "sms", "recipient": "+905550000020"})
+    await m.suppressions.add_many(live, [{"channel": "sms", "recipient": "05550000021"}])
     consent = await m.consents.create(
         live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
     )
-    endpoint = await m.create_webhook_endpoint(ws.id, "https://hooks.example.com/um")
-    rotated = await m.rotate_webhook_secret(endpoint.endpoint.id)
-    await m.disable_webhook_endpoint(endpoint.endpoint.id)
-    await m.enable_webhook_endpoint(endpoint.endpoint.id)
-    await m.set_webhook_events(endpoint.endpoint.id, ["message.failed"])
-    await m.remove_webhook_endpoint(endpoint.endpoint.id)
-    await m.remove_connection(netgsm.id)
-    member = await m.create_user("ayse@example.com", "correct horse battery", workspace_id=ws.id)
-    await m.disable_user("ayse@example.com")
-    await m.rotate_vault()
-    await m.rotate_credentials()  # through rotate_vault: one row, not two
+    endpoint = await m.webhooks.create(ws.id, "https://hooks.example.com/um")
+    rotated = await m.webhooks.rotate_secret(endpoint.endpoint.id)
+    await m.webhooks.disable(endpoint.endpoint.id)
+    await m.webhooks.enable(endpoint.endpoint.id)
+    await m.webhooks.set_events(endpoint.endpoint.id, ["message.failed"])
+    await m.webhooks.remove(endpoint.endpoint.id)
+    await m.connections.remove(netgsm.id)
+    member = await m.users.create("ayse@example.com", "correct horse battery", workspace_id=ws.id)
+    await m.users.disable("ayse@example.com")
+    await m.vault.rotate()
+    await m.vault.rotate()  # again: nothing to re-seal, still one row
 
     hook = endpoint.endpoint.id
     assert await every_event(m) == [
@@ -225,65 +247,65 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
 
 async def test_a_refused_change_records_nothing(messenger: Messenger) -> None:
     m = messenger
-    ws = await m.create_workspace("Acme")
-    await m.add_connection(ws.id, "sms_a")
+    ws = await m.workspaces.create("Acme")
+    await m.connections.add(ws.id, "sms_a")
     before = await every_event(m)
 
     refusals = [
-        m.create_workspace(" "),
-        m.set_monthly_quota(ws.id, -1),
-        m.set_monthly_quota("ws_missing", 5),
-        m.revoke_api_key("key_missing"),
+        m.workspaces.create(" "),
+        m.workspaces.set_monthly_quota(ws.id, -1),
+        m.workspaces.set_monthly_quota("ws_missing", 5),
+        m.keys.revoke("key_missing"),
         # Refused by the store, inside the transaction the row would have joined.
-        m.add_connection(ws.id, "sms_a"),
-        m.remove_connection("conn_missing"),
-        m.set_template(ws.id, "Bad Key", "x"),
-        m.delete_template(ws.id, "missing"),
-        m.add_allowlist_entry(ws.id, "not-an-address"),
-        m.remove_allowlist_entry(ws.id, "192.0.2.1"),
-        m.rotate_webhook_secret("whe_missing"),
+        m.connections.add(ws.id, "sms_a"),
+        m.connections.remove("conn_missing"),
+        m.templates.set(ws.id, "Bad Key", "x"),
+        m.templates.delete(ws.id, "missing"),
+        m.allowlist.add(ws.id, "not-an-address"),
+        m.allowlist.remove(ws.id, "192.0.2.1"),
+        m.webhooks.rotate_secret("whe_missing"),
     ]
     for refusal in refusals:
         with pytest.raises(MessagingError):
             await refusal
 
     assert await every_event(m) == before
-    assert len(await m.list_connections(ws.id)) == 1
+    assert len(await m.connections.list(ws.id)) == 1
 
 
 async def test_the_actor_and_client_address_are_the_ones_an_edge_set(
     messenger: Messenger,
 ) -> None:
-    await messenger.create_workspace("By the library")
+    await messenger.workspaces.create("By the library")
     with acting_as(Actor("dashboard:ayşe@example.com", "2001:db8::7")):
-        await messenger.create_workspace("By the dashboard")
+        await messenger.workspaces.create("By the dashboard")
 
-    page = await messenger.list_audit_events()
+    page = await messenger.audit.list()
 
     assert [(e.actor, e.client_address) for e in page.data] == [
         ("dashboard:ayşe@example.com", "2001:db8::7"),
         ("library", None),
     ]
-    mine = await messenger.list_audit_events(actor="dashboard:ayşe@example.com")
+    mine = await messenger.audit.list(actor="dashboard:ayşe@example.com")
     assert [e.target for e in mine.data] == [page.data[0].target]
 
 
 async def test_two_changes_at_once_are_both_recorded(messenger: Messenger) -> None:
     async def as_someone(name: str) -> str:
         with acting_as(Actor(name)):
-            workspace = await messenger.create_workspace(name)
-            await messenger.add_allowlist_entry(workspace.id, "198.51.100.0/24")
+            workspace = await messenger.workspaces.create(name)
+            await messenger.allowlist.add(workspace.id, "198.51.100.0/24")
             return workspace.id
 
     first, second = await asyncio.gather(as_someone("dashboard:a@x.io"), as_someone("cli"))
 
     for workspace_id, actor in ((first, "dashboard:a@x.io"), (second, "cli")):
-        page = await messenger.list_audit_events(workspace_id=workspace_id)
+        page = await messenger.audit.list(workspace_id=workspace_id)
         assert [(e.action, e.actor) for e in page.data] == [
             ("allowlist.add", actor),
             ("workspace.create", actor),
         ]
-        assert await messenger.list_allowlist(workspace_id) == ["198.51.100.0/24"]
+        assert await messenger.allowlist.list(workspace_id) == ["198.51.100.0/24"]
 
 
 async def test_ugly_text_in_an_actor_is_stored_safely_and_never_blocks_the_change(
@@ -291,9 +313,9 @@ async def test_ugly_text_in_an_actor_is_stored_safely_and_never_blocks_the_chang
 ) -> None:
     ugly = "dashboard:'; DROP TABLE um_audit_log; --\x00\ud800\x1b[2J🙂"
     with acting_as(Actor(ugly, "\x00'--")):
-        workspace = await messenger.create_workspace("İstanbul şubesi")
+        workspace = await messenger.workspaces.create("İstanbul şubesi")
 
-    [event] = (await messenger.list_audit_events()).data
+    [event] = (await messenger.audit.list()).data
     assert event.target == workspace.id
     assert event.actor.startswith("dashboard:'; DROP TABLE um_audit_log; --")
     assert "\x00" not in event.actor and "\ud800" not in event.actor
@@ -303,23 +325,23 @@ async def test_ugly_text_in_an_actor_is_stored_safely_and_never_blocks_the_chang
 async def test_pages_follow_the_cursor_and_bad_arguments_are_refused(
     messenger: Messenger,
 ) -> None:
-    made = [(await messenger.create_workspace(f"ws {n}")).id for n in range(5)]
+    made = [(await messenger.workspaces.create(f"ws {n}")).id for n in range(5)]
 
-    first = await messenger.list_audit_events(limit=2)
-    second = await messenger.list_audit_events(limit=2, starting_after=first.data[-1].id)
-    last = await messenger.list_audit_events(limit=2, starting_after=second.data[-1].id)
+    first = await messenger.audit.list(limit=2)
+    second = await messenger.audit.list(limit=2, starting_after=first.data[-1].id)
+    last = await messenger.audit.list(limit=2, starting_after=second.data[-1].id)
 
     assert [e.target for e in first.data + second.data + last.data] == made[::-1]
     assert (first.has_more, second.has_more, last.has_more) == (True, True, False)
-    assert (await messenger.list_audit_events(action="workspace.create", limit=5)).has_more is False
+    assert (await messenger.audit.list(action="workspace.create", limit=5)).has_more is False
     for bad in ({"action": "workspace.drop"}, {"limit": 0}, {"limit": 101}):
         with pytest.raises(RequestInvalid):
-            await messenger.list_audit_events(**bad)  # type: ignore[arg-type]
+            await messenger.audit.list(**bad)  # type: ignore[arg-type]
     with pytest.raises(RequestInvalid):
-        await messenger.list_audit_events(occurred_after=datetime(2026, 1, 1))
+        await messenger.audit.list(occurred_after=datetime(2026, 1, 1))
     with pytest.raises(ResourceNotFound):
-        await messenger.list_audit_events(starting_after="aud_unknown")
-    assert (await messenger.list_audit_events(workspace_id="ws\x00")).data == []
+        await messenger.audit.list(starting_after="aud_unknown")
+    assert (await messenger.audit.list(workspace_id="ws\x00")).data == []
 
 
 async def test_a_change_whose_row_cannot_be_stored_is_not_stored_either(
@@ -331,18 +353,18 @@ async def test_a_change_whose_row_cannot_be_stored_is_not_stored_either(
 
     if not isinstance(store, SqlStore):
         pytest.skip("the memory store applies each write at once (Store.atomic)")
-    ws = await messenger.create_workspace("Acme")
+    ws = await messenger.workspaces.create("Acme")
     await _refuse_audit_rows(store)
     try:
         with pytest.raises(MessagingError):
-            await messenger.add_allowlist_entry(ws.id, "203.0.113.0/24")
+            await messenger.allowlist.add(ws.id, "203.0.113.0/24")
         with pytest.raises(MessagingError):
-            await messenger.create_workspace("Never")
-        assert await messenger.list_allowlist(ws.id) == []
-        assert [w.name for w in await messenger.list_workspaces()] == ["Acme"]
+            await messenger.workspaces.create("Never")
+        assert await messenger.allowlist.list(ws.id) == []
+        assert [w.name for w in await messenger.workspaces.list()] == ["Acme"]
     finally:
         await _allow_audit_rows(store)
-    assert [e.action for e in (await messenger.list_audit_events()).data] == ["workspace.create"]
+    assert [e.action for e in (await messenger.audit.list()).data] == ["workspace.create"]
 
 
 async def _refuse_audit_rows(store: object) -> None:

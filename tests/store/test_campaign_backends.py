@@ -29,7 +29,7 @@ async def bed(store: Store) -> TestBed:
         store, clock=ManualClock(), vault=Vault.generate(), on_simulated=outbox.record
     )
     bed = await create_testbed(messenger=messenger, outbox=outbox)
-    await messenger.set_template(bed.workspace.id, TEMPLATE, "Merhaba {{ name }}")
+    await messenger.templates.set(bed.workspace.id, TEMPLATE, "Merhaba {{ name }}")
     return bed
 
 

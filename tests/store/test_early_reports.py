@@ -55,11 +55,11 @@ async def _setup(store: Store, ids: list[str]) -> Setup:
         Messenger(store, clock=clock, vault=Vault.from_spec(spec), live_adapters={"sms_c": live})
         for _ in range(2)
     )
-    workspace = await sender.create_workspace("Acme")
-    connection = await sender.add_connection(workspace.id, "sms_c", default_sender="ACME",
+    workspace = await sender.workspaces.create("Acme")
+    connection = await sender.connections.add(workspace.id, "sms_c", default_sender="ACME",
                                              approved_senders=("ACME", "ACME2"),
                                              credentials={"any": "thing"})  # fmt: skip
-    key = await sender.create_api_key(workspace.id, livemode=True)
+    key = await sender.keys.create(workspace.id, livemode=True)
     return Setup(clock, reporter, sender, connection, workspace.id, key.secret)
 
 

@@ -21,9 +21,9 @@ async def test_locked_sqlite_gives_storage_unavailable_and_no_provider_call(
     messenger = Messenger(store, vault=Vault.from_spec(generate_key_spec()),
                           on_simulated=outbox.record)  # fmt: skip
     async with messenger:
-        workspace = await messenger.create_workspace("locked")
-        await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME")
-        key = await messenger.create_api_key(workspace.id)
+        workspace = await messenger.workspaces.create("locked")
+        await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME")
+        key = await messenger.keys.create(workspace.id)
         principal = await messenger.authenticate(key.secret)
 
         holder = sqlite3.connect(path, timeout=0)

@@ -27,18 +27,18 @@ async def test_four_processes_send_with_an_exact_shared_quota(sql_database: Data
     store = sql_database.store()
     admin = Messenger(store, vault=Vault.from_spec(spec))  # system clock, as the senders
     async with admin:
-        workspace = await admin.create_workspace(
+        workspace = await admin.workspaces.create(
             "multi-process",
             monthly_quota=QUOTA,
             recipient_limit=None,  # one number, many sends
         )
-        await admin.add_connection(
+        await admin.connections.add(
             workspace.id,
             "sms_a",
             credentials={"usercode": "u", "password": "p"},
             default_sender="ACME",
         )
-        key = await admin.create_api_key(workspace.id, livemode=True)
+        key = await admin.keys.create(workspace.id, livemode=True)
 
         processes = []
         try:
@@ -86,5 +86,5 @@ async def test_four_processes_send_with_an_exact_shared_quota(sql_database: Data
         for job_id in jobs:
             record = await admin.get_message(principal, job_id)
             assert record.status == "sent"
-        usage = await admin.quota_usage(workspace.id)
+        usage = await admin.workspaces.quota_usage(workspace.id)
         assert usage.used == QUOTA

@@ -59,10 +59,10 @@ async def test_a_failed_write_ahead_leaves_the_quota_as_it_was(store: Store) -> 
     messenger = Messenger(cast(Store, failing), clock=clock, live_adapters={"sms_a": live},
                           vault=Vault.from_spec(generate_key_spec()),
                           on_simulated=outbox.record)  # fmt: skip
-    workspace = await messenger.create_workspace("Acme", monthly_quota=2)
-    await messenger.add_connection(workspace.id, "sms_a", default_sender="ACME",
+    workspace = await messenger.workspaces.create("Acme", monthly_quota=2)
+    await messenger.connections.add(workspace.id, "sms_a", default_sender="ACME",
                                    credentials={"any": "thing"})  # fmt: skip
-    key = await messenger.create_api_key(workspace.id, livemode=True)
+    key = await messenger.keys.create(workspace.id, livemode=True)
     auth = await messenger.authenticate(key.secret)
     period = clock.now().strftime("%Y-%m")
     request = {"to": "+905551234567", "body": "x"}

@@ -70,16 +70,16 @@ class Bed:
 
     async def add(self, *, events: Sequence[str] | None = None) -> tuple[str, str]:
         """A new endpoint on the receiver: (endpoint id, secret)."""
-        created = await self.messenger.create_webhook_endpoint(
+        created = await self.messenger.webhooks.create(
             self.workspace_id, self.receiver.url(), events=events
         )
         return created.endpoint.id, created.secret
 
     async def deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
-        return await self.messenger.list_webhook_deliveries(endpoint_id)
+        return await self.messenger.webhooks.list_deliveries(endpoint_id)
 
     async def get(self, endpoint_id: str) -> WebhookEndpoint:
-        return await self.messenger.get_webhook_endpoint(endpoint_id)
+        return await self.messenger.webhooks.get(endpoint_id)
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -93,7 +93,7 @@ async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[B
         WebhookSender(policy=LOOPBACK) as sender,
         Messenger(store, clock=clock, vault=vault, webhook_policy=LOOPBACK) as messenger,
     ):
-        workspace = await messenger.create_workspace("Acme")
+        workspace = await messenger.workspaces.create("Acme")
         yield Bed(clock, vault, store, messenger, sender, receiver, workspace.id, db_path)
 
 
@@ -197,7 +197,7 @@ async def test_the_work_of_a_removed_endpoint_ends_quietly(bed: Bed) -> None:
     endpoint_id, _ = await bed.add()
     outbox = bed.outbox()
     await outbox.emit(message_record(bed.workspace_id), "message.sent")
-    await bed.messenger.remove_webhook_endpoint(endpoint_id)
+    await bed.messenger.webhooks.remove(endpoint_id)
 
     await bed.worker(outbox).run_until_idle()
 
@@ -349,7 +349,7 @@ async def test_re_enabling_restarts_delivery(bed: Bed) -> None:
     outbox = bed.outbox()
     await emit_and_run(bed, outbox)
 
-    await bed.messenger.enable_webhook_endpoint(endpoint_id)
+    await bed.messenger.webhooks.enable(endpoint_id)
 
     assert await emit_and_run(bed, outbox) == 1
     assert [d.status for d in await bed.deliveries(endpoint_id)] == ["failed", "delivered"]
@@ -360,7 +360,7 @@ async def test_re_enabling_restarts_delivery(bed: Bed) -> None:
 
 async def test_rotation_signs_with_both_secrets_until_the_overlap_ends(bed: Bed) -> None:
     endpoint_id, old = await bed.add()
-    rotated = await bed.messenger.rotate_webhook_secret(endpoint_id, overlap=timedelta(hours=1))
+    rotated = await bed.messenger.webhooks.rotate_secret(endpoint_id, overlap=timedelta(hours=1))
     new = rotated.secret
     outbox = bed.outbox()
 
@@ -385,7 +385,7 @@ async def test_rotation_signs_with_both_secrets_until_the_overlap_ends(bed: Bed)
 
 async def test_rotation_without_overlap_retires_the_old_secret_at_once(bed: Bed) -> None:
     endpoint_id, old = await bed.add()
-    rotated = await bed.messenger.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+    rotated = await bed.messenger.webhooks.rotate_secret(endpoint_id, overlap=timedelta(0))
 
     assert webhook_secrets(bed.vault, rotated.endpoint, now=bed.clock.now()) == [rotated.secret]
     assert rotated.secret != old
@@ -455,8 +455,8 @@ async def test_secrets_never_appear_in_reprs_or_logs(
     bed: Bed, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    created = await bed.messenger.create_webhook_endpoint(bed.workspace_id, bed.receiver.url())
-    rotated = await bed.messenger.rotate_webhook_secret(created.endpoint.id)
+    created = await bed.messenger.webhooks.create(bed.workspace_id, bed.receiver.url())
+    rotated = await bed.messenger.webhooks.rotate_secret(created.endpoint.id)
     bed.receiver.answer(Answer(500), Answer(410))
     outbox = bed.outbox()
     await emit_and_run(bed, outbox)
@@ -647,7 +647,7 @@ async def test_a_hanging_endpoint_does_not_delay_another_on_the_same_host(bed: B
     # endpoint took every slot and a healthy endpoint on the same host waited behind them.
     release = asyncio.Event()
     bed.receiver.hold("/hang", release)
-    create = bed.messenger.create_webhook_endpoint
+    create = bed.messenger.webhooks.create
     await create(bed.workspace_id, bed.receiver.url("/hang"), events=["message.failed"])
     await create(bed.workspace_id, bed.receiver.url("/ok"), events=["message.delivered"])
     record = message_record(bed.workspace_id)
@@ -871,7 +871,7 @@ async def test_a_fresh_event_to_a_removed_endpoint_stores_nothing_and_ends(bed: 
     running = asyncio.create_task(event_worker(bed, outbox).run_once())
     try:
         await bed.receiver.arrived.wait()
-        await bed.messenger.remove_webhook_endpoint(endpoint_id)
+        await bed.messenger.webhooks.remove(endpoint_id)
     finally:
         release.set()
     assert await running == 1

@@ -109,20 +109,20 @@ async def messenger(store: Store, keys: str, clock: ManualClock) -> AsyncIterato
 async def seal_one_of_everything(
     opened: Messenger, clock: ManualClock, netgsm_url: str, receiver: Receiver
 ) -> Sealed:
-    workspace = await opened.create_workspace("Acme", recipient_limit=None)
-    connection = await opened.add_connection(
+    workspace = await opened.workspaces.create("Acme", recipient_limit=None)
+    connection = await opened.connections.add(
         workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD},
         default_sender="ACME", base_url=netgsm_url,
     )  # fmt: skip
-    key = await opened.create_api_key(workspace.id, livemode=True)
+    key = await opened.keys.create(workspace.id, livemode=True)
     # This endpoint's previous secret expires before the rotation runs.
-    short = await opened.create_webhook_endpoint(workspace.id, receiver.url("/expired"))
-    short_rotated = await opened.rotate_webhook_secret(
+    short = await opened.webhooks.create(workspace.id, receiver.url("/expired"))
+    short_rotated = await opened.webhooks.rotate_secret(
         short.endpoint.id, overlap=timedelta(minutes=1)
     )
     clock.advance(timedelta(minutes=2))
-    created = await opened.create_webhook_endpoint(workspace.id, receiver.url("/hook"))
-    rotated = await opened.rotate_webhook_secret(created.endpoint.id, overlap=timedelta(days=1))
+    created = await opened.webhooks.create(workspace.id, receiver.url("/hook"))
+    rotated = await opened.webhooks.rotate_secret(created.endpoint.id, overlap=timedelta(days=1))
     return Sealed(
         workspace.id,
         connection.id,
@@ -149,8 +149,8 @@ async def test_rotation_reseals_credentials_and_webhook_secrets_so_the_old_key_c
 
         # Step 2-3 of docs/cli.md: the new key first, the old one after it; rotate (twice).
         async with messenger(open_store(), f"{NEW},{OLD}", clock) as rotating:
-            report = await rotating.rotate_vault()
-            again = await rotating.rotate_vault()
+            report = await rotating.vault.rotate()
+            again = await rotating.vault.rotate()
 
         # Step 4: the old key is dropped. Everything must open with the new key alone.
         async with messenger(open_store(), NEW, clock) as after:
@@ -158,11 +158,11 @@ async def test_rotation_reseals_credentials_and_webhook_secrets_so_the_old_key_c
             sent = await after.send(auth, {"to": TO, "body": "Merhaba"})
             await after.worker().run_until_idle()
             endpoint_id, current, previous = sealed.endpoint
-            deliveries = await after.list_webhook_deliveries(endpoint_id)
+            deliveries = await after.webhooks.list_deliveries(endpoint_id)
             expired_id, expired_current = sealed.expired
-            expired_deliveries = await after.list_webhook_deliveries(expired_id)
-            endpoint = await after.get_webhook_endpoint(endpoint_id)
-            expired_endpoint = await after.get_webhook_endpoint(expired_id)
+            expired_deliveries = await after.webhooks.list_deliveries(expired_id)
+            endpoint = await after.webhooks.get(endpoint_id)
+            expired_endpoint = await after.webhooks.get(expired_id)
 
     assert report == VaultRotation(
         active_key_id="k2", connections=1, webhook_secrets=3, expired_secrets_removed=1
@@ -203,22 +203,22 @@ async def test_a_token_under_a_key_no_longer_configured_stops_the_rotation_befor
     clock = ManualClock()
     lost = generate_key_spec("k0")
     async with messenger(SqlStore(url), OLD, clock) as first:
-        workspace = await first.create_workspace("Acme")
-        kept = await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        kept = await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": PASSWORD}
         )
-        endpoint = await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+        endpoint = await first.webhooks.create(workspace.id, "http://127.0.0.1:9/hook")
     async with messenger(SqlStore(url), lost, clock) as other:
         # A connection sealed under a key that will not be configured at rotation time.
-        await other.add_connection(
+        await other.connections.add(
             workspace.id, "sms_b", credentials={"api_key": "k", "api_hash": PASSWORD}
         )
 
     async with messenger(SqlStore(url), f"{NEW},{OLD}", clock) as rotating:
         with pytest.raises(UnknownKeyId) as info:
-            await rotating.rotate_vault()
-        unchanged = await rotating.get_connection(kept.id)
-        endpoint_after = await rotating.get_webhook_endpoint(endpoint.endpoint.id)
+            await rotating.vault.rotate()
+        unchanged = await rotating.connections.get(kept.id)
+        endpoint_after = await rotating.webhooks.get(endpoint.endpoint.id)
 
     assert info.value.key_id == "k0"
     assert "UM_MASTER_KEYS" in info.value.message
@@ -249,7 +249,7 @@ class ChangedBeforeTheWrite(MemoryStore):
             await racer()
 
     async def get_connection(self, connection_id: str) -> Connection | None:
-        found = await super().get_connection(connection_id)
+        found = await super().connections.get(connection_id)
         await self._race("on_connection")
         return found
 
@@ -260,7 +260,7 @@ class ChangedBeforeTheWrite(MemoryStore):
         return await super().swap_connection_credentials(connection_id, expected, sealed)
 
     async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        found = await super().get_webhook_endpoint(endpoint_id)
+        found = await super().webhooks.get(endpoint_id)
         await self._race("on_endpoint")
         return found
 
@@ -274,8 +274,8 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
     # the endpoint, between the rotation's reads and its write.
     store, clock = ChangedBeforeTheWrite(), ManualClock()
     async with messenger(store, OLD, clock) as first:
-        workspace = await first.create_workspace("Acme")
-        created = await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+        workspace = await first.workspaces.create("Acme")
+        created = await first.webhooks.create(workspace.id, "http://127.0.0.1:9/hook")
     endpoint_id = created.endpoint.id
 
     async with (
@@ -284,14 +284,14 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
     ):
 
         async def meanwhile() -> None:
-            await operator.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+            await operator.webhooks.rotate_secret(endpoint_id, overlap=timedelta(0))
             await store.set_webhook_endpoint_health(
                 endpoint_id, enabled=False, disabled_at=operator.now(), failing_since=None
             )
 
         store.on_endpoint = meanwhile
-        report = await rotating.rotate_vault()
-        after = await rotating.get_webhook_endpoint(endpoint_id)
+        report = await rotating.vault.rotate()
+        after = await rotating.webhooks.get(endpoint_id)
 
     # The operator's secret (sealed under k2 already) stands; the disabling too.
     assert report.webhook_secrets == 0
@@ -303,11 +303,11 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
 async def test_an_admin_update_between_the_rotations_read_and_write_is_not_written_over() -> None:
     store, clock = ChangedBeforeTheWrite(), ManualClock()
     async with messenger(store, OLD, clock) as first:
-        workspace = await first.create_workspace("Acme")
-        connection = await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        connection = await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD}
         )
-        created = await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+        created = await first.webhooks.create(workspace.id, "http://127.0.0.1:9/hook")
     endpoint_id = created.endpoint.id
     new_secrets: list[str] = []
 
@@ -317,16 +317,16 @@ async def test_an_admin_update_between_the_rotations_read_and_write_is_not_writt
     ):
 
         async def new_send_rate() -> None:
-            await operator.set_send_rate(connection.id, max_rate=3)
+            await operator.connections.set_send_rate(connection.id, max_rate=3)
 
         async def new_webhook_secret() -> None:
-            rotated = await operator.rotate_webhook_secret(endpoint_id, overlap=timedelta(0))
+            rotated = await operator.webhooks.rotate_secret(endpoint_id, overlap=timedelta(0))
             new_secrets.append(rotated.secret)
 
         store.on_connection, store.on_endpoint = new_send_rate, new_webhook_secret
-        report = await rotating.rotate_vault()
-        after = await rotating.get_connection(connection.id)
-        endpoint = await rotating.get_webhook_endpoint(endpoint_id)
+        report = await rotating.vault.rotate()
+        after = await rotating.connections.get(connection.id)
+        endpoint = await rotating.webhooks.get(endpoint_id)
 
     # The operator's send rate stands, and the credentials are re-sealed under the new key.
     assert after.max_rate == 3
@@ -346,19 +346,19 @@ async def test_a_rotation_between_an_admin_setters_read_and_write_is_not_undone(
     # it read are under the old key, and the rotation re-sealed them meanwhile.
     store, clock = ChangedBeforeTheWrite(), ManualClock()
     async with messenger(store, OLD, clock) as first:
-        workspace = await first.create_workspace("Acme")
-        connection = await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        connection = await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": USERCODE, "password": PASSWORD}
         )
 
     async with messenger(store, f"{NEW},{OLD}", clock) as rotating:
 
         async def rotate() -> None:
-            assert (await rotating.rotate_vault()).connections == 1
+            assert (await rotating.vault.rotate()).connections == 1
 
         store.on_connection = rotate
-        await rotating.set_breaker_policy(connection.id, consecutive=9)
-        after = await rotating.get_connection(connection.id)
+        await rotating.connections.set_breaker_policy(connection.id, consecutive=9)
+        after = await rotating.connections.get(connection.id)
 
     assert after.breaker.consecutive == 9
     assert after.credentials.split(".")[1] == "k2"  # not the old-key token read before
@@ -366,18 +366,18 @@ async def test_a_rotation_between_an_admin_setters_read_and_write_is_not_undone(
     assert Vault.from_spec(NEW).decrypt_json(after.credentials, **ids)["password"] == PASSWORD
 
 
-async def test_rotate_credentials_keeps_its_name_and_returns_the_count(tmp_path: Path) -> None:
+async def test_rotate_returns_what_it_re_sealed_and_nothing_the_second_time(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'um.db'}"
     clock = ManualClock()
     async with messenger(SqlStore(url), OLD, clock) as first:
-        workspace = await first.create_workspace("Acme")
-        await first.add_connection(
+        workspace = await first.workspaces.create("Acme")
+        await first.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": PASSWORD}
         )
-        await first.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+        await first.webhooks.create(workspace.id, "http://127.0.0.1:9/hook")
     async with messenger(SqlStore(url), f"{NEW},{OLD}", clock) as rotating:
-        assert await rotating.rotate_credentials() == 2
-        assert await rotating.rotate_credentials() == 0
+        assert (await rotating.vault.rotate()).total == 2
+        assert (await rotating.vault.rotate()).total == 0
 
 
 def test_the_report_is_a_small_frozen_record() -> None:

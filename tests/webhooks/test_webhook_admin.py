@@ -30,7 +30,7 @@ async def messenger() -> AsyncIterator[Messenger]:
 
 @pytest.fixture
 async def workspace(messenger: Messenger) -> Workspace:
-    return await messenger.create_workspace("Acme")
+    return await messenger.workspaces.create("Acme")
 
 
 def field_of(error: RequestInvalid) -> str:
@@ -41,7 +41,7 @@ def field_of(error: RequestInvalid) -> str:
 async def test_a_new_endpoint_gets_a_whsec_secret_shown_once(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
 
     assert created.secret.startswith("whsec_")
     assert created.secret not in repr(created)
@@ -49,13 +49,13 @@ async def test_a_new_endpoint_gets_a_whsec_secret_shown_once(
     assert created.endpoint.url == PUBLIC_URL
     assert created.endpoint.events == ()
     assert created.endpoint.enabled
-    assert await messenger.list_webhook_endpoints(workspace.id) == [created.endpoint]
-    assert await messenger.get_webhook_endpoint(created.endpoint.id) == created.endpoint
+    assert await messenger.webhooks.list(workspace.id) == [created.endpoint]
+    assert await messenger.webhooks.get(created.endpoint.id) == created.endpoint
 
 
 async def test_the_secret_is_stored_sealed(messenger: Messenger, workspace: Workspace) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
-    stored = await messenger.get_webhook_endpoint(created.endpoint.id)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
+    stored = await messenger.webhooks.get(created.endpoint.id)
 
     assert created.secret not in stored.secret_ciphertext
     assert created.secret.removeprefix("whsec_") not in stored.secret_ciphertext
@@ -64,7 +64,7 @@ async def test_the_secret_is_stored_sealed(messenger: Messenger, workspace: Work
 async def test_events_are_kept_in_order_without_repeats(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    created = await messenger.create_webhook_endpoint(
+    created = await messenger.webhooks.create(
         workspace.id,
         PUBLIC_URL,
         events=["message.failed", "message.delivered", "message.failed"],
@@ -76,7 +76,7 @@ async def test_events_are_kept_in_order_without_repeats(
 async def test_an_empty_event_list_means_every_event(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL, events=[])
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL, events=[])
 
     assert created.endpoint.events == ()
 
@@ -86,7 +86,7 @@ async def test_unknown_events_are_refused(
     messenger: Messenger, workspace: Workspace, events: list[str]
 ) -> None:
     with pytest.raises(RequestInvalid) as caught:
-        await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL, events=events)
+        await messenger.webhooks.create(workspace.id, PUBLIC_URL, events=events)
 
     assert field_of(caught.value) == "events"
     assert caught.value.http_status == 400
@@ -115,11 +115,11 @@ async def test_unknown_events_are_refused(
 )
 async def test_bad_urls_are_refused(messenger: Messenger, workspace: Workspace, url: str) -> None:
     with pytest.raises(RequestInvalid) as caught:
-        await messenger.create_webhook_endpoint(workspace.id, url)
+        await messenger.webhooks.create(workspace.id, url)
 
     assert field_of(caught.value) == "url"
     assert caught.value.http_status == 400
-    assert await messenger.list_webhook_endpoints(workspace.id) == []
+    assert await messenger.webhooks.list(workspace.id) == []
     # Only a refusal that the operator's switch would lift names it (in the library, the
     # dashboard and the command line alike: one function words it).
     private = url.startswith(("http://127.", "http://localhost", "http://10.", "http://[::1]",
@@ -130,17 +130,17 @@ async def test_bad_urls_are_refused(messenger: Messenger, workspace: Workspace, 
 
 async def test_private_targets_are_accepted_when_the_operator_allows_them() -> None:
     async with Messenger(webhook_policy=LOOPBACK) as messenger:
-        workspace = await messenger.create_workspace("Acme")
-        created = await messenger.create_webhook_endpoint(workspace.id, "http://127.0.0.1:9/hook")
+        workspace = await messenger.workspaces.create("Acme")
+        created = await messenger.webhooks.create(workspace.id, "http://127.0.0.1:9/hook")
 
     assert created.endpoint.url == "http://127.0.0.1:9/hook"
 
 
 async def test_an_unknown_workspace_is_not_found(messenger: Messenger) -> None:
     with pytest.raises(ResourceNotFound):
-        await messenger.create_webhook_endpoint("ws_missing", PUBLIC_URL)
+        await messenger.webhooks.create("ws_missing", PUBLIC_URL)
     with pytest.raises(ResourceNotFound):
-        await messenger.list_webhook_endpoints("ws_missing")
+        await messenger.webhooks.list("ws_missing")
 
 
 @pytest.mark.parametrize(
@@ -159,18 +159,18 @@ async def test_an_unknown_endpoint_is_not_found(messenger: Messenger, operation:
 
 
 async def test_removing_an_endpoint_forgets_it(messenger: Messenger, workspace: Workspace) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
 
-    await messenger.remove_webhook_endpoint(created.endpoint.id)
+    await messenger.webhooks.remove(created.endpoint.id)
 
-    assert await messenger.list_webhook_endpoints(workspace.id) == []
+    assert await messenger.webhooks.list(workspace.id) == []
 
 
 async def test_rotation_keeps_the_old_secret_for_the_overlap(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
-    rotated = await messenger.rotate_webhook_secret(created.endpoint.id)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
+    rotated = await messenger.webhooks.rotate_secret(created.endpoint.id)
     now = messenger._clock.now()
 
     assert rotated.endpoint.previous_secret_expires_at == now + timedelta(hours=24)
@@ -183,10 +183,10 @@ async def test_rotation_keeps_the_old_secret_for_the_overlap(
 
 
 async def test_a_negative_overlap_is_refused(messenger: Messenger, workspace: Workspace) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
 
     with pytest.raises(RequestInvalid) as caught:
-        await messenger.rotate_webhook_secret(created.endpoint.id, overlap=timedelta(seconds=-1))
+        await messenger.webhooks.rotate_secret(created.endpoint.id, overlap=timedelta(seconds=-1))
 
     assert field_of(caught.value) == "overlap"
 
@@ -194,23 +194,23 @@ async def test_a_negative_overlap_is_refused(messenger: Messenger, workspace: Wo
 async def test_enabling_clears_the_failure_state(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    created = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
+    created = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
     now = messenger._clock.now()
     await messenger.store.update_webhook_endpoint(
         replace(created.endpoint, enabled=False, disabled_at=now, failing_since=now)
     )
 
-    enabled = await messenger.enable_webhook_endpoint(created.endpoint.id)
+    enabled = await messenger.webhooks.enable(created.endpoint.id)
 
     assert (enabled.enabled, enabled.disabled_at, enabled.failing_since) == (True, None, None)
-    assert await messenger.get_webhook_endpoint(created.endpoint.id) == enabled
+    assert await messenger.webhooks.get(created.endpoint.id) == enabled
 
 
 async def test_a_secret_sealed_for_one_endpoint_does_not_open_for_another(
     messenger: Messenger, workspace: Workspace
 ) -> None:
-    first = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
-    second = await messenger.create_webhook_endpoint(workspace.id, PUBLIC_URL)
+    first = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
+    second = await messenger.webhooks.create(workspace.id, PUBLIC_URL)
     swapped = replace(second.endpoint, secret_ciphertext=first.endpoint.secret_ciphertext)
 
     with pytest.raises(DecryptionFailed):

@@ -19,17 +19,17 @@ async def test_a_disabled_endpoint_gets_no_event_until_it_is_enabled_again() -> 
         WebhookSender(policy=LOOPBACK) as sender,
         Messenger(clock=clock, vault=vault, webhook_policy=LOOPBACK) as messenger,
     ):
-        workspace = await messenger.create_workspace("Acme")
-        created = await messenger.create_webhook_endpoint(workspace.id, receiver.url())
+        workspace = await messenger.workspaces.create("Acme")
+        created = await messenger.webhooks.create(workspace.id, receiver.url())
         endpoint_id = created.endpoint.id
         outbox = WebhookOutbox(messenger.store, vault, clock, sender=sender)
         worker = Worker(messenger.store, clock, {WORK_KIND: outbox.handle})
 
-        disabled = await messenger.disable_webhook_endpoint(endpoint_id)
-        again = await messenger.disable_webhook_endpoint(endpoint_id)  # no change
+        disabled = await messenger.webhooks.disable(endpoint_id)
+        again = await messenger.webhooks.disable(endpoint_id)  # no change
         queued_while_disabled = await outbox.emit(message_record(workspace.id), "message.sent")
         await worker.run_until_idle()
-        enabled = await messenger.enable_webhook_endpoint(endpoint_id)
+        enabled = await messenger.webhooks.enable(endpoint_id)
         queued_after = await outbox.emit(message_record(workspace.id), "message.delivered")
         await worker.run_until_idle()
 

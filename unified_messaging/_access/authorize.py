@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._clock import Clock
 from .._domain import ApiKey
 from .._errors import IpNotAllowed, RateLimited, RequestInvalid
 from .._observability.log_context import bind_log_context
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .._observability.metrics import Metrics
 
 __all__ = [
-    "AccessMixin",
+    "Access",
     "IpAddress",
     "IpNetwork",
     "RateLimitRefused",
@@ -132,18 +132,26 @@ def _allowed(address: IpAddress | None, entries: list[str]) -> bool:
     return False
 
 
-class AccessMixin:
-    """Access checks of :class:`~unified_messaging.Messenger` (the order of D15's first three)."""
+class Access:
+    """``messenger.access``: the access checks of one request, in the order of D15's first
+    three (who, from where, how often). The REST edge and MCP call :meth:`authorize`."""
 
-    _store: Store
-    _clock: Clock
-    _rate_limiter: RateLimiter
-    _default_rate_policy: RateLimitPolicy
-    _metrics: Metrics
+    def __init__(
+        self,
+        store: Store,
+        rate_limiter: RateLimiter,
+        default_rate_policy: RateLimitPolicy,
+        metrics: Metrics,
+        authenticate: Callable[[str | None], Awaitable[Principal]],
+    ) -> None:
+        self._store = store
+        self._rate_limiter = rate_limiter
+        self._default_rate_policy = default_rate_policy
+        self._metrics = metrics
+        self._authenticate = authenticate
 
-    if TYPE_CHECKING:
-
-        async def authenticate(self, api_key: str | None) -> Principal: ...
+    def __repr__(self) -> str:
+        return "<messenger.access>"
 
     async def authorize(
         self, api_key: str | None, client_ip: str | None
@@ -155,7 +163,7 @@ class AccessMixin:
         workspace without an allowlist. Raises :class:`~unified_messaging.Unauthorized`,
         :class:`~unified_messaging.IpNotAllowed` or :class:`RateLimitRefused`.
         """
-        principal = await self.authenticate(api_key)
+        principal = await self._authenticate(api_key)
         bind_log_context(workspace_id=principal.workspace_id)  # for this request's log lines
         await self.check_client_ip(principal.workspace_id, client_ip)
         assert principal.key is not None  # authenticate always names the key it resolved

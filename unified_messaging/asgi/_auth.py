@@ -30,7 +30,7 @@ async def authorize(
     """The caller and the rate-limit headers every answer carries, or the refusal to send
     back as it is (401, 403, or 429 with its rate-limit headers)."""
     try:
-        principal, decision = await messenger.authorize(bearer_token(headers), client_ip)
+        principal, decision = await messenger.access.authorize(bearer_token(headers), client_ip)
     except RateLimitRefused as exc:
         return error_response(exc, exc.decision.headers())
     except MessagingError as exc:

@@ -44,7 +44,7 @@ class DlrEndpoint:
         query = dict(request.query_params)
         try:
             if request.method == "GET" and query.get("hub.mode") is not None:
-                challenge = await self._messenger.dlr_challenge(connection_id, token, query)
+                challenge = await self._messenger.reports.challenge(connection_id, token, query)
                 if challenge is None:
                     return status_response(403, _HANDSHAKE_REFUSED)
                 return PlainTextResponse(challenge)
@@ -57,7 +57,7 @@ class DlrEndpoint:
                 query=query,
                 body=body,
             )
-            result = await self._messenger.ingest_dlr(connection_id, token, callback)
+            result = await self._messenger.reports.ingest(connection_id, token, callback)
         except MessagingError as exc:
             return error_response(exc)
         if result.reply is not None:

@@ -124,27 +124,27 @@ def _specs(messenger: Messenger) -> list[_Spec]:
 
     async def list_providers(principal: Principal, arguments: Arguments) -> Answer:
         parse_model(NoArguments, arguments)
-        connections = await messenger.list_providers(principal)
+        connections = await messenger.connections.available(principal)
         return ProviderList(
             livemode=principal.livemode, providers=[ProviderOut.of(c) for c in connections]
         )
 
     async def list_templates(principal: Principal, arguments: Arguments) -> Answer:
         parse_model(NoArguments, arguments)
-        templates = await messenger.list_templates(principal.workspace_id)
+        templates = await messenger.templates.list(principal.workspace_id)
         return TemplateList(templates=[TemplateOut.of(t) for t in templates])
 
     async def list_suppressions(principal: Principal, arguments: Arguments) -> Answer:
-        return await messenger.list_suppressions(principal, arguments)
+        return await messenger.suppressions.list(principal, arguments)
 
     async def add_suppression(principal: Principal, arguments: Arguments) -> Answer:
         with acting_as(_actor(principal)):
-            added = await messenger.add_suppression(principal, arguments, source="api")
+            added = await messenger.suppressions.add(principal, arguments, source="api")
         return SuppressionOut.of(added)
 
     async def remove_suppression(principal: Principal, arguments: Arguments) -> Answer:
         with acting_as(_actor(principal)):
-            removed = await messenger.remove_suppression(principal, arguments)
+            removed = await messenger.suppressions.remove(principal, arguments)
         return SuppressionOut.of(removed)
 
     async def create_consent(principal: Principal, arguments: Arguments) -> Answer:

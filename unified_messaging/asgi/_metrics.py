@@ -87,7 +87,7 @@ class MessengerCircuits:
         readings: list[CircuitReading] = []
         for workspace in await self._messenger.store.list_workspaces():
             try:
-                health = await self._messenger.connection_health(workspace.id)
+                health = await self._messenger.connections.health(workspace.id)
             except MessagingError:  # removed meanwhile, or the breaker store is away
                 continue
             readings += [CircuitReading(h.provider, h.connection_id, h.state) for h in health]
@@ -107,7 +107,9 @@ class MetricsEndpoint:
         if self._token is not None and not self._allowed(bearer_token(request.headers)):
             # The scrape's own token, not an API key: the message says which was wanted.
             return error_response(Unauthorized(_REFUSED))
-        snapshot = await take_snapshot(self._messenger.store, self._messenger.now(), self._circuits)
+        snapshot = await take_snapshot(
+            self._messenger.store, self._messenger.clock.now(), self._circuits
+        )
         body = self._exposition.exposition(snapshot)
         return Response(body, media_type=self._exposition.content_type)
 

@@ -138,7 +138,7 @@ class RestApi:
             # Before the body is read: nothing about this endpoint is a live key's business.
             raise NotFound
         payload = await read_json_object(request, self._max_body_bytes)
-        record = await self._messenger.simulate_inbound(principal, payload)
+        record = await self._messenger.test_helpers.inbound(principal, payload)
         return _json(record.to_json(), 201)
 
     async def consents(self, request: Request) -> Response:
@@ -185,7 +185,7 @@ class RestApi:
 
     async def _get_message(self, request: Request, principal: Principal) -> Response:
         job_id = request.path_params["job_id"]
-        return _json(await self._messenger.get_message_json(principal, job_id), 200)
+        return _json(await self._messenger.messages.get_json(principal, job_id), 200)
 
     async def _cancel_message(self, request: Request, principal: Principal) -> Response:
         record = await self._messenger.cancel_message(principal, request.path_params["job_id"])
@@ -233,7 +233,9 @@ class RestApi:
             return _json(claim.body, claim.status_code, {REPLAYED_HEADER: "true"})
         if isinstance(claim, BoundJobs):
             # The first request created these jobs and never answered (D22): they, as now.
-            current = await self._messenger.current_answer(principal, claim.job_ids, bulk=bulk)
+            current = await self._messenger.messages.current_answer(
+                principal, claim.job_ids, bulk=bulk
+            )
             return _json(current.to_json(), 201, {REPLAYED_HEADER: "true"})
         try:
             answer = await operation(principal, parsed, idempotency=claim)

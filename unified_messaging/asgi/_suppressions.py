@@ -38,15 +38,15 @@ class SuppressionsEndpoint:
     async def __call__(self, request: Request, principal: Principal) -> Response:
         if request.method == "GET":
             query = _query(request.query_params.multi_items())
-            page = await self._messenger.list_suppressions(principal, query)
+            page = await self._messenger.suppressions.list(principal, query)
             return _json(page.to_dict(), 200)
         with acting_as(self._actor(request, principal)):
             if request.method == "POST":
                 payload = await read_json_object(request, self._max_body_bytes)
-                added = await self._messenger.add_suppression(principal, payload, source="api")
+                added = await self._messenger.suppressions.add(principal, payload, source="api")
                 return _json(SuppressionOut.of(added).to_dict(), 201)
             target = _query(request.query_params.multi_items())
-            removed = await self._messenger.remove_suppression(principal, target)
+            removed = await self._messenger.suppressions.remove(principal, target)
             return _json(SuppressionOut.of(removed).to_dict(), 200)
 
     def _actor(self, request: Request, principal: Principal) -> Actor:

@@ -179,34 +179,34 @@ async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
     limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
     if args.recipient_limit is not None:
         limit = parse_recipient_limit(args.recipient_limit)
-    workspace = await m.create_workspace(
+    workspace = await m.workspaces.create(
         args.name,
         monthly_quota=args.monthly_quota,
         queue_ttl=args.queue_ttl or DEFAULT_QUEUE_TTL,
         recipient_limit=limit,
     )
     if args.retry_unavailable:
-        workspace = await m.set_retry_unavailable(workspace.id, True)
+        workspace = await m.workspaces.set_retry_unavailable(workspace.id, True)
     return fields_report(workspace_json(workspace), labels=_WORKSPACE_LABELS)
 
 
 async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     from .._access.flood_guard import parse_recipient_limit
 
-    workspace = await m.get_workspace(args.workspace_id)
+    workspace = await m.workspaces.get(args.workspace_id)
     # Every value is read before anything changes: a refused one changes nothing.
     new_limit = args.recipient_limit
     limit = parse_recipient_limit(new_limit) if new_limit is not None else None
     quiet = _quiet_setting(args)
     verify = await _verify_settings(m, workspace.id, args)
     if args.queue_ttl is not None:
-        workspace = await m.set_queue_ttl(workspace.id, args.queue_ttl)
+        workspace = await m.workspaces.set_queue_ttl(workspace.id, args.queue_ttl)
     if new_limit is not None:
-        workspace = await m.set_recipient_limit(workspace.id, limit)
+        workspace = await m.workspaces.set_recipient_limit(workspace.id, limit)
     if args.retry_unavailable is not None:
-        workspace = await m.set_retry_unavailable(workspace.id, args.retry_unavailable)
+        workspace = await m.workspaces.set_retry_unavailable(workspace.id, args.retry_unavailable)
     if args.quiet_hours is not None:
-        workspace = await m.set_quiet_hours(workspace.id, quiet)
+        workspace = await m.workspaces.set_quiet_hours(workspace.id, quiet)
     if args.consent_policy is not None:
         workspace = await m.consents.set_policy(workspace.id, args.consent_policy)
     if verify is not None:
@@ -264,7 +264,7 @@ def _quiet_setting(args: argparse.Namespace) -> QuietHours | None:
 
 
 async def _list_workspaces(m: Messenger, args: argparse.Namespace) -> Report:
-    rows = [workspace_json(w) for w in await m.list_workspaces()]
+    rows = [workspace_json(w) for w in await m.workspaces.list()]
     return table_report(rows, WORKSPACE_COLUMNS, empty="No workspaces.")
 
 
@@ -305,7 +305,7 @@ _KEY_LABELS = {"id": "id", "workspace_id": "workspace", "display_prefix": "prefi
 
 
 async def _create_key(m: Messenger, args: argparse.Namespace) -> Report:
-    created = await m.create_api_key(
+    created = await m.keys.create(
         args.workspace,
         livemode=not args.test,
         name=args.name,
@@ -313,22 +313,22 @@ async def _create_key(m: Messenger, args: argparse.Namespace) -> Report:
         rate_limit=args.rate_limit,
         rate_burst=args.rate_burst,
     )
-    data = {**api_key_json(created.record, m.now()), "api_key": created.secret}
+    data = {**api_key_json(created.record, m.clock.now()), "api_key": created.secret}
     labels = {**_KEY_LABELS, "api_key": "api key"}
     note = "Store the key now: only its hash is kept, it cannot be shown again."
     return fields_report(data, labels=labels, note=note)
 
 
 async def _list_keys(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.get_workspace(args.workspace)  # an unknown workspace is an error, not "no keys"
-    now = m.now()
-    rows = [api_key_json(k, now) for k in await m.list_api_keys(args.workspace)]
+    await m.workspaces.get(args.workspace)  # an unknown workspace is an error, not "no keys"
+    now = m.clock.now()
+    rows = [api_key_json(k, now) for k in await m.keys.list(args.workspace)]
     return table_report(rows, API_KEY_COLUMNS, empty="No API keys.")
 
 
 async def _revoke_key(m: Messenger, args: argparse.Namespace) -> Report:
-    key = await m.revoke_api_key(args.key_id)
-    return fields_report(api_key_json(key, m.now()), labels=_KEY_LABELS)
+    key = await m.keys.revoke(args.key_id)
+    return fields_report(api_key_json(key, m.clock.now()), labels=_KEY_LABELS)
 
 
 # ------------------------------------------------------------------------------- templates
@@ -366,7 +366,7 @@ _TEMPLATE_LABELS = {"key": "key", "body": "body", "description": "description",
 
 
 async def _set_template(m: Messenger, args: argparse.Namespace) -> Report:
-    template = await m.set_template(
+    template = await m.templates.set(
         args.workspace,
         args.key,
         args.body,
@@ -378,14 +378,14 @@ async def _set_template(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _list_templates(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.get_workspace(args.workspace)
-    rows = [template_json(t) for t in await m.list_templates(args.workspace)]
+    await m.workspaces.get(args.workspace)
+    rows = [template_json(t) for t in await m.templates.list(args.workspace)]
     return table_report(rows, TEMPLATE_COLUMNS, empty="No templates.")
 
 
 async def _delete_template(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.get_workspace(args.workspace)
-    await m.delete_template(args.workspace, args.key)
+    await m.workspaces.get(args.workspace)
+    await m.templates.delete(args.workspace, args.key)
     data: JsonObject = {"workspace_id": args.workspace, "key": args.key, "deleted": True}
     return Report(data, f"Deleted template {args.key}.")
 
@@ -415,7 +415,7 @@ def add_allowlist(commands: Subparsers) -> None:
 
 
 async def _allowlist_add(m: Messenger, args: argparse.Namespace) -> Report:
-    entry = await m.add_allowlist_entry(args.workspace, args.cidr)
+    entry = await m.allowlist.add(args.workspace, args.cidr)
     data: JsonObject = {"workspace_id": args.workspace, "entry": entry}
     return Report(data, f"Added {entry}; only listed addresses may call this workspace now.")
 
@@ -423,16 +423,16 @@ async def _allowlist_add(m: Messenger, args: argparse.Namespace) -> Report:
 async def _allowlist_remove(m: Messenger, args: argparse.Namespace) -> Report:
     from .._access.authorize import normalize_allowlist_entry
 
-    await m.remove_allowlist_entry(args.workspace, args.cidr)
+    await m.allowlist.remove(args.workspace, args.cidr)
     entry = normalize_allowlist_entry(args.cidr)  # as stored, e.g. 10.0.0.1/32 -> 10.0.0.1
-    left = await m.list_allowlist(args.workspace)
+    left = await m.allowlist.list(args.workspace)
     data: JsonObject = {"workspace_id": args.workspace, "removed": entry, "remaining": len(left)}
     note = "" if left else " The allowlist is empty: every address may call."
     return Report(data, f"Removed {entry}.{note}")
 
 
 async def _allowlist_list(m: Messenger, args: argparse.Namespace) -> Report:
-    entries = await m.list_allowlist(args.workspace)
+    entries = await m.allowlist.list(args.workspace)
     empty = "The allowlist is empty: every address may call this workspace."
     data: list[JsonValue] = [*entries]
     return Report(data, "\n".join(entries) if entries else empty)

@@ -75,7 +75,7 @@ AUDIT_COLUMNS = (
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:
-    page = await m.list_audit_events(
+    page = await m.audit.list(
         workspace_id=args.workspace,
         action=args.action,
         actor=args.actor,

@@ -150,7 +150,7 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
     from .._domain import DEFAULT_DLR_TIMEOUT
 
     credentials = _credentials(args)
-    connection = await m.add_connection(
+    connection = await m.connections.add(
         args.workspace,
         args.provider,
         credentials=credentials,
@@ -169,9 +169,9 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:
-    health = {h.connection_id: h for h in await m.connection_health(args.workspace)}
+    health = {h.connection_id: h for h in await m.connections.health(args.workspace)}
     rows = []
-    for connection in await m.list_connections(args.workspace):
+    for connection in await m.connections.list(args.workspace):
         row = _shown(connection)
         found = health.get(connection.id)
         if found is not None:
@@ -185,37 +185,37 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY
 
-    connection = await m.get_connection(args.connection_id)
+    connection = await m.connections.get(args.connection_id)
     senders = _senders(args, connection)
     if senders is not None:
         default, approved = senders
-        connection = await m.set_senders(
+        connection = await m.connections.set_senders(
             connection.id, default_sender=default, approved_senders=approved
         )
     base = DEFAULT_BREAKER_POLICY if args.breaker_defaults else connection.breaker
     policy = _breaker_policy(args, base)
     if policy is not None or args.breaker_defaults:
-        connection = await m.set_breaker_policy(connection.id, policy or base)
+        connection = await m.connections.set_breaker_policy(connection.id, policy or base)
     rates = _rates(args)
     if rates:
-        connection = await m.set_send_rate(connection.id, **rates)
+        connection = await m.connections.set_send_rate(connection.id, **rates)
     return fields_report(_shown(connection), labels=_LABELS)
 
 
 async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.remove_connection(args.connection_id)
+    await m.connections.remove(args.connection_id)
     data: JsonObject = {"id": args.connection_id, "removed": True}
     return Report(data, f"Removed connection {args.connection_id}.")
 
 
 async def _set_default(m: Messenger, args: argparse.Namespace) -> Report:
-    connection = await m.set_default_connection(args.connection_id)
+    connection = await m.connections.set_default(args.connection_id)
     return fields_report(_shown(connection), labels=_LABELS)
 
 
 async def _test(m: Messenger, args: argparse.Namespace) -> Report:
-    connection = await m.get_connection(args.connection_id)
-    max_parts = await m.test_connection(connection.id)
+    connection = await m.connections.get(args.connection_id)
+    max_parts = await m.connections.test(connection.id)
     data: JsonObject = {
         "id": connection.id,
         "provider": connection.provider,

@@ -192,7 +192,7 @@ async def _find(m: Messenger, args: argparse.Namespace) -> tuple[Principal, Stat
 
     # Job ids are unique across workspaces: without --workspace, every one is asked (an
     # operator's command; a deployment has few workspaces).
-    workspaces = [args.workspace] if args.workspace else [w.id for w in await m.list_workspaces()]
+    workspaces = [args.workspace] if args.workspace else [w.id for w in await m.workspaces.list()]
     for workspace_id in workspaces:
         for livemode in (True, False):  # an operator may read both modes
             principal = await m.principal(workspace_id, livemode=livemode)
@@ -214,8 +214,8 @@ async def _cancel(m: Messenger, args: argparse.Namespace) -> Report:
 async def _show(m: Messenger, args: argparse.Namespace) -> Report:
     principal, record = await _find(m, args)
     workspace_id = principal.workspace_id
-    deliveries = await m.webhook_deliveries_about(workspace_id, args.job_id)
-    urls = {e.id: e.url for e in await m.list_webhook_endpoints(workspace_id)}
+    deliveries = await m.webhooks.deliveries_about(workspace_id, args.job_id)
+    urls = {e.id: e.url for e in await m.webhooks.list(workspace_id)}
     events = _timeline(record, deliveries, urls)
     data: JsonObject = {
         "message": record.to_dict(),
@@ -321,12 +321,12 @@ def stats_json(stats: ConnectionStats, connection: Connection | None) -> JsonObj
 async def _stats(m: Messenger, args: argparse.Namespace) -> Report:
     from ..store.base import ConnectionStats
 
-    since = m.now() - args.since
+    since = m.clock.now() - args.since
     found = {
         s.provider: s
-        for s in await m.connection_stats(args.workspace, since=since, livemode=not args.test)
+        for s in await m.connections.stats(args.workspace, since=since, livemode=not args.test)
     }
-    connections = {c.provider: c for c in await m.list_connections(args.workspace)}
+    connections = {c.provider: c for c in await m.connections.list(args.workspace)}
     # Every connection, busy or not; then providers whose connection has since been removed.
     providers = [*connections, *sorted(p for p in found if p not in connections)]
     rows = [

@@ -70,7 +70,7 @@ def add_vault(commands: Subparsers) -> None:
 
 async def _rotate(args: argparse.Namespace) -> Report:
     async with messenger_session(args) as messenger:
-        report = await messenger.rotate_vault()
+        report = await messenger.vault.rotate()
     data: JsonObject = {
         "rotated": report.total,
         "connections": report.connections,

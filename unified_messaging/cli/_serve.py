@@ -424,7 +424,7 @@ async def _demo(messenger: Messenger, url: str) -> Report:
 
     # One demo workspace per database: a later --demo run takes it up again with a new test
     # key (keys are shown once), instead of adding a workspace each time.
-    workspaces = await messenger.list_workspaces()
+    workspaces = await messenger.workspaces.list()
     found = next((w for w in workspaces if w.name == _DEMO_WORKSPACE), None)
     if found is None:
         bed = await create_testbed(
@@ -433,7 +433,7 @@ async def _demo(messenger: Messenger, url: str) -> Report:
         workspace, api_key = bed.workspace, bed.api_key
     else:
         workspace = found
-        api_key = (await messenger.create_api_key(found.id, livemode=False, name=_DEMO_KEY)).secret
+        api_key = (await messenger.keys.create(found.id, livemode=False, name=_DEMO_KEY)).secret
     # The templates docs/rest.md's examples send with.
     await add_demo_templates(messenger, workspace.id)
     data: JsonObject = {"workspace_id": workspace.id, "api_key": api_key, "url": url}
@@ -463,9 +463,9 @@ async def _demo_login_link(messenger: Messenger) -> str:
     from ..dashboard import issue_login_link
 
     try:
-        await messenger.find_user(_DEMO_OPERATOR)
+        await messenger.users.find(_DEMO_OPERATOR)
     except ResourceNotFound:
-        await messenger.create_user(_DEMO_OPERATOR, None, operator=True)
+        await messenger.users.create(_DEMO_OPERATOR, None, operator=True)
     return await issue_login_link(messenger, _DEMO_OPERATOR)
 
 

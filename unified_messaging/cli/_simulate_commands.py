@@ -53,7 +53,7 @@ async def _inbound(m: Messenger, args: argparse.Namespace) -> Report:
     request: dict[str, object] = {"from": args.sender, "text": args.text, "channel": args.channel}
     if args.provider is not None:
         request["provider"] = args.provider
-    record = await m.simulate_inbound(principal, request)
+    record = await m.test_helpers.inbound(principal, request)
     shown = {k: v for k, v in record.to_dict().items() if k in _LABELS}
     note = "The sender is now suppressed (test mode)." if record.opt_out else ""
     return fields_report(shown, labels=_LABELS, note=note)

@@ -97,14 +97,14 @@ async def _add(m: Messenger, args: argparse.Namespace) -> Report:
     entry: dict[str, object] = {"channel": args.channel, "recipient": args.recipient}
     if args.reason is not None:
         entry["reason"] = args.reason
-    added = await m.add_suppression(principal, entry, source="cli")
+    added = await m.suppressions.add(principal, entry, source="cli")
     return Report(_json(added), f"Suppressed {added.recipient} on {added.channel} ({added.id}).")
 
 
 async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
     principal = await m.principal(args.workspace, livemode=not args.test)
     target = {"channel": args.channel, "recipient": args.recipient}
-    removed = await m.remove_suppression(principal, target)
+    removed = await m.suppressions.remove(principal, target)
     return Report(_json(removed), f"Removed {removed.recipient} from the {removed.channel} list.")
 
 
@@ -114,7 +114,7 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
     for name in ("channel", "recipient", "starting_after"):
         if getattr(args, name) is not None:
             search[name] = getattr(args, name)
-    page = await m.list_suppressions(principal, search)
+    page = await m.suppressions.list(principal, search)
     rows: list[JsonObject] = [dict(entry.to_dict()) for entry in page.data]
     report = table_report(rows, _COLUMNS, empty="No suppressed recipients.")
     if page.has_more and rows:
@@ -146,7 +146,7 @@ async def _import(m: Messenger, args: argparse.Namespace) -> Report:
                 entry["extra_cells"] = row.extra  # refused: the row is longer than the header
             yield entry
 
-    result = await m.import_suppressions(principal, entries())
+    result = await m.suppressions.add_many(principal, entries())
     refused: list[JsonValue] = [
         {"row": numbers[index - 1], "error": why} for index, why in result.refused
     ]

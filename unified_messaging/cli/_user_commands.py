@@ -88,16 +88,16 @@ def _read_password() -> str:
 
 
 async def _create(m: Messenger, args: argparse.Namespace) -> Report:
-    user = await m.create_user(
+    user = await m.users.create(
         args.email, _read_password(), operator=args.operator, workspace_id=args.workspace
     )
     return fields_report(user_json(user), labels=_LABELS)
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:
-    rows = [user_json(u) for u in await m.list_users()]
+    rows = [user_json(u) for u in await m.users.list()]
     return table_report(rows, _COLUMNS, empty="No users.")
 
 
 async def _disable(m: Messenger, args: argparse.Namespace) -> Report:
-    return fields_report(user_json(await m.disable_user(args.email)), labels=_LABELS)
+    return fields_report(user_json(await m.users.disable(args.email)), labels=_LABELS)

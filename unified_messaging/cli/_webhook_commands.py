@@ -229,48 +229,48 @@ def _with_secret(created: CreatedWebhookEndpoint) -> Report:
 
 
 async def _add(m: Messenger, args: argparse.Namespace) -> Report:
-    created = await m.create_webhook_endpoint(args.workspace, args.url, events=args.events)
+    created = await m.webhooks.create(args.workspace, args.url, events=args.events)
     return _with_secret(created)
 
 
 async def _list(m: Messenger, args: argparse.Namespace) -> Report:
-    rows = [endpoint_json(e) for e in await m.list_webhook_endpoints(args.workspace)]
+    rows = [endpoint_json(e) for e in await m.webhooks.list(args.workspace)]
     return table_report(rows, ENDPOINT_COLUMNS, empty="No webhook endpoints.")
 
 
 async def _remove(m: Messenger, args: argparse.Namespace) -> Report:
-    await m.remove_webhook_endpoint(args.endpoint_id)
+    await m.webhooks.remove(args.endpoint_id)
     return Report({"id": args.endpoint_id, "removed": True}, f"Removed {args.endpoint_id}.")
 
 
 async def _rotate(m: Messenger, args: argparse.Namespace) -> Report:
-    return _with_secret(await m.rotate_webhook_secret(args.endpoint_id, overlap=args.overlap))
+    return _with_secret(await m.webhooks.rotate_secret(args.endpoint_id, overlap=args.overlap))
 
 
 async def _enable(m: Messenger, args: argparse.Namespace) -> Report:
-    return _endpoint_report(await m.enable_webhook_endpoint(args.endpoint_id))
+    return _endpoint_report(await m.webhooks.enable(args.endpoint_id))
 
 
 async def _disable(m: Messenger, args: argparse.Namespace) -> Report:
-    return _endpoint_report(await m.disable_webhook_endpoint(args.endpoint_id))
+    return _endpoint_report(await m.webhooks.disable(args.endpoint_id))
 
 
 async def _set_events(m: Messenger, args: argparse.Namespace) -> Report:
-    return _endpoint_report(await m.set_webhook_events(args.endpoint_id, args.events))
+    return _endpoint_report(await m.webhooks.set_events(args.endpoint_id, args.events))
 
 
 async def _test(m: Messenger, args: argparse.Namespace) -> Report:
-    delivery = await m.send_test_webhook(args.endpoint_id)
+    delivery = await m.webhooks.send_test(args.endpoint_id)
     text = f"Queued test event {delivery.event_id} (delivery {delivery.id}); a worker sends it."
     return Report(delivery_json(delivery), text)
 
 
 async def _redeliver(m: Messenger, args: argparse.Namespace) -> Report:
-    delivery = await m.redeliver_webhook(args.delivery_id)
+    delivery = await m.webhooks.redeliver(args.delivery_id)
     text = f"Queued {delivery.id} again (event {delivery.event_id}); a worker sends it."
     return Report(delivery_json(delivery), text)
 
 
 async def _deliveries(m: Messenger, args: argparse.Namespace) -> Report:
-    rows = [delivery_json(d) for d in await m.list_webhook_deliveries(args.endpoint_id)]
+    rows = [delivery_json(d) for d in await m.webhooks.list_deliveries(args.endpoint_id)]
     return table_report(rows, DELIVERY_COLUMNS, empty="No deliveries.")

@@ -90,6 +90,6 @@ async def issue_login_link(messenger: Messenger, email: str) -> str:
     root (``/login/link?token=<token>``): used once, within 24 hours (``serve --demo``
     prints one). The token is a query parameter the access log masks, never a path
     segment it would write whole."""
-    user = await messenger.find_user(email)
+    user = await messenger.users.find(email)
     token = await Sessions(messenger).issue_link(user)
     return f"/login/link?{urlencode({LINK_TOKEN_PARAMETER: token})}"

@@ -182,7 +182,7 @@ class Dashboard:
         return form
 
     async def _viewer(self, request: Request, signed_in: SignedIn) -> Viewer:
-        workspaces = await self.messenger.list_workspaces()
+        workspaces = await self.messenger.workspaces.list()
         user = signed_in.user
         shown = visible_workspace(user, signed_in.session.workspace_id, workspaces)
         listed = tuple(workspaces) if user.is_operator else (() if shown is None else (shown,))

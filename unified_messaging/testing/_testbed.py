@@ -59,13 +59,13 @@ class TestBed:
         provider: ProviderCode | None = None,
     ) -> InboundRecord:
         """A reply from ``sender`` (a number, or a chat id on ``chatbot``), as if the
-        channel's provider pushed it: ``await um_testbed.simulate_inbound("+905551234567",
+        channel's provider pushed it: ``await um_testbed.test_helpers.inbound("+905551234567",
         "STOP")`` suppresses that number, as a real STOP does, and queues ``message.inbound``
         for the workspace's webhook endpoints (``settle()`` delivers it)."""
         request: dict[str, object] = {"from": sender, "text": text, "channel": channel}
         if provider is not None:
             request["provider"] = provider
-        return await self.messenger.simulate_inbound(self.principal, request)
+        return await self.messenger.test_helpers.inbound(self.principal, request)
 
 
 async def create_testbed(
@@ -95,12 +95,12 @@ async def create_testbed(
             on_simulated=outbox.record,
         )
     await messenger.open()
-    workspace = await messenger.create_workspace(name, recipient_limit=recipient_limit)
+    workspace = await messenger.workspaces.create(name, recipient_limit=recipient_limit)
     for code in ALL_PROVIDERS:
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, code, default_sender=sender, approved_senders=(sender,)
         )
-    key = await messenger.create_api_key(workspace.id, livemode=False, name=key_name)
+    key = await messenger.keys.create(workspace.id, livemode=False, name=key_name)
     principal = await messenger.authenticate(key.secret)
     return TestBed(messenger, workspace, key.secret, principal, outbox, messenger.clock)
 

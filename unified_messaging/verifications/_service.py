@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .._vault import Vault
     from ..store.base import Store, WorkItem
 
-__all__ = ["CodeMessages", "Verifications"]
+__all__ = ["SendCode", "TemplateSource", "Verifications"]
 
 logger = logging.getLogger("unified_messaging.verifications")
 
@@ -67,23 +67,35 @@ StartInput = StartRequest | Mapping[str, object]
 CheckInput = CheckRequest | Mapping[str, object]
 
 
-class CodeMessages(Protocol):
-    """Protocol: what Verify needs of the messenger: its send path and its templates."""
+class SendCode(Protocol):
+    """Protocol: the messenger's send path for a code's message, with its masked text."""
 
-    async def send_code(self, auth: Principal, request: Mapping[str, object], *,
-                        masked_text: str) -> SendResponse: ...  # fmt: skip
+    async def __call__(self, auth: Principal, request: Mapping[str, object], *,
+                       masked_text: str) -> SendResponse: ...  # fmt: skip
 
-    async def get_template(self, workspace_id: str, key: str) -> Template: ...
+
+class TemplateSource(Protocol):
+    """Protocol: where a verification's ``template`` is read (``messenger.templates``)."""
+
+    async def get(self, workspace_id: str, key: str) -> Template: ...
 
 
 class Verifications:
     """Start, check, read and cancel one-time codes (``/v1/verifications``, D34)."""
 
-    def __init__(self, store: Store, clock: Clock, vault: Vault, messages: CodeMessages) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        vault: Vault,
+        send_code: SendCode,
+        templates: TemplateSource,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._vault = vault
-        self._messages = messages
+        self._send_code = send_code
+        self._templates = templates
 
     def __repr__(self) -> str:
         return "Verifications()"
@@ -253,7 +265,7 @@ class Verifications:
     async def _template(self, auth: Principal, key: str | None) -> str | None:
         if key is None:
             return None
-        template = await self._messages.get_template(auth.workspace_id, key)
+        template = await self._templates.get(auth.workspace_id, key)
         check_template(template.body)
         return template.body
 
@@ -315,7 +327,7 @@ class Verifications:
             "ignore_quiet_hours": True,
         }
         try:
-            sent = await self._messages.send_code(auth, message, masked_text=texts[1])
+            sent = await self._send_code(auth, message, masked_text=texts[1])
         except MessagingError:
             if first:  # nothing went out for it: it must not block the recipient's next start
                 await self._give_up(auth, verification)

@@ -1,7 +1,7 @@
 """Admin operations on webhook endpoints (D19): add, list, remove, rotate, re-enable, log.
 
-Mixed into the façade like :class:`~unified_messaging._admin.AdminMixin`, so the CLI, a
-host's dashboard and the tests call the same methods and get the same errors.
+The methods are :class:`~unified_messaging.webhooks._service.Webhooks`' (``messenger.webhooks``);
+the CLI, the dashboard and the tests call them and get the same errors.
 
 Rules kept here, once:
 
@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
-from .._audit_actions import audited, of_record
-from .._errors import Conflict, RequestInvalid, ResourceNotFound
-from .._ids import new_id
+from .._errors import RequestInvalid
 from .._lifecycle.rules import EVENT_TYPES
 from ..store.base import WebhookEndpoint
 
@@ -35,16 +33,13 @@ if TYPE_CHECKING:
     # The sender (httpx), the signer (pydantic) and the vault (cryptography) are imported
     # where they are used: the command line reads this module's settings to build its
     # ``--help``, which needs none of them.
-    from .._clock import Clock
     from .._vault import Vault
-    from ..store.base import Store, WebhookDelivery
     from ._sender import TargetPolicy
 
 __all__ = [
     "ALLOW_PRIVATE_ENV",
     "DEFAULT_ROTATION_OVERLAP",
     "CreatedWebhookEndpoint",
-    "WebhookAdminMixin",
     "endpoint_refusal",
     "endpoint_url_problem",
     "open_secret",
@@ -53,7 +48,7 @@ __all__ = [
 ]
 
 #: Compare-and-set rounds of a secret rotation before it gives up (it never should).
-_SWAP_TRIES: Final = 5
+SWAP_TRIES: Final = 5
 #: How long the previous secret keeps signing after a rotation.
 DEFAULT_ROTATION_OVERLAP: Final = timedelta(hours=24)
 #: Sealed secrets are bound to this pseudo connection id, so a webhook secret can never be
@@ -99,7 +94,7 @@ class CreatedWebhookEndpoint:
     secret: str = field(repr=False)
 
 
-def _check_events(events: Sequence[str] | None) -> tuple[str, ...]:
+def check_events(events: Sequence[str] | None) -> tuple[str, ...]:
     if events is None:
         return ()
     if isinstance(events, str):
@@ -143,128 +138,3 @@ def endpoint_url_problem(url: str, policy: TargetPolicy) -> str | None:
     if isinstance(url, str) and any(char.isspace() for char in url):
         return "must not contain spaces (percent-encode one as %20)"
     return url_problem(url, policy)
-
-
-class WebhookAdminMixin:
-    _store: Store
-    _clock: Clock
-    _vault: Vault
-    #: Which webhook targets are allowed (private and loopback addresses only if it says so).
-    _webhook_policy: TargetPolicy
-
-    @audited("webhook_endpoint.create", lambda created, _: of_record(created.endpoint, _))
-    async def create_webhook_endpoint(
-        self, workspace_id: str, url: str, *, events: Sequence[str] | None = None
-    ) -> CreatedWebhookEndpoint:
-        """Add a receiver for the workspace's message events; the secret is in the result."""
-        from ._signing import generate_secret
-
-        if await self._store.get_workspace(workspace_id) is None:
-            raise ResourceNotFound(f"Workspace {workspace_id} not found.")
-        refusal = endpoint_refusal(url, self._webhook_policy)
-        if refusal is not None:
-            raise refusal
-        chosen = _check_events(events)
-        endpoint_id = new_id("whe")
-        secret = generate_secret()
-        endpoint = WebhookEndpoint(
-            id=endpoint_id,
-            workspace_id=workspace_id,
-            url=url,
-            events=chosen,
-            secret_ciphertext=seal_secret(
-                self._vault, secret, workspace_id=workspace_id, endpoint_id=endpoint_id
-            ),
-            created_at=self._clock.now(),
-        )
-        await self._store.add_webhook_endpoint(endpoint)
-        return CreatedWebhookEndpoint(endpoint, secret)
-
-    async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
-        if await self._store.get_workspace(workspace_id) is None:
-            raise ResourceNotFound(f"Workspace {workspace_id} not found.")
-        return await self._store.list_webhook_endpoints(workspace_id)
-
-    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
-        endpoint = await self._store.get_webhook_endpoint(endpoint_id)
-        if endpoint is None:
-            raise ResourceNotFound(f"Webhook endpoint {endpoint_id} not found.")
-        return endpoint
-
-    @audited("webhook_endpoint.remove", of_record)
-    async def remove_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
-        """Remove the endpoint and its delivery log; pending deliveries are dropped.
-        Returns the endpoint as it was."""
-        endpoint = await self.get_webhook_endpoint(endpoint_id)
-        if not await self._store.remove_webhook_endpoint(endpoint_id):
-            raise ResourceNotFound(f"Webhook endpoint {endpoint_id} not found.")
-        return endpoint
-
-    @audited("webhook_endpoint.rotate_secret", lambda created, _: of_record(created.endpoint, _))
-    async def rotate_webhook_secret(
-        self, endpoint_id: str, *, overlap: timedelta = DEFAULT_ROTATION_OVERLAP
-    ) -> CreatedWebhookEndpoint:
-        """Make a new secret active; the old one keeps signing beside it until now + overlap.
-
-        ``overlap=timedelta(0)`` retires the old secret at once. Rotating again during an
-        overlap retires the oldest secret: only the last two ever sign.
-        """
-        from ._signing import generate_secret
-
-        if overlap < timedelta(0):
-            raise RequestInvalid.for_field("overlap", "must not be negative")
-        secret = generate_secret()
-        keep_old = overlap > timedelta(0)
-        # Compare-and-set of the sealed fields alone: a vault rotation (or another secret
-        # rotation) landing between the read and the write is read again, not written over,
-        # and the endpoint's health is never touched (issue 22, item 20).
-        for _ in range(_SWAP_TRIES):
-            endpoint = await self.get_webhook_endpoint(endpoint_id)
-            now = self._clock.now()
-            rotated = replace(
-                endpoint,
-                secret_ciphertext=seal_secret(
-                    self._vault, secret, workspace_id=endpoint.workspace_id, endpoint_id=endpoint.id
-                ),
-                previous_secret_ciphertext=endpoint.secret_ciphertext if keep_old else None,
-                previous_secret_expires_at=now + overlap if keep_old else None,
-            )
-            swapped = await self._store.swap_webhook_secrets(
-                endpoint_id,
-                expected=endpoint.sealed_secrets,
-                secret=rotated.secret_ciphertext,
-                previous=rotated.previous_secret_ciphertext,
-                previous_expires_at=rotated.previous_secret_expires_at,
-            )
-            if swapped:
-                return CreatedWebhookEndpoint(rotated, secret)
-        raise Conflict(f"Webhook endpoint {endpoint_id} kept changing; try again.")
-
-    @audited("webhook_endpoint.enable", of_record)
-    async def enable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
-        """Re-enable an endpoint (after it was disabled for failing); its failure run restarts.
-
-        Deliveries given up while it was disabled are not sent again.
-        """
-        await self.get_webhook_endpoint(endpoint_id)
-        # Its health alone: a whole-row write of what was read could put back secrets that a
-        # rotation re-sealed meanwhile.
-        await self._store.set_webhook_endpoint_health(
-            endpoint_id, enabled=True, disabled_at=None, failing_since=None
-        )
-        return await self.get_webhook_endpoint(endpoint_id)
-
-    @audited("webhook_endpoint.disable", of_record)
-    async def disable_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
-        """Stop delivering to an endpoint until :meth:`enable_webhook_endpoint`: its events
-        are not queued meanwhile (the same as when failures disabled it)."""
-        endpoint = await self.get_webhook_endpoint(endpoint_id)
-        if endpoint.enabled:
-            endpoint = replace(endpoint, enabled=False, disabled_at=self._clock.now())
-            await self._store.update_webhook_endpoint(endpoint)
-        return endpoint
-
-    async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
-        """The endpoint's delivery log, oldest first."""
-        await self.get_webhook_endpoint(endpoint_id)
-        return await self._store.list_webhook_deliveries(endpoint_id)

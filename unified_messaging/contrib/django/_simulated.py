@@ -98,6 +98,6 @@ def simulated_messenger() -> tuple[SyncMessenger, TestBed, TestWebhooks]:
     messenger = Messenger(simulator_settings=settings, on_simulated=record, webhook_client=client)
     sync = SyncMessenger(messenger)
     testbed = sync._run(create_testbed(messenger=messenger, outbox=recorded))
-    endpoint = sync.create_webhook_endpoint(testbed.workspace.id, _ENDPOINT_URL)
+    endpoint = sync.webhooks.create(testbed.workspace.id, _ENDPOINT_URL)
     webhooks.secret = endpoint.secret
     return sync, testbed, webhooks

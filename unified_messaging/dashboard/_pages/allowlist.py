@@ -40,7 +40,7 @@ async def _render(
     status: int = 200,
 ) -> Response:
     workspace = page.require_workspace()
-    entries = await page.messenger.list_allowlist(workspace.id)
+    entries = await page.messenger.allowlist.list(workspace.id)
     me = page.viewer.client_address
     return page.render(
         "allowlist.html",
@@ -58,7 +58,7 @@ async def _render(
 async def _add(page: Page) -> Response:
     workspace = page.require_workspace()
     cidr = page.form.get("cidr")
-    entries = await page.messenger.list_allowlist(workspace.id)
+    entries = await page.messenger.allowlist.list(workspace.id)
     me = page.viewer.client_address
     if page.form.get("confirmed") != "1" and not entries:
         # The first entry closes the list to everything else: if it leaves out this address,
@@ -70,7 +70,7 @@ async def _add(page: Page) -> Response:
         if not admits([entry], me):
             return await _render(page, confirm={"action": "add", "cidr": entry})
     try:
-        entry = await page.messenger.add_allowlist_entry(workspace.id, cidr)
+        entry = await page.messenger.allowlist.add(workspace.id, cidr)
     except RequestInvalid as exc:
         return await _render(page, error=exc.message, status=400)
     return await page.done("/allowlist", Notice(f"Added {entry} to the allowlist."))
@@ -79,10 +79,10 @@ async def _add(page: Page) -> Response:
 async def remove(page: Page) -> Response:
     workspace = page.require_workspace()
     cidr = page.form.get("cidr")
-    entries = await page.messenger.list_allowlist(workspace.id)
+    entries = await page.messenger.allowlist.list(workspace.id)
     me = page.viewer.client_address
     left = [e for e in entries if e != cidr]
     if page.form.get("confirmed") != "1" and admits(entries, me) and not admits(left, me):
         return await _render(page, confirm={"action": "remove", "cidr": cidr})
-    removed = await page.messenger.remove_allowlist_entry(workspace.id, cidr)
+    removed = await page.messenger.allowlist.remove(workspace.id, cidr)
     return await page.done("/allowlist", Notice(f"Removed {removed} from the allowlist."))

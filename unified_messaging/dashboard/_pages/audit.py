@@ -34,7 +34,7 @@ async def audit_page(page: Page) -> Response:
     starting_after = query.get("after") or None
     error = None
     try:
-        found = await page.messenger.list_audit_events(
+        found = await page.messenger.audit.list(
             workspace_id=workspace_id,
             action=action,
             limit=PAGE_SIZE,

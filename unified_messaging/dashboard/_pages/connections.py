@@ -45,15 +45,15 @@ async def connections_page(page: Page) -> Response:
     if page.request.method == "POST":
         return await _add(page)
     workspace = page.require_workspace()
-    connections = await page.messenger.list_connections(workspace.id)
-    health = {h.connection_id: h for h in await page.messenger.connection_health(workspace.id)}
+    connections = await page.messenger.connections.list(workspace.id)
+    health = {h.connection_id: h for h in await page.messenger.connections.health(workspace.id)}
     return page.render("connections.html", connections=connections, health=health,
                        providers=ALL_PROVIDERS)  # fmt: skip
 
 
 async def new_connection(page: Page, *, error: MessagingError | None = None) -> Response:
     provider = page.request.query_params.get("provider") or page.form.get("provider")
-    fields = page.messenger.credential_fields(provider)  # 400 for an unknown code
+    fields = page.messenger.connections.credential_fields(provider)  # 400 for an unknown code
     return page.render(
         "connection_new.html",
         provider=provider,
@@ -74,7 +74,7 @@ async def _add(page: Page) -> Response:
                    for name, value in form.first_values().items()
                    if name.startswith(_CREDENTIAL) and value != ""}  # fmt: skip
     try:
-        connection = await page.messenger.add_connection(
+        connection = await page.messenger.connections.add(
             workspace.id,
             cast(ProviderCode, provider),
             credentials=credentials,
@@ -103,7 +103,7 @@ async def connection_page(
     """The connection; after a refused change, with what was typed into ``form`` (the one
     refused) and the error beside its field."""
     connection = connection or await _connection(page)
-    health = {h.connection_id: h for h in await page.messenger.connection_health(
+    health = {h.connection_id: h for h in await page.messenger.connections.health(
         connection.workspace_id)}  # fmt: skip
     return page.render(
         "connection.html",
@@ -119,7 +119,7 @@ async def connection_page(
 
 async def make_default(page: Page) -> Response:
     connection = await _connection(page)
-    await page.messenger.set_default_connection(connection.id)
+    await page.messenger.connections.set_default(connection.id)
     notice = f"{connection.provider} is the default connection now."
     return await page.done("/connections", Notice(notice))
 
@@ -127,7 +127,7 @@ async def make_default(page: Page) -> Response:
 async def test(page: Page) -> Response:
     connection = await _connection(page)
     try:
-        await page.messenger.test_connection(connection.id)
+        await page.messenger.connections.test(connection.id)
     except MessagingError as exc:
         why = Notice(f"The provider did not accept it: {exc.message}", tone="error")
         return await page.done(f"/connections/{connection.id}", why)
@@ -139,7 +139,7 @@ async def test(page: Page) -> Response:
 async def set_senders(page: Page) -> Response:
     connection = await _connection(page)
     try:
-        await page.messenger.set_senders(
+        await page.messenger.connections.set_senders(
             connection.id,
             default_sender=page.form.get("default_sender").strip() or None,
             approved_senders=_sender_list(page.form.get("approved_senders")),
@@ -153,7 +153,7 @@ async def set_rate(page: Page) -> Response:
     connection = await _connection(page)
     try:
         limits = {name: _rate(page.form.get(name), name) for name in ("max_rate", "max_calls")}
-        await page.messenger.set_send_rate(connection.id, **limits)
+        await page.messenger.connections.set_send_rate(connection.id, **limits)
     except RequestInvalid as exc:
         return await connection_page(page, connection=connection, error=exc, form="rate")
     return await page.done(f"/connections/{connection.id}", Notice("Send rate saved."))
@@ -166,7 +166,7 @@ async def set_breaker(page: Page) -> Response:
         changes: dict[str, object] = {
             name: _number(text, f"breaker_{name}") for name, text in typed.items()
         }
-        await page.messenger.set_breaker_policy(connection.id, None, **changes)
+        await page.messenger.connections.set_breaker_policy(connection.id, None, **changes)
     except RequestInvalid as exc:
         return await connection_page(page, connection=connection, error=exc, form="breaker")
     return await page.done(f"/connections/{connection.id}", Notice("Breaker thresholds saved."))
@@ -201,6 +201,6 @@ def _number(text: str, name: str) -> float | int:
 
 async def _connection(page: Page) -> Connection:
     workspace = page.require_workspace()
-    return await page.messenger.connection_of(
+    return await page.messenger.connections.of(
         workspace.id, page.request.path_params["connection_id"]
     )

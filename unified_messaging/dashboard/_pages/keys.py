@@ -35,16 +35,16 @@ async def _render(
     page: Page, *, error: RequestInvalid | None = None, status: int = 200
 ) -> Response:
     workspace = page.require_workspace()
-    keys = [k for k in await page.messenger.list_api_keys(workspace.id)
+    keys = [k for k in await page.messenger.keys.list(workspace.id)
             if k.livemode == page.viewer.livemode]  # fmt: skip
     return page.render(
         "keys.html",
         keys=keys,
-        policies={k.id: page.messenger.rate_policy(k) for k in keys},
+        policies={k.id: page.messenger.access.rate_policy(k) for k in keys},
         error=error,
         errors=field_errors(error),
         form=page.form.first_values(),
-        now=page.messenger.now(),
+        now=page.messenger.clock.now(),
         status=status,
     )
 
@@ -52,7 +52,7 @@ async def _render(
 async def _create(page: Page) -> Response:
     workspace = page.require_workspace()
     try:
-        created = await page.messenger.create_api_key(
+        created = await page.messenger.keys.create(
             workspace.id,
             livemode=page.viewer.livemode,
             name=page.form.get("name").strip() or None,
@@ -76,7 +76,7 @@ async def _create(page: Page) -> Response:
 async def revoke(page: Page) -> Response:
     workspace = page.require_workspace()
     key_id = page.request.path_params["key_id"]
-    key = await page.messenger.revoke_api_key(key_id, workspace_id=workspace.id)
+    key = await page.messenger.keys.revoke(key_id, workspace_id=workspace.id)
     return await page.done("/keys", Notice(f"Revoked the key {key.display_prefix}…."))
 
 

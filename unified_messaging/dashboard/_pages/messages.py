@@ -69,6 +69,6 @@ async def message_detail(page: Page) -> Response:
     principal = await page.principal()
     record = await page.messenger.get_message(principal, page.request.path_params["job_id"])
     workspace_id = principal.workspace_id
-    deliveries = await page.messenger.webhook_deliveries_about(workspace_id, record.job_id)
-    urls = {e.id: e.url for e in await page.messenger.list_webhook_endpoints(workspace_id)}
+    deliveries = await page.messenger.webhooks.deliveries_about(workspace_id, record.job_id)
+    urls = {e.id: e.url for e in await page.messenger.webhooks.list(workspace_id)}
     return page.render("message.html", message=record, deliveries=deliveries, urls=urls)

@@ -21,12 +21,12 @@ def routes(dashboard: Dashboard) -> list[Route]:
 async def overview(page: Page) -> Response:
     m = page.messenger
     workspace = page.require_workspace()
-    now = m.now()
+    now = m.clock.now()
     today = datetime.combine(now.date(), time(0), tzinfo=now.tzinfo)
     livemode = page.viewer.livemode
-    counts = await m.message_counts(workspace.id, since=today, livemode=livemode)
-    health = await m.connection_health(workspace.id)
-    quota = await m.quota_usage(workspace.id)
+    counts = await m.messages.counts(workspace.id, since=today, livemode=livemode)
+    health = await m.connections.health(workspace.id)
+    quota = await m.workspaces.quota_usage(workspace.id)
     return page.render(
         "overview.html",
         workspace=workspace,

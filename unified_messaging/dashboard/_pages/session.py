@@ -59,7 +59,7 @@ class _SignIn:
             response = self._form(request, error=message, email=email, status=429)
             response.headers["Retry-After"] = str(max(1, int(wait.total_seconds())))
             return response
-        user = await self._d.messenger.check_user_password(email, form.get("password"))
+        user = await self._d.messenger.users.check_password(email, form.get("password"))
         if user is None:
             return self._form(request, error="Wrong e-mail or password.", email=email, status=401)
         await self._d.throttle.succeeded(email, client)
@@ -165,7 +165,7 @@ def _switch_view(dashboard: Dashboard) -> Handler:
         """The workspace picker (operators) and the test/live switch (everyone)."""
         workspace_id = page.form.get("workspace_id") or None
         if workspace_id is not None and page.viewer.user.is_operator:
-            await page.messenger.get_workspace(workspace_id)  # 404 for an unknown one
+            await page.messenger.workspaces.get(workspace_id)  # 404 for an unknown one
         elif workspace_id is not None:
             workspace_id = None  # a member's workspace is theirs; nothing to switch
         mode = page.form.get("livemode")

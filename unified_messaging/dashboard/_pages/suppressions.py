@@ -36,11 +36,11 @@ async def _render(page: Page, *, error: str | None = None, status: int = 200) ->
         name: query[name] for name in ("channel", "recipient", "starting_after") if query.get(name)
     }
     try:
-        listing = await page.messenger.list_suppressions(principal, {**search, "limit": 50})
+        listing = await page.messenger.suppressions.list(principal, {**search, "limit": 50})
     except MessagingError as exc:
         # A filter the rules refuse (a number no channel takes, a stale cursor): say so.
         error, search = exc.message, {}
-        listing = await page.messenger.list_suppressions(principal, {"limit": 50})
+        listing = await page.messenger.suppressions.list(principal, {"limit": 50})
         status = 400 if status == 200 else status
     return page.render(
         "suppressions.html",
@@ -64,7 +64,7 @@ async def _add(page: Page) -> Response:
     if reason:
         entry["reason"] = reason
     try:
-        added = await page.messenger.add_suppression(principal, entry, source="dashboard")
+        added = await page.messenger.suppressions.add(principal, entry, source="dashboard")
     except MessagingError as exc:
         return await _render(page, error=exc.message, status=exc.http_status)
     notice = Notice(f"{added.recipient} is suppressed on {added.channel}.")
@@ -75,7 +75,7 @@ async def remove(page: Page) -> Response:
     principal = await page.principal()
     target = {"channel": page.form.get("channel"), "recipient": page.form.get("recipient")}
     try:
-        removed = await page.messenger.remove_suppression(principal, target)
+        removed = await page.messenger.suppressions.remove(principal, target)
     except NotFound:
         # Removed meanwhile (another tab, another user): the list shows it gone.
         return await page.done("/suppressions")

@@ -37,7 +37,7 @@ async def templates_page(page: Page) -> Response:
     if page.request.method == "POST":
         return await _save(page)
     workspace = page.require_workspace()
-    listed = await page.messenger.list_templates(workspace.id)
+    listed = await page.messenger.templates.list(workspace.id)
     return page.render("templates.html", templates=listed)
 
 
@@ -47,7 +47,7 @@ async def new_template(page: Page) -> Response:
 
 async def edit_template(page: Page) -> Response:
     workspace = page.require_workspace()
-    template = await page.messenger.get_template(workspace.id, page.request.path_params["key"])
+    template = await page.messenger.templates.get(workspace.id, page.request.path_params["key"])
     return await _editor(page, _stored(template), editing=True)
 
 
@@ -55,7 +55,7 @@ async def _save(page: Page) -> Response:
     workspace = page.require_workspace()
     typed = _typed(page)
     try:
-        template = await page.messenger.set_template(
+        template = await page.messenger.templates.set(
             workspace.id,
             typed["key"],
             typed["body"],
@@ -72,7 +72,7 @@ async def _save(page: Page) -> Response:
 async def delete_template(page: Page) -> Response:
     workspace = page.require_workspace()
     key = page.request.path_params["key"]
-    await page.messenger.delete_template(workspace.id, key)
+    await page.messenger.templates.delete(workspace.id, key)
     return await page.done("/templates", Notice(f"Deleted the template {key}."))
 
 
@@ -89,7 +89,7 @@ def _samples(page: Page) -> dict[str, str]:
 
 def _preview_context(page: Page, body: str) -> dict[str, object]:
     samples = _samples(page)
-    shown = page.messenger.preview_template(body, samples)
+    shown = page.messenger.templates.preview(body, samples)
     # The sample-value fields are replaced only when the set of variables changed, so the
     # field being typed into keeps its focus.
     changed = set(shown.variables) != set(samples) or page.request.method == "GET"
@@ -118,7 +118,7 @@ async def _editor(
     error: RequestInvalid | None = None,
 ) -> Response:
     workspace = page.require_workspace()
-    connections = await page.messenger.list_connections(workspace.id)
+    connections = await page.messenger.connections.list(workspace.id)
     context: dict[str, object] = {
         **fields,
         "editing": editing,

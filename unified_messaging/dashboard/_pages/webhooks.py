@@ -44,7 +44,7 @@ async def webhooks_page(page: Page) -> Response:
     error: RequestInvalid | None = None
     if page.request.method == "POST":
         try:
-            created = await page.messenger.create_webhook_endpoint(
+            created = await page.messenger.webhooks.create(
                 workspace.id, page.form.get("url").strip(), events=page.form.getlist("events")
             )
         except RequestInvalid as exc:
@@ -60,7 +60,7 @@ async def webhooks_page(page: Page) -> Response:
                 link=(f"/webhooks/{created.endpoint.id}", "Open the endpoint"),
             )
             return await page.done("/webhooks", shown)
-    endpoints = await page.messenger.list_webhook_endpoints(workspace.id)
+    endpoints = await page.messenger.webhooks.list(workspace.id)
     return page.render(
         "webhooks.html",
         endpoints=endpoints,
@@ -75,7 +75,7 @@ async def webhooks_page(page: Page) -> Response:
 
 async def endpoint_page(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    deliveries = await page.messenger.list_webhook_deliveries(endpoint.id)
+    deliveries = await page.messenger.webhooks.list_deliveries(endpoint.id)
     return page.render(
         "webhook.html",
         endpoint=endpoint,
@@ -86,25 +86,25 @@ async def endpoint_page(page: Page) -> Response:
 
 async def set_events(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    await page.messenger.set_webhook_events(endpoint.id, page.form.getlist("events"))
+    await page.messenger.webhooks.set_events(endpoint.id, page.form.getlist("events"))
     return await _back(page, endpoint, "Events saved.")
 
 
 async def enable(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    await page.messenger.enable_webhook_endpoint(endpoint.id)
+    await page.messenger.webhooks.enable(endpoint.id)
     return await _back(page, endpoint, "Enabled: events are sent to it again.")
 
 
 async def disable(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    await page.messenger.disable_webhook_endpoint(endpoint.id)
+    await page.messenger.webhooks.disable(endpoint.id)
     return await _back(page, endpoint, "Disabled: no events are sent to it.")
 
 
 async def rotate(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    rotated = await page.messenger.rotate_webhook_secret(endpoint.id)
+    rotated = await page.messenger.webhooks.rotate_secret(endpoint.id)
     shown = Notice(
         "It is shown this once. The old secret keeps signing beside it for a day, so switch "
         "your receiver within that time.",
@@ -119,7 +119,7 @@ async def rotate(page: Page) -> Response:
 async def send_test(page: Page) -> Response:
     endpoint = await _endpoint(page)
     try:
-        await page.messenger.send_test_webhook(endpoint.id)
+        await page.messenger.webhooks.send_test(endpoint.id)
     except RequestInvalid as exc:
         return await _back(page, endpoint, f"No test event was sent: {exc.message}", "error")
     return await _back(page, endpoint, "A test event is on its way; it is listed below.")
@@ -127,18 +127,18 @@ async def send_test(page: Page) -> Response:
 
 async def remove(page: Page) -> Response:
     endpoint = await _endpoint(page)
-    await page.messenger.remove_webhook_endpoint(endpoint.id)
+    await page.messenger.webhooks.remove(endpoint.id)
     return await page.done("/webhooks", Notice(f"Removed the endpoint {endpoint.url}."))
 
 
 async def redeliver(page: Page) -> Response:
     workspace = page.require_workspace()
-    delivery = await page.messenger.webhook_delivery_of(
+    delivery = await page.messenger.webhooks.delivery_of(
         workspace.id, page.request.path_params["delivery_id"]
     )
-    endpoint = await page.messenger.webhook_endpoint_of(workspace.id, delivery.endpoint_id)
+    endpoint = await page.messenger.webhooks.of(workspace.id, delivery.endpoint_id)
     try:
-        await page.messenger.redeliver_webhook(delivery.id)
+        await page.messenger.webhooks.redeliver(delivery.id)
     except RequestInvalid as exc:
         return await _back(page, endpoint, f"Not sent again: {exc.message}", "error")
     return await _back(page, endpoint, "Sent again: see it below.")
@@ -152,6 +152,4 @@ async def _back(
 
 async def _endpoint(page: Page) -> WebhookEndpoint:
     workspace = page.require_workspace()
-    return await page.messenger.webhook_endpoint_of(
-        workspace.id, page.request.path_params["endpoint_id"]
-    )
+    return await page.messenger.webhooks.of(workspace.id, page.request.path_params["endpoint_id"])
