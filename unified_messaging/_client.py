@@ -43,6 +43,7 @@ from tenacity import (
 )
 
 from . import _errors
+from ._client_suppressions import AsyncSuppressionsClient, SuppressionsClient
 from ._errors import (
     ChatUnreachable,
     ErrorDetail,
@@ -56,12 +57,6 @@ from ._errors import (
 from ._models import BulkRequest, BulkResponse, SendRequest, SendResponse, StatusRecord, parse_model
 from ._retry_after import parse_retry_after
 from ._search import MessagePage
-from ._suppressions import (
-    SuppressionCreate,
-    SuppressionOut,
-    SuppressionPage,
-    SuppressionTarget,
-)
 from ._version import __version__
 from .consents.client import AsyncConsentsClient, ConsentsClient
 from .verifications._client import AsyncVerificationsClient, VerificationsClient
@@ -280,27 +275,8 @@ def _query_value(value: object) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
-def _suppression_call(method: str, channel: str, recipient: str, reason: str | None) -> _Call:
-    """``POST`` (add, with its body) or ``DELETE`` (remove, in the query) of one entry. No
-    Idempotency-Key: adding twice keeps one entry, so a retry after a lost answer is safe."""
-    if method == "POST":
-        body: dict[str, object] = {"channel": channel, "recipient": recipient}
-        if reason is not None:
-            body["reason"] = reason
-        target = parse_model(SuppressionCreate, body)
-        return _Call("POST", "/v1/suppressions", json=target.model_dump(exclude_none=True))
-    parse_model(SuppressionTarget, {"channel": channel, "recipient": recipient})
-    return _Call("DELETE", "/v1/suppressions", params={"channel": channel, "recipient": recipient})
-
-
 def _parse(model: type[M], response: httpx.Response) -> M:
     return model.model_validate_json(response.content)
-
-
-def _removed(model: type[M], response: httpx.Response) -> M | None:
-    """The entry a ``DELETE`` removed, or ``None`` when a retry found it gone (404): the try
-    whose answer was lost removed it, and what it was is not known here."""
-    return None if response.status_code == 404 else _parse(model, response)
 
 
 def _check_max_retries(max_retries: int, max_retry_wait: float) -> None:
@@ -344,7 +320,9 @@ class AsyncClient:
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
         #: ``/v1/consents`` (D33): ``await client.consents.create(...)``.
-        self.consents = AsyncConsentsClient(self._consent_request)
+        self.consents = AsyncConsentsClient(self._resource_request)
+        #: ``/v1/suppressions``: ``await client.suppressions.add("sms", "+90555…")``.
+        self.suppressions = AsyncSuppressionsClient(self._resource_request)
         #: ``/v1/verifications`` (D34): ``await client.verifications.start({...})``.
         self.verifications = AsyncVerificationsClient(self._bytes)
 
@@ -399,37 +377,11 @@ class AsyncClient:
                 return
             cursor = page.data[-1].job_id
 
-    async def add_suppression(
-        self, channel: str, recipient: str, *, reason: str | None = None
-    ) -> SuppressionOut:
-        """``POST /v1/suppressions`` (issue 26.4): the entry as stored (idempotent)."""
-        call = _suppression_call("POST", channel, recipient, reason)
-        return _parse(SuppressionOut, await self._request(call))
-
-    async def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut | None:
-        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none; ``None`` when
-        a retry found it gone (an earlier try, whose answer was lost, removed it)."""
-        call = _suppression_call("DELETE", channel, recipient, None)
-        return _removed(SuppressionOut, await self._request(call))
-
-    async def list_suppressions(self, **filters: object) -> AsyncIterator[SuppressionOut]:
-        """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
-        ``limit`` (per page)."""
-        cursor: str | None = None
-        while True:
-            call = _Call("GET", "/v1/suppressions", params=_list_params(filters, cursor))
-            page = _parse(SuppressionPage, await self._request(call))
-            for entry in page.data:
-                yield entry
-            if not page.has_more or not page.data:
-                return
-            cursor = page.data[-1].id
-
     async def health(self) -> Health:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, await self._request(_Call("GET", "/v1/health")))
 
-    async def _consent_request(
+    async def _resource_request(
         self, method: str, path: str, body: object, params: Mapping[str, str]
     ) -> httpx.Response:
         return await self._request(_Call(method, path, json=body, params=params))
@@ -478,7 +430,9 @@ class Client:
         )
         self._retrying = _retrying_kwargs(max_retries) | ({"sleep": sleep} if sleep else {})
         #: ``/v1/consents`` (D33): ``client.consents.create(...)``.
-        self.consents = ConsentsClient(self._consent_request)
+        self.consents = ConsentsClient(self._resource_request)
+        #: ``/v1/suppressions``: ``client.suppressions.add("sms", "+90555…")``.
+        self.suppressions = SuppressionsClient(self._resource_request)
         #: ``/v1/verifications`` (D34): ``client.verifications.start({...})``.
         self.verifications = VerificationsClient(self._bytes)
 
@@ -532,36 +486,11 @@ class Client:
                 return
             cursor = page.data[-1].job_id
 
-    def add_suppression(
-        self, channel: str, recipient: str, *, reason: str | None = None
-    ) -> SuppressionOut:
-        """``POST /v1/suppressions`` (issue 26.4): the entry as stored (idempotent)."""
-        call = _suppression_call("POST", channel, recipient, reason)
-        return _parse(SuppressionOut, self._request(call))
-
-    def remove_suppression(self, channel: str, recipient: str) -> SuppressionOut | None:
-        """``DELETE /v1/suppressions``: the entry removed; ``NotFound`` if none; ``None`` when
-        a retry found it gone (an earlier try, whose answer was lost, removed it)."""
-        call = _suppression_call("DELETE", channel, recipient, None)
-        return _removed(SuppressionOut, self._request(call))
-
-    def list_suppressions(self, **filters: object) -> Iterator[SuppressionOut]:
-        """``GET /v1/suppressions``, newest first, every page: ``channel``, ``recipient``,
-        ``limit`` (per page)."""
-        cursor: str | None = None
-        while True:
-            call = _Call("GET", "/v1/suppressions", params=_list_params(filters, cursor))
-            page = _parse(SuppressionPage, self._request(call))
-            yield from page.data
-            if not page.has_more or not page.data:
-                return
-            cursor = page.data[-1].id
-
     def health(self) -> Health:
         """``GET /v1/health`` (D12)."""
         return _parse(Health, self._request(_Call("GET", "/v1/health")))
 
-    def _consent_request(
+    def _resource_request(
         self, method: str, path: str, body: object, params: Mapping[str, str]
     ) -> httpx.Response:
         return self._request(_Call(method, path, json=body, params=params))

@@ -66,8 +66,8 @@ async def test_a_live_key_gets_404(bed: TestBed) -> None:
 
 
 async def test_the_testbed_simulates_a_stop_and_a_bot_stop(bed: TestBed) -> None:
-    record = await bed.test_helpers.inbound("+905551000505", "İPTAL")
-    bot = await bed.test_helpers.inbound("12345", "/stop", channel="chatbot")
+    record = await bed.simulate_inbound("+905551000505", "İPTAL")
+    bot = await bed.simulate_inbound("12345", "/stop", channel="chatbot")
 
     assert (record.opt_out, bot.opt_out) == (True, True)
     with pytest.raises(RecipientSuppressed):
