@@ -49,8 +49,8 @@ from fakes.iletimerkezi import IletimerkeziFake  # noqa: E402
 from fakes.netgsm import NetgsmFake  # noqa: E402
 
 from unified_messaging import Messenger, Vault  # noqa: E402
-from unified_messaging._vault import generate_key_spec  # noqa: E402
 from unified_messaging.store.sql import store_from_url  # noqa: E402
+from unified_messaging.vault._core import generate_key_spec  # noqa: E402
 
 
 async def set_up(database_url: str, keys: str, a: str, b: str, netgsm: NetgsmFake,

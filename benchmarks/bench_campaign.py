@@ -32,10 +32,10 @@ import tracemalloc
 from pathlib import Path
 
 from unified_messaging import Messenger, Vault
-from unified_messaging._campaign_csv import CsvSource
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.campaigns._csv import CsvSource
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import create_testbed
+from unified_messaging.vault._core import generate_key_spec
 
 TEMPLATE = "order_shipped"
 BODY = "Merhaba {{ name }}, {{ order }} numaralı siparişiniz yolda. Takip: {{ url }}"

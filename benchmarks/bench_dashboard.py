@@ -32,9 +32,9 @@ from bench_search import BIG, NOW, load
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._errors import AlreadyExists
-from unified_messaging._vault import Vault
 from unified_messaging.dashboard import create_dashboard
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault
 
 PASSWORD = "benchmark password"  # noqa: S105
 PAGES = (

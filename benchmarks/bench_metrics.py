@@ -25,9 +25,9 @@ from prometheus_client import CollectorRegistry
 
 from unified_messaging import ManualClock, Messenger, PrometheusMetrics
 from unified_messaging._observability.metrics import take_snapshot
-from unified_messaging._vault import Vault
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import create_testbed
+from unified_messaging.vault._core import Vault
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 KINDS = ("dlr_timeout", "dlr_simulated", "webhook", "event", "fallback")

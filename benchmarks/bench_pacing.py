@@ -44,8 +44,8 @@ from fakes.netgsm import NetgsmFake  # noqa: E402
 
 from unified_messaging import Messenger, Vault  # noqa: E402
 from unified_messaging._routing.send_pacing import burst_of  # noqa: E402
-from unified_messaging._vault import generate_key_spec  # noqa: E402
 from unified_messaging.store.sql import store_from_url  # noqa: E402
+from unified_messaging.vault._core import generate_key_spec  # noqa: E402
 
 BULK = 200
 

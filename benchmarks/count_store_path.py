@@ -45,10 +45,10 @@ from sqlalchemy.engine import make_url
 from unified_messaging import Messenger
 from unified_messaging._access.ratelimit import RateLimitPolicy
 from unified_messaging._clock import ManualClock
-from unified_messaging._vault import Vault
 from unified_messaging.asgi import create_app
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import create_testbed
+from unified_messaging.vault._core import Vault
 
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 

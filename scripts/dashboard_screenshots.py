@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Page, sync_playwright
 
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images/dashboard")
 CHROMIUM = os.environ.get("UM_TEST_CHROMIUM", "/usr/bin/chromium")

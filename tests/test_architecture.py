@@ -9,7 +9,7 @@ the command line. Layers:
    vault, webhooks, limits, metrics, tracing): everything not named below;
 1. **façade**: ``Messenger`` and ``SyncMessenger`` (``_messenger``, ``_sync``) and the package
    root that re-exports the public names;
-2. **tools on the façade**: the demo and the CSV campaign (``_demo``, ``_campaign``);
+2. **tools on the façade**: the demo and the CSV campaign (``_demo``, ``campaigns._runner``);
 3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``dashboard``
    (the web console), ``contrib`` (framework integrations), ``__main__``.
 
@@ -33,7 +33,7 @@ ROOT = PACKAGE.parent
 EDGES = ("unified_messaging.asgi", "unified_messaging.cli", "unified_messaging.testing",
          "unified_messaging.contrib", "unified_messaging.dashboard",
          "unified_messaging.__main__")  # fmt: skip
-TOOLS = ("unified_messaging._demo", "unified_messaging._campaign")
+TOOLS = ("unified_messaging._demo", "unified_messaging.campaigns._runner")
 FACADE = ("unified_messaging._messenger", "unified_messaging._sync")
 
 
@@ -278,3 +278,51 @@ def test_logger_names_name_a_concern_not_a_private_module() -> None:
     assert package_loggers  # the reader finds them
     wrong = [n for n in package_loggers if not re.fullmatch(r'"unified_messaging(\.[a-z]+)*"', n)]
     assert wrong == []
+
+
+# --------------------------------------------------------------------------- rooms by concern
+
+
+def root_modules() -> list[str]:
+    """The package root's own modules (files, not subpackages), the package itself left out."""
+    return sorted(
+        module_name(path)
+        for path in PACKAGE.glob("*.py")
+        if path.name not in ("__init__.py", "__main__.py")
+    )
+
+
+def lonely_root_modules(graph: dict[str, set[str]], modules: list[str]) -> dict[str, str]:
+    """Root modules whose every importer lives in one and the same subpackage: such a module
+    is that subpackage's business and belongs inside it. The root keeps the façade and what
+    is shared (imported by the root, or by two subpackages or more)."""
+    lonely: dict[str, str] = {}
+    for module in modules:
+        importers = {name for name, imported in graph.items() if module in imported}
+        rooms = {name.split(".")[1] for name in importers if name.count(".") >= 2}
+        at_root = {name for name in importers if name.count(".") <= 1}
+        if not at_root and len(rooms) == 1:
+            lonely[module] = rooms.pop()
+    return lonely
+
+
+def test_no_root_module_serves_only_one_subpackage() -> None:
+    # The package's own re-exports (``__init__``'s lazy table) count as an importer at the
+    # root: a public name's home may stay at the root.
+    graph = import_graph()
+    assert lonely_root_modules(graph, root_modules()) == {}
+
+
+def test_the_lonely_module_finder_finds_one() -> None:
+    graph = {
+        "unified_messaging._shared": set(),
+        "unified_messaging._only_audit": set(),
+        "unified_messaging.audit._service": {
+            "unified_messaging._only_audit", "unified_messaging._shared"
+        },
+        "unified_messaging.vault._core": {"unified_messaging._shared"},
+    }  # fmt: skip
+    found = lonely_root_modules(
+        graph, ["unified_messaging._shared", "unified_messaging._only_audit"]
+    )
+    assert found == {"unified_messaging._only_audit": "audit"}

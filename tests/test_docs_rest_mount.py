@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 SECTION: Final = (

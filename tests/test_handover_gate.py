@@ -481,7 +481,7 @@ async def _verdict(
     workspace = Workspace("ws_1", "Acme", START, queue_ttl=TTL, quiet_hours=quiet)
     await store.create_workspace(workspace)
     if suppressed:
-        from unified_messaging._suppressions import opt_out_entry
+        from unified_messaging.suppressions._rules import opt_out_entry
 
         await store.add_suppression(
             opt_out_entry("ws_1", True, channel, record.to, "STOP", now=START)  # type: ignore[arg-type]

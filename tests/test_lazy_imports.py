@@ -21,10 +21,10 @@ import pytest
 from unified_messaging import ManualClock, Vault
 from unified_messaging._domain import Connection
 from unified_messaging._routing.adapters import AdapterPool
-from unified_messaging._vault import generate_key_spec
 from unified_messaging.providers.base import ProviderAdapter
 from unified_messaging.providers.registry import LIVE_ADAPTERS
 from unified_messaging.providers.simulator import SimulatorSettings
+from unified_messaging.vault._core import generate_key_spec
 from unified_messaging.webhooks._sender import TargetPolicy, WebhookSender
 
 #: Loaded by a live send, a credentials check, a delivery or a recipient check, never by a

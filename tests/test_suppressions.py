@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from unified_messaging import RequestInvalid
-from unified_messaging._inbound import opt_out_word
 from unified_messaging._models import parse_model
-from unified_messaging._suppressions import StopWords, SuppressionCreate, fold_word
+from unified_messaging.suppressions._inbound import opt_out_word
+from unified_messaging.suppressions._rules import StopWords, SuppressionCreate, fold_word
 
 WORDS = StopWords()
 

@@ -22,9 +22,9 @@ from unified_messaging import (
     SyncMessenger,
     Workspace,
 )
-from unified_messaging._workspaces import Workspaces
 from unified_messaging.providers.base import InboundCallback
 from unified_messaging.testing import build_testbed
+from unified_messaging.workspaces._service import Workspaces
 
 #: Public ``Messenger`` members that have no twin of that name, and why.
 NO_TWIN: dict[str, str] = {

@@ -22,7 +22,7 @@ from unified_messaging._errors import (
     UnknownKeyId,
     VaultError,
 )
-from unified_messaging._vault import Vault, generate_key_spec
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 KEY1 = bytes(range(32))
 KEY2 = bytes(range(100, 132))
@@ -610,7 +610,7 @@ def test_key_file_missing_or_directory(tmp_path: Path) -> None:
 
 def test_a_keyless_vault_refuses_to_seal_or_open_and_shows_no_key() -> None:
     from unified_messaging import MasterKeyError
-    from unified_messaging._vault import KeylessVault
+    from unified_messaging.vault._core import KeylessVault
 
     vault = KeylessVault("SqlStore")
     sealed = Vault.generate().encrypt(b"x", workspace_id="ws_1", connection_id="con_1")

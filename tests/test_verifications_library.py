@@ -19,8 +19,8 @@ from unified_messaging import (
     generate_key_spec,
 )
 from unified_messaging._encoding import analyze_sms
-from unified_messaging._vault import KeylessVault
 from unified_messaging.testing import build_testbed, create_testbed
+from unified_messaging.vault._core import KeylessVault
 from unified_messaging.verifications import (
     VerificationNotFound,
     Verifications,

@@ -22,9 +22,6 @@ if TYPE_CHECKING:
         RateLimiter,
         RateLimitPolicy,
     )
-    from ._api_keys import CreatedApiKey
-    from ._audit import AuditEvent, AuditPage
-    from ._audit_context import Actor, acting_as
     from ._client import AsyncClient, Client, Health
     from ._clock import Clock, ManualClock, SystemClock
     from ._domain import (
@@ -110,11 +107,9 @@ if TYPE_CHECKING:
     from ._schedule import QuietHours, parse_quiet_hours
     from ._search import MessagePage, MessageSearch
     from ._sync import SyncMessenger
-    from ._templates import render as render_template
     from ._types import ALL_PROVIDERS, SMS_PROVIDERS, Channel, MessageStatus, ProviderCode
-    from ._vault import Vault, generate_key_spec
-    from ._vault_rotation import VaultRotation
-    from ._workspaces import QuotaUsage
+    from .audit._context import Actor, acting_as
+    from .audit._events import AuditEvent, AuditPage
     from .consents.errors import (
         ConsentDateInFuture,
         ConsentDateNotAfterCurrent,
@@ -127,9 +122,14 @@ if TYPE_CHECKING:
         FirstConsentIsRet,
         Hs2015DateOnly,
     )
+    from .keys._service import CreatedApiKey
     from .store.base import ConnectionStats
+    from .templates._render import render as render_template
+    from .vault._core import Vault, generate_key_spec
+    from .vault._rotation import VaultRotation
     from .webhooks._admin import CreatedWebhookEndpoint
     from .webhooks._sender import TargetPolicy
+    from .workspaces._service import QuotaUsage
 
 __all__ = [
     "ALL_PROVIDERS",
@@ -262,8 +262,8 @@ __all__ = [
 #: Where each public name lives: ``{module: names}``, the same imports as above.
 _LAZY: dict[str, tuple[str, ...]] = {
     "_access.authorize": ("RateLimitRefused",),
-    "_api_keys": ("CreatedApiKey",),
-    "_workspaces": ("QuotaUsage",),
+    "keys._service": ("CreatedApiKey",),
+    "workspaces._service": ("QuotaUsage",),
     "_client": ("AsyncClient", "Client", "Health"),
     "_clock": ("Clock", "ManualClock", "SystemClock"),
     "_lifecycle.runtime": ("IngestResult",),
@@ -358,13 +358,13 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_routing.redis_breaker": ("RedisBreakerStore",),
     "_routing.redis_pacing": ("RedisPacer",),
     "_sync": ("SyncMessenger",),
-    "_templates": ("render_template",),
+    "templates._render": ("render_template",),
     "_types": ("ALL_PROVIDERS", "SMS_PROVIDERS", "Channel", "MessageStatus", "ProviderCode"),
-    "_vault": ("Vault", "generate_key_spec"),
-    "_vault_rotation": ("VaultRotation",),
+    "vault._core": ("Vault", "generate_key_spec"),
+    "vault._rotation": ("VaultRotation",),
     "webhooks._admin": ("CreatedWebhookEndpoint",),
-    "_audit": ("AuditEvent", "AuditPage"),
-    "_audit_context": ("Actor", "acting_as"),
+    "audit._events": ("AuditEvent", "AuditPage"),
+    "audit._context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
     "consents.errors": (

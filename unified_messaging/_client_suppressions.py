@@ -14,7 +14,12 @@ from datetime import datetime
 import httpx
 
 from ._models import parse_model
-from ._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage, SuppressionTarget
+from .suppressions._rules import (
+    SuppressionCreate,
+    SuppressionOut,
+    SuppressionPage,
+    SuppressionTarget,
+)
 
 __all__ = ["AsyncSuppressionsClient", "SuppressionsClient"]
 

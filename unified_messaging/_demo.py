@@ -22,9 +22,9 @@ from ._figures import plural
 from ._messenger import Messenger, Principal
 from ._models import AttemptOut, ErrorObject, SendResponse
 from ._types import ALL_PROVIDERS
-from ._vault import Vault
 from ._version import __version__
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
+from .vault._core import Vault
 
 __all__ = ["DEMO_SENDER", "DEMO_TEMPLATES", "DemoStep", "add_demo_templates", "run_demo"]
 

@@ -19,7 +19,7 @@ from .store.base import Store
 
 if TYPE_CHECKING:
     from ._access.principal import Principal
-    from ._workspaces import Workspaces
+    from .workspaces._service import Workspaces
 
 __all__ = ["Messages", "read_message"]
 

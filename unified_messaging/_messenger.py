@@ -21,11 +21,7 @@ from ._access.flood_guard import items_over_limit
 from ._access.keys import hash_api_key, parse_api_key
 from ._access.principal import Principal
 from ._access.ratelimit import DEFAULT_POLICY, MemoryRateLimiter, RateLimiter, RateLimitPolicy
-from ._allowlist import Allowlist
-from ._api_keys import ApiKeys
-from ._audit_log import AuditLog
 from ._clock import Clock, SystemClock
-from ._connections import Connections
 from ._domain import (
     Connection,
     ErrorInfo,
@@ -75,18 +71,14 @@ from ._routing.pacing import DEFAULT_PACE_WAIT, Pacer, StorePacer
 from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
-from ._suppression_ops import OptOuts, SimulationHelpers, Suppressions
-from ._suppressions import StopWords, suppressed_refusal
-from ._template_ops import Templates
-from ._templates import placeholders, render, render_value
 from ._text import storable
 from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
-from ._users import Users
-from ._vault import Vault, default_vault
-from ._vault_admin import VaultAdmin
-from ._workspaces import Workspaces
+from .allowlist._service import Allowlist
+from .audit._service import AuditLog
+from .connections._service import Connections
 from .consents.check import LocalConsentCheck
 from .consents.service import Consents
+from .keys._service import ApiKeys
 from .providers.base import (
     AdapterFactory,
     ProviderTemplate,
@@ -94,6 +86,13 @@ from .providers.base import (
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
 from .store.base import IdempotencyClaim, ProviderRef, Store, WorkItem
 from .store.memory import MemoryStore
+from .suppressions._rules import StopWords, suppressed_refusal
+from .suppressions._service import OptOuts, SimulationHelpers, Suppressions
+from .templates._render import placeholders, render, render_value
+from .templates._service import Templates
+from .users._service import Users
+from .vault._core import Vault, default_vault
+from .vault._service import VaultAdmin
 from .verifications._events import WORK_EXPIRY
 from .verifications._service import Verifications
 from .webhooks._outbox import WORK_KIND as WORK_WEBHOOK
@@ -101,6 +100,7 @@ from .webhooks._outbox import WebhookOutbox
 from .webhooks._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER
 from .webhooks._sender import TargetPolicy, WebhookSender
 from .webhooks._service import Webhooks
+from .workspaces._service import Workspaces
 
 if TYPE_CHECKING:
     import httpx

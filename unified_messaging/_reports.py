@@ -24,7 +24,7 @@ from .store.base import Store
 if TYPE_CHECKING:
     from ._lifecycle.runtime import IngestResult, Lifecycle
     from ._routing.adapters import AdapterPool
-    from ._suppression_ops import OptOuts
+    from .suppressions._service import OptOuts
 
 __all__ = ["Reports"]
 

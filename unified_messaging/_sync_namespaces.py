@@ -13,18 +13,18 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from ._access.authorize import Access
-from ._allowlist import Allowlist
-from ._api_keys import ApiKeys
-from ._audit_log import AuditLog
-from ._connections import Connections
 from ._message_ops import Messages
 from ._reports import Reports
-from ._suppression_ops import SimulationHelpers, Suppressions
-from ._template_ops import Templates
-from ._users import Users
-from ._vault_admin import VaultAdmin
-from ._workspaces import Workspaces
+from .allowlist._service import Allowlist
+from .audit._service import AuditLog
+from .connections._service import Connections
+from .keys._service import ApiKeys
+from .suppressions._service import SimulationHelpers, Suppressions
+from .templates._service import Templates
+from .users._service import Users
+from .vault._service import VaultAdmin
 from .webhooks._service import Webhooks
+from .workspaces._service import Workspaces
 
 __all__ = [
     "SyncAccess",

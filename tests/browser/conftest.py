@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from _browser_support import Demo
 
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 CHROMIUM = Path(os.environ.get("UM_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = (

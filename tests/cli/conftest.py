@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _cli_support import Cli
 
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from unified_messaging import RequestInvalid
-from unified_messaging._campaign_csv import MAX_LINE_CHARS, CsvRow, CsvSource
+from unified_messaging.campaigns._csv import MAX_LINE_CHARS, CsvRow, CsvSource
 
 
 def _source(tmp_path: Path, content: bytes, **options: object) -> CsvSource:

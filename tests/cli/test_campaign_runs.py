@@ -19,14 +19,14 @@ from _campaign_bed import TEMPLATE, TEMPLATE_BODY, numbers
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._access.idempotency import IdempotencyKeys
 from unified_messaging._access.ratelimit import MemoryRateLimiter
-from unified_messaging._campaign import (
+from unified_messaging._messenger import Principal
+from unified_messaging.campaigns._runner import (
     Campaign,
     CampaignSettings,
     CampaignSummary,
     RowResult,
     campaign_status,
 )
-from unified_messaging._messenger import Principal
 from unified_messaging.testing import TestBed, create_testbed
 
 

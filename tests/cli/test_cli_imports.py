@@ -18,7 +18,7 @@ import pytest
 from _cli_support import TIMEOUT, Cli
 
 import unified_messaging
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 #: Third-party packages (and asyncio) that cost tens to hundreds of milliseconds to import
 #: and that no help text needs.

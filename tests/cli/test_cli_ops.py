@@ -7,8 +7,8 @@ from pathlib import Path
 
 from _cli_support import Cli
 
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 SECRET = "s3cret-value-never-printed"
 

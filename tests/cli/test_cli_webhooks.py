@@ -13,8 +13,8 @@ from _cli_support import Cli
 
 from unified_messaging import ManualClock
 from unified_messaging._domain import MessageRecord
-from unified_messaging._vault import Vault
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault
 from unified_messaging.webhooks._outbox import WebhookOutbox
 from unified_messaging.webhooks._sender import WebhookSender
 

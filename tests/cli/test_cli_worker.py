@@ -8,9 +8,9 @@ from datetime import timedelta
 from _cli_support import Cli
 
 from unified_messaging import Messenger
-from unified_messaging._vault import Vault
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault
 
 
 async def test_worker_once_delivers_the_reports_a_send_left_due(

@@ -30,8 +30,8 @@ from _cli_support import Cli, Result
 from fakes._server import serve
 from fakes.netgsm import NetgsmFake
 
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault, generate_key_spec
 from unified_messaging.webhooks._admin import open_secret
 
 USERCODE, PASSWORD = "8501112233", "pw-sealed-never-printed-4d1"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _served import Served, free_port, serving
 
-from unified_messaging._vault import generate_key_spec
+from unified_messaging.vault._core import generate_key_spec
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from fakes._server import serve
 from fakes.netgsm import Canned, NetgsmFake
 
 from unified_messaging import AsyncClient, Messenger
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 PROVIDER_DELAY = 3.0  # the provider answers long after the server was killed
 

@@ -25,8 +25,8 @@ from fakes.iletimerkezi import IletimerkeziFake
 from fakes.netgsm import NetgsmFake
 
 from unified_messaging import BreakerPolicy, Messenger
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 #: Seconds: how long the killed probe holds the half-open breaker, and when its message is
 #: settled, in the restarted server.

@@ -25,8 +25,8 @@ from fakes._server import serve
 from fakes.kannel import PASSWORD, USERNAME, Canned, KannelFake
 
 from unified_messaging import Messenger
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 TO = "+905321234567"
 PROVIDER_DELAY = 30.0  # Kannel takes the message and never answers before the kill

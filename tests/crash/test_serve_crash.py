@@ -28,8 +28,8 @@ from fakes.netgsm import Canned, NetgsmFake
 from sqlalchemy.engine import make_url
 
 from unified_messaging import Messenger
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 SENDS = 8
 PROVIDER_DELAY = 3.0  # the provider answers long after the server is killed

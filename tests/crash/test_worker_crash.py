@@ -28,9 +28,9 @@ from _crash_support import (
 
 from unified_messaging import Messenger
 from unified_messaging._lifecycle.rules import FINAL_STATUSES
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.providers.simulator import SimulatorSettings
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 from unified_messaging.webhooks._sender import TargetPolicy
 
 TIMES_OUT = "+905550000008"  # accepted, no report ever: every hop times out

@@ -9,7 +9,7 @@ import httpx
 from _dash_support import PASSWORD, Console
 
 from unified_messaging import Messenger
-from unified_messaging._audit_context import CLI, acting_as
+from unified_messaging.audit._context import CLI, acting_as
 from unified_messaging.store.users import User
 from unified_messaging.testing import TestBed
 
@@ -81,7 +81,7 @@ async def test_a_member_cannot_read_the_audit_log(url: str, member: User) -> Non
 async def test_markup_in_a_target_or_actor_is_text(
     signed_in: Console, messenger: Messenger, bed: TestBed
 ) -> None:
-    from unified_messaging._audit_context import Actor
+    from unified_messaging.audit._context import Actor
 
     with acting_as(Actor(MARKUP, client_address=MARKUP)):
         await messenger.workspaces.set_monthly_quota(bed.workspace.id, 5)

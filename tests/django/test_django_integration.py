@@ -20,8 +20,8 @@ pytest.importorskip("django")
 pytest.importorskip("pytest_django")
 
 from unified_messaging import Messenger, TargetPolicy
-from unified_messaging._vault import Vault, generate_key_spec
 from unified_messaging.store.sql import store_from_url
+from unified_messaging.vault._core import Vault, generate_key_spec
 
 PROJECT: Final = Path(__file__).resolve().parent.parent / "django_project"
 

@@ -28,21 +28,21 @@ from unified_messaging import (
     generate_key_spec,
     parse_quiet_hours,
 )
-from unified_messaging._allowlist import Allowlist
-from unified_messaging._api_keys import ApiKeys
-from unified_messaging._audit import AuditQuery
-from unified_messaging._audit_actions import AUDIT_ACTIONS, audited_action
-from unified_messaging._audit_log import AuditLog
-from unified_messaging._connections import Connections
-from unified_messaging._suppression_ops import SimulationHelpers, Suppressions
-from unified_messaging._template_ops import Templates
-from unified_messaging._users import Users
-from unified_messaging._vault_admin import VaultAdmin
-from unified_messaging._workspaces import Workspaces
+from unified_messaging.allowlist._service import Allowlist
+from unified_messaging.audit._actions import AUDIT_ACTIONS, audited_action
+from unified_messaging.audit._events import AuditQuery
+from unified_messaging.audit._service import AuditLog
+from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
+from unified_messaging.keys._service import ApiKeys
 from unified_messaging.store.base import Store
+from unified_messaging.suppressions._service import SimulationHelpers, Suppressions
+from unified_messaging.templates._service import Templates
+from unified_messaging.users._service import Users
+from unified_messaging.vault._service import VaultAdmin
 from unified_messaging.verifications import Verifications
 from unified_messaging.webhooks._service import Webhooks
+from unified_messaging.workspaces._service import Workspaces
 
 #: The namespaces whose methods change what an operator set up (D32), by attribute name.
 NAMESPACES = {

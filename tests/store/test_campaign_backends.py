@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from unified_messaging import ManualClock, Messenger, Vault
-from unified_messaging._campaign import Campaign, CampaignSettings, RowResult, campaign_status
+from unified_messaging.campaigns._runner import (
+    Campaign,
+    CampaignSettings,
+    RowResult,
+    campaign_status,
+)
 from unified_messaging.store.base import Store
 from unified_messaging.testing import Outbox, TestBed, create_testbed
 

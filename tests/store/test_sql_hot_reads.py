@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from unified_messaging._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord, Workspace
-from unified_messaging._suppressions import Suppression
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.suppressions._rules import Suppression
 
 if TYPE_CHECKING:
     from _databases import Database

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from unified_messaging import AuditEvent, ResourceNotFound
-from unified_messaging._audit import AuditQuery
-from unified_messaging._audit_actions import AUDIT_ACTIONS
 from unified_messaging._text import storable
+from unified_messaging.audit._actions import AUDIT_ACTIONS
+from unified_messaging.audit._events import AuditQuery
 from unified_messaging.store.base import Store
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore

@@ -12,8 +12,8 @@ from _databases import Database
 
 from unified_messaging import ResourceNotFound
 from unified_messaging._domain import Workspace
-from unified_messaging._suppressions import Suppression
 from unified_messaging.store.base import Store, SuppressionQuery
+from unified_messaging.suppressions._rules import Suppression
 
 T0 = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 

@@ -25,10 +25,10 @@ from unified_messaging import ManualClock, Messenger
 from unified_messaging._lifecycle.rules import EventType
 from unified_messaging._lifecycle.worker import DEFAULT_LEASE, Worker
 from unified_messaging._responses import status_record
-from unified_messaging._vault import Vault
 from unified_messaging.store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.vault._core import Vault
 from unified_messaging.webhooks import WebhookVerificationError as VerificationFailed
 from unified_messaging.webhooks import verify
 from unified_messaging.webhooks._outbox import WORK_KIND, WebhookOutbox, webhook_secrets

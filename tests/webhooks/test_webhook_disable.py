@@ -7,7 +7,7 @@ from _webhook_support import LOOPBACK, message_record, running_receiver
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging._lifecycle.worker import Worker
-from unified_messaging._vault import Vault
+from unified_messaging.vault._core import Vault
 from unified_messaging.webhooks._outbox import WORK_KIND, WebhookOutbox
 from unified_messaging.webhooks._sender import WebhookSender
 

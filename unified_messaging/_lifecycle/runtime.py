@@ -60,12 +60,12 @@ from .._routing.dispatch import Hop, Job, dispatch, hop_for, job_for
 from .._routing.gate import Gates
 from .._routing.pacing import micros
 from .._routing.send_pacing import SendPacing
-from .._suppressions import opt_out_entry
 from .._text import storable_report
 from .._types import ProviderCode
 from ..providers.base import PROFILES, ProviderReport
 from ..providers.simulator import Simulator, simulated_report
 from ..store.base import JsonValue, MessageChange, ProviderRef, QuotaCharge, Store, WorkItem
+from ..suppressions._rules import opt_out_entry
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
 from .minted import claimable, minted_job, settle_interrupted
 from .polling import POLL_BATCH, Poller, first_poll

@@ -22,7 +22,6 @@ from .._domain import Connection
 from .._errors import InvalidCredentials
 from .._observability.metrics import NO_METRICS, Metrics, timed_batch, timed_submit
 from .._types import ProviderCode
-from .._vault import Vault
 from ..providers.base import (
     AdapterFactory,
     InboundCallback,
@@ -32,6 +31,7 @@ from ..providers.base import (
     SubmitRequest,
 )
 from ..providers.simulator import SimulatedSubmission, Simulator, SimulatorSettings
+from ..vault._core import Vault
 
 if TYPE_CHECKING:
     from ..providers._credentials import CredentialsModel

@@ -30,8 +30,8 @@ from .._clock import Clock
 from .._domain import Connection, ErrorInfo, MessageRecord, Workspace
 from .._quota import provider_took
 from .._schedule import hand_over_at
-from .._suppressions import suppressed_refusal, suppression_key
 from .._types import Channel
+from ..suppressions._rules import suppressed_refusal, suppression_key
 from .dispatch import Hop, Job
 from .verdicts import CANCELED, GO, QUEUE_EXPIRED, HoldUntil, Stop, Verdict, no_provider_reached
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._domain import Connection, Template
-from .._templates import placeholders
 from .._types import Channel, ProviderCode
+from ..templates._render import placeholders
 from ._schemas import JsonObject, _ContractSchema
 
 __all__ = [

@@ -35,7 +35,6 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, model_validator
 from starlette.requests import Request
 
-from .._audit_context import Actor, acting_as
 from .._errors import MessagingError
 from .._messenger import Messenger, Principal
 from .._models import (
@@ -46,15 +45,16 @@ from .._models import (
     StatusRecord,
     parse_model,
 )
-from .._suppressions import (
+from .._version import __version__
+from ..audit._context import Actor, acting_as
+from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
+from ..suppressions._rules import (
     SuppressionCreate,
     SuppressionOut,
     SuppressionPage,
     SuppressionSearch,
     SuppressionTarget,
 )
-from .._version import __version__
-from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
 from ..verifications._models import CheckArguments, CheckResponse, StartRequest, VerificationOut
 from ._auth import Answer
 from ._errors import _log as log_error

@@ -34,9 +34,9 @@ from .._models import (
     _scalar_variable,
 )
 from .._search import MessagePage
-from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
+from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._audit_context import Actor, acting_as
 from .._errors import ErrorDetail, RequestInvalid
 from .._messenger import Messenger, Principal
-from .._suppressions import SuppressionOut
+from ..audit._context import Actor, acting_as
+from ..suppressions._rules import SuppressionOut
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE, json_bytes

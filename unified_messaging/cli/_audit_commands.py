@@ -22,7 +22,7 @@ __all__ = ["add_audit"]
 
 
 def add_audit(commands: Subparsers) -> None:
-    from .._audit_actions import AUDIT_ACTIONS
+    from ..audit._actions import AUDIT_ACTIONS
 
     group = add_group(commands, "audit", help="the audit log: every admin change, who and when")
     listing = add_command(

@@ -5,7 +5,7 @@ Both send through the façade as a trusted caller of one workspace, in live mode
 is checked by the same model, so a bad value is the same ``VALIDATION_ERROR``; a message
 that was refused prints its answer and exits 1.
 
-``campaign send`` is :class:`~unified_messaging._campaign.Campaign`: the file is checked
+``campaign send`` is :class:`~unified_messaging.campaigns._runner.Campaign`: the file is checked
 whole first (nothing is sent from a file that cannot be read), then its rows go out in bulk
 chunks, each chunk once, so the same command run again resumes where the last run stopped.
 """
@@ -35,9 +35,9 @@ from ._output import Column, JsonObject, Report, cell, emit, fields_report, tabl
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .._campaign import CampaignSettings, CampaignStatus, CampaignSummary, RowResult
     from .._messenger import Messenger
     from .._models import SendResponse
+    from ..campaigns._runner import CampaignSettings, CampaignStatus, CampaignSummary, RowResult
     from ._progress import Bar
 
 __all__ = ["add_campaign", "add_send"]
@@ -240,7 +240,7 @@ def add_campaign(commands: Subparsers) -> None:
 
 
 def _settings(args: argparse.Namespace) -> CampaignSettings:
-    from .._campaign import CampaignSettings
+    from ..campaigns._runner import CampaignSettings
 
     if args.rate is not None and args.rate <= 0:
         raise UsageError("--rate", f"{args.rate!r} is not a positive number of messages a second")
@@ -284,7 +284,7 @@ async def _campaign(
     args: argparse.Namespace, settings: CampaignSettings, results_path: Path | None
 ) -> CampaignSummary:
     from .._access.ratelimit import MemoryRateLimiter
-    from .._campaign import Campaign
+    from ..campaigns._runner import Campaign
     from ._progress import open_bar
 
     limiter = rate_limiter(args)
@@ -403,7 +403,7 @@ def _summary_report(summary: CampaignSummary) -> Report:
 
 
 async def _status(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._campaign import campaign_status
+    from ..campaigns._runner import campaign_status
 
     status = await campaign_status(m, args.workspace, args.campaign, livemode=not args.test)
     return _status_report(status)

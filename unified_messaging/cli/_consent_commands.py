@@ -139,8 +139,8 @@ async def _show(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _import(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._campaign_csv import CsvSource
     from .._errors import MessagingError
+    from ..campaigns._csv import CsvSource
 
     source = CsvSource(args.csv, to_column="recipient", delimiter=args.delimiter)
     source.scan()  # a whole-file problem is a 400 before anything is recorded

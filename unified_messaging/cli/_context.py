@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from .._observability.metrics import Metrics
     from .._routing.redis_breaker import RedisBreakerStore
     from .._routing.redis_pacing import RedisPacer
-    from .._vault import Vault
     from ..store.base import Store
+    from ..vault._core import Vault
     from ..webhooks._sender import TargetPolicy
 
 __all__ = [
@@ -115,7 +115,7 @@ def webhook_policy(*, demo: bool = False) -> TargetPolicy:
 
 
 def load_vault() -> Vault:
-    from .._vault import Vault
+    from ..vault._core import Vault
 
     vault = Vault.from_env()
     if vault is not None:
@@ -179,8 +179,8 @@ async def messenger_session(
     """An open Messenger on the configured store and vault, closed on the way out.
     ``sends``: the command sends messages (``send``, ``campaign send``), so in Prometheus'
     multi-process mode it counts them where ``serve``'s scrape sums every process."""
-    from .._audit_context import CLI, acting_as
     from .._messenger import Messenger
+    from ..audit._context import CLI, acting_as
 
     # The vault first: a bad key spec should fail before the database is touched.
     vault = vault or load_vault()
@@ -235,7 +235,7 @@ def stop_words_setting() -> list[str]:
     """``UM_STOP_WORDS``: replies that opt out besides STOP, DUR, İPTAL and RET (issue 26.5),
     comma-separated; empty or unset adds none."""
     from .._errors import ConfigurationError
-    from .._suppressions import StopWords
+    from ..suppressions._rules import StopWords
 
     raw = os.environ.get(STOP_WORDS_ENV, "")
     words = [word.strip() for word in raw.split(",") if word.strip()]

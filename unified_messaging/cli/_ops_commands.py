@@ -101,7 +101,7 @@ def _what_next() -> str:
 async def _generate_key(args: argparse.Namespace) -> Report:
     # A time-based id, not a fixed "k1": the new key is prepended to the old one, and two
     # keys under one id would be refused.
-    from .._vault import generate_key_spec
+    from ..vault._core import generate_key_spec
 
     kid = args.kid or datetime.now(UTC).strftime("k%Y%m%d%H%M%S")
     try:

@@ -402,7 +402,7 @@ async def _start_up(
         base_url(address, port, local=False),
     )
     if args.demo:
-        from .._audit_context import CLI, acting_as
+        from ..audit._context import CLI, acting_as
 
         with acting_as(CLI):  # the demo's set-up is this command's change (D32)
             return await _demo(messenger, url)

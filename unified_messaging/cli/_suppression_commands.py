@@ -19,7 +19,7 @@ CHANNELS = get_args(Channel)
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
-    from .._suppressions import Suppression
+    from ..suppressions._rules import Suppression
 
 __all__ = ["add_suppressions"]
 
@@ -124,7 +124,7 @@ async def _list(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _import(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._campaign_csv import CsvSource
+    from ..campaigns._csv import CsvSource
 
     source = CsvSource(
         args.csv, to_column=args.to_column, delimiter=args.delimiter, encoding=args.encoding

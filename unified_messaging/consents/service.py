@@ -12,12 +12,12 @@ from dataclasses import replace
 from datetime import UTC
 from typing import TYPE_CHECKING, Final
 
-from .._audit_actions import audited, of_workspace
 from .._domain import Workspace
 from .._errors import Conflict, MessagingError, RequestInvalid, ResourceNotFound
 from .._ids import new_id
 from .._models import parse_model
 from .._text import storable
+from ..audit._actions import audited, of_workspace
 from .errors import ConsentNotFound
 from .models import (
     Consent,

@@ -22,10 +22,10 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._audit_context import Actor, acting_as
 from .._errors import MessagingError
 from .._messenger import Messenger
 from ..asgi._client_ip import ClientAddress
+from ..audit._context import Actor, acting_as
 from ._auth import LoginThrottle, Sessions, SignedIn, visible_workspace
 from ._csrf import SAFE_METHODS, origin_allowed, token_matches
 from ._forms import Form, FormTooLarge, read_form

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from .._audit import AuditEvent, AuditQuery
 from .._errors import ResourceNotFound
+from ..audit._events import AuditEvent, AuditQuery
 
 __all__ = ["MemoryAuditMixin", "audit_matches", "audit_order"]
 

@@ -15,8 +15,8 @@ from .._errors import ResourceNotFound
 
 if TYPE_CHECKING:
     from .._domain import Workspace
-    from .._suppressions import Suppression
     from .._types import Channel
+    from ..suppressions._rules import Suppression
     from .base import SuppressionQuery
 
 __all__ = ["MemorySuppressionsMixin"]

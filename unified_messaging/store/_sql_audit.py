@@ -12,8 +12,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from .._audit import AuditEvent, AuditQuery
 from .._errors import ResourceNotFound
+from ..audit._events import AuditEvent, AuditQuery
 from ._sql_base import SqlBase
 from ._tables import UtcDateTime, audit_log
 

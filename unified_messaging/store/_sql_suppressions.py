@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from .._suppressions import Suppression
+from ..suppressions._rules import Suppression
 from ._sql_base import SqlBase
 from ._sql_hot import Hot
 from ._tables import UtcDateTime, suppressions

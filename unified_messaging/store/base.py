@@ -42,9 +42,9 @@ from .users import UserStore
 if TYPE_CHECKING:
     # Only for the protocol's signatures: the records bring pydantic, which the command
     # line's ``--help`` (it reads ``webhooks._admin``, which imports this module) never needs.
-    from .._audit import AuditEvent, AuditQuery
-    from .._suppressions import Suppression
     from .._types import Channel
+    from ..audit._events import AuditEvent, AuditQuery
+    from ..suppressions._rules import Suppression
 
 __all__ = [
     "BatchWrite",

@@ -15,14 +15,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from .._access.flood_guard import RecipientLimit
-from .._audit import AuditEvent
 from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
-from .._suppressions import Suppression
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
+from ..suppressions._rules import Suppression
 from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin

@@ -10,10 +10,10 @@ from datetime import timedelta
 from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit
 from .._clock import Clock, ManualClock
 from .._domain import Workspace
-from .._inbound import InboundRecord
 from .._messenger import Messenger, Principal
 from .._types import ALL_PROVIDERS, Channel, ProviderCode
 from ..providers.simulator import SimulatorSettings
+from ..suppressions._inbound import InboundRecord
 from ._outbox import Outbox
 
 __all__ = ["DEFAULT_TEST_SENDER", "TestBed", "build_testbed", "create_testbed"]

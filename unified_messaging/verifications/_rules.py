@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from .._errors import VerificationRateLimited
-from .._vault import Vault
+from ..vault._core import Vault
 from ._records import CodeSend, Verification, VerificationSettings
 
 __all__ = [

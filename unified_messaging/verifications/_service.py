@@ -15,7 +15,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol
 
-from .._audit_actions import audited, of_argument
 from .._errors import (
     ChannelNotSupported,
     MessagingError,
@@ -30,6 +29,7 @@ from .._models import SendResponse, parse_model
 from .._recipients import normalize_turkish_mobile
 from .._text import storable
 from .._types import SMS_PROVIDERS, ProviderCode
+from ..audit._actions import audited, of_argument
 from ._events import EVENT_OF, event_item, expiry_item
 from ._models import CheckRequest, CheckResponse, CodeSendOut, StartRequest, VerificationOut
 from ._records import CodeSend, Verification, VerificationSettings
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from .._access.principal import Principal
     from .._clock import Clock
     from .._domain import Template
-    from .._vault import Vault
     from ..store.base import Store, WorkItem
+    from ..vault._core import Vault
 
 __all__ = ["SendCode", "TemplateSource", "Verifications"]
 

@@ -13,7 +13,7 @@ import re
 from typing import Final
 
 from .._errors import TemplateVariableMissing
-from .._templates import placeholders, render
+from ..templates._render import placeholders, render
 from ._records import Locale
 
 __all__ = ["APP_HASH_PATTERN", "CODE_MASK", "CODE_VARIABLE", "check_template", "code_text"]

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     # The sender (httpx), the signer (pydantic) and the vault (cryptography) are imported
     # where they are used: the command line reads this module's settings to build its
     # ``--help``, which needs none of them.
-    from .._vault import Vault
+    from ..vault._core import Vault
     from ._sender import TargetPolicy
 
 __all__ = [

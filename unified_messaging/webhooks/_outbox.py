@@ -44,8 +44,8 @@ from .._lifecycle.rules import EventType
 from .._lifecycle.worker import Lease, LeaseLost, current_lease
 from .._observability.metrics import NO_METRICS, Metrics, record_webhook
 from .._responses import status_record
-from .._vault import Vault
 from ..store.base import Store, WebhookDelivery, WebhookEndpoint, WorkItem
+from ..vault._core import Vault
 from ._admin import open_secret
 from ._schedule import DEFAULT_SCHEDULE, DISABLE_AFTER, next_attempt_at, should_disable
 from ._sender import DeliveryResult, WebhookSender

@@ -14,10 +14,10 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .._audit_actions import audited, of_record
 from .._errors import Conflict, RequestInvalid, ResourceNotFound
 from .._ids import new_id
 from .._responses import status_record
+from ..audit._actions import audited, of_record
 from ..store.base import WebhookEndpoint
 from ._admin import (
     DEFAULT_ROTATION_OVERLAP,
@@ -32,8 +32,8 @@ from ._signing import event_id
 
 if TYPE_CHECKING:
     from .._clock import Clock
-    from .._vault import Vault
     from ..store.base import Store, WebhookDelivery
+    from ..vault._core import Vault
     from ._outbox import WebhookOutbox
     from ._sender import TargetPolicy
 

@@ -134,9 +134,9 @@ def _make() -> _Made:
 def _configured() -> SyncMessenger:
     from ..._messenger import Messenger
     from ..._sync import SyncMessenger
-    from ..._vault import KeylessVault, Vault
     from ...store.memory import MemoryStore
     from ...store.sql import store_from_url
+    from ...vault._core import KeylessVault, Vault
     from ...webhooks._admin import webhook_policy_from_env
     from .settings import get_settings
 

@@ -38,8 +38,8 @@ def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence
     type's signal and ``message_event``: the view's work, and ``testing.settle()``'s for the
     events the simulated workspace delivers in tests."""
     event = verify(body, headers, secret)
-    from ..._inbound import InboundRecord
     from ..._models import StatusRecord
+    from ...suppressions._inbound import InboundRecord
     from ...verifications._models import VerificationOut
 
     event_type = str(event.get("type", ""))

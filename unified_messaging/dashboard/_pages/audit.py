@@ -10,8 +10,8 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..._audit_names import AUDIT_ACTIONS
 from ..._errors import MessagingError
+from ...audit._names import AUDIT_ACTIONS
 from .._app import Dashboard, route
 from .._ui import Page
 

@@ -8,7 +8,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..._errors import MessagingError, NotFound
-from ..._suppressions import CHANNELS
+from ...suppressions._rules import CHANNELS
 from .._app import Dashboard, route
 from .._notices import Notice
 from .._ui import Page

@@ -31,16 +31,15 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ._access.idempotency import (
+from .._access.idempotency import (
     BoundJobs,
     IdempotencyKeys,
     StoredAnswer,
     _key_id,
     request_fingerprint,
 )
-from ._access.ratelimit import RateLimiter, RateLimitPolicy
-from ._campaign_csv import DEFAULT_ENCODING, CsvRow, CsvSource
-from ._errors import (
+from .._access.ratelimit import RateLimiter, RateLimitPolicy
+from .._errors import (
     IdempotencyConflict,
     IdempotencyInProgress,
     InvalidRecipient,
@@ -49,13 +48,14 @@ from ._errors import (
     RequestInvalid,
     ResourceNotFound,
 )
-from ._ids import new_id
-from ._models import MAX_BULK_ITEMS, BulkItem, has_control_chars, parse_model
-from ._templates import brace_problem, placeholders, render
-from .store.base import IdempotencyClaim, IdempotencyRecord, MessageQuery
+from .._ids import new_id
+from .._models import MAX_BULK_ITEMS, BulkItem, has_control_chars, parse_model
+from ..store.base import IdempotencyClaim, IdempotencyRecord, MessageQuery
+from ..templates._render import brace_problem, placeholders, render
+from ._csv import DEFAULT_ENCODING, CsvRow, CsvSource
 
 if TYPE_CHECKING:
-    from ._messenger import Messenger, Principal
+    from .._messenger import Messenger, Principal
 
 __all__ = [
     "Campaign",

@@ -13,10 +13,10 @@ from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._audit_names import AUDIT_ACTIONS, AuditAction
-from ._errors import RequestInvalid, ResourceNotFound
-from ._models import _Response
-from ._text import storable
+from .._errors import RequestInvalid, ResourceNotFound
+from .._models import _Response
+from .._text import storable
+from ._names import AUDIT_ACTIONS, AuditAction
 
 __all__ = [
     "AUDIT_ACTIONS",

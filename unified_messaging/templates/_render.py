@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ._errors import BodyTooLong, TemplateVariableMissing
-from ._models import MAX_BODY_LENGTH, has_control_chars
+from .._errors import BodyTooLong, TemplateVariableMissing
+from .._models import MAX_BODY_LENGTH, has_control_chars
 
 __all__ = [
     "PLACEHOLDER",

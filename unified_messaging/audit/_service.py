@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ._audit import DEFAULT_AUDIT_LIMIT, AuditPage, audit_page
-from .store.base import Store
+from ..store.base import Store
+from ._events import DEFAULT_AUDIT_LIMIT, AuditPage, audit_page
 
 __all__ = ["AuditLog"]
 

@@ -46,7 +46,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ._errors import DecryptionFailed, MasterKeyError, UnknownKeyId, VaultError
+from .._errors import DecryptionFailed, MasterKeyError, UnknownKeyId, VaultError
 
 __all__ = ["KeylessVault", "Vault", "default_vault", "generate_key_spec"]
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from ._errors import RequestInvalid
+from .._errors import RequestInvalid
 
 if TYPE_CHECKING:
     from argon2 import PasswordHasher

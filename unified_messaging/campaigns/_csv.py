@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from ._errors import RequestInvalid
-from ._models import MAX_VARIABLE_NAME_LENGTH, MAX_VARIABLES
+from .._errors import RequestInvalid
+from .._models import MAX_VARIABLE_NAME_LENGTH, MAX_VARIABLES
 
 __all__ = [
     "DEFAULT_ENCODING",

@@ -14,25 +14,25 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from ._audit_actions import audited, of_record
-from ._clock import Clock
-from ._domain import DEFAULT_DLR_TIMEOUT, Connection
-from ._errors import InvalidCredentials, RequestInvalid, ResourceNotFound
-from ._ids import new_id
-from ._models import MAX_SENDER_LENGTH, has_control_chars
-from ._routing.breaker import BreakerHealth, SharedBreakers
-from ._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
-from ._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
-from ._types import ALL_PROVIDERS, IYS_MODES, IysMode, ProviderCode
-from ._vault import Vault
-from ._workspaces import Workspaces
-from .providers._credentials import CredentialsModel, validate_credentials
-from .providers.base import PROFILES, parts_limit
-from .store.base import ConnectionStats, Store
+from .._clock import Clock
+from .._domain import DEFAULT_DLR_TIMEOUT, Connection
+from .._errors import InvalidCredentials, RequestInvalid, ResourceNotFound
+from .._ids import new_id
+from .._models import MAX_SENDER_LENGTH, has_control_chars
+from .._routing.breaker import BreakerHealth, SharedBreakers
+from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
+from .._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
+from .._types import ALL_PROVIDERS, IYS_MODES, IysMode, ProviderCode
+from ..audit._actions import audited, of_record
+from ..providers._credentials import CredentialsModel, validate_credentials
+from ..providers.base import PROFILES, parts_limit
+from ..store.base import ConnectionStats, Store
+from ..vault._core import Vault
+from ..workspaces._service import Workspaces
 
 if TYPE_CHECKING:
-    from ._access.principal import Principal
-    from ._routing.adapters import AdapterPool
+    from .._access.principal import Principal
+    from .._routing.adapters import AdapterPool
 
 __all__ = ["Connections", "CredentialField"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ._audit_actions import audited
-from ._clock import Clock
-from ._vault import Vault
-from ._vault_rotation import VaultRotation, rotate_sealed
-from .store.base import Store
+from .._clock import Clock
+from ..audit._actions import audited
+from ..store.base import Store
+from ._core import Vault
+from ._rotation import VaultRotation, rotate_sealed
 
 __all__ = ["VaultAdmin"]
 

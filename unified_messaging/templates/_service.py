@@ -7,15 +7,15 @@ import builtins
 import re
 from collections.abc import Mapping
 
-from ._audit_actions import audited, of_argument
-from ._clock import Clock
-from ._domain import Template
-from ._errors import RequestInvalid, TemplateNotFound
-from ._template_preview import TemplatePreview, preview_template
-from ._templates import body_problem
-from ._types import TEMPLATE_KEY_PATTERN
-from ._workspaces import Workspaces
-from .store.base import Store
+from .._clock import Clock
+from .._domain import Template
+from .._errors import RequestInvalid, TemplateNotFound
+from .._types import TEMPLATE_KEY_PATTERN
+from ..audit._actions import audited, of_argument
+from ..store.base import Store
+from ..workspaces._service import Workspaces
+from ._preview import TemplatePreview, preview_template
+from ._render import body_problem
 
 __all__ = ["Templates"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ._encoding import SmsEncoding, analyze_sms
-from ._templates import body_problem, fill, placeholders
+from .._encoding import SmsEncoding, analyze_sms
+from ._render import body_problem, fill, placeholders
 
 __all__ = ["TemplatePreview", "preview_template"]
 

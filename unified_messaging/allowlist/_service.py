@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import builtins
 
-from ._access.authorize import normalize_allowlist_entry
-from ._audit_actions import audited
-from ._clock import Clock
-from ._errors import RequestInvalid, ResourceNotFound
-from ._workspaces import Workspaces
-from .store.base import Store
+from .._access.authorize import normalize_allowlist_entry
+from .._clock import Clock
+from .._errors import RequestInvalid, ResourceNotFound
+from ..audit._actions import audited
+from ..store.base import Store
+from ..workspaces._service import Workspaces
 
 __all__ = ["Allowlist"]
 

@@ -4,7 +4,7 @@ Every admin method that changes something carries :func:`audited` with its actio
 decorator is the only code that builds and stores an audit event, so no method can record a
 different shape, forget the actor, or write two rows:
 
-- the actor and client address come from :func:`~unified_messaging._audit_context.current_actor`
+- the actor and client address come from :func:`~unified_messaging.audit._context.current_actor`
   (an edge sets them with ``acting_as``; unset reads as ``library``);
 - the row is appended inside ``Store.atomic()`` together with the change itself, so both
   commit or neither does; a refused change (it raises) writes no row;
@@ -24,12 +24,12 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
-from ._audit_context import current_actor
-from ._audit_names import AUDIT_ACTIONS, MAX_FIELD_LENGTH, AuditAction
+from ._context import current_actor
+from ._names import AUDIT_ACTIONS, MAX_FIELD_LENGTH, AuditAction
 
 if TYPE_CHECKING:
-    from ._clock import Clock
-    from .store.base import Store
+    from .._clock import Clock
+    from ..store.base import Store
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -123,8 +123,8 @@ async def _append(
     args: tuple[object, ...],
     kwargs: Mapping[str, object],
 ) -> None:
-    from ._audit import AuditEvent
-    from ._ids import new_id
+    from .._ids import new_id
+    from ._events import AuditEvent
 
     arguments = signature.bind(owner, *args, **kwargs).arguments
     workspace_id, target = subject(result, arguments)
@@ -142,7 +142,7 @@ async def _append(
 
 
 def _bounded(text: str) -> str:
-    from ._text import scrubbed
+    from .._text import scrubbed
 
     # A character the store cannot keep (NUL, a lone surrogate) in an actor's name must not
     # make the change it records fail: it is replaced, as anywhere else text is stored.

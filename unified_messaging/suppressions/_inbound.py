@@ -23,9 +23,9 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._models import _Response
-from ._suppressions import StopWords
-from ._types import Channel, ProviderCode
+from .._models import _Response
+from .._types import Channel, ProviderCode
+from ._rules import StopWords
 
 __all__ = ["InboundRecord", "SimulatedInbound", "opt_out_word"]
 

@@ -13,15 +13,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from ._audit_actions import audited
-from ._clock import Clock
-from ._domain import Connection
-from ._errors import MessagingError, RequestInvalid, ResourceNotFound
-from ._ids import new_id
+from .._clock import Clock
+from .._domain import Connection
+from .._errors import MessagingError, RequestInvalid, ResourceNotFound
+from .._ids import new_id
+from .._models import parse_model
+from .._recipients import normalize_recipient
+from .._text import storable
+from .._types import Channel
+from ..audit._actions import audited
+from ..providers.base import InboundMessage
+from ..store.base import Store, SuppressionQuery, WorkItem
 from ._inbound import InboundRecord, SimulatedInbound, opt_out_word
-from ._models import parse_model
-from ._recipients import normalize_recipient
-from ._suppressions import (
+from ._rules import (
     StopWords,
     Suppression,
     SuppressionCreate,
@@ -33,13 +37,9 @@ from ._suppressions import (
     suppressed_refusal,
     suppression_key,
 )
-from ._text import storable
-from ._types import Channel
-from .providers.base import InboundMessage
-from .store.base import Store, SuppressionQuery, WorkItem
 
 if TYPE_CHECKING:
-    from ._access.principal import Principal
+    from .._access.principal import Principal
 
 __all__ = ["ImportResult", "OptOuts", "SimulationHelpers", "Suppressions", "refuse_suppressed"]
 

@@ -11,13 +11,13 @@ import re
 from dataclasses import replace
 from typing import Final
 
-from ._audit_actions import audited, of_record
-from ._clock import Clock
-from ._errors import RequestInvalid, ResourceNotFound
-from ._ids import new_id
+from .._clock import Clock
+from .._errors import RequestInvalid, ResourceNotFound
+from .._ids import new_id
+from ..audit._actions import audited, of_record
+from ..store.base import Store
+from ..store.users import User
 from ._passwords import UNUSABLE_PASSWORD, check_new_password, hash_password, verify_password
-from .store.base import Store
-from .store.users import User
 
 __all__ = ["Users", "normalize_email"]
 

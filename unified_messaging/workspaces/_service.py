@@ -8,15 +8,15 @@ import builtins
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from ._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
-from ._audit_actions import audited, of_workspace
-from ._clock import Clock
-from ._domain import DEFAULT_QUEUE_TTL, Workspace
-from ._errors import RequestInvalid, ResourceNotFound
-from ._ids import new_id
-from ._quota import quota_period
-from ._schedule import QuietHours
-from .store.base import Store
+from .._access.flood_guard import DEFAULT_RECIPIENT_LIMIT, RecipientLimit, parse_recipient_limit
+from .._clock import Clock
+from .._domain import DEFAULT_QUEUE_TTL, Workspace
+from .._errors import RequestInvalid, ResourceNotFound
+from .._ids import new_id
+from .._quota import quota_period
+from .._schedule import QuietHours
+from ..audit._actions import audited, of_workspace
+from ..store.base import Store
 
 __all__ = ["MAX_QUEUE_TTL", "QuotaUsage", "Workspaces"]
 

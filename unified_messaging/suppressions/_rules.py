@@ -31,9 +31,9 @@ from typing import Annotated, Final, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from ._errors import RecipientSuppressed
-from ._models import Recipient, _no_control_chars, _Response
-from ._types import Channel
+from .._errors import RecipientSuppressed
+from .._models import Recipient, _no_control_chars, _Response
+from .._types import Channel
 
 __all__ = [
     "DEFAULT_STOP_WORDS",
@@ -90,7 +90,7 @@ def opt_out_entry(
 ) -> Suppression:
     """The entry of an opt-out that arrived by itself (a STOP reply, a blocked bot): its
     source is the channel. One builder for the messenger's and the worker's opt-outs."""
-    from ._ids import new_id
+    from .._ids import new_id
 
     return Suppression(
         id=new_id("sup"),

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from ._errors import Conflict
-from .webhooks._admin import open_secret, seal_secret
+from .._errors import Conflict
+from ..webhooks._admin import open_secret, seal_secret
 
 if TYPE_CHECKING:
-    from ._domain import Connection
-    from ._vault import Vault
-    from .store.base import Store, WebhookEndpoint
+    from .._domain import Connection
+    from ..store.base import Store, WebhookEndpoint
+    from ._core import Vault
 
 __all__ = ["VaultRotation", "rotate_sealed"]
 

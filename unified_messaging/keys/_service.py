@@ -8,14 +8,14 @@ import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from ._access.keys import generate_api_key, hash_api_key, key_display_prefix
-from ._audit_actions import audited, of_record
-from ._clock import Clock
-from ._domain import ApiKey
-from ._errors import RequestInvalid, ResourceNotFound
-from ._ids import new_id
-from ._workspaces import Workspaces
-from .store.base import Store
+from .._access.keys import generate_api_key, hash_api_key, key_display_prefix
+from .._clock import Clock
+from .._domain import ApiKey
+from .._errors import RequestInvalid, ResourceNotFound
+from .._ids import new_id
+from ..audit._actions import audited, of_record
+from ..store.base import Store
+from ..workspaces._service import Workspaces
 
 __all__ = ["MAX_KEY_RATE", "ApiKeys", "CreatedApiKey"]
 

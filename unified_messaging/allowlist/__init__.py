@@ -1,0 +1,1 @@
+"""The IP allowlist (D18): ``messenger.allowlist``."""

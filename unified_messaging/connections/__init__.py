@@ -1,0 +1,1 @@
+"""Provider connections (D3, D21, D26, D27): ``messenger.connections``."""

@@ -1,0 +1,1 @@
+"""API keys (D1): ``messenger.keys``."""

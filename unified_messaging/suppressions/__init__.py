@@ -1,0 +1,3 @@
+"""The suppression list: its rules, inbound replies that opt out, and
+``messenger.suppressions``.
+"""

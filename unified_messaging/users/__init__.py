@@ -1,0 +1,1 @@
+"""Dashboard users (D31): the password rules and ``messenger.users``."""

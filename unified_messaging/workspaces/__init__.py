@@ -1,0 +1,1 @@
+"""Workspaces and their settings: ``messenger.workspaces``."""
