@@ -114,7 +114,7 @@ async def test_two_engines_adding_one_recipient_at_once_leave_one_row(
 
         assert sum(1 for _, new in results if new) == 1
         assert len({stored.id for stored, _ in results}) == 1
-        assert len(await first.suppressions.list(SuppressionQuery("ws_1", True))) == 1
+        assert len(await first.list_suppressions(SuppressionQuery("ws_1", True))) == 1
     finally:
         await first.close()
         await second.close()

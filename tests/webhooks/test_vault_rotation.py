@@ -249,7 +249,7 @@ class ChangedBeforeTheWrite(MemoryStore):
             await racer()
 
     async def get_connection(self, connection_id: str) -> Connection | None:
-        found = await super().connections.get(connection_id)
+        found = await super().get_connection(connection_id)
         await self._race("on_connection")
         return found
 
@@ -260,7 +260,7 @@ class ChangedBeforeTheWrite(MemoryStore):
         return await super().swap_connection_credentials(connection_id, expected, sealed)
 
     async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None:
-        found = await super().webhooks.get(endpoint_id)
+        found = await super().get_webhook_endpoint(endpoint_id)
         await self._race("on_endpoint")
         return found
 
@@ -286,7 +286,7 @@ async def test_a_change_made_during_the_rotation_is_kept_not_overwritten() -> No
         async def meanwhile() -> None:
             await operator.webhooks.rotate_secret(endpoint_id, overlap=timedelta(0))
             await store.set_webhook_endpoint_health(
-                endpoint_id, enabled=False, disabled_at=operator.now(), failing_since=None
+                endpoint_id, enabled=False, disabled_at=operator.clock.now(), failing_since=None
             )
 
         store.on_endpoint = meanwhile

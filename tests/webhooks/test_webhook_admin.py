@@ -146,16 +146,17 @@ async def test_an_unknown_workspace_is_not_found(messenger: Messenger) -> None:
 @pytest.mark.parametrize(
     "operation",
     [
-        "get_webhook_endpoint",
-        "remove_webhook_endpoint",
-        "rotate_webhook_secret",
-        "enable_webhook_endpoint",
-        "list_webhook_deliveries",
+        "get",
+        "remove",
+        "rotate_secret",
+        "enable",
+        "disable",
+        "list_deliveries",
     ],
 )
 async def test_an_unknown_endpoint_is_not_found(messenger: Messenger, operation: str) -> None:
     with pytest.raises(ResourceNotFound):
-        await getattr(messenger, operation)("whe_missing")
+        await getattr(messenger.webhooks, operation)("whe_missing")
 
 
 async def test_removing_an_endpoint_forgets_it(messenger: Messenger, workspace: Workspace) -> None:
