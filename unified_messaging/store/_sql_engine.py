@@ -333,6 +333,9 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         engine = create_async_engine(
             url,
             hide_parameters=True,
+            # Named: SQLAlchemy before 2.0.38 gave aiosqlite a NullPool, a new connection
+            # per checkout (and refused pool_size); later releases choose this one.
+            poolclass=sa.AsyncAdaptedQueuePool,
             pool_size=options.pool_size,
             max_overflow=options.max_overflow,
             connect_args=connect_args,
