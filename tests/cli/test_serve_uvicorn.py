@@ -17,8 +17,8 @@ import pytest
 from _cli_support import Cli
 
 from unified_messaging import UnsupportedDependency
-from unified_messaging.cli._serve_protocols import guarded_protocol
 from unified_messaging.cli._serve_limits import ServeLimits
+from unified_messaging.cli._serve_protocols import guarded_protocol
 from unified_messaging.cli._serve_uvicorn import TESTED_UVICORN, check_uvicorn
 
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
