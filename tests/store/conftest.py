@@ -22,6 +22,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from _databases import Database
+from _store_calls import calls_recorded
 from sqlalchemy.engine import make_url
 
 from unified_messaging.store._tables import ALL_TABLES
@@ -152,7 +153,9 @@ async def store(
 ) -> AsyncIterator[Store]:
     """An opened, empty store of each backend."""
     if request.param == "memory":
-        yield MemoryStore()
+        memory = MemoryStore()
+        with calls_recorded(memory):
+            yield memory
         return
     database = await _empty_database(
         request.param, tmp_path, migrated_sqlite_file, migrated_postgres_schema
@@ -160,7 +163,8 @@ async def store(
     sql_store = database.store()
     await sql_store.open()
     try:
-        yield sql_store
+        with calls_recorded(sql_store):
+            yield sql_store
     finally:
         await sql_store.close()
 
