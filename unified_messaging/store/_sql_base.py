@@ -33,7 +33,7 @@ from ._sql_engine import (
     normalize_url,
     storage_errors,
 )
-from ._sql_hot import Hot, check_dialect, write_all
+from ._sql_hot import Hot, write_all
 from ._sql_rows import provider_ref_row, work_row
 from ._sql_writer import (
     AsyncTransactions,
@@ -129,9 +129,6 @@ class SqlBase:
             if self._opened:
                 return
             engines = self._get_engines()
-            check_dialect(engines.root.dialect)
-            if engines.sync_write is not None:
-                check_dialect(engines.sync_write.dialect)  # SQLite's hot statements run here
             if self._migrate:
                 await migrations.upgrade(engines, password=self._password)
             else:

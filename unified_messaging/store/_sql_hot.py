@@ -69,12 +69,12 @@ _Processor = Callable[[Any], Any] | None
 
 
 def check_dialect(dialect: Dialect) -> None:
-    """What this module takes for granted of a dialect's compiled SQL, checked when a store
-    opens (so a SQLAlchemy release that changed it stops the store at once, with this
-    message, and never binds a value to the wrong placeholder): placeholders in order
-    (``positional``: values go as a tuple), and on PostgreSQL numbered ones, ``$1``, which
-    :func:`write_all` renumbers to join statements and :func:`_over_arrays` maps to arrays.
-    Both are the dialects' documented ``paramstyle``."""
+    """What this module takes for granted of a dialect's compiled SQL, checked as each
+    engine is made, when a store opens (so a SQLAlchemy release that changed it stops the
+    store at once, with this message, and never binds a value to the wrong placeholder):
+    placeholders in order (``positional``: values go as a tuple), and on PostgreSQL numbered
+    ones, ``$1``, which :func:`write_all` renumbers to join statements and
+    :func:`_over_arrays` maps to arrays. Both are the dialects' documented ``paramstyle``."""
     wanted = "numeric_dollar" if dialect.name == "postgresql" else None
     if dialect.positional and wanted in (None, dialect.paramstyle):
         return
