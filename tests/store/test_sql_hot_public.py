@@ -11,6 +11,7 @@ arrays, several writes joined in one ``WITH``) are compared too, and must be the
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -111,8 +112,6 @@ def both_ways(filled: Database) -> Iterator[Callable[[Run], Any]]:
 
 
 def _postgres_runner(database: Database) -> Callable[[Run], Any]:
-    import asyncio
-
     async def run_async(run: Run) -> Any:
         engine = create_async_engine(database.url, connect_args=database.connect_args)
         try:
@@ -125,7 +124,7 @@ def _postgres_runner(database: Database) -> Callable[[Run], Any]:
             await engine.dispose()
 
     def run_postgres(run: Run) -> Any:
-        return asyncio.get_event_loop().run_until_complete(run_async(run))
+        return asyncio.run(run_async(run))
 
     return run_postgres
 
@@ -251,7 +250,10 @@ def _many_rows(database: Database) -> list[tuple[Hot, list[dict[str, Any]]]]:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("n", range(6), ids=lambda n: f"part{n}")
+@pytest.mark.parametrize(
+    "n", range(6), ids=["insert_messages", "insert_work", "insert_refs", "update_messages",
+                        "delete_work", "close_refs"],
+)  # fmt: skip
 def test_a_batch_writes_what_sqlalchemys_executemany_does(
     both_ways: Callable[[Run], Any], filled: Database, n: int
 ) -> None:
