@@ -46,6 +46,7 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     ├── StorageUnavailable              503 STORAGE_UNAVAILABLE   (ConnectionError)
     ├── ConfigurationError              500 INTERNAL_ERROR (the operator's settings; CLI exit 78)
     │   ├── MissingExtra                    an extra a setting needs is missing (also ImportError)
+    │   ├── UnsupportedDependency           an installed release we were not tested with (+ package)
     │   └── MasterKeyError                  UM_MASTER_KEYS malformed or missing (also a VaultError)
     │       └── UnknownKeyId                    sealed under a key id not configured (+ key_id;
     │                                           also a DecryptionFailed)
@@ -105,6 +106,7 @@ __all__ = [
     "Unauthorized",
     "UnknownKeyId",
     "Unprocessable",
+    "UnsupportedDependency",
     "VaultError",
     "VerificationAlreadyApproved",
     "VerificationNotFound",
@@ -525,6 +527,20 @@ class MissingExtra(ConfigurationError, ImportError):
             setting=setting,
         )
         self.extra = extra
+
+
+class UnsupportedDependency(ConfigurationError):
+    """An installed package is a release this version of unified-messaging was not tested
+    with, where it builds on that package's internals (uvicorn's protocols under ``serve``),
+    or it lacks what the store relies on (SQLAlchemy's compiled SQL). Raised when the
+    server or store starts, before it serves anything; ``package`` names the package and
+    the message the installed release and the tested range."""
+
+    default_message = "An installed dependency is a release that was not tested."
+
+    def __init__(self, message: str, *, package: str) -> None:
+        super().__init__(message, setting=package)
+        self.package = package
 
 
 class MasterKeyError(ConfigurationError, VaultError):

@@ -22,6 +22,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 from _databases import Database
+from _store_calls import calls_recorded
 from sqlalchemy.engine import make_url
 
 from unified_messaging.store._tables import ALL_TABLES
@@ -152,19 +153,42 @@ async def store(
 ) -> AsyncIterator[Store]:
     """An opened, empty store of each backend."""
     if request.param == "memory":
-        yield MemoryStore()
+        memory = MemoryStore()
+        with calls_recorded(memory):
+            yield memory
         return
-    if request.param == "sqlite":
-        database = _sqlite_database(tmp_path)
-        shutil.copyfile(migrated_sqlite_file, tmp_path / "store.db")
-    elif migrated_postgres_schema is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    else:
-        database = migrated_postgres_schema
-        await _empty_tables(database)
+    database = await _empty_database(
+        request.param, tmp_path, migrated_sqlite_file, migrated_postgres_schema
+    )
     sql_store = database.store()
     await sql_store.open()
     try:
-        yield sql_store
+        with calls_recorded(sql_store):
+            yield sql_store
     finally:
         await sql_store.close()
+
+
+@pytest.fixture(params=_SQL_PARAMS)
+async def migrated_database(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    migrated_sqlite_file: Path,
+    migrated_postgres_schema: Database | None,
+) -> Database:
+    """An empty SQL database of each dialect at the latest revision (``store``'s)."""
+    return await _empty_database(
+        request.param, tmp_path, migrated_sqlite_file, migrated_postgres_schema
+    )
+
+
+async def _empty_database(
+    dialect: str, tmp_path: Path, sqlite_file: Path, postgres_schema: Database | None
+) -> Database:
+    if dialect == "sqlite":
+        shutil.copyfile(sqlite_file, tmp_path / "store.db")
+        return _sqlite_database(tmp_path)
+    if postgres_schema is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    await _empty_tables(postgres_schema)
+    return postgres_schema

@@ -235,6 +235,9 @@ def _run(args: argparse.Namespace) -> int:
         from .._errors import MissingExtra
 
         raise MissingExtra("serve", extra="server", setting="serve") from None
+    from ._serve_uvicorn import check_uvicorn
+
+    check_uvicorn()  # before the store opens or a child starts
     if args.http == "httptools":
         from ._serve_protocols import httptools_installed
 

@@ -11,6 +11,7 @@ import asyncio
 
 from ._serve_http import GuardedH11Protocol, Http, _Guard, _Reports
 from ._serve_limits import LogThrottle, ServeLimits
+from ._serve_uvicorn import check_uvicorn
 
 __all__ = ["guarded_protocol", "httptools_installed", "resolve_http"]
 
@@ -18,7 +19,9 @@ __all__ = ["guarded_protocol", "httptools_installed", "resolve_http"]
 def guarded_protocol(limits: ServeLimits, http: Http = "h11") -> type[asyncio.Protocol]:
     """A guarded protocol class for one server, to pass as uvicorn's ``http``: the h11 one
     (:class:`GuardedH11Protocol`) or the httptools one
-    (:class:`~._serve_httptools.GuardedHttpToolsProtocol`, needs httptools installed)."""
+    (:class:`~._serve_httptools.GuardedHttpToolsProtocol`, needs httptools installed).
+    Refused on a uvicorn release they were not tested with (:mod:`._serve_uvicorn`)."""
+    check_uvicorn()
     every = limits.report_every
     base: type[_Guard]
     if http == "httptools":

@@ -36,6 +36,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from .._errors import AlreadyExists, MessagingError, ResourceNotFound, StorageUnavailable
+from ._sql_hot import check_dialect
 from ._sql_write_lock import WriteLock, write_lock_path
 
 if TYPE_CHECKING:
@@ -268,7 +269,9 @@ class Engines:
     def _views(self) -> AsyncViews:
         views = self._async
         if views is None:
-            views = self._async = self._make_async()
+            views = self._make_async()
+            check_dialect(views.root.dialect)  # before any statement runs on it
+            self._async = views
         return views
 
     @property
@@ -333,6 +336,9 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         engine = create_async_engine(
             url,
             hide_parameters=True,
+            # Named: SQLAlchemy before 2.0.38 gave aiosqlite a NullPool, a new connection
+            # per checkout (and refused pool_size); later releases choose this one.
+            poolclass=sa.AsyncAdaptedQueuePool,
             pool_size=options.pool_size,
             max_overflow=options.max_overflow,
             connect_args=connect_args,
@@ -354,6 +360,7 @@ def _sqlite_engines(url: URL, options: EngineOptions) -> Engines:
         connect_args=sync_args,
     )
     _sqlite_hooks(sync_engine, options.busy_timeout)
+    check_dialect(sync_engine.dialect)  # the hot statements run on it
     return Engines(
         "sqlite",
         make_async,

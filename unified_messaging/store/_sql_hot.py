@@ -31,7 +31,9 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import elements, operators
 
-__all__ = ["HOT_STATEMENTS", "Hot", "write_all"]
+from .._errors import UnsupportedDependency
+
+__all__ = ["HOT_STATEMENTS", "Hot", "check_dialect", "write_all"]
 
 #: Every :class:`Hot` statement of the store (``module.NAME``; the two built per dialect by
 #: ``SqlBase._insert_new`` by that method's name) and the paths that run it.
@@ -66,6 +68,24 @@ HOT_STATEMENTS: Mapping[str, str] = {
 _Processor = Callable[[Any], Any] | None
 
 
+def check_dialect(dialect: Dialect) -> None:
+    """What this module takes for granted of a dialect's compiled SQL, checked as each
+    engine is made, when a store opens (so a SQLAlchemy release that changed it stops the
+    store at once, with this message, and never binds a value to the wrong placeholder):
+    placeholders in order (``positional``: values go as a tuple), and on PostgreSQL numbered
+    ones, ``$1``, which :func:`write_all` renumbers to join statements and
+    :func:`_over_arrays` maps to arrays. Both are the dialects' documented ``paramstyle``."""
+    wanted = "numeric_dollar" if dialect.name == "postgresql" else None
+    if dialect.positional and wanted in (None, dialect.paramstyle):
+        return
+    raise UnsupportedDependency(
+        f"SQLAlchemy {sa.__version__} compiles {dialect.name} ({dialect.driver}) statements "
+        f"with paramstyle {dialect.paramstyle!r}; the store needs "
+        f"{wanted or 'a positional one'}: install an earlier SQLAlchemy release",
+        package="sqlalchemy",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     sql: str
@@ -89,6 +109,11 @@ class Hot:
         #: PostgreSQL's one-statement form of an executemany, per set of parameter names
         #: (``None``: the statement has none, so the rows go one by one).
         self._unnest: dict[tuple[str, tuple[str, ...]], _Arrays | None] = {}
+
+    @property
+    def statement(self) -> sa.Executable:
+        """The SQLAlchemy statement this runs (the same statement SQLAlchemy would run)."""
+        return self._statement
 
     def execute(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
         """Run once with ``params``; the DBAPI cursor (``rowcount``, rows via :meth:`rows`)."""
@@ -207,18 +232,25 @@ class Hot:
 
 
 def _compile(statement: sa.Executable, dialect: Dialect, keys: Iterable[str]) -> _Compiled:
+    """``statement`` compiled for ``dialect``, with the converters SQLAlchemy's own run uses.
+
+    Only documented API: the compilation's ``string``, ``positiontup`` (the parameters in
+    placeholder order), ``binds`` and ``params``; each type's ``dialect_impl(dialect)`` and
+    its ``bind_processor``/``result_processor`` (which is what SQLAlchemy caches and calls);
+    the statement's ``exported_columns`` (a ``SELECT``'s columns, a ``RETURNING``'s).
+    tests/store/test_sql_hot_public.py checks every hot statement against SQLAlchemy's own
+    execution of it."""
     compiled: Any = statement.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
     names = tuple(compiled.positiontup or ())
-    processors = compiled._bind_processors
-    columns = tuple(column[0] for column in compiled._result_columns)
-    results = tuple(
-        column[3]._cached_result_processor(dialect, None) for column in compiled._result_columns
-    )
+    binds = compiled.binds
+    returned = _returned_columns(statement)
+    columns = tuple(name for name, _ in returned)
+    results = tuple(_converter(of, dialect, result=True) for _, of in returned)
     return _Compiled(
         sql=compiled.string,
         names=names,
-        binds=tuple(processors.get(name) for name in names),
-        defaults=compiled.construct_params(_check=False),
+        binds=tuple(_converter(binds[name].type, dialect) for name in names),
+        defaults=compiled.params,
         columns=columns,
         results=results,
         processed=tuple(
@@ -227,6 +259,23 @@ def _compile(statement: sa.Executable, dialect: Dialect, keys: Iterable[str]) ->
             if process is not None
         ),
     )
+
+
+def _returned_columns(statement: sa.Executable) -> list[tuple[str, sa.types.TypeEngine[Any]]]:
+    """The result columns, by the names a row of SQLAlchemy's result gives them."""
+    exported = getattr(statement, "exported_columns", None)
+    if exported is None:
+        return []
+    return [(name, column.type) for name, column in exported.items()]
+
+
+def _converter(
+    of: sa.types.TypeEngine[Any], dialect: Dialect, *, result: bool = False
+) -> _Processor:
+    """The dialect's conversion of a bound value (or, ``result``, of a fetched one) of type
+    ``of``; ``None`` where values pass as they are."""
+    impl = of.dialect_impl(dialect)
+    return impl.result_processor(dialect, None) if result else impl.bind_processor(dialect)
 
 
 _NOT_YET: Any = object()
