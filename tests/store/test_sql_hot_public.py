@@ -25,7 +25,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from test_sql_hot_reads import T0, a_bare_message, a_full_message, a_workspace
 
 from unified_messaging._errors import UnsupportedDependency
-from unified_messaging._suppressions import Suppression
 from unified_messaging.store import _sql_batch, _sql_core, _sql_guard, _sql_suppressions, _sql_work
 from unified_messaging.store._sql_core import _update_row
 from unified_messaging.store._sql_hot import Hot, check_dialect, write_all
@@ -38,6 +37,7 @@ from unified_messaging.store._tables import (
 )
 from unified_messaging.store.base import ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 from unified_messaging.store.sql import SqlStore
+from unified_messaging.suppressions._rules import Suppression
 
 if TYPE_CHECKING:
     from _databases import Database
