@@ -6,7 +6,7 @@ between tries and never hears that the lock was freed. In one process that never
 (one group-commit writer per store), but ``serve --workers N`` runs N servers and a worker
 process on one file, each committing every ~2 ms: a writer that found the lock taken slept
 through several of the others' transactions, and two servers answered fewer sends than one
-(docs/benchmarks.md, "Issue 25, second step: serve --workers").
+(docs/decisions.md, "`serve --workers` on one SQLite file: a lock file for turns").
 
 So each process's writer first takes an exclusive ``flock`` on ``<database>-wlock`` and
 holds it around its transaction. The lock is an advisory hand-over between our own writers
