@@ -30,6 +30,7 @@ from ._types import (
     ProviderCode,
     SendPhase,
 )
+from .content.rules import ContentRules
 
 __all__ = [
     "DEFAULT_DLR_TIMEOUT",
@@ -81,6 +82,9 @@ class Workspace:
     quiet_hours: QuietHours | None = None
     #: D33: ``off`` (the providers decide) or ``local`` (our consent records decide).
     consent_policy: ConsentPolicy = "off"
+    #: D33: the brand's trade name, MERSİS number and opt-out phrase the content hints look
+    #: for, and whether the hints refuse a commercial SMS.
+    content_rules: ContentRules = field(default_factory=ContentRules)
 
 
 @dataclass(frozen=True, slots=True)

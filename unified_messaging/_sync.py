@@ -28,6 +28,7 @@ from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
 from .consents.sync import SyncConsents
+from .content.sync import SyncContent
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -74,6 +75,8 @@ class SyncMessenger:
         self._run(self.messenger.open())
         #: İYS consents (D33), blocking: ``sync_messenger.consents.create(...)``.
         self.consents = SyncConsents(self.messenger.consents, self._run)
+        #: Commercial content hints (D33), blocking: ``sync_messenger.content.lint(...)``.
+        self.content = SyncContent(self.messenger.content, self._run)
         #: D34's one-time codes, blocking (``messenger.verifications``' twin).
         self.verifications = SyncVerifications(self.messenger.verifications, self._run)
 
@@ -138,6 +141,7 @@ class SyncMessenger:
     send = _blocking(Messenger.send)
     send_bulk = _blocking(Messenger.send_bulk)
     send_code = _blocking(Messenger.send_code)
+    preview_send = _blocking(Messenger.preview_send)
     current_answer = _blocking(Messenger.current_answer)
     get_message = _blocking(Messenger.get_message)
     get_message_json = _blocking(Messenger.get_message_json)

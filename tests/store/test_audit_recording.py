@@ -35,6 +35,7 @@ from unified_messaging._connection_ops import ConnectionOpsMixin
 from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
 from unified_messaging.consents import Consents
+from unified_messaging.content import Content
 from unified_messaging.store.base import Store
 from unified_messaging.verifications import Verifications
 from unified_messaging.webhooks._admin import WebhookAdminMixin
@@ -43,7 +44,8 @@ from unified_messaging.webhooks._operations import WebhookOpsMixin
 #: Public admin methods that change nothing: reads.
 READS = {
     "quota_usage", "find_user", "check_user_password", "connection_of", "webhook_endpoint_of",
-    "webhook_delivery_of", "webhook_deliveries_about", "settings", "get", "list",
+    "webhook_delivery_of", "webhook_deliveries_about", "settings", "get", "list", "rules",
+    "lint",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
@@ -53,7 +55,8 @@ SENDS = {"redeliver_webhook", "send_test_webhook", "simulate_inbound"}
 #: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
 OPERATIONS = {"start", "check", "cancel", "handle_expiry"}
 #: Public admin methods that change state through another audited method, and which.
-DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
+DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings",
+             "update_rules": "set_rules"}  # fmt: skip
 
 
 @pytest.fixture
@@ -82,7 +85,7 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications, Content):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -127,6 +130,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
     await m.verifications.update_settings(ws.id, max_checks=3)
+    await m.content.update_rules(ws.id, trade_name="Acme Gıda A.Ş.", refuse=True)
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
     netgsm = await m.add_connection(
@@ -172,6 +176,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.quiet_hours", ws.id, ws.id),
         ("workspace.consent_policy", ws.id, ws.id),
         ("workspace.verify_limits", ws.id, ws.id),
+        ("workspace.content_rules", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),
