@@ -101,6 +101,7 @@ if TYPE_CHECKING:
     )
     from ._observability.metrics import Metrics, NoMetrics
     from ._observability.prometheus import PrometheusMetrics
+    from ._policies import ContentRules
     from ._recipients import normalize_recipient
     from ._routing.breaker import BreakerHealth
     from ._routing.breaker_policy import BreakerPolicy
@@ -126,6 +127,8 @@ if TYPE_CHECKING:
         FirstConsentIsRet,
         Hs2015DateOnly,
     )
+    from .content.errors import CommercialContentRefused
+    from .content.models import SendPreview
     from .store.base import ConnectionStats
     from .webhooks._admin import CreatedWebhookEndpoint
     from .webhooks._sender import TargetPolicy
@@ -153,6 +156,7 @@ __all__ = [
     "ChatUnreachable",
     "Client",
     "Clock",
+    "CommercialContentRefused",
     "ConfigurationError",
     "Conflict",
     "Connection",
@@ -165,6 +169,7 @@ __all__ = [
     "ConsentRefused",
     "ConsentSourceRequired",
     "ConsentUnchanged",
+    "ContentRules",
     "CreatedApiKey",
     "CreatedWebhookEndpoint",
     "DecryptionFailed",
@@ -222,6 +227,7 @@ __all__ = [
     "RequestInvalid",
     "ResourceNotFound",
     "SendAtOutOfRange",
+    "SendPreview",
     "SendRequest",
     "SendResponse",
     "SenderNotApproved",
@@ -328,6 +334,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "store.base": ("ConnectionStats",),
     "_routing.breaker_policy": ("BreakerPolicy",),
     "_access.flood_guard": ("RecipientLimit",),
+    "_policies": ("ContentRules",),
     "_schedule": ("QuietHours", "parse_quiet_hours"),
     "_messenger": ("Messenger",),
     "_access.principal": ("Principal",),
@@ -365,6 +372,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "_audit_context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
+    "content.errors": ("CommercialContentRefused",),
+    "content.models": ("SendPreview",),
     "consents.errors": (
         "ConsentDateInFuture",
         "ConsentDateNotAfterCurrent",

@@ -15,6 +15,7 @@ from ._policies import (
     DEFAULT_BREAKER_POLICY,
     DEFAULT_RECIPIENT_LIMIT,
     BreakerPolicy,
+    ContentRules,
     RecipientLimit,
 )
 from ._schedule import QuietHours
@@ -30,7 +31,6 @@ from ._types import (
     ProviderCode,
     SendPhase,
 )
-from .content.rules import ContentRules
 
 __all__ = [
     "DEFAULT_DLR_TIMEOUT",

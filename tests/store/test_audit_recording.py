@@ -85,7 +85,8 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications, Content):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications,
+                  Content):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member

@@ -27,12 +27,10 @@ into a refusal of the commercial SMS that has any (422 ``COMMERCIAL_CONTENT_REFU
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from .._errors import RequestInvalid
+from .._policies import ContentRules
 from .fold import contains_words, words
 from .parts import SmsParts, count_parts
 
@@ -70,74 +68,14 @@ _IYS_SHORT_NUMBER: Final = "3338"
 _RET: Final = "ret"
 #: A hint that warns but never refuses: the workspace has not said what to look for.
 _NEVER_REFUSES: Final[frozenset[HintCode]] = frozenset({"BRAND_NOT_SET"})
-MAX_SETTING_LENGTH: Final = 160
-MERSIS_DIGITS: Final = 16
 _MERSIS_SEPARATORS: Final = re.compile(r"[\s.\-]")
-
-
-@dataclass(frozen=True, slots=True)
-class ContentRules:
-    """A workspace's content settings (D33): its brand's ``trade_name`` and ``mersis``
-    number (16 digits), its own ``opt_out`` phrase besides İYS's ``RET`` … ``3338``, and
-    whether hints ``refuse`` a commercial SMS (default: they only warn). Turning ``refuse``
-    on needs a trade name or a MERSİS number to check."""
-
-    trade_name: str | None = None
-    mersis: str | None = None
-    opt_out: str | None = None
-    refuse: bool = False
-
-    def __post_init__(self) -> None:
-        # RequestInvalid (400) naming the setting: the CLI and the library show it as is.
-        _check_phrase("trade_name", self.trade_name)
-        _check_phrase("opt_out", self.opt_out)
-        mersis = self.mersis
-        if mersis is not None and (len(mersis) != MERSIS_DIGITS or not mersis.isascii()
-                                   or not mersis.isdigit()):  # fmt: skip
-            raise RequestInvalid.for_field("mersis", f"must be {MERSIS_DIGITS} digits")
-        if self.refuse and self.trade_name is None and self.mersis is None:
-            raise RequestInvalid.for_field(
-                "refuse", "needs the trade name or the MERSİS number to check texts against"
-            )
-
-    def to_json(self) -> dict[str, object] | None:
-        """As a store keeps it: ``None`` for the defaults (nothing set, hints warn)."""
-        if self == ContentRules():
-            return None
-        return {"trade_name": self.trade_name, "mersis": self.mersis, "opt_out": self.opt_out,
-                "refuse": self.refuse}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, document: Mapping[str, object] | None) -> ContentRules:
-        if document is None:
-            return cls()
-        return cls(
-            trade_name=_text_or_none(document.get("trade_name")),
-            mersis=_text_or_none(document.get("mersis")),
-            opt_out=_text_or_none(document.get("opt_out")),
-            refuse=document.get("refuse") is True,
-        )
-
-
-def _text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def normalize_mersis(raw: str) -> str:
     """A MERSİS number as typed (``0123 4567 8901 2345``, with dots or dashes) as kept:
-    its digits. Checked by :class:`ContentRules`."""
+    its digits. Checked by :class:`ContentRules` (in :mod:`.._policies`, a record of the
+    core's: a workspace carries one)."""
     return _MERSIS_SEPARATORS.sub("", raw)
-
-
-def _check_phrase(name: str, value: str | None) -> None:
-    if value is None:
-        return
-    if not 1 <= len(value) <= MAX_SETTING_LENGTH:
-        raise RequestInvalid.for_field(name, f"must be 1-{MAX_SETTING_LENGTH} characters")
-    if any(unicodedata.category(c) == "Cc" for c in value):
-        raise RequestInvalid.for_field(name, "must not contain control characters")
-    if not words(value):
-        raise RequestInvalid.for_field(name, "must contain a letter or a digit")
 
 
 @dataclass(frozen=True, slots=True)

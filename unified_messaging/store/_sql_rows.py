@@ -24,9 +24,9 @@ from .._domain import (
     Template,
     Workspace,
 )
+from .._policies import ContentRules
 from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from .._schedule import QuietHours
-from ..content.rules import ContentRules
 from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
 
 __all__ = [
