@@ -192,7 +192,7 @@ async def _insert_old_workspace(sql_database: Database, workspace: Workspace) ->
     (the flood guard's, revision 0007), which the upgrade fills with the default."""
     row = workspace_row(workspace)
     del row["recipient_limit"], row["recipient_window_ms"], row["quiet_hours"]
-    del row["consent_policy"]
+    del row["consent_policy"], row["content_rules"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
