@@ -20,7 +20,7 @@ from _support import bearer, serving
 from fakes._server import serve
 from fakes.netgsm import NetgsmFake
 
-from unified_messaging import Messenger, Vault
+from unified_messaging import AsyncClient, CommercialContentRefused, Messenger, Vault
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.netgsm import NetgsmAdapter
 
@@ -40,6 +40,7 @@ class Rig:
     key: str
     workspace_id: str
     netgsm: NetgsmFake
+    url: str
 
     async def post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
@@ -75,7 +76,7 @@ async def rig(backend: str, directory: Path) -> AsyncIterator[Rig]:
             )  # fmt: skip
             await messenger.set_template(workspace.id, "winter", "KAMPANYA {{ name }}, %20 indirim")
             key = await messenger.create_api_key(workspace.id, livemode=True)
-            yield Rig(messenger, client, key.secret, workspace.id, netgsm)
+            yield Rig(messenger, client, key.secret, workspace.id, netgsm, url)
 
 
 async def refuse(r: Rig) -> None:
@@ -243,3 +244,24 @@ async def test_a_dry_run_claims_no_idempotency_key(tmp_path: Path) -> None:
         assert replayed.json()["job_id"] == sent.json()["job_id"]
         assert malformed.status_code == 400
         assert len(r.netgsm.received) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_async_client_previews_and_gets_the_refusal_with_its_hints(
+    backend: str, tmp_path: Path
+) -> None:
+    async with rig(backend, tmp_path) as r, AsyncClient(r.url, r.key) as client:
+        preview = await client.preview_send({"to": TO, "body": BARE, "category": "commercial"})
+        await refuse(r)
+        with pytest.raises(CommercialContentRefused) as refused:
+            await client.send({"to": TO, "body": BARE, "category": "commercial"})
+        with pytest.raises(CommercialContentRefused):
+            await client.preview_send({"to": TO, "body": BARE, "category": "commercial"})
+
+    assert preview.hints[0].code == "OPT_OUT_MISSING"
+    assert preview.sms is not None and preview.sms.parts_with_operator_code == 1
+    assert [hint.code for hint in refused.value.hints] == [
+        "OPT_OUT_MISSING", "TRADE_NAME_MISSING", "MERSIS_MISSING", "COMMERCIAL_TAG_MISSING"
+    ]  # fmt: skip
+    assert refused.value.http_status == 422
+    assert r.netgsm.received == []
