@@ -145,7 +145,9 @@ async def _import(m: Messenger, args: argparse.Namespace) -> Report:
     source = CsvSource(args.csv, to_column=RECIPIENT_COLUMN, delimiter=args.delimiter,
                        to_column_option=None)  # fmt: skip
     done = await import_consents(m.consents, await _principal(m, args), source)
-    refused: list[JsonValue] = [{"row": r.row, "error": r.error} for r in done.refused]
+    refused: list[JsonValue] = [
+        {"row": r.row, "code": r.code, "error": r.error} for r in done.refused
+    ]
     data: JsonObject = {"recorded": done.recorded, "refused": refused}
     lines = [f"Row {r.row}: {r.error}" for r in done.refused]
     return Report(data, "\n".join([f"Recorded {done.recorded}.", *lines]))

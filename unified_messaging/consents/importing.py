@@ -30,9 +30,11 @@ RECIPIENT_COLUMN: Final = "recipient"
 
 @dataclass(frozen=True, slots=True)
 class RefusedRow:
-    """A row that was not recorded: its number in the file and why, in words."""
+    """A row that was not recorded: its number in the file, the error's ``code`` and why,
+    in words."""
 
     row: int
+    code: str
     error: str
 
 
@@ -53,13 +55,14 @@ async def import_consents(consents: Consents, auth: Principal, source: CsvSource
     refused: list[RefusedRow] = []
     for row in source.rows():
         if row.extra:
-            refused.append(RefusedRow(row.number, "the row has more cells than the header"))
+            problem = "the row has more cells than the header"
+            refused.append(RefusedRow(row.number, "VALIDATION_ERROR", problem))
             continue
         body = {name: value for name, value in row.cells.items() if name in CSV_COLUMNS}
         try:
             await consents.create(auth, body)
         except MessagingError as exc:
-            refused.append(RefusedRow(row.number, str(exc)))
+            refused.append(RefusedRow(row.number, exc.code, exc.message))
             continue
         recorded += 1
     return ConsentImport(recorded, tuple(refused))
