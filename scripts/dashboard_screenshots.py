@@ -37,6 +37,15 @@ SENDS = (
      "variables": {"name": "Ayşe", "order": "A-1042"}},
 )  # fmt: skip
 FINAL = {"delivered", "expired", "rejected", "failed", "unknown"}
+#: İYS consents for the Consents page: the second one's history has a RET after its ONAY.
+CONSENTS = (
+    {"recipient": "+90 532 111 22 33", "status": "ONAY", "source": "HS_WEB"},
+    {"recipient": "+90 533 444 55 66", "status": "ONAY", "source": "HS_ISLAK_IMZA"},
+    {"recipient": "+90 533 444 55 66", "status": "RET", "source": "HS_MESAJ"},
+    {"recipient": "+90 542 000 11 22", "status": "ONAY", "recipient_type": "TACIR"},
+    {"recipient": "ayse@example.com", "type": "EPOSTA", "status": "ONAY", "source": "HS_EPOSTA"},
+)
+COMMERCIAL_DRAFT = "Kışa özel tüm ürünlerde %20 indirim! Son gün pazar."
 
 
 def main() -> int:
@@ -68,6 +77,9 @@ def _seed(url: str, key: str) -> str:
     jobs = [httpx.post(f"{url}/v1/messages", json=body, headers=headers, timeout=10).json()
             for body in SENDS]  # fmt: skip
     ids = [job["job_id"] for job in jobs if "job_id" in job]
+    for consent in CONSENTS:
+        httpx.post(f"{url}/v1/consents", json=consent, headers=headers, timeout=10)
+        time.sleep(1.1)  # İYS's dates are to the second: a change comes after its record
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         states = [httpx.get(f"{url}/v1/messages/{i}", headers=headers, timeout=10).json()
@@ -101,6 +113,15 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_label("order", exact=True).fill("A-1042")
         page.locator("#preview pre").filter(has_text="Ayşe").wait_for()
         page.screenshot(path=str(OUT / "template-editor.png"), full_page=True)
+        page.goto(url + "/dashboard/templates/new")
+        page.get_by_label("Text").fill(COMMERCIAL_DRAFT)
+        page.locator("#preview pre").filter(has_text="Son gün").wait_for()
+        page.screenshot(path=str(OUT / "template-hints.png"), full_page=True)
+        page.goto(url + "/dashboard/consents")
+        page.screenshot(path=str(OUT / "consents.png"), full_page=True)
+        page.get_by_role("link", name="+905334445566").click()
+        page.get_by_role("heading", name="History").wait_for()
+        page.screenshot(path=str(OUT / "consent.png"), full_page=True)
         _webhook(page, url)
         page.goto(url + "/dashboard/suppressions")
         page.locator("#channel").select_option("sms")

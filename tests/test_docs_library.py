@@ -77,7 +77,8 @@ def test_the_messenger_itself_keeps_specs_operations_and_the_namespaces_only() -
     methods = {name for name in public if callable(getattr(messenger, name))}
 
     assert methods == {
-        "open", "aclose", "authenticate", "principal", "send", "send_bulk", "get_message",
+        "open", "aclose", "authenticate", "principal", "send", "send_bulk", "preview_send",
+        "get_message",
         "list_messages", "cancel_message", "worker", "run_worker",
     }  # fmt: skip
     assert len(public) <= 32

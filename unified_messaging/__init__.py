@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     )
     from ._observability.metrics import Metrics, NoMetrics
     from ._observability.prometheus import PrometheusMetrics
+    from ._policies import ContentRules
     from ._recipients import normalize_recipient
     from ._routing.breaker import BreakerHealth
     from ._routing.breaker_policy import BreakerPolicy
@@ -124,6 +125,8 @@ if TYPE_CHECKING:
         Hs2015DateOnly,
     )
     from .keys._service import CreatedApiKey
+    from .content.errors import CommercialContentRefused
+    from .content.models import SendPreview
     from .store.base import ConnectionStats
     from .templates._render import render as render_template
     from .vault._core import Vault, generate_key_spec
@@ -155,6 +158,7 @@ __all__ = [
     "ChatUnreachable",
     "Client",
     "Clock",
+    "CommercialContentRefused",
     "ConfigurationError",
     "Conflict",
     "Connection",
@@ -167,6 +171,7 @@ __all__ = [
     "ConsentRefused",
     "ConsentSourceRequired",
     "ConsentUnchanged",
+    "ContentRules",
     "CreatedApiKey",
     "CreatedWebhookEndpoint",
     "DecryptionFailed",
@@ -224,6 +229,7 @@ __all__ = [
     "RequestInvalid",
     "ResourceNotFound",
     "SendAtOutOfRange",
+    "SendPreview",
     "SendRequest",
     "SendResponse",
     "SenderNotApproved",
@@ -333,6 +339,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "store.base": ("ConnectionStats",),
     "_routing.breaker_policy": ("BreakerPolicy",),
     "_access.flood_guard": ("RecipientLimit",),
+    "_policies": ("ContentRules",),
     "_schedule": ("QuietHours", "parse_quiet_hours"),
     "_messenger": ("Messenger",),
     "_access.principal": ("Principal",),
@@ -370,6 +377,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "audit._context": ("Actor", "acting_as"),
     "webhooks._sender": ("TargetPolicy",),
     "_lifecycle.worker": ("Worker",),
+    "content.errors": ("CommercialContentRefused",),
+    "content.models": ("SendPreview",),
     "consents.errors": (
         "ConsentDateInFuture",
         "ConsentDateNotAfterCurrent",

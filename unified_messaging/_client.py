@@ -59,6 +59,9 @@ from ._retry_after import parse_retry_after
 from ._search import MessagePage
 from ._version import __version__
 from .consents.client import AsyncConsentsClient, ConsentsClient
+from .content.errors import CommercialContentRefused
+from .content.models import SendPreview
+from .content.rules import HINT_CODES, ContentHint
 from .verifications._client import AsyncVerificationsClient, VerificationsClient
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
@@ -141,6 +144,8 @@ def error_from_body(
         made = cls(message, retry_after=_retry_after(headers) or 1.0)
     elif issubclass(cls, ProviderUnavailable | ChatUnreachable):
         made = cls(message, job_id=job_id)
+    elif issubclass(cls, CommercialContentRefused):
+        made = cls(message, _hints(error.get("hints")))
     else:
         try:
             made = cls(message)
@@ -156,6 +161,16 @@ def _details(raw: object) -> list[ErrorDetail]:
         ErrorDetail(str(item.get("field", "")), str(item.get("message", "")))
         for item in raw
         if isinstance(item, Mapping)
+    ]
+
+
+def _hints(raw: object) -> list[ContentHint]:
+    if not isinstance(raw, list):
+        return []
+    return [
+        ContentHint(item["code"], str(item.get("message", "")))
+        for item in raw
+        if isinstance(item, Mapping) and item.get("code") in HINT_CODES
     ]
 
 
@@ -258,6 +273,12 @@ def _post(path: str, model: BaseModel, idempotency_key: str | None) -> _Call:
     return _Call("POST", path, json=body, headers={"Idempotency-Key": key})
 
 
+def _preview(request: SendRequest | Mapping[str, Any]) -> _Call:
+    # No Idempotency-Key: a dry run changes nothing, so asking again is safe as it is.
+    body = parse_model(SendRequest, request).model_dump(mode="json", exclude_unset=True)
+    return _Call("POST", "/v1/messages", json=body, params={"dry_run": "true"})
+
+
 def _cancel(job_id: str) -> _Call:
     # No Idempotency-Key: a cancel is safe to repeat as it is (a canceled message answers
     # the same), so a retry after a lost answer gets the canceled record.
@@ -346,6 +367,11 @@ class AsyncClient:
         """``POST /v1/messages`` (SPEC 2.1): one message."""
         call = _post("/v1/messages", parse_model(SendRequest, request), idempotency_key)
         return _parse(SendResponse, await self._request(call))
+
+    async def preview_send(self, request: SendRequest | Mapping[str, Any]) -> SendPreview:
+        """``POST /v1/messages?dry_run=true`` (D33): what :meth:`send` would do, after the
+        same checks (a refusal raises as the send would); nothing is stored or sent."""
+        return _parse(SendPreview, await self._request(_preview(request)))
 
     async def send_bulk(
         self, request: BulkRequest | Mapping[str, Any], *, idempotency_key: str | None = None
@@ -456,6 +482,10 @@ class Client:
         """``POST /v1/messages`` (SPEC 2.1): one message."""
         call = _post("/v1/messages", parse_model(SendRequest, request), idempotency_key)
         return _parse(SendResponse, self._request(call))
+
+    def preview_send(self, request: SendRequest | Mapping[str, Any]) -> SendPreview:
+        """``POST /v1/messages?dry_run=true`` (D33): what :meth:`send` would do."""
+        return _parse(SendPreview, self._request(_preview(request)))
 
     def send_bulk(
         self, request: BulkRequest | Mapping[str, Any], *, idempotency_key: str | None = None

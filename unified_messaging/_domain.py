@@ -15,6 +15,7 @@ from ._policies import (
     DEFAULT_BREAKER_POLICY,
     DEFAULT_RECIPIENT_LIMIT,
     BreakerPolicy,
+    ContentRules,
     RecipientLimit,
 )
 from ._schedule import QuietHours
@@ -81,6 +82,9 @@ class Workspace:
     quiet_hours: QuietHours | None = None
     #: D33: ``off`` (the providers decide) or ``local`` (our consent records decide).
     consent_policy: ConsentPolicy = "off"
+    #: D33: the brand's trade name, MERSİS number and opt-out phrase the content hints look
+    #: for, and whether the hints refuse a commercial SMS.
+    content_rules: ContentRules = field(default_factory=ContentRules)
 
 
 @dataclass(frozen=True, slots=True)

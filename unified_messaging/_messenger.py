@@ -79,6 +79,10 @@ from .connections._service import Connections
 from .consents.check import LocalConsentCheck
 from .consents.service import Consents
 from .keys._service import ApiKeys
+from .content.check import content_refusal
+from .content.models import SendPreview
+from .content.preview import send_preview
+from .content.service import Content
 from .providers.base import (
     AdapterFactory,
     ProviderTemplate,
@@ -295,6 +299,8 @@ class Messenger:
         self.vault = VaultAdmin(store_, clock_, self._vault)
         #: İYS consents (D33).
         self.consents = Consents(store_, clock_)
+        #: Commercial content hints (D33): ``messenger.content.lint/rules/update_rules``.
+        self.content = Content(store_, clock_)
         #: One-time codes (D34, ``/v1/verifications``).
         self.verifications = Verifications(
             store_, clock_, self._vault, self._send_code, self.templates
@@ -391,6 +397,31 @@ class Messenger:
         ``masked_text`` (the text with its code masked) kept for live mode to show."""
         return await self._send(auth, request, None, masked_text)
 
+    async def preview_send(self, auth: Principal, request: SendInput) -> SendPreview:
+        """What :meth:`send` would do with ``request``, without doing it
+        (``POST /v1/messages?dry_run=true``, D33): the same checks in the same order (a 400,
+        404 or 422 the send would raise, the workspace's content refusal included), then the
+        message as it would be accepted: recipient, connection, class, the text as rendered,
+        its SMS parts with the operator's code, and the content hints of a commercial SMS.
+        Nothing is stored or sent; no quota unit is taken and the per-recipient limit, which
+        count stored messages, are not asked."""
+        req = parse_model(SendRequest, request)
+        plan = await self._plan(
+            auth, req.provider, req.fallback, req.sender, req.template,
+            _class(req.category, req.recipient_type),
+        )  # fmt: skip
+        connection = plan.primary
+        to = normalize_recipient(connection.channel, req.to)
+        await self._opt_outs.refuse(auth, connection.channel, to)
+        text, _ = self._text(plan.template, req.body, req.variables)
+        _refuse_content(auth, plan, text)
+        self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
+        return send_preview(
+            rules=auth.workspace.content_rules, connection=connection,
+            fallback=[hop.connection.provider for hop in plan.hops[1:]],
+            iys_mode=plan.iys_mode, to=to, text=text, template=req.template,
+        )  # fmt: skip
+
     async def _send(
         self,
         auth: Principal,
@@ -407,6 +438,7 @@ class Messenger:
         to = normalize_recipient(channel, req.to)
         await self._opt_outs.refuse(auth, channel, to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
+        _refuse_content(auth, plan, text)
         when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
         record, job = self._new_record(
             auth, plan, new_id("msg"), to, text, provider_template, req.ignore_quiet_hours
@@ -465,6 +497,7 @@ class Messenger:
             try:
                 to = normalize_recipient(channel, item.to)
                 text, provider_template = self._text(plan.template, item.body, item.variables)
+                _refuse_content(auth, plan, text)
                 send_at = item.send_at or req.send_at
                 when = self._when(auth, plan, send_at, ignore_quiet_hours=ignore_quiet)
             except MessagingError as exc:
@@ -874,6 +907,15 @@ def _scheduled(record: MessageRecord, plan: _SendPlan, when: datetime) -> Messag
 def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:
     """D27: the jobs no send slot was free for in time, and when one should be."""
     return {job.job_id: job.paced_until for job in jobs if job.paced_until is not None}
+
+
+def _refuse_content(auth: Principal, plan: _SendPlan, text: str) -> None:
+    """D33: a commercial SMS whose text the workspace's content rules refuse is a 422."""
+    refusal = content_refusal(
+        auth.workspace.content_rules, plan.iys_mode, plan.primary.channel, text
+    )
+    if refusal is not None:
+        raise refusal
 
 
 def _class(category: Category | None, recipient_type: RecipientType | None) -> IysMode | None:

@@ -1,6 +1,6 @@
 """The settings records that a workspace or a connection carries, and their checks: the
-flood guard's :class:`RecipientLimit` (D28) and the circuit breaker's :class:`BreakerPolicy`
-(D26).
+flood guard's :class:`RecipientLimit` (D28), the circuit breaker's :class:`BreakerPolicy`
+(D26) and the commercial content hints' :class:`ContentRules` (D33).
 
 They are records of the core (:mod:`._domain` keeps one on each workspace and connection), so
 they live at the core's level: the core's records import no feature module, and the feature
@@ -17,6 +17,7 @@ A limit or policy is checked when it is made, so a stored one is always usable: 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,6 +38,7 @@ __all__ = [
     "RECIPIENT_LIMIT_FIELD",
     "WINDOW_UNITS",
     "BreakerPolicy",
+    "ContentRules",
     "RecipientLimit",
     "window_text",
 ]
@@ -203,3 +205,71 @@ def _check_ratio(value: object) -> None:
 #: D26's defaults: open after 5 unavailable calls in a row, or half of at least 5 calls in
 #: 30 s; stay open 30 s, then probe once.
 DEFAULT_BREAKER_POLICY: Final = BreakerPolicy()
+
+
+# ----------------------------------------------------------------------------- D33
+
+#: The longest trade name or opt-out phrase a workspace sets (characters).
+MAX_SETTING_LENGTH: Final = 160
+#: A MERSİS number's digits.
+MERSIS_DIGITS: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ContentRules:
+    """A workspace's content settings (D33): its brand's ``trade_name`` and ``mersis``
+    number (16 digits), its own ``opt_out`` phrase besides İYS's ``RET`` … ``3338``, and
+    whether hints ``refuse`` a commercial SMS (default: they only warn). Turning ``refuse``
+    on needs a trade name or a MERSİS number to check."""
+
+    trade_name: str | None = None
+    mersis: str | None = None
+    opt_out: str | None = None
+    refuse: bool = False
+
+    def __post_init__(self) -> None:
+        # RequestInvalid (400) naming the setting: the CLI and the library show it as is.
+        _check_phrase("trade_name", self.trade_name)
+        _check_phrase("opt_out", self.opt_out)
+        mersis = self.mersis
+        if mersis is not None and (len(mersis) != MERSIS_DIGITS or not mersis.isascii()
+                                   or not mersis.isdigit()):  # fmt: skip
+            raise RequestInvalid.for_field("mersis", f"must be {MERSIS_DIGITS} digits")
+        if self.refuse and self.trade_name is None and self.mersis is None:
+            raise RequestInvalid.for_field(
+                "refuse", "needs the trade name or the MERSİS number to check texts against"
+            )
+
+    def to_json(self) -> dict[str, object] | None:
+        """As a store keeps it: ``None`` for the defaults (nothing set, hints warn)."""
+        if self == ContentRules():
+            return None
+        return {"trade_name": self.trade_name, "mersis": self.mersis, "opt_out": self.opt_out,
+                "refuse": self.refuse}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, object] | None) -> ContentRules:
+        if document is None:
+            return cls()
+        return cls(
+            trade_name=_text_or_none(document.get("trade_name")),
+            mersis=_text_or_none(document.get("mersis")),
+            opt_out=_text_or_none(document.get("opt_out")),
+            refuse=document.get("refuse") is True,
+        )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _check_phrase(name: str, value: str | None) -> None:
+    if value is None:
+        return
+    if not 1 <= len(value) <= MAX_SETTING_LENGTH:
+        raise RequestInvalid.for_field(name, f"must be 1-{MAX_SETTING_LENGTH} characters")
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise RequestInvalid.for_field(name, "must not contain control characters")
+    # The hints match words: a phrase of punctuation alone would match nothing, ever.
+    if not any(c.isalnum() for c in value):
+        raise RequestInvalid.for_field(name, "must contain a letter or a digit")

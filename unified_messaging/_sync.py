@@ -40,6 +40,7 @@ from ._sync_namespaces import (
     SyncWorkspaces,
 )
 from .consents.sync import SyncConsents
+from .content.sync import SyncContent
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -97,6 +98,7 @@ class SyncMessenger:
         self.audit = SyncAuditLog(m.audit, run)
         self.vault = SyncVaultAdmin(m.vault, run)
         self.consents = SyncConsents(m.consents, run)
+        self.content = SyncContent(m.content, run)
         self.verifications = SyncVerifications(m.verifications, run)
         self.access = SyncAccess(m.access, run)
         self.reports = SyncReports(m.reports, run)
@@ -155,6 +157,7 @@ class SyncMessenger:
     principal = _blocking(Messenger.principal)
     send = _blocking(Messenger.send)
     send_bulk = _blocking(Messenger.send_bulk)
+    preview_send = _blocking(Messenger.preview_send)
     get_message = _blocking(Messenger.get_message)
     cancel_message = _blocking(Messenger.cancel_message)
     list_messages = _blocking(Messenger.list_messages)

@@ -20,6 +20,7 @@ PAGES = (
     ("Templates", "Templates"),
     ("Allowlist", "IP allowlist"),
     ("Suppressions", "Suppressions"),
+    ("Consents", "Consents"),
     ("Webhooks", "Webhooks"),
     ("Audit log", "Audit log"),
 )

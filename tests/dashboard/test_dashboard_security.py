@@ -91,7 +91,7 @@ async def test_no_page_has_inline_script_and_every_control_is_named(
     await bed.messenger.templates.set(bed.workspace.id, "greet", "Merhaba {{ name }}!")
     for path in ("/login", "/", "/messages", "/keys", "/templates", "/templates/new",
                  "/templates/greet", "/allowlist", "/webhooks", "/connections",
-                 "/connections/new?provider=bizchat", "/audit"):  # fmt: skip
+                 "/connections/new?provider=bizchat", "/audit", "/consents"):  # fmt: skip
         audit = PageAudit((await signed_in.get(path)).text)
         assert audit.inline_scripts == 0, path
         assert audit.handlers == [], path

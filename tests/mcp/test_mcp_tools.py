@@ -18,8 +18,9 @@ from unified_messaging.testing import TestBed
 
 NO_REPORT = "+905550000008"  # the simulator never reports on it (DESIGN §6, 08)
 TOOLS = [
-    "send_message", "send_bulk", "get_message", "cancel_message", "list_providers",
-    "list_templates", "list_suppressions", "add_suppression", "remove_suppression",
+    "send_message", "send_bulk", "preview_message", "get_message", "cancel_message",
+    "list_providers", "list_templates", "list_suppressions", "add_suppression",
+    "remove_suppression",
     "create_consent", "list_consents", "get_consent", "start_verification", "check_verification",
 ]  # fmt: skip
 WRITES = ("send_message", "send_bulk", "cancel_message", "add_suppression", "remove_suppression",

@@ -35,6 +35,7 @@ from unified_messaging.audit._service import AuditLog
 from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
 from unified_messaging.keys._service import ApiKeys
+from unified_messaging.content import Content
 from unified_messaging.store.base import Store
 from unified_messaging.suppressions._service import SimulationHelpers, Suppressions
 from unified_messaging.templates._service import Templates
@@ -50,13 +51,14 @@ NAMESPACES = {
     "templates": Templates, "allowlist": Allowlist, "webhooks": Webhooks,
     "suppressions": Suppressions, "users": Users, "audit": AuditLog, "vault": VaultAdmin,
     "consents": Consents, "verifications": Verifications, "test_helpers": SimulationHelpers,
+    "content": Content,
 }  # fmt: skip
 #: Public admin methods that change nothing: reads.
 READS = {
     "workspaces.quota_usage", "users.find", "users.check_password", "connections.of",
     "connections.available", "connections.test", "connections.stats", "connections.health",
     "webhooks.of", "webhooks.delivery_of", "webhooks.deliveries_about",
-    "verifications.settings",
+    "verifications.settings", "content.rules", "content.lint",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
@@ -69,7 +71,10 @@ OPERATIONS = {
     "verifications.handle_expiry",
 }  # fmt: skip
 #: Public admin methods that change state through another audited method, and which.
-DELEGATES = {"verifications.update_settings": "verifications.set_settings"}
+DELEGATES = {
+    "verifications.update_settings": "verifications.set_settings",
+    "content.update_rules": "content.set_rules",
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -147,6 +152,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.workspaces.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
     await m.verifications.update_settings(ws.id, max_checks=3)
+    await m.content.update_rules(ws.id, trade_name="Acme GÄ±da A.Å.", refuse=True)
     key = await m.keys.create(ws.id, livemode=True)
     await m.keys.revoke(key.record.id)
     netgsm = await m.connections.add(
@@ -194,6 +200,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.quiet_hours", ws.id, ws.id),
         ("workspace.consent_policy", ws.id, ws.id),
         ("workspace.verify_limits", ws.id, ws.id),
+        ("workspace.content_rules", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),

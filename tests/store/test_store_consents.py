@@ -111,6 +111,11 @@ async def test_the_gate_lookup_answers_both_recipient_types_of_many_addresses(
     assert found == {(to, "BIREYSEL"): "ONAY", (to, "TACIR"): "RET"}
     assert await store.consent_statuses("ws_1", True, "MESAJ", []) == {}
     assert await store.consent_statuses("ws_1", True, "EPOSTA", [to]) == {}
+    # One recipient (a single send) takes the SQL store's prebuilt path: the same answer.
+    one = await store.consent_statuses("ws_1", True, "MESAJ", [to])
+    assert one == {(to, "BIREYSEL"): "ONAY", (to, "TACIR"): "RET"}
+    assert await store.consent_statuses("ws_1", False, "MESAJ", [to]) == {}
+    assert await store.consent_statuses("ws_1", True, "MESAJ", ["+905329999999"]) == {}
 
 
 async def test_two_engines_recording_one_onay_at_once_store_one(sql_database: Database) -> None:

@@ -76,6 +76,9 @@ def error_body(error: MessagingError) -> dict[str, object]:
         body["details"] = [{"field": d.field, "message": d.message} for d in details] or [
             {"field": "body", "message": error.message}
         ]
+    hints = getattr(error, "hints", None)  # 422 COMMERCIAL_CONTENT_REFUSED (D33)
+    if isinstance(hints, tuple):
+        body["hints"] = [{"code": hint.code, "message": hint.message} for hint in hints]
     job_id = getattr(error, "job_id", None)  # 502 PROVIDER_UNAVAILABLE, some 422s
     if isinstance(job_id, str):
         body["job_id"] = job_id

@@ -68,6 +68,7 @@ _SCHEDULE: Final = (
 TITLES: Final = {
     "send_message": "Send a message",
     "send_bulk": "Send to many recipients",
+    "preview_message": "Check a message before sending it",
     "get_message": "Read a message's status",
     "cancel_message": "Cancel a scheduled message",
     "list_providers": "List provider connections",
@@ -113,6 +114,19 @@ DESCRIPTIONS: Final = {
         "send_at schedules the whole call, or one item (its own send_at). "
         "One call counts once against the rate limit; each message is one quota unit on a "
         "live key. " + _COST + " " + _TEST_NUMBERS + " " + _ERRORS
+    ),
+    "preview_message": (
+        "Check a message without sending it: the same arguments as send_message, the same "
+        "checks (an unknown provider or template, a bad recipient, a suppressed one, a refused "
+        "commercial text: the same error codes), then what would be sent: to as normalized, "
+        "the provider, category and recipient_type, the text as the recipient would read it "
+        "(a template rendered), its SMS encoding and parts (parts_with_operator_code counts "
+        "the 5 characters every operator appends), and hints: what a commercial SMS's text "
+        'misses (OPT_OUT_MISSING: no İYS opt-out such as "RET yazıp 3338\'e gönderin"; '
+        "TRADE_NAME_MISSING, MERSIS_MISSING: the brand's trade name or MERSİS number; "
+        "COMMERCIAL_TAG_MISSING: the text should start with KAMPANYA, TANITIM or "
+        "BİLGİLENDİRME; BRAND_NOT_SET). Use it to draft a commercial text before sending. "
+        "Free: nothing is stored, sent or counted. " + _ERRORS
     ),
     "get_message": (
         "Read the current state of one message by the job_id a send returned: status (queued, "

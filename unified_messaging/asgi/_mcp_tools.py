@@ -1,5 +1,5 @@
 """The MCP tools (D25; ``cancel_message`` and the suppression list's of issue 26, the
-consents' of D33), and the
+consents' and ``preview_message`` of D33), and the
 SDK's ``MCPServer`` that lists and runs them.
 
 Each tool is one façade call, exactly as REST makes it: ``send_message`` is
@@ -55,6 +55,9 @@ from ..suppressions._rules import (
     SuppressionSearch,
     SuppressionTarget,
 )
+from .._version import __version__
+from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
+from ..content.models import SendPreview
 from ..verifications._models import CheckArguments, CheckResponse, StartRequest, VerificationOut
 from ._auth import Answer
 from ._errors import _log as log_error
@@ -114,6 +117,9 @@ def _specs(messenger: Messenger) -> list[_Spec]:
     async def send_bulk(principal: Principal, arguments: Arguments) -> Answer:
         return await messenger.send_bulk(principal, arguments)
 
+    async def preview_message(principal: Principal, arguments: Arguments) -> Answer:
+        return await messenger.preview_send(principal, arguments)
+
     async def get_message(principal: Principal, arguments: Arguments) -> Answer:
         job_id = parse_model(GetMessageArguments, arguments).job_id
         return await messenger.get_message(principal, job_id)
@@ -168,6 +174,7 @@ def _specs(messenger: Messenger) -> list[_Spec]:
     return [
         _Spec("send_message", SendRequest, SendResponse, False, send_message),
         _Spec("send_bulk", BulkRequest, BulkResponse, False, send_bulk),
+        _Spec("preview_message", SendRequest, SendPreview, True, preview_message, True),
         _Spec("get_message", GetMessageArguments, StatusRecord, True, get_message),
         _Spec("cancel_message", CancelMessageArguments, StatusRecord, False, cancel_message),
         _Spec("list_providers", NoArguments, ProviderList, True, list_providers),

@@ -180,6 +180,7 @@ _SEND_ERRORS: Final[Mapping[int, Sequence[str]]] = {
         "TEMPLATE_VARIABLE_MISSING",
         "BODY_TOO_LONG",
         "SEND_AT_OUT_OF_RANGE",
+        "COMMERCIAL_CONTENT_REFUSED",
         "INVALID_CREDENTIALS",
     ],
     502: ["PROVIDER_UNAVAILABLE"],
@@ -331,6 +332,34 @@ def _post(
     }
 
 
+_DRY_RUN_PARAMETER: Final = {
+    "name": "dry_run",
+    "in": "query",
+    "required": False,
+    "description": (
+        "`true`: answer 200 with what the send would do (the text as rendered, its SMS "
+        "parts with the operator's code, the content hints of a commercial SMS), after the "
+        "same checks; nothing is stored or sent. Any other query parameter is a 400."
+    ),
+    "schema": {"type": "string", "enum": ["true", "false"]},
+}
+
+
+def _with_dry_run(operation: JsonObject) -> JsonObject:
+    """``POST /v1/messages`` with its own part: ``dry_run`` and its 200 (D33)."""
+    responses = dict(operation["responses"])
+    responses["200"] = _ok(
+        "With dry_run=true: what the send would do. Nothing was stored or sent.",
+        "SendPreview",
+        status_headers={},
+    )
+    return {
+        **operation,
+        "parameters": [*operation["parameters"], _DRY_RUN_PARAMETER],
+        "responses": dict(sorted(responses.items())),
+    }
+
+
 def _public(summary: str, description: str, schema: JsonObject) -> JsonObject:
     return {
         "summary": summary,
@@ -349,16 +378,18 @@ def _public(summary: str, description: str, schema: JsonObject) -> JsonObject:
 def _paths() -> JsonObject:
     return {
         "/v1/messages": {
-            "post": {
-                **_post(
-                    "Send one message",
-                    "SendRequest",
-                    "SendResponse",
-                    _SEND_ERRORS,
-                    _link("Its delivery status.", "$response.body#/job_id"),
-                ),
-                "operationId": "sendMessage",
-            },
+            "post": _with_dry_run(
+                {
+                    **_post(
+                        "Send one message",
+                        "SendRequest",
+                        "SendResponse",
+                        _SEND_ERRORS,
+                        _link("Its delivery status.", "$response.body#/job_id"),
+                    ),
+                    "operationId": "sendMessage",
+                }
+            ),
             "get": {
                 "summary": "List messages, newest first",
                 "description": (

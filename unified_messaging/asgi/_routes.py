@@ -38,6 +38,7 @@ from ._auth import authorize
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._consents import ConsentsEndpoint
+from ._dry_run import dry_run_asked
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
 from ._suppressions import SuppressionsEndpoint
 from ._verifications import VerificationsEndpoint
@@ -102,11 +103,15 @@ class RestApi:
         return _json(self._health, 200)
 
     async def send(self, request: Request) -> Response:
+        if request.scope.get("query_string"):
+            return await self._authorized(request, self._send_with_query)
         handler = self._post("/v1/messages", SendRequest, self._messenger.send)
         return await self._authorized(request, handler)
 
     async def send_bulk(self, request: Request) -> Response:
         handler = self._post("/v1/messages/bulk", BulkRequest, self._messenger.send_bulk)
+        if request.scope.get("query_string"):
+            return await self._authorized(request, self._refusing_query(handler))
         return await self._authorized(request, handler)
 
     async def get_message(self, request: Request) -> Response:
@@ -161,6 +166,26 @@ class RestApi:
 
     async def cancel_verification(self, request: Request) -> Response:
         return await self._authorized(request, self._verifications.cancel)
+
+    async def _send_with_query(self, request: Request, principal: Principal) -> Response:
+        """``POST /v1/messages?…``: a dry run (D33) for ``dry_run=true``; else the send."""
+        if not dry_run_asked(request.query_params.multi_items(), allowed=True):
+            handler = self._post("/v1/messages", SendRequest, self._messenger.send)
+            return await handler(request, principal)
+        idem_key = request.headers.get("idempotency-key")
+        if idem_key is not None:
+            check_idempotency_key(idem_key)  # a malformed one is the send's 400; nothing to keep
+        payload = await read_json_object(request, self._max_body_bytes)
+        preview = await self._messenger.preview_send(principal, payload)
+        return _json(preview.to_json(), 200)
+
+    @staticmethod
+    def _refusing_query(handler: Handler) -> Handler:
+        async def refusing(request: Request, principal: Principal) -> Response:
+            dry_run_asked(request.query_params.multi_items(), allowed=False)
+            return await handler(request, principal)
+
+        return refusing
 
     # ------------------------------------------------------------------ the frame
 

@@ -37,6 +37,7 @@ from .._search import MessagePage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
 from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
+from ..content.models import SendPreview
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
@@ -56,6 +57,11 @@ class ErrorDetailOut(BaseModel):
     message: str
 
 
+class HintOut(BaseModel):
+    code: str = Field(description="What the text misses (OPT_OUT_MISSING, ...).")
+    message: str
+
+
 class HttpError(BaseModel):
     code: str = Field(description="Stable error code (D14).", examples=["VALIDATION_ERROR"])
     message: str = Field(description="For people; may change. Switch on ``code``.")
@@ -64,6 +70,10 @@ class HttpError(BaseModel):
     )
     job_id: str | None = Field(
         default=None, description="Only on 502: the job kept as failed, readable by GET."
+    )
+    hints: list[HintOut] | None = Field(
+        default=None,
+        description="Only on 422 COMMERCIAL_CONTENT_REFUSED: what the commercial text misses.",
     )
 
 
@@ -119,6 +129,7 @@ def model_schemas() -> JsonObject:
         (SendRequest, "validation"),
         (BulkRequest, "validation"),
         (SendResponse, "serialization"),
+        (SendPreview, "serialization"),
         (BulkResponse, "serialization"),
         (StatusRecord, "serialization"),
         (MessagePage, "serialization"),

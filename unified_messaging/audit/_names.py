@@ -23,6 +23,7 @@ AuditAction = Literal[
     "workspace.quiet_hours",
     "workspace.consent_policy",
     "workspace.verify_limits",
+    "workspace.content_rules",
     "api_key.create",
     "api_key.revoke",
     "connection.add",

@@ -96,6 +96,9 @@ class CsvSource:
     ``to_column`` names the recipient column; ``required`` the other columns that must be
     there (the template's placeholders). Both are checked against the header. ``encoding``:
     the file's (:func:`text_encoding`; default UTF-8, a byte-order mark skipped).
+    ``to_column_option``: the option that names another recipient column, which the error
+    for a missing one suggests (``None``: a caller whose column is fixed).
+    :meth:`of_text` reads text already in memory (a form's field) by the same rules.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class CsvSource:
         delimiter: str = ",",
         required: tuple[str, ...] = (),
         encoding: str = DEFAULT_ENCODING,
+        to_column_option: str | None = "--to-column",
     ) -> None:
         if len(delimiter) != 1 or delimiter in '\r\n"':
             raise csv_problem("the delimiter must be one character, not a quote or line end")
@@ -114,6 +118,18 @@ class CsvSource:
         self.to_column = to_column
         self.delimiter = delimiter
         self.required = required
+        self.to_column_option = to_column_option
+        self._text: str | None = None
+
+    @classmethod
+    def of_text(
+        cls, text: str, *, to_column: str, to_column_option: str | None = None
+    ) -> CsvSource:
+        """A CSV given as text (a form's field): the same header and row rules, read from
+        memory; the delimiter is a comma."""
+        source = cls("<text>", to_column=to_column, to_column_option=to_column_option)
+        source._text = text.removeprefix("\ufeff")
+        return source
 
     def scan(self) -> int:
         """Read the whole file once, checking it can be read; the number of data rows.
@@ -172,9 +188,11 @@ class CsvSource:
             raise csv_problem(f"the file has {len(names)} columns; at most {MAX_VARIABLES}")
         shown = ", ".join(names)
         if self.to_column not in seen:
+            hint = (
+                "" if self.to_column_option is None else f"; name it with {self.to_column_option}"
+            )
             raise csv_problem(
-                f"no column {self.to_column!r} for the recipient (the columns are: {shown}); "
-                "name it with --to-column"
+                f"no column {self.to_column!r} for the recipient (the columns are: {shown})" + hint
             )
         missing = [name for name in self.required if name not in seen]
         if missing:
@@ -185,6 +203,8 @@ class CsvSource:
         return names
 
     def _open(self) -> IO[str]:
+        if self._text is not None:
+            return io.StringIO(self._text, newline="")
         try:
             raw = self.path.open("rb")
         except FileNotFoundError:

@@ -16,6 +16,13 @@ from ._args import (
     positive_seconds,
 )
 from ._args import workspace_option as _workspace
+from ._content_commands import (
+    CONTENT_LABELS,
+    add_content_options,
+    content_json,
+    content_settings,
+    template_hints,
+)
 from ._context import SERVER_CACHE_TTL, admin_command
 from ._output import JsonObject, JsonValue, Report, fields_report, table_report
 from ._records import (
@@ -92,6 +99,7 @@ def add_workspaces(commands: Subparsers) -> None:
         "providers decide; the default) or local (our consent records decide)",
     )
     _verify_limits(update)
+    add_content_options(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
 
 
@@ -199,6 +207,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     limit = parse_recipient_limit(new_limit) if new_limit is not None else None
     quiet = _quiet_setting(args)
     verify = await _verify_settings(m, workspace.id, args)
+    content = await content_settings(m, workspace.id, args)
     if args.queue_ttl is not None:
         workspace = await m.workspaces.set_queue_ttl(workspace.id, args.queue_ttl)
     if new_limit is not None:
@@ -211,7 +220,9 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         workspace = await m.consents.set_policy(workspace.id, args.consent_policy)
     if verify is not None:
         await m.verifications.set_settings(workspace.id, verify)
-    changed = verify is not None or any(
+    if content is not None:
+        workspace = await m.content.set_rules(workspace.id, content)
+    changed = verify is not None or content is not None or any(
         value is not None
         for value in (
             args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours,
@@ -222,8 +233,10 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     report = {
         **workspace_json(workspace),
         **_verify_json(await m.verifications.settings(workspace.id)),
+        **content_json(workspace.content_rules),
     }
-    return fields_report(report, labels=_WORKSPACE_LABELS, note=note)
+    labels = {**_WORKSPACE_LABELS, **CONTENT_LABELS}
+    return fields_report(report, labels=labels, note=note)
 
 
 async def _verify_settings(
@@ -374,7 +387,9 @@ async def _set_template(m: Messenger, args: argparse.Namespace) -> Report:
         provider_template=args.provider_template,
         provider_language=args.provider_language,
     )
-    return fields_report(template_json(template), labels=_TEMPLATE_LABELS)
+    hints, note = await template_hints(m, args.workspace, template.body)
+    data = {**template_json(template), **hints}
+    return fields_report(data, labels=_TEMPLATE_LABELS, note=note)
 
 
 async def _list_templates(m: Messenger, args: argparse.Namespace) -> Report:

@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Final, TextIO, get_args
 
 from .._types import RecipientType
+from ..consents.importing import CSV_COLUMNS
 from ..consents.rules import CONSENT_SOURCES, CONSENT_TYPES, ConsentStatus
 from ._args import Subparsers, add_command, add_group
 from ._args import workspace_option as _workspace
@@ -32,8 +33,7 @@ __all__ = ["EXPORT_COLUMNS", "add_consents"]
 STATUSES: Final = get_args(ConsentStatus)
 RECIPIENT_TYPES: Final = get_args(RecipientType)
 #: The CSV's columns, as ``export`` writes them and ``import`` reads them.
-EXPORT_COLUMNS: Final = ("recipient", "type", "recipient_type", "status", "source",
-                         "consent_date")  # fmt: skip
+EXPORT_COLUMNS: Final = CSV_COLUMNS
 _COLUMNS = (
     Column("ID", "id"),
     Column("RECIPIENT", "recipient"),
@@ -141,32 +141,17 @@ async def _show(m: Messenger, args: argparse.Namespace) -> Report:
 async def _import(m: Messenger, args: argparse.Namespace) -> Report:
     from .._errors import MessagingError
     from ..campaigns._csv import CsvSource
+    from ..consents.importing import RECIPIENT_COLUMN, import_consents
 
-    source = CsvSource(args.csv, to_column="recipient", delimiter=args.delimiter)
-    source.scan()  # a whole-file problem is a 400 before anything is recorded
-    principal = await _principal(m, args)
-    recorded = 0
-    refused: list[JsonValue] = []
-    lines: list[str] = []
-    for row in source.rows():
-        body: dict[str, object] = {k: v for k, v in row.cells.items() if k in EXPORT_COLUMNS}
-        try:
-            if row.extra:
-                raise _RowTooLong()
-            await m.consents.create(principal, body)
-        except (MessagingError, _RowTooLong) as exc:
-            why = str(exc)
-            refused.append({"row": row.number, "error": why})
-            lines.append(f"Row {row.number}: {why}")
-            continue
-        recorded += 1
-    data: JsonObject = {"recorded": recorded, "refused": refused}
-    return Report(data, "\n".join([f"Recorded {recorded}.", *lines]))
-
-
-class _RowTooLong(Exception):
-    def __init__(self) -> None:
-        super().__init__("the row has more cells than the header")
+    source = CsvSource(args.csv, to_column=RECIPIENT_COLUMN, delimiter=args.delimiter,
+                       to_column_option=None)  # fmt: skip
+    done = await import_consents(m.consents, await _principal(m, args), source)
+    refused: list[JsonValue] = [
+        {"row": r.row, "code": r.code, "error": r.error} for r in done.refused
+    ]
+    data: JsonObject = {"recorded": done.recorded, "refused": refused}
+    lines = [f"Row {r.row}: {r.error}" for r in done.refused]
+    return Report(data, "\n".join([f"Recorded {done.recorded}.", *lines]))
 
 
 async def _export(m: Messenger, args: argparse.Namespace) -> Report:

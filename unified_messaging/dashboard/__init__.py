@@ -29,6 +29,7 @@ from ._pages import (
     allowlist,
     audit,
     connections,
+    consents,
     keys,
     messages,
     overview,
@@ -73,7 +74,7 @@ def create_dashboard(
     routes: list[BaseRoute] = []
     pages = (
         session, overview, messages, keys, connections, templates, allowlist, suppressions,
-        webhooks, audit,
+        consents, webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

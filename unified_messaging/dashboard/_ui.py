@@ -37,6 +37,7 @@ NAV: Final = (
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
     ("Suppressions", "/suppressions"),
+    ("Consents", "/consents"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),
 )

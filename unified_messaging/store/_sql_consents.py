@@ -5,7 +5,8 @@
   the history row goes in the same transaction, only when the record did. Two concurrent
   ONAYs of one address: one is stored, the other re-reads and is refused by İYS's rule.
 - The gate's lookup (:meth:`consent_statuses`) is one ``SELECT … WHERE workspace_id,
-  livemode, type = … AND recipient IN (…)`` on the primary key, for a whole bulk.
+  livemode, type = … AND recipient IN (…)`` on the primary key, for a whole bulk; for one
+  recipient (a single send) a prebuilt ``recipient = …`` run on the driver's cursor.
 - The list is a keyset query like the suppression list: ``(created_at, id)`` below the
   cursor's, newest first (index ``ix_um_consents_list``).
 """
@@ -21,6 +22,7 @@ from sqlalchemy.engine import RowMapping
 from .._ids import new_id
 from ..consents.models import Consent, ConsentChange
 from ._sql_base import SqlBase
+from ._sql_hot import Hot
 from ._tables import UtcDateTime, consent_changes, consents
 
 if TYPE_CHECKING:
@@ -50,6 +52,13 @@ _STATUSES = sa.select(_c.recipient, _c.recipient_type, _c.status).where(
     _SCOPE,
     _c.type == sa.bindparam("type"),
     _c.recipient.in_(sa.bindparam("recipients", expanding=True)),
+)
+#: A single send's lookup, on the driver's cursor (``Hot``): the gate asks it at every
+#: commercial hand-over, so it skips SQLAlchemy's per-call work, as the suppression check does.
+_STATUSES_ONE = Hot(
+    sa.select(_c.recipient_type, _c.status).where(
+        _SCOPE, _c.type == sa.bindparam("type"), _c.recipient == sa.bindparam("recipient")
+    )
 )
 _HISTORY = (
     sa.select(consent_changes)
@@ -163,6 +172,11 @@ class ConsentsMixin(SqlBase):
     ) -> dict[tuple[str, RecipientType], ConsentStatus]:
         if not recipients:
             return {}
+        if len(recipients) == 1:
+            (to,) = recipients
+            key = {"workspace_id": workspace_id, "livemode": livemode, "type": type_}
+            found = await self._hot_query(_STATUSES_ONE, {**key, "recipient": to})
+            return {(to, row["recipient_type"]): row["status"] for row in found}
         rows = await self._all(
             _STATUSES,
             workspace_id=workspace_id,

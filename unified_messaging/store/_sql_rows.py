@@ -24,6 +24,7 @@ from .._domain import (
     Template,
     Workspace,
 )
+from .._policies import ContentRules
 from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from .._schedule import QuietHours
 from .base import IdempotencyRecord, ProviderRef, WebhookDelivery, WebhookEndpoint, WorkItem
@@ -88,6 +89,7 @@ def workspace_row(workspace: Workspace) -> Values:
         **_recipient_limit_row(workspace.recipient_limit),
         "quiet_hours": None if workspace.quiet_hours is None else workspace.quiet_hours.to_json(),
         "consent_policy": workspace.consent_policy,
+        "content_rules": workspace.content_rules.to_json(),
     }
 
 
@@ -102,6 +104,7 @@ def workspace_from(row: RowMap) -> Workspace:
         recipient_limit=_recipient_limit_from(row),
         quiet_hours=_quiet_hours_from(row["quiet_hours"]),
         consent_policy=row["consent_policy"],
+        content_rules=ContentRules.from_json(row["content_rules"]),
     )
 
 

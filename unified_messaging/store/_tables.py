@@ -145,6 +145,9 @@ workspaces = sa.Table(
     sa.Column("quiet_hours", _Json, nullable=True),
     # D33: the hand-over gate's consent check, "off" or "local" (migration 0020).
     sa.Column("consent_policy", _Text, nullable=False, server_default="off"),
+    # D33: the content hints' settings ``{"trade_name", "mersis", "opt_out", "refuse"}``;
+    # NULL: none set, hints only warn (migration 0023).
+    sa.Column("content_rules", _Json, nullable=True),
 )
 
 api_keys = sa.Table(

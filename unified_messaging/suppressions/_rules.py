@@ -23,7 +23,6 @@ The shapes REST, MCP, the CLI and the library share are the pydantic models here
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +33,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from .._errors import RecipientSuppressed
 from .._models import Recipient, _no_control_chars, _Response
 from .._types import Channel
+from ..content.fold import fold
 
 __all__ = [
     "DEFAULT_STOP_WORDS",
@@ -122,19 +122,13 @@ def suppression_key(channel: Channel, recipient: str) -> str:
 
 # ----------------------------------------------------------------------------- stop words
 
-# The Turkish pairs first: str.lower() would make "I" an "i" and "İ" an "i" + a dot.
-_TURKISH_CASE: Final = str.maketrans({"I": "ı", "İ": "i"})
-_DOTLESS: Final = str.maketrans({"ı": "i"})
-
 
 def fold_word(text: str) -> str:
-    """``text`` without case or diacritics, the Turkish way: ``İPTAL``, ``IPTAL``,
-    ``ıptal`` and ``iptal`` all fold to ``iptal``; ``ş``, ``ç``, ``ğ``, ``ö``, ``ü`` lose
-    their marks. Surrounding spaces and punctuation go too (``Stop!`` is ``stop``)."""
-    lowered = text.translate(_TURKISH_CASE).lower().translate(_DOTLESS)
-    decomposed = unicodedata.normalize("NFKD", lowered)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return bare.strip().strip(".!?,;:'\"()[]…-_ \t\r\n")
+    """``text`` without case or diacritics, the Turkish way (:func:`.content.fold.fold`):
+    ``İPTAL``, ``IPTAL``, ``ıptal`` and ``iptal`` all fold to ``iptal``; ``ş``, ``ç``, ``ğ``,
+    ``ö``, ``ü`` lose their marks. Surrounding spaces and punctuation go too (``Stop!`` is
+    ``stop``)."""
+    return fold(text).strip().strip(".!?,;:'\"()[]…-_ \t\r\n")
 
 
 class StopWords:

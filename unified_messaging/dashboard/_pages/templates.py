@@ -1,6 +1,7 @@
 """Templates: the workspace's templates; create and edit one with a live preview (the rendered
-text, its SMS encoding and segments, the variables it needs), and for WhatsApp (``bizchat``)
-the approved provider template and language it maps to; delete one.
+text, its SMS encoding and segments with and without the operator's code, the variables it
+needs, and what it misses as a commercial SMS, D33), and for WhatsApp (``bizchat``) the
+approved provider template and language it maps to; delete one.
 
 The preview is one endpoint, ``POST /templates/preview``, that htmx calls as the body or a
 sample value changes; it calls ``Messenger.preview_template``, the library's own renderer
@@ -78,7 +79,7 @@ async def delete_template(page: Page) -> Response:
 
 async def preview(page: Page) -> Response:
     """The preview part of the editor, for what is in the form now."""
-    context = _preview_context(page, page.form.get("body"))
+    context = await _preview_context(page, page.form.get("body"))
     return page.render_context("_template_preview.html", context)
 
 
@@ -87,14 +88,19 @@ def _samples(page: Page) -> dict[str, str]:
             if name.startswith(_SAMPLE)}  # fmt: skip
 
 
-def _preview_context(page: Page, body: str) -> dict[str, object]:
+async def _preview_context(page: Page, body: str) -> dict[str, object]:
     samples = _samples(page)
     shown = page.messenger.templates.preview(body, samples)
+    # D33: what the text as shown would miss as a commercial SMS of this workspace, and its
+    # parts once the operator's code is on it. Warnings here; a send may be refused for them.
+    lint = await page.messenger.content.lint(await page.principal(), shown.text)
+    rules = page.require_workspace().content_rules
     # The sample-value fields are replaced only when the set of variables changed, so the
     # field being typed into keeps its focus.
     changed = set(shown.variables) != set(samples) or page.request.method == "GET"
     return {"preview": shown, "samples": samples, "variables_changed": changed,
-            "request_is_htmx": page.is_htmx}  # fmt: skip
+            "request_is_htmx": page.is_htmx, "lint": lint,
+            "hints_refuse": rules.refuse}  # fmt: skip
 
 
 _FIELDS = ("key", "body", "description", "provider_template", "provider_language")
@@ -127,5 +133,5 @@ async def _editor(
         # The WhatsApp fields are open when they matter: a bizchat connection, or values.
         "bizchat": any(c.provider == "bizchat" for c in connections),
     }
-    context.update(_preview_context(page, fields["body"]))
+    context.update(await _preview_context(page, fields["body"]))
     return page.render_context("template_edit.html", context, status=400 if error else 200)

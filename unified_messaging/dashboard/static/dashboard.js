@@ -19,3 +19,15 @@ document.addEventListener("submit", function (event) {
   var question = event.target.getAttribute("data-confirm");
   if (question && !window.confirm(question)) { event.preventDefault(); }
 }, true);
+
+// A file input with data-read-into puts the chosen file's text into that field: the form
+// posts text (the dashboard reads no file uploads), and nothing leaves the browser before
+// the form is sent.
+document.addEventListener("change", function (event) {
+  var input = event.target;
+  var target = input.getAttribute && document.getElementById(input.getAttribute("data-read-into"));
+  if (!target || !input.files || !input.files.length) { return; }
+  var reader = new FileReader();
+  reader.onload = function () { target.value = String(reader.result); };
+  reader.readAsText(input.files[0], "utf-8");
+});
