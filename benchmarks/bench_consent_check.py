@@ -81,10 +81,10 @@ async def check_alone(bed: TestBed, count: int) -> float:
     sent = await send_one(bed, 0)
     record = await messenger.store.get_message(bed.workspace.id, False, sent)
     assert record is not None
-    [connection] = [c for c in await messenger.list_connections(bed.workspace.id)
+    [connection] = [c for c in await messenger.connections.list(bed.workspace.id)
                     if c.provider == record.provider]  # fmt: skip
     workspace = bed.principal.workspace
-    now = messenger.now()
+    now = messenger.clock.now()
     records = [replace(record, to=recipient(i)) for i in range(RECIPIENTS)]
 
     async def one(i: int) -> object:

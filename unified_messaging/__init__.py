@@ -124,9 +124,9 @@ if TYPE_CHECKING:
         FirstConsentIsRet,
         Hs2015DateOnly,
     )
-    from .keys._service import CreatedApiKey
     from .content.errors import CommercialContentRefused
     from .content.models import SendPreview
+    from .keys._service import CreatedApiKey
     from .store.base import ConnectionStats
     from .templates._render import render as render_template
     from .vault._core import Vault, generate_key_spec

@@ -78,11 +78,11 @@ from .audit._service import AuditLog
 from .connections._service import Connections
 from .consents.check import LocalConsentCheck
 from .consents.service import Consents
-from .keys._service import ApiKeys
 from .content.check import content_refusal
 from .content.models import SendPreview
 from .content.preview import send_preview
 from .content.service import Content
+from .keys._service import ApiKeys
 from .providers.base import (
     AdapterFactory,
     ProviderTemplate,

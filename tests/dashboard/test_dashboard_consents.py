@@ -43,7 +43,7 @@ async def test_a_consent_recorded_in_the_dashboard_is_the_one_rest_reads(
         NUMBER, "ONAY", "HS_WEB"
     )  # fmt: skip
     assert f'/consents/{consent["id"]}">{NUMBER}</a>' in page
-    [event] = (await messenger.list_audit_events(action="consent.record")).data
+    [event] = (await messenger.audit.list(action="consent.record")).data
     assert event.actor == "dashboard:ops@example.com"
 
 
@@ -178,7 +178,7 @@ async def test_the_list_filters_by_recipient_in_any_form_and_by_status(
 async def test_a_member_sees_and_changes_only_their_workspace(
     browser: Console, member: User, messenger: Messenger, bed: TestBed
 ) -> None:
-    other = await messenger.create_workspace("Other Ltd")
+    other = await messenger.workspaces.create("Other Ltd")
     for livemode in (True, False):
         theirs = await messenger.principal(other.id, livemode=livemode)
         await messenger.consents.create(

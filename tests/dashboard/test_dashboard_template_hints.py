@@ -59,7 +59,7 @@ async def test_the_parts_as_sent_count_the_operators_code(signed_in: Console) ->
 async def test_the_editor_page_shows_the_hints_of_the_stored_text(
     signed_in: Console, bed: TestBed
 ) -> None:
-    await bed.messenger.set_template(bed.workspace.id, "promo", "<b>indirim</b>")
+    await bed.messenger.templates.set(bed.workspace.id, "promo", "<b>indirim</b>")
 
     page = (await signed_in.get("/templates/promo")).text
 

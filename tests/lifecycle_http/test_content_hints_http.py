@@ -55,7 +55,7 @@ class Rig:
         return data
 
     async def quota_used(self) -> int:
-        return (await self.messenger.quota_usage(self.workspace_id)).used
+        return (await self.messenger.workspaces.quota_usage(self.workspace_id)).used
 
 
 @contextlib.asynccontextmanager
@@ -69,13 +69,15 @@ async def rig(backend: str, directory: Path) -> AsyncIterator[Rig]:
             serving(create_app(messenger, worker=False), lifespan=False) as url,
             httpx.AsyncClient(base_url=url, timeout=10) as client,
         ):
-            workspace = await messenger.create_workspace("hints", recipient_limit=None)
-            await messenger.add_connection(
+            workspace = await messenger.workspaces.create("hints", recipient_limit=None)
+            await messenger.connections.add(
                 workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip
-            await messenger.set_template(workspace.id, "winter", "KAMPANYA {{ name }}, %20 indirim")
-            key = await messenger.create_api_key(workspace.id, livemode=True)
+            await messenger.templates.set(
+                workspace.id, "winter", "KAMPANYA {{ name }}, %20 indirim"
+            )
+            key = await messenger.keys.create(workspace.id, livemode=True)
             yield Rig(messenger, client, key.secret, workspace.id, netgsm, url)
 
 
@@ -138,7 +140,7 @@ async def test_a_dry_run_renders_a_template_and_an_informational_one_has_no_hint
 async def test_a_dry_run_refuses_what_the_send_would_refuse(backend: str, tmp_path: Path) -> None:
     async with rig(backend, tmp_path) as r:
         live = await r.messenger.principal(r.workspace_id, livemode=True)
-        await r.messenger.add_suppression(live, {"channel": "sms", "recipient": TO})
+        await r.messenger.suppressions.add(live, {"channel": "sms", "recipient": TO})
 
         suppressed = await r.post("/v1/messages?dry_run=true", {"to": TO, "body": "x"})
         no_template = await r.post("/v1/messages?dry_run=true", {"to": TO, "template": "nope"})

@@ -30,7 +30,7 @@ async def test_a_commercial_draft_gets_its_hints_and_parts_and_nothing_is_sent(
     codes = [hint["code"] for hint in data["hints"]]  # type: ignore[attr-defined]
     assert codes == ["OPT_OUT_MISSING", "BRAND_NOT_SET", "COMMERCIAL_TAG_MISSING"]
     assert list(bed.outbox) == []
-    assert (await bed.messenger.quota_usage(bed.workspace.id)).used == 0
+    assert (await bed.messenger.workspaces.quota_usage(bed.workspace.id)).used == 0
 
 
 async def test_refusing_rules_answer_the_sends_error_with_the_hints(

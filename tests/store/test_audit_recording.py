@@ -34,8 +34,8 @@ from unified_messaging.audit._events import AuditQuery
 from unified_messaging.audit._service import AuditLog
 from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
-from unified_messaging.keys._service import ApiKeys
 from unified_messaging.content import Content
+from unified_messaging.keys._service import ApiKeys
 from unified_messaging.store.base import Store
 from unified_messaging.suppressions._service import SimulationHelpers, Suppressions
 from unified_messaging.templates._service import Templates

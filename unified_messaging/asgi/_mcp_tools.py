@@ -48,6 +48,7 @@ from .._models import (
 from .._version import __version__
 from ..audit._context import Actor, acting_as
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
+from ..content.models import SendPreview
 from ..suppressions._rules import (
     SuppressionCreate,
     SuppressionOut,
@@ -55,9 +56,6 @@ from ..suppressions._rules import (
     SuppressionSearch,
     SuppressionTarget,
 )
-from .._version import __version__
-from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage, ConsentSearch
-from ..content.models import SendPreview
 from ..verifications._models import CheckArguments, CheckResponse, StartRequest, VerificationOut
 from ._auth import Answer
 from ._errors import _log as log_error

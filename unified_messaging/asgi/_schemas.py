@@ -36,8 +36,8 @@ from .._models import (
 from .._search import MessagePage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
-from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..content.models import SendPreview
+from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]

@@ -139,7 +139,6 @@ async def _show(m: Messenger, args: argparse.Namespace) -> Report:
 
 
 async def _import(m: Messenger, args: argparse.Namespace) -> Report:
-    from .._errors import MessagingError
     from ..campaigns._csv import CsvSource
     from ..consents.importing import RECIPIENT_COLUMN, import_consents
 

@@ -78,8 +78,8 @@ def content_json(rules: ContentRules) -> JsonObject:
 async def template_hints(m: Messenger, workspace_id: str, body: str) -> tuple[JsonObject, str]:
     """What a template's body misses as a commercial SMS of the workspace, and its parts:
     ``templates set`` shows them beside the template (they warn; nothing is refused)."""
-    from .._templates import placeholders
     from ..content.rules import lint_text
+    from ..templates._render import placeholders
 
     rules = await m.content.rules(workspace_id)
     lint = lint_text(body, rules)

@@ -17,7 +17,7 @@ from .._errors import MessagingError
 
 if TYPE_CHECKING:
     from .._access.principal import Principal
-    from .._campaign_csv import CsvSource
+    from ..campaigns._csv import CsvSource
     from .service import Consents
 
 __all__ = ["CSV_COLUMNS", "ConsentImport", "RefusedRow", "import_consents"]

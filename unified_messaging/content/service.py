@@ -13,9 +13,9 @@ from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, Final, Literal
 
-from .._audit_actions import audited, of_workspace
 from .._domain import Workspace
 from .._errors import ResourceNotFound
+from ..audit._actions import audited, of_workspace
 from .rules import ContentLint, ContentRules, lint_text, normalize_mersis
 
 if TYPE_CHECKING:

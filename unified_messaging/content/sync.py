@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from ..consents.sync import Runner
+from .._sync_namespaces import Runner
 from .rules import ContentLint, ContentRules
 from .service import KEEP, Keep
 

@@ -15,9 +15,9 @@ from typing import Final, get_args
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..._campaign_csv import CsvSource
 from ..._errors import MessagingError
 from ..._types import RecipientType
+from ...campaigns._csv import CsvSource
 from ...consents.importing import CSV_COLUMNS, RECIPIENT_COLUMN, ConsentImport, import_consents
 from ...consents.rules import CONSENT_SOURCES, CONSENT_TYPES, ConsentStatus, iys_date
 from .._app import Dashboard, route
