@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         Unprocessable,
         VaultError,
         VerificationAlreadyApproved,
+        VerificationFraudSuspected,
         VerificationNotFound,
         VerificationRateLimited,
     )
@@ -244,6 +245,7 @@ __all__ = [
     "VaultError",
     "VaultRotation",
     "VerificationAlreadyApproved",
+    "VerificationFraudSuspected",
     "VerificationNotFound",
     "VerificationRateLimited",
     "Worker",
@@ -320,6 +322,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "VaultError",
         "ChannelNotSupported",
         "VerificationAlreadyApproved",
+        "VerificationFraudSuspected",
         "VerificationNotFound",
         "VerificationRateLimited",
     ),

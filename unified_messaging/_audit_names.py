@@ -23,6 +23,7 @@ AuditAction = Literal[
     "workspace.quiet_hours",
     "workspace.consent_policy",
     "workspace.verify_limits",
+    "workspace.verify_guard",
     "api_key.create",
     "api_key.revoke",
     "connection.add",
@@ -48,6 +49,7 @@ AuditAction = Literal[
     "vault.rotate",
     "user.create",
     "user.disable",
+    "verification.fraud_refused",
 ]
 AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
 

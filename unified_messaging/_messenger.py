@@ -275,7 +275,10 @@ class Messenger(
             sleep=pace_sleep,
         )
         #: D34: one-time codes (``/v1/verifications``), sent through :meth:`send_code`.
-        self.verifications = Verifications(self._store, self._clock, self._vault, self)
+        self.verifications = Verifications(
+            self._store, self._clock, self._vault, self,
+            limiter=self._rate_limiter, metrics=self._metrics,
+        )  # fmt: skip
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
         self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
         #: İYS consents (D33): ``messenger.consents.create/list/get/set_policy``.

@@ -21,7 +21,7 @@ from ..verifications._records import CodeSend, Verification, VerificationSetting
 from ._sql_base import SqlBase
 from ._tables import verification_settings, verifications
 
-__all__ = ["SqlVerificationsMixin"]
+__all__ = ["SqlVerificationsMixin", "verification_of"]
 
 _v = verifications.c
 _s = verification_settings.c
@@ -64,13 +64,13 @@ class SqlVerificationsMixin(SqlBase):
         row = await self._first(
             _ONE, verification_id=verification_id, workspace_id=workspace_id, livemode=livemode
         )
-        return None if row is None else _verification(row)
+        return None if row is None else verification_of(row)
 
     async def pending_verification(
         self, workspace_id: str, livemode: bool, to: str
     ) -> Verification | None:
         row = await self._first(_PENDING, workspace_id=workspace_id, livemode=livemode, to=to)
-        return None if row is None else _verification(row)
+        return None if row is None else verification_of(row)
 
     async def replace_verification(self, verification: Verification) -> bool:
         values = _row(verification)
@@ -135,7 +135,8 @@ def _row(verification: Verification) -> dict[str, Any]:
     return values
 
 
-def _verification(row: RowMapping) -> Verification:
+def verification_of(row: RowMapping) -> Verification:
+    """The verification of a ``um_verifications`` row."""
     values: dict[str, Any] = {name: row[name] for name in _COLUMNS}
     values["livemode"] = bool(values["livemode"])
     values["sends"] = tuple(
