@@ -35,6 +35,7 @@ from ._pages import (
     session,
     suppressions,
     templates,
+    verifications,
     webhooks,
 )
 
@@ -73,7 +74,7 @@ def create_dashboard(
     routes: list[BaseRoute] = []
     pages = (
         session, overview, messages, keys, connections, templates, allowlist, suppressions,
-        webhooks, audit,
+        verifications, webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

@@ -37,6 +37,7 @@ NAV: Final = (
     ("Templates", "/templates"),
     ("Allowlist", "/allowlist"),
     ("Suppressions", "/suppressions"),
+    ("Verifications", "/verifications"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),
 )
