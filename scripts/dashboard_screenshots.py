@@ -84,8 +84,8 @@ def _seed_verifications(url: str, key: str) -> None:
     by the SMS-pumping guard (10 per address in 10 minutes by default)."""
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as rest:
         for n in range(11):
-            started = rest.post("/v1/verifications",
-                                json={"to": f"+90532{n:03d}4567", "client_ip": "203.0.113.7"})  # fmt: skip
+            body = {"to": f"+90532{n:03d}4567", "client_ip": "203.0.113.7"}
+            started = rest.post("/v1/verifications", json=body)
             if started.status_code != 201 or n >= 7:
                 continue
             job_id = started.json()["sends"][0]["job_id"]
