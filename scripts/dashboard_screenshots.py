@@ -63,6 +63,7 @@ def main() -> int:
             assert server.stdout is not None
             demo = json.loads(server.stdout.readline())
             job_id = _seed(demo["url"], demo["api_key"])
+            _seed_verifications(demo["url"], demo["api_key"])
             _shoot(demo["dashboard_login_url"], demo["url"], job_id)
         finally:
             server.terminate()
@@ -90,6 +91,21 @@ def _seed(url: str, key: str) -> str:
     return str(ids[1])  # the fallback: its timeline has the most to show
 
 
+def _seed_verifications(url: str, key: str) -> None:
+    """Eleven sign-ups from one address: ten codes sent, seven checked, the eleventh refused
+    by the SMS-pumping guard (10 per address in 10 minutes by default)."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as rest:
+        for n in range(11):
+            body = {"to": f"+90532{n:03d}4567", "client_ip": "203.0.113.7"}
+            started = rest.post("/v1/verifications", json=body)
+            if started.status_code != 201 or n >= 7:
+                continue
+            job_id = started.json()["sends"][0]["job_id"]
+            text = rest.get(f"/v1/messages/{job_id}").json()["body"]
+            code = "".join(c for c in text if c.isdigit())
+            rest.post(f"/v1/verifications/{started.json()['id']}/check", json={"code": code})
+
+
 def _shoot(login_url: str, url: str, job_id: str) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -102,6 +118,7 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
                            ("message", f"/messages/{job_id}"), ("api-keys", "/keys"),
                            ("templates", "/templates"), ("allowlist", "/allowlist"),
                            ("webhooks", "/webhooks"), ("connections", "/connections"),
+                           ("verifications", "/verifications"),
                            ("connection-new", "/connections/new?provider=sms_a")):  # fmt: skip
             page.goto(url + "/dashboard" + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)

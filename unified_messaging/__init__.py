@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         UnsupportedDependency,
         VaultError,
         VerificationAlreadyApproved,
+        VerificationFraudSuspected,
         VerificationNotFound,
         VerificationRateLimited,
     )
@@ -253,6 +254,7 @@ __all__ = [
     "VaultError",
     "VaultRotation",
     "VerificationAlreadyApproved",
+    "VerificationFraudSuspected",
     "VerificationNotFound",
     "VerificationRateLimited",
     "Worker",
@@ -331,6 +333,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "VaultError",
         "ChannelNotSupported",
         "VerificationAlreadyApproved",
+        "VerificationFraudSuspected",
         "VerificationNotFound",
         "VerificationRateLimited",
     ),

@@ -263,7 +263,8 @@ class _Call:
     method: str
     path: str
     json: Any = None
-    params: Mapping[str, str] = field(default_factory=dict)
+    #: ``None``, not ``{}``: httpx replaces a query the path carries with an empty mapping.
+    params: Mapping[str, str] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 
 

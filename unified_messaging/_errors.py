@@ -38,6 +38,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── QuotaExceeded                   QUOTA_EXCEEDED
     │   ├── RecipientRateLimited            RECIPIENT_RATE_LIMITED (D28; + retry_after)
     │   └── VerificationRateLimited         VERIFICATION_RATE_LIMITED (D34; + retry_after)
+    │       └── VerificationFraudSuspected      VERIFICATION_FRAUD_SUSPECTED (D34: the pumping
+    │                                           guard; + retry_after)
     ├── ProviderUnavailable             502 PROVIDER_UNAVAILABLE  (ConnectionError; + job_id)
     ├── ProviderOutcomeUnknown          502 PROVIDER_OUTCOME_UNKNOWN (a record's code, not raised
     │                                       by a send: the provider may have taken it)
@@ -109,6 +111,7 @@ __all__ = [
     "UnsupportedDependency",
     "VaultError",
     "VerificationAlreadyApproved",
+    "VerificationFraudSuspected",
     "VerificationNotFound",
     "VerificationRateLimited",
 ]
@@ -421,6 +424,22 @@ class VerificationRateLimited(TooManyRequests):
     def __init__(self, message: str | None = None, retry_after: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class VerificationFraudSuspected(VerificationRateLimited):
+    """D34's SMS-pumping guard: too many starts to numbers of one range (``reason``
+    ``prefix``) or for one client address (``address``) in a short time (``None``: not
+    known, as in an answer read by the client). Nothing was sent and no provider was paid.
+    A :class:`VerificationRateLimited`, so a caller that handles that handles this too."""
+
+    code = "VERIFICATION_FRAUD_SUSPECTED"
+    default_message = "Too many verifications in a short time from this range or address."
+
+    def __init__(
+        self, message: str | None = None, retry_after: float = 1.0, reason: str | None = None
+    ) -> None:
+        super().__init__(message, retry_after)
+        self.reason = reason
 
 
 class RecipientOverLimit(Protocol):

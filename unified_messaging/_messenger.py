@@ -303,8 +303,9 @@ class Messenger:
         self.content = Content(store_, clock_)
         #: One-time codes (D34, ``/v1/verifications``).
         self.verifications = Verifications(
-            store_, clock_, self._vault, self._send_code, self.templates
-        )
+            store_, clock_, self._vault, self._send_code, self.templates,
+            limiter=self._rate_limiter, metrics=self._metrics,
+        )  # fmt: skip
         #: A request's access checks (D15): key, allowlist, rate limit.
         self.access = Access(
             store_, self._rate_limiter, default_rate_policy, self._metrics, self.authenticate
@@ -445,6 +446,7 @@ class Messenger:
         )
         if masked_text is not None:
             record = replace(record, masked_text=masked_text)
+            job.record = record  # a code (D34): an adapter's code route reads it at hand-over
         if when is not None:
             record = _scheduled(record, plan, when)
         with counting_refusals(self._metrics):

@@ -21,6 +21,7 @@ PAGES = (
     ("Allowlist", "IP allowlist"),
     ("Suppressions", "Suppressions"),
     ("Consents", "Consents"),
+    ("Verifications", "Verifications"),
     ("Webhooks", "Webhooks"),
     ("Audit log", "Audit log"),
 )
@@ -208,3 +209,38 @@ def test_a_connections_senders_are_changed_and_a_bad_one_is_said_beside_it(page:
         "DEMO, SHOP"
     )
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_verifications_show_conversion_codes_and_the_guards_refusals(
+    page: Page, demo: Demo
+) -> None:
+    rest = httpx.Client(
+        base_url=demo.url, headers={"Authorization": f"Bearer {demo.api_key}"}, timeout=10
+    )
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Verifications").click()
+    expect(page.get_by_role("status").first).to_contain_text("viewing test data")
+    # The limits, changed in the browser: two starts per range of +90 555 77X.
+    page.get_by_label("Per number range").fill("2/10m")
+    page.get_by_label("Range: first digits").fill("5")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status").last).to_contain_text("The SMS-pumping guard is changed")
+
+    started = [rest.post("/v1/verifications", json={"to": f"+90555770000{n}"}) for n in range(3)]
+    assert [s.status_code for s in started] == [201, 201, 429]
+    assert started[2].json()["error"]["code"] == "VERIFICATION_FRAUD_SUSPECTED"
+    job_id = started[0].json()["sends"][0]["job_id"]
+    body = rest.get(f"/v1/messages/{job_id}").json()["body"]
+    code = "".join(c for c in body if c.isdigit())
+    checked = rest.post(f"/v1/verifications/{started[0].json()['id']}/check", json={"code": code})
+    assert checked.json()["status"] == "approved"
+
+    page.reload()
+    expect(page.get_by_text("sms: 1 approved of 2 started")).to_be_visible()
+    recent = page.get_by_role("table", name="Recent verifications")
+    expect(recent.get_by_text(f"Doğrulama kodunuz: {code}.")).to_be_visible()  # test mode
+    refusals = page.get_by_role("table", name="Fraud refusals")
+    expect(refusals.get_by_role("cell", name="+9055577", exact=True)).to_be_visible()
+    expect(refusals.get_by_role("cell", name="number range")).to_be_visible()
+    _shot(page, "verifications")
+    assert page.errors == []  # type: ignore[attr-defined]
+    rest.close()

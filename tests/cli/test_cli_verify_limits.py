@@ -54,3 +54,45 @@ def test_a_verify_limit_out_of_range_changes_nothing(
     assert _settings(database_url, master_keys, workspace_id) == VerificationSettings()
     listed = cli("workspaces", "list", "--json").ok().json()
     assert listed[0]["queue_ttl"] == 600.0  # the valid option given with it changed nothing
+
+
+def test_the_pumping_guard_is_set_shown_and_audited(
+    cli: Cli, workspace_id: str, database_url: str, master_keys: str
+) -> None:
+    shown = cli("workspaces", "update", workspace_id, "--verify-prefix-limit", "5/1h",
+                "--verify-prefix-digits", "4", "--verify-address-limit", "off",
+                "--json").ok().json()  # fmt: skip
+    text = cli("workspaces", "update", workspace_id).ok().stdout
+    audit = cli("audit", "list", "--workspace", workspace_id, "--json").ok().json()
+
+    assert (shown["verify_prefix_limit"], shown["verify_prefix_digits"]) == ("5/1h", 4)
+    assert shown["verify_address_limit"] == "off"
+    assert "verify: per number range" in text and "5/1h" in text
+    assert [e["action"] for e in audit["data"]].count("workspace.verify_guard") == 1
+
+    async def read() -> object:
+        messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
+        try:
+            await messenger.open()
+            return await messenger.verifications.guard.settings(workspace_id)
+        finally:
+            await messenger.aclose()
+
+    settings = asyncio.run(read())
+    assert str(settings.prefix_limit) == "5/1h"  # type: ignore[attr-defined]
+
+
+def test_a_bad_guard_setting_is_refused_naming_it_and_changes_nothing(
+    cli: Cli, workspace_id: str
+) -> None:
+    for flag, value, field in [
+        ("--verify-prefix-limit", "lots", "prefix_limit"),
+        ("--verify-prefix-digits", "12", "prefix_digits"),
+        ("--verify-address-limit", "5/9d", "address_limit"),
+    ]:
+        refused = cli("workspaces", "update", workspace_id, flag, value,
+                      "--verify-max-checks", "2")  # fmt: skip
+        assert refused.returncode != 0, flag
+        assert refused_for(refused.stderr, field), refused.stderr
+    shown = cli("workspaces", "update", workspace_id, "--json").ok().json()
+    assert (shown["verify_prefix_limit"], shown["verify_max_checks"]) == ("20/10m", 5)

@@ -8,13 +8,15 @@ import re
 import pytest
 from _served import Served
 
-from unified_messaging import AsyncClient, Client
+from unified_messaging import AsyncClient, Client, RequestInvalid
 from unified_messaging.verifications import (
     CheckResponse,
     VerificationAlreadyApproved,
+    VerificationFraudSuspected,
     VerificationNotFound,
     VerificationOut,
     VerificationRateLimited,
+    VerificationStats,
 )
 
 _CODE = re.compile(r"[0-9]{4,10}")
@@ -64,3 +66,29 @@ async def test_async_client_starts_and_checks(demo: Served) -> None:
         checked = await client.verifications.check(started.id, found[0])
 
     assert checked.status == "approved"
+
+
+def test_stats_and_a_pumping_refusal_through_client(demo: Served) -> None:
+    with Client(demo.url, demo.started["api_key"]) as client:
+        # The default guard: 10 starts per client address in 10 minutes.
+        for n in range(10):
+            client.verifications.start({"to": f"+90532{n:03d}9999", "client_ip": "198.51.100.9"})
+        with pytest.raises(VerificationRateLimited) as refused:
+            client.verifications.start({"to": "+905420009999", "client_ip": "198.51.100.9"})
+        stats = client.verifications.stats(hours=1)
+        with pytest.raises(RequestInvalid):
+            client.verifications.stats(hours=0)  # refused before it leaves
+
+    assert isinstance(refused.value, VerificationFraudSuspected)
+    assert refused.value.code == "VERIFICATION_FRAUD_SUSPECTED"
+    assert 1 <= refused.value.retry_after <= 60  # 10 per 10 minutes: one more a minute
+    assert isinstance(stats, VerificationStats)
+    assert stats.hours == 1 and stats.livemode is False
+    assert sum(t.started for t in stats.totals) >= 10
+
+
+async def test_async_client_reads_stats(demo: Served) -> None:
+    async with AsyncClient(demo.url, demo.started["api_key"]) as client:
+        stats = await client.verifications.stats()
+
+    assert stats.hours == 24

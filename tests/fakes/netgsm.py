@@ -6,6 +6,12 @@ refusals and 200 ``{"code": "00", "jobid"}`` for acceptance, keeps one report ro
 message (status 0 until a test sets another), and serves ``/sms/rest/v2/report`` with
 paging and NetGSM's 10-calls-a-minute limit (code 80), and ``/sms/rest/v2/msgheader``.
 
+``/sms/send/otp`` is NetGSM's OTP route (XML in and out, credentials in the body): it
+refuses a text with Turkish letters or over one GSM-7 part (20), a bad number (50), an
+account without the OTP package (60: :attr:`NetgsmFake.otp_package`) and more than 100
+OTP messages a minute (80); an accepted one answers ``<code>0</code><jobID>`` and gets a
+report row like any job.
+
 Knobs script the next answers (:meth:`NetgsmFake.script`): a forced code, a delay, any status
 with any body and content type (5xx, 429 with ``Retry-After``, malformed, HTML, huge).
 Everything received is recorded in :attr:`NetgsmFake.received`.
@@ -17,6 +23,7 @@ import asyncio
 import base64
 import json
 import time
+import xml.etree.ElementTree as ET
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,8 +94,12 @@ class NetgsmFake:
         self._next_job = 17_000_001
         self._monotonic = monotonic
         self._report_calls: deque[float] = deque()
+        #: Whether the account has NetGSM's OTP package (else the OTP route answers 60).
+        self.otp_package = True
+        self._otp_sends: deque[float] = deque()
         self.app = Starlette(
             routes=[
+                Route("/sms/send/otp", self._otp, methods=["POST"]),
                 Route("/sms/rest/v2/send", self._send, methods=["POST"]),
                 Route("/sms/rest/v2/report", self._report, methods=["POST"]),
                 Route("/sms/rest/v2/msgheader", self._msgheader, methods=["GET"]),
@@ -111,6 +122,10 @@ class NetgsmFake:
     @property
     def sends(self) -> list[Received]:
         return [r for r in self.received if r.path.endswith("/send")]
+
+    @property
+    def otp_sends(self) -> list[Received]:
+        return [r for r in self.received if r.path.endswith("/otp")]
 
     @property
     def report_calls(self) -> list[Received]:
@@ -175,6 +190,43 @@ class NetgsmFake:
             self.rows.append(ReportRow(jobid, message["no"]))
         return JSONResponse({"code": "00", "jobid": jobid, "description": "queued"})
 
+    async def _otp(self, request: Request) -> Response:
+        raw = await request.body()
+        self.received.append(
+            Received(request.method, request.url.path, dict(request.headers), raw, None)
+        )
+        if self._script:
+            return await self._canned(self._script.popleft())
+        try:
+            root = ET.fromstring(raw)  # noqa: S314 - our own test's XML
+        except ET.ParseError:
+            return _otp_answer("70", error="XML okunamadı")
+        header, body = root.find("header"), root.find("body")
+        if root.tag != "mainbody" or header is None or body is None:
+            return _otp_answer("70", error="Input parametrelerini kontrol ediniz")
+        usercode, password = header.findtext("usercode"), header.findtext("password")
+        if (usercode, password) != (self.usercode, self.password):
+            return _otp_answer("30", error="Kullanici bilgisi bulunamadi")
+        if header.findtext("msgheader") not in self.msgheaders:
+            return _otp_answer("40", error="Gönderici adınızı kontrol ediniz")
+        msg, no = body.findtext("msg") or "", body.findtext("no") or ""
+        if not (len(no) == 10 and no.isdigit() and no.startswith("5")):
+            return _otp_answer("50", error="Gönderilen numarayı kontrol ediniz")
+        if not msg or len(msg) > 160 or any(c not in _PLAIN_GSM for c in msg):
+            return _otp_answer("20", error="Mesaj metni ya da mesaj boyunu kontrol ediniz")
+        if not self.otp_package:
+            return _otp_answer("60", error="Hesabınızda OTP SMS Paketi tanımlı değildir")
+        now = self._monotonic()
+        while self._otp_sends and now - self._otp_sends[0] >= 60:
+            self._otp_sends.popleft()
+        if len(self._otp_sends) >= 100:
+            return _otp_answer("80", error="Sorgulama sınır aşımı")
+        self._otp_sends.append(now)
+        jobid = str(self._next_job)
+        self._next_job += 1
+        self.rows.append(ReportRow(jobid, no))
+        return _otp_answer("0", jobid=jobid)
+
     async def _report(self, request: Request) -> Response:
         received, early = await self._record(request)
         if early is not None:
@@ -214,6 +266,24 @@ class NetgsmFake:
         if early is not None:
             return early
         return JSONResponse({"code": "00", "description": "ok", "msgheaders": self.msgheaders})
+
+
+#: What the OTP route takes: GSM-7 (its basic table and its extension), no Turkish letters.
+_PLAIN_GSM = frozenset(
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà^{}\\[~]|€"
+) - frozenset("ÖÜöüÇ")
+
+
+def _otp_answer(code: str, *, jobid: str | None = None, error: str | None = None) -> Response:
+    """NetGSM's OTP answer: XML, HTTP 200 whatever the code (as its SDK's tests show)."""
+    inner = f"<code>{code}</code>"
+    if jobid is not None:
+        inner += f"<jobID>{jobid}</jobID>"
+    if error is not None:
+        inner += f"<error>{error}</error>"
+    body = f'<?xml version="1.0"?>\n<xml><main>{inner}</main></xml>'
+    return Response(body.encode(), 200, media_type="text/xml")
 
 
 def _refuse(code: str, description: str) -> Response:

@@ -41,7 +41,9 @@ from unified_messaging.suppressions._service import SimulationHelpers, Suppressi
 from unified_messaging.templates._service import Templates
 from unified_messaging.users._service import Users
 from unified_messaging.vault._service import VaultAdmin
-from unified_messaging.verifications import Verifications
+from unified_messaging.verifications import VerificationFraudSuspected, Verifications
+from unified_messaging.verifications._guard import PumpingGuard
+from unified_messaging.verifications._guard_rules import Velocity
 from unified_messaging.webhooks._service import Webhooks
 from unified_messaging.workspaces._service import Workspaces
 
@@ -58,7 +60,8 @@ READS = {
     "workspaces.quota_usage", "users.find", "users.check_password", "connections.of",
     "connections.available", "connections.test", "connections.stats", "connections.health",
     "webhooks.of", "webhooks.delivery_of", "webhooks.deliveries_about",
-    "verifications.settings", "content.rules", "content.lint",
+    "verifications.settings", "content.rules", "content.lint", "verifications.stats",
+    "verifications.recent", "verifications.guard.settings",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
@@ -74,7 +77,11 @@ OPERATIONS = {
 DELEGATES = {
     "verifications.update_settings": "verifications.set_settings",
     "content.update_rules": "content.set_rules",
+    "verifications.guard.update_settings": "verifications.guard.set_settings",
 }  # fmt: skip
+#: Actions recorded for an event, not by an admin method: the SMS-pumping guard refusal
+#: of a verification start (D34).
+EVENTS = {"verification.fraud_refused"}
 
 
 @pytest.fixture
@@ -106,6 +113,9 @@ def admin_methods() -> dict[str, object]:
         for name, member in inspect.getmembers(cls, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[f"{namespace}.{name}"] = member
+    for name, member in inspect.getmembers(PumpingGuard, inspect.iscoroutinefunction):
+        if not name.startswith("_") and name != "admit":  # admit: a start own check
+            found[f"verifications.guard.{name}"] = member
     return found
 
 
@@ -133,7 +143,7 @@ def test_every_admin_method_that_changes_state_records_its_own_action() -> None:
 
     assert [name for name, action in actions.items() if action is None] == []
     # One method per action and every action named: the closed list is exactly what is used.
-    assert sorted(actions.values()) == sorted(AUDIT_ACTIONS)  # type: ignore[type-var]
+    assert sorted(actions.values()) == sorted(set(AUDIT_ACTIONS) - EVENTS)  # type: ignore[type-var]
     # Reads record nothing; a delegate records through the method it calls.
     reads = [name for name in methods if _is_read(name) or name in READS]
     assert [name for name in reads if audited_action(methods[name]) is not None] == []
@@ -153,6 +163,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.consents.set_policy(ws.id, "local")
     await m.verifications.update_settings(ws.id, max_checks=3)
     await m.content.update_rules(ws.id, trade_name="Acme Gıda A.Ş.", refuse=True)
+    await m.verifications.guard.update_settings(
+        ws.id, prefix_limit=Velocity(1, timedelta(hours=1))
+    )
     key = await m.keys.create(ws.id, livemode=True)
     await m.keys.revoke(key.record.id)
     netgsm = await m.connections.add(
@@ -175,6 +188,10 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     opted = await m.suppressions.add(live, {"channel": "sms", "recipient": "0555 000 00 20"})
     await m.suppressions.remove(live, {"channel": "sms", "recipient": "+905550000020"})
     await m.suppressions.add_many(live, [{"channel": "sms", "recipient": "05550000021"}])
+    test = await m.principal(ws.id, livemode=False)
+    await m.verifications.guard.admit(test, "+905550000031", None)
+    with pytest.raises(VerificationFraudSuspected):
+        await m.verifications.guard.admit(test, "+905550000032", None)
     consent = await m.consents.create(
         live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
     )
@@ -201,6 +218,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.consent_policy", ws.id, ws.id),
         ("workspace.verify_limits", ws.id, ws.id),
         ("workspace.content_rules", ws.id, ws.id),
+        ("workspace.verify_guard", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),
         ("connection.add", ws.id, netgsm.id),
@@ -216,6 +234,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("suppression.add", ws.id, opted.id),
         ("suppression.remove", ws.id, opted.id),
         ("suppression.import", ws.id, "1 added, 0 existing"),
+        ("verification.fraud_refused", ws.id, "prefix:+90555000"),
         ("consent.record", ws.id, consent.id),
         ("webhook_endpoint.create", ws.id, hook),
         ("webhook_endpoint.rotate_secret", ws.id, hook),

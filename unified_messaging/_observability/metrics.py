@@ -47,6 +47,7 @@ __all__ = [
     "MetricsExposition",
     "NoMetrics",
     "StoreSnapshot",
+    "VerificationMetrics",
     "counting_refusals",
     "record_redispatch",
     "record_reports",
@@ -150,11 +151,43 @@ class NoMetrics:
     def rate_limited(self, *, code: str) -> None:
         return None
 
+    def verification(self, *, channel: str, event: str, mode: Mode) -> None:
+        return None
+
+    def verification_approved(self, *, channel: str, mode: Mode, seconds: float) -> None:
+        return None
+
+    def verification_refused(self, *, reason: str) -> None:
+        return None
+
     def __repr__(self) -> str:
         return "NoMetrics()"
 
 
 NO_METRICS: Final = NoMetrics()
+
+
+@runtime_checkable
+class VerificationMetrics(Protocol):
+    """Protocol: where Verify's counts go (D34), beside :class:`Metrics`.
+
+    A protocol of its own, so a :class:`Metrics` written before Verify stays one: the
+    library records these only into metrics that have them (:class:`NoMetrics` and
+    ``PrometheusMetrics`` do). ``channel`` is the code's channel, ``event`` one of
+    ``started``, ``approved``, ``failed``, ``expired``, ``canceled``.
+    """
+
+    def verification(self, *, channel: str, event: str, mode: Mode) -> None:
+        """A verification started, or ended in ``event``."""
+        ...
+
+    def verification_approved(self, *, channel: str, mode: Mode, seconds: float) -> None:
+        """A verification was approved ``seconds`` after it started."""
+        ...
+
+    def verification_refused(self, *, reason: str) -> None:
+        """The SMS-pumping guard refused a start: ``prefix`` or ``address``."""
+        ...
 
 
 # ---------------------------------------------------------------------- the scrape side

@@ -41,6 +41,10 @@ DELIVERY_BUCKETS: Final = (
     1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0,
     3600.0, 10800.0, 21600.0, 43200.0, 86400.0,
 )  # fmt: skip
+#: Start to approval of a one-time code: a few seconds (a copied code) to the hour a code
+#: lives at most (D34).
+APPROVE_BUCKETS: Final = (2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 300.0,
+                          600.0, 1800.0, 3600.0)  # fmt: skip
 _CIRCUIT_STATES: Final = ("closed", "half_open", "open", "paused")
 
 
@@ -138,6 +142,26 @@ class PrometheusMetrics:
             ["code"],
             registry=registry,
         )
+        self._verifications = Counter(
+            "um_verifications_total",
+            "One-time code verifications by channel and event (started, approved, failed, "
+            "expired, canceled); conversion is approved over started.",
+            ["channel", "event", "mode"],
+            registry=registry,
+        )
+        self._approve_time = Histogram(
+            "um_verification_approve_seconds",
+            "From a verification's start to its approval.",
+            ["channel", "mode"],
+            buckets=APPROVE_BUCKETS,
+            registry=registry,
+        )
+        self._verification_refusals = Counter(
+            "um_verification_refusals_total",
+            "Verification starts refused by the SMS-pumping guard, by reason (prefix, address).",
+            ["reason"],
+            registry=registry,
+        )
 
     def __repr__(self) -> str:
         return f"PrometheusMetrics(workspace_labels={self._workspace_labels})"
@@ -172,6 +196,15 @@ class PrometheusMetrics:
 
     def rate_limited(self, *, code: str) -> None:
         self._rate_limited.labels(code).inc()
+
+    def verification(self, *, channel: str, event: str, mode: Mode) -> None:
+        self._verifications.labels(channel, event, mode).inc()
+
+    def verification_approved(self, *, channel: str, mode: Mode, seconds: float) -> None:
+        self._approve_time.labels(channel, mode).observe(seconds)
+
+    def verification_refused(self, *, reason: str) -> None:
+        self._verification_refusals.labels(reason).inc()
 
     # ------------------------------------------------------------------ the scrape
 

@@ -207,6 +207,7 @@ class Job:
             template=self.template,
             workspace_id=self.workspace_id,
             connection_id=connection.id,
+            one_time_code=self.record is not None and self.record.masked_text is not None,
         )
 
 

@@ -248,6 +248,8 @@ def create_app(
         Route("/v1/consents", api.consents, methods=["GET", "POST"]),
         Route("/v1/consents/{consent_id}", api.consent, methods=["GET"]),
         Route("/v1/verifications", api.start_verification, methods=["POST"]),
+        # Before ``{verification_id}``: "stats" is no verification's id.
+        Route("/v1/verifications/stats", api.verification_stats, methods=["GET"]),
         Route("/v1/verifications/{verification_id}", api.get_verification, methods=["GET"]),
         Route(
             "/v1/verifications/{verification_id}/check",

@@ -595,6 +595,7 @@ def _verification_paths() -> JsonObject:
             "operationId": op.operation_id,
             "parameters": [
                 *([_VERIFICATION_ID] if "{verification_id}" in op.path else []),
+                *op.parameters,
                 _REQUEST_ID_PARAMETER,
             ],
             "responses": _responses({status: _ok(description, model, status_headers={})}, errors),

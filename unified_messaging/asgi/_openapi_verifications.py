@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["VERIFICATION_OPERATIONS", "VerificationOperation"]
 
@@ -24,6 +24,8 @@ class VerificationOperation:
     #: The operation's own error codes, by status (401/403/429/500/503 are added).
     errors: Mapping[int, Sequence[str]]
     method: str = "post"
+    #: Query parameters (OpenAPI parameter objects).
+    parameters: Sequence[Mapping[str, Any]] = ()
 
 
 _READ_ERRORS: Final[Mapping[int, Sequence[str]]] = {404: ["VERIFICATION_NOT_FOUND"]}
@@ -40,7 +42,9 @@ VERIFICATION_OPERATIONS: Final = (
             "(the previous code stops working), at most 5 sends and not within 30 s of the "
             "last (429 `VERIFICATION_RATE_LIMITED` with `Retry-After`); at most 10 "
             "verifications per recipient per hour. `bizchat` and `chatbot` are not yet "
-            "supported (422 `CHANNEL_NOT_SUPPORTED`)."
+            "supported (422 `CHANNEL_NOT_SUPPORTED`). The SMS-pumping guard refuses a run of "
+            "starts to numbers of one range, or for one `client_ip`, before any provider is "
+            "paid (429 `VERIFICATION_FRAUD_SUSPECTED` with `Retry-After`)."
         ),
         request="StartRequest",
         success=("201", "The verification.", "VerificationOut"),
@@ -55,9 +59,38 @@ VERIFICATION_OPERATIONS: Final = (
                 "RECIPIENT_SUPPRESSED",
                 "SENDER_REQUIRED",
             ],
-            429: ["VERIFICATION_RATE_LIMITED", "RECIPIENT_RATE_LIMITED", "QUOTA_EXCEEDED"],
+            429: [
+                "VERIFICATION_RATE_LIMITED",
+                "VERIFICATION_FRAUD_SUSPECTED",
+                "RECIPIENT_RATE_LIMITED",
+                "QUOTA_EXCEEDED",
+            ],
             502: ["PROVIDER_UNAVAILABLE"],
         },
+    ),
+    VerificationOperation(
+        path="/v1/verifications/stats",
+        operation_id="getVerificationStats",
+        summary="Conversion per hour",
+        description=(
+            "Of the verifications started in each of the last `hours` hours (UTC, this one "
+            "included), by channel: how many started, how many are approved by now, and "
+            "their ratio. A falling conversion is the sign of SMS pumping. Hours without a "
+            "start are left out."
+        ),
+        request=None,
+        success=("200", "Conversion per hour and channel.", "VerificationStats"),
+        errors={400: ["VALIDATION_ERROR"]},
+        method="get",
+        parameters=(
+            {
+                "name": "hours",
+                "in": "query",
+                "required": False,
+                "description": "How many hours back, this one included (1-168; default 24).",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 168, "default": 24},
+            },
+        ),
     ),
     VerificationOperation(
         path="/v1/verifications/{verification_id}",

@@ -93,7 +93,9 @@ class RestApi:
         self._consents = ConsentsEndpoint(
             messenger, client_address=client_address, max_body_bytes=max_body_bytes
         )
-        self._verifications = VerificationsEndpoint(messenger, max_body_bytes=max_body_bytes)
+        self._verifications = VerificationsEndpoint(
+            messenger, max_body_bytes=max_body_bytes, client_address=client_address
+        )
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -160,6 +162,10 @@ class RestApi:
 
     async def get_verification(self, request: Request) -> Response:
         return await self._authorized(request, self._verifications.get)
+
+    async def verification_stats(self, request: Request) -> Response:
+        """``GET /v1/verifications/stats``: conversion per hour and channel (D34)."""
+        return await self._authorized(request, self._verifications.stats)
 
     async def check_verification(self, request: Request) -> Response:
         return await self._authorized(request, self._verifications.check)

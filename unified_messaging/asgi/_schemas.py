@@ -39,6 +39,7 @@ from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentP
 from ..content.models import SendPreview
 from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
+from ..verifications._stats import VerificationStats
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
 
@@ -146,6 +147,7 @@ def model_schemas() -> JsonObject:
         (CheckRequest, "validation"),
         (VerificationOut, "serialization"),
         (CheckResponse, "serialization"),
+        (VerificationStats, "serialization"),
     ]
     _, top = models_json_schema(models, ref_template=REF, schema_generator=_ContractSchema)
     schemas: JsonObject = top["$defs"]

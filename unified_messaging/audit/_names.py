@@ -24,6 +24,7 @@ AuditAction = Literal[
     "workspace.consent_policy",
     "workspace.verify_limits",
     "workspace.content_rules",
+    "workspace.verify_guard",
     "api_key.create",
     "api_key.revoke",
     "connection.add",
@@ -49,6 +50,7 @@ AuditAction = Literal[
     "vault.rotate",
     "user.create",
     "user.disable",
+    "verification.fraud_refused",
 ]
 AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
 

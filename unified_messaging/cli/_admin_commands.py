@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .._access.flood_guard import RecipientLimit
     from .._messenger import Messenger
     from .._schedule import QuietHours
-    from ..verifications import VerificationSettings
+    from ..verifications import GuardSettings, VerificationSettings
 
 __all__ = ["add_allowlist", "add_keys", "add_templates", "add_workspaces"]
 
@@ -169,6 +169,15 @@ def _verify_limits(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify-hourly-limit", type=int, metavar="N",
                         help="one-time codes: at most N verifications per recipient an hour "
                         "(10)")  # fmt: skip
+    # The SMS-pumping guard's (20/10m, 6, 10/10m).
+    parser.add_argument("--verify-prefix-limit", metavar="N/WINDOW",
+                        help="one-time codes: at most N starts to numbers of one range per "
+                        "WINDOW (20/10m); off turns it off")  # fmt: skip
+    parser.add_argument("--verify-prefix-digits", type=int, metavar="N",
+                        help="one-time codes: a range is +90 and N digits (6)")  # fmt: skip
+    parser.add_argument("--verify-address-limit", metavar="N/WINDOW",
+                        help="one-time codes: at most N starts per client_ip per WINDOW "
+                        "(10/10m); off turns it off")  # fmt: skip
 
 
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
@@ -177,7 +186,10 @@ _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota
                      "consent_policy": "consent policy",
                      "created_at": "created", "verify_max_checks": "verify: wrong codes",
                      "verify_max_sends": "verify: sends", "verify_cooldown": "verify: cooldown (s)",
-                     "verify_hourly_limit": "verify: per recipient an hour"}  # fmt: skip
+                     "verify_hourly_limit": "verify: per recipient an hour",
+                     "verify_prefix_limit": "verify: per number range",
+                     "verify_prefix_digits": "verify: range digits",
+                     "verify_address_limit": "verify: per client address"}  # fmt: skip
 
 
 async def _create_workspace(m: Messenger, args: argparse.Namespace) -> Report:
@@ -208,6 +220,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     quiet = _quiet_setting(args)
     verify = await _verify_settings(m, workspace.id, args)
     content = await content_settings(m, workspace.id, args)
+    guard = await _guard_settings(m, workspace.id, args)
     if args.queue_ttl is not None:
         workspace = await m.workspaces.set_queue_ttl(workspace.id, args.queue_ttl)
     if new_limit is not None:
@@ -222,7 +235,9 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         await m.verifications.set_settings(workspace.id, verify)
     if content is not None:
         workspace = await m.content.set_rules(workspace.id, content)
-    changed = verify is not None or content is not None or any(
+    if guard is not None:
+        await m.verifications.guard.set_settings(workspace.id, guard)
+    changed = verify is not None or content is not None or guard is not None or any(
         value is not None
         for value in (
             args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours,
@@ -234,6 +249,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         **workspace_json(workspace),
         **_verify_json(await m.verifications.settings(workspace.id)),
         **content_json(workspace.content_rules),
+        **_guard_json(await m.verifications.guard.settings(workspace.id)),
     }
     labels = {**_WORKSPACE_LABELS, **CONTENT_LABELS}
     return fields_report(report, labels=labels, note=note)
@@ -257,6 +273,38 @@ async def _verify_settings(
     if not given:
         return None
     return replace(await m.verifications.settings(workspace_id), **given)
+
+
+async def _guard_settings(
+    m: Messenger, workspace_id: str, args: argparse.Namespace
+) -> GuardSettings | None:
+    """The workspace's SMS-pumping guard with the options given, checked (a 400 naming the
+    setting) before anything changes; ``None`` when no option was given."""
+    from dataclasses import replace
+
+    from ..verifications._guard_rules import parse_velocity
+
+    given: dict[str, object] = {}
+    if args.verify_prefix_limit is not None:
+        given["prefix_limit"] = parse_velocity(args.verify_prefix_limit, "prefix_limit")
+    if args.verify_prefix_digits is not None:
+        given["prefix_digits"] = args.verify_prefix_digits
+    if args.verify_address_limit is not None:
+        given["address_limit"] = parse_velocity(args.verify_address_limit, "address_limit")
+    if not given:
+        return None
+    return replace(await m.verifications.guard.settings(workspace_id), **given)  # type: ignore[arg-type]
+
+
+def _guard_json(settings: GuardSettings) -> JsonObject:
+    def text(velocity: object) -> str:
+        return "off" if velocity is None else str(velocity)
+
+    return {
+        "verify_prefix_limit": text(settings.prefix_limit),
+        "verify_prefix_digits": settings.prefix_digits,
+        "verify_address_limit": text(settings.address_limit),
+    }
 
 
 def _verify_json(settings: VerificationSettings) -> JsonObject:

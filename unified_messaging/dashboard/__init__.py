@@ -36,6 +36,7 @@ from ._pages import (
     session,
     suppressions,
     templates,
+    verifications,
     webhooks,
 )
 
@@ -74,7 +75,7 @@ def create_dashboard(
     routes: list[BaseRoute] = []
     pages = (
         session, overview, messages, keys, connections, templates, allowlist, suppressions,
-        consents, webhooks, audit,
+        consents, verifications, webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

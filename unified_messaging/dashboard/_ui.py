@@ -38,6 +38,7 @@ NAV: Final = (
     ("Allowlist", "/allowlist"),
     ("Suppressions", "/suppressions"),
     ("Consents", "/consents"),
+    ("Verifications", "/verifications"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),
 )

@@ -124,6 +124,9 @@ class SubmitRequest:
     template: ProviderTemplate | None = None
     workspace_id: str = ""
     connection_id: str = ""
+    #: A verification's code message (D34): an adapter with a route for codes (NetGSM's
+    #: OTP route) may send it there.
+    one_time_code: bool = False
 
 
 @dataclass(frozen=True, slots=True)

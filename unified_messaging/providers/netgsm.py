@@ -23,6 +23,9 @@ from NetGSM's OpenAPI document and SDK enums (github.com/netgsm/netgsm-sms-js ``
   17 IYS error.
 - ``GET /sms/rest/v2/msgheader`` lists the account's headers: the credentials check.
 
+One-time codes (D34) may take NetGSM's OTP route instead (``/sms/send/otp``, XML), when
+the connection's credentials turn it on (``otp``): :mod:`._netgsm_otp`.
+
 Message ids: NetGSM gives one ``jobid`` per request and reports rows by ``jobid`` and number,
 so each recipient's ``provider_message_id`` is ``"{jobid}:{E.164 number}"``. A batch is split
 so no request carries the same number twice, which keeps that id unique.
@@ -46,6 +49,7 @@ from .._domain import ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import IysMode, ProviderCode
+from . import _netgsm_otp as otp
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import json_answer, national, numbers_by_id, send_in_groups
 from .base import (
@@ -130,6 +134,12 @@ class Credentials(CredentialsModel):
     password: SecretStr = Field(min_length=1)
     #: NetGSM's optional ``appname``, sent with every call for their statistics.
     appname: str | None = None
+    #: Send one-time codes through NetGSM's OTP route (the account needs an OTP package;
+    #: without one, codes go the normal way).
+    otp: bool = Field(
+        default=False,
+        description="true: one-time codes go by NetGSM's OTP route (needs an OTP package)",
+    )
 
 
 class _Budget(Protocol):
@@ -187,6 +197,9 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
     def report_budget(self) -> _ReportBudget:
         return _ReportBudget(self.clock)
 
+    #: Until when the OTP route rests after a 60 or 80 (``_netgsm_otp.FALL_BACK``).
+    _otp_rests_until: datetime | None = None
+
     # --- HTTP ----------------------------------------------------------------------------------
 
     def _headers(self) -> dict[str, str]:
@@ -218,6 +231,23 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         return (await self.submit_batch([request]))[0]
 
     async def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        if not self.credentials.otp or not any(r.one_time_code for r in requests):
+            return await self._submit_normal(requests)
+        outcomes: dict[int, SubmitOutcome] = {}
+        normal: list[int] = []
+        for index, request in enumerate(requests):
+            found = await self._submit_otp(request) if request.one_time_code else None
+            if found is None:
+                normal.append(index)
+            else:
+                outcomes[index] = found
+        sent = await self._submit_normal([requests[i] for i in normal])
+        outcomes.update(zip(normal, sent, strict=True))
+        return [outcomes[i] for i in range(len(requests))]
+
+    async def _submit_normal(self, requests: Sequence[SubmitRequest]) -> list[SubmitOutcome]:
+        if not requests:
+            return []
         # One header, IYS class and encoding per NetGSM request; over max_batch is split.
         return await send_in_groups(
             requests,
@@ -272,6 +302,66 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 return read.refused_together(len(chunk))
             return [read] * len(chunk)
         return [SubmitOutcome.accepted(f"{read}:{r.to}") for r in chunk]
+
+    async def _submit_otp(self, request: SubmitRequest) -> SubmitOutcome | None:
+        """A code through the OTP route; ``None``: the normal route sends it (the text does
+        not fit, the route rests, or NetGSM answered 60 or 80)."""
+        now = self.clock.now()
+        if self._otp_rests_until is not None and now < self._otp_rests_until:
+            return None
+        refused = self._refusal(request)
+        if refused is not None:
+            return refused
+        text = otp.otp_text(request.text)
+        if text is None:
+            return None
+        number, sender = national(request.to), self._sender(request)
+        assert number is not None and sender is not None  # _refusal checked both
+        body = otp.otp_body(
+            self.credentials.usercode, self.secret(self.credentials.password), sender, text, number
+        )
+        try:
+            answer = await self.exchange(
+                "POST", otp.OTP_PATH, max_body=MAX_ANSWER_BYTES, content=body,
+                headers={"Content-Type": "text/xml; charset=UTF-8"},
+            )  # fmt: skip
+        except httpx.HTTPError as exc:
+            return self.transport_outcome(exc)
+        return self._otp_outcome(answer, request)
+
+    def _otp_outcome(self, answer: Answer, request: SubmitRequest) -> SubmitOutcome | None:
+        read = otp.read_otp_answer(answer)
+        if read is None:
+            if answer.status == 429 or answer.status >= 500 or not answer.is_success:
+                return SubmitOutcome.unavailable(
+                    f"NetGSM's OTP route answered HTTP {answer.status}: {self.excerpt(answer)}",
+                    retry_after=answer.retry_after,
+                )
+            return self.unreadable(answer, "not NetGSM's OTP answer")
+        if read.accepted:
+            return SubmitOutcome.accepted(f"{read.jobid}:{request.to}")
+        rest = otp.FALL_BACK.get(read.code)
+        if rest is not None:
+            self._otp_rests_until = self.clock.now() + rest
+            logger.warning(
+                "NetGSM's OTP route answered code %s; codes go the normal way for %s",
+                read.code, rest,
+            )  # fmt: skip
+            return None
+        known = otp.REFUSALS.get(read.code)
+        if known is None:
+            if read.code == "0":  # accepted, but no job id to follow it by
+                return self.unreadable(answer, "code 0 but no jobID")
+            return SubmitOutcome.rejected(
+                "PROVIDER_REJECTED", f"NetGSM's OTP route refused the code (code {read.code})."
+            )
+        kind, our_code, meaning = known
+        message = f"NetGSM OTP code {read.code}: {meaning}."
+        if kind == "unavailable":
+            return SubmitOutcome.unavailable(message, code=our_code)
+        if kind == "recipient_failed":
+            return SubmitOutcome.recipient_failed(our_code, message)
+        return SubmitOutcome.rejected(our_code, message)
 
     # --- reports -------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from ._sql_search import SearchMixin
 from ._sql_suppressions import SuppressionsMixin
 from ._sql_users import UsersMixin
 from ._sql_verifications import SqlVerificationsMixin
+from ._sql_verify_ops import SqlVerifyOpsMixin
 from ._sql_work import WorkMixin
 
 __all__ = ["SqlStore"]
@@ -29,6 +30,7 @@ class SqlStore(
     SuppressionsMixin,
     ConsentsMixin,
     SqlVerificationsMixin,
+    SqlVerifyOpsMixin,
 ):
     """The store on SQLAlchemy Core (async): SQLite through aiosqlite, PostgreSQL through
     asyncpg, one implementation with the dialect differences kept in small helpers.

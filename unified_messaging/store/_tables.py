@@ -42,6 +42,7 @@ __all__ = [
     "suppressions",
     "templates",
     "users",
+    "verification_guards",
     "verification_settings",
     "verifications",
     "webhook_deliveries",
@@ -565,6 +566,10 @@ verifications = sa.Table(
     sa.Column("version", sa.Integer, nullable=False),
     sa.Index("ix_um_verifications_pending", "workspace_id", "livemode", "pending_to", unique=True),
     sa.Index("ix_um_verifications_started", "workspace_id", "livemode", "to", "created_at"),
+    # A workspace's newest verifications and its conversion by hour (migration 0025);
+    # ``created`` alone: the scrape's conversion of every workspace.
+    sa.Index("ix_um_verifications_recent", "workspace_id", "livemode", "created_at"),
+    sa.Index("ix_um_verifications_created", "created_at"),
 )
 
 # A workspace's Verify limits (D34); no row: the defaults.
@@ -576,6 +581,19 @@ verification_settings = sa.Table(
     sa.Column("max_sends", sa.Integer, nullable=False),
     sa.Column("resend_cooldown_ms", sa.BigInteger, nullable=False),
     sa.Column("hourly_limit", sa.Integer, nullable=False),
+)
+
+# A workspace's SMS-pumping guard (D34); no row: the defaults. A NULL limit is a rule
+# turned off (its window NULL with it).
+verification_guards = sa.Table(
+    "um_verification_guards",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), primary_key=True),
+    sa.Column("prefix_limit", sa.Integer, nullable=True),
+    sa.Column("prefix_window_ms", sa.BigInteger, nullable=True),
+    sa.Column("prefix_digits", sa.Integer, nullable=False),
+    sa.Column("address_limit", sa.Integer, nullable=True),
+    sa.Column("address_window_ms", sa.BigInteger, nullable=True),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -23,6 +23,7 @@ from .._types import MessageStatus, ProviderCode, SendPhase
 from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
 from ..suppressions._rules import Suppression
+from ..verifications._guard_rules import GuardSettings
 from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin
@@ -31,6 +32,7 @@ from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
 from ._memory_verifications import MemoryVerificationsMixin
+from ._memory_verify_ops import MemoryVerifyOpsMixin
 from .base import (
     BatchWrite,
     ConnectionStats,
@@ -59,6 +61,7 @@ class MemoryStore(
     MemorySuppressionsMixin,
     MemoryConsentsMixin,
     MemoryVerificationsMixin,
+    MemoryVerifyOpsMixin,
 ):
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -71,6 +74,7 @@ class MemoryStore(
         self._verifications: dict[str, Verification] = {}
         self._pending_verifications: dict[tuple[str, bool, str], str] = {}
         self._verification_settings: dict[str, VerificationSettings] = {}
+        self._verification_guards: dict[str, GuardSettings] = {}
         self._quota: dict[tuple[str, str], int] = {}
         self._work: dict[str, WorkItem] = {}
         self._allowlist: dict[str, set[str]] = {}

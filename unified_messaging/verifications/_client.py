@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from .._models import parse_model
 from ._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
+from ._stats import DEFAULT_STATS_HOURS, StatsQuery, VerificationStats
 
 __all__ = ["AsyncVerificationsClient", "VerificationsClient"]
 
@@ -30,6 +31,10 @@ def _start_body(request: StartInput) -> object:
 
 def _check_body(code: str) -> object:
     return parse_model(CheckRequest, {"code": code}).model_dump(mode="json")
+
+
+def _stats_path(hours: int) -> str:
+    return f"/v1/verifications/stats?hours={parse_model(StatsQuery, {'hours': hours}).hours}"
 
 
 def _path(verification_id: str, action: str = "") -> str:
@@ -67,6 +72,12 @@ class AsyncVerificationsClient:
             await self._call("POST", _path(verification_id, "/cancel"), None)
         )
 
+    async def stats(self, hours: int = DEFAULT_STATS_HOURS) -> VerificationStats:
+        """``GET /v1/verifications/stats``: conversion per hour and channel."""
+        return VerificationStats.model_validate_json(
+            await self._call("GET", _stats_path(hours), None)
+        )
+
 
 class VerificationsClient:
     """The blocking twin of :class:`AsyncVerificationsClient`, for :class:`Client`."""
@@ -96,3 +107,7 @@ class VerificationsClient:
         return VerificationOut.model_validate_json(
             self._call("POST", _path(verification_id, "/cancel"), None)
         )
+
+    def stats(self, hours: int = DEFAULT_STATS_HOURS) -> VerificationStats:
+        """``GET /v1/verifications/stats``: conversion per hour and channel."""
+        return VerificationStats.model_validate_json(self._call("GET", _stats_path(hours), None))

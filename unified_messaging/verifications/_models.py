@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from .._models import Recipient, TemplateKey, _Request, _Response
 from .._types import Channel, MessageStatus, ProviderCode
@@ -22,6 +23,25 @@ __all__ = [
 ]
 
 Code = Annotated[str, Field(min_length=1, max_length=32, examples=["123456"])]
+
+
+def _ip_address(value: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        raise ValueError("must be an IPv4 or IPv6 address") from None
+
+
+#: The end user's address as the app saw it (the SMS-pumping guard's per-address limit).
+ClientIp = Annotated[
+    str,
+    Field(
+        max_length=64,
+        examples=["203.0.113.7"],
+        json_schema_extra={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+    ),
+    AfterValidator(_ip_address),
+]
 
 
 class StartRequest(_Request):
@@ -46,6 +66,11 @@ class StartRequest(_Request):
         default=None,
         description="Android SMS Retriever app hash (11 characters): adds the Retriever line.",
         examples=["FA+9qCX9VSu"],
+    )
+    client_ip: ClientIp | None = Field(
+        default=None,
+        description="The end user's IP address, as your app saw it: the SMS-pumping guard "
+        "limits the starts of one address (IPv6: one /64).",
     )
 
 

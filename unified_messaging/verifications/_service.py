@@ -31,6 +31,8 @@ from .._text import storable
 from .._types import SMS_PROVIDERS, ProviderCode
 from ..audit._actions import audited, of_argument
 from ._events import EVENT_OF, event_item, expiry_item
+from ._guard import PumpingGuard
+from ._metrics import record_change, record_started
 from ._models import CheckRequest, CheckResponse, CodeSendOut, StartRequest, VerificationOut
 from ._records import CodeSend, Verification, VerificationSettings
 from ._rules import (
@@ -45,12 +47,16 @@ from ._rules import (
     settled,
     with_send,
 )
+from ._stats import StatsQuery, VerificationStats, conversion_stats
 from ._texts import CODE_MASK, check_template, code_text
 
 if TYPE_CHECKING:
     from .._access.principal import Principal
+    from .._access.ratelimit import RateLimiter
     from .._clock import Clock
     from .._domain import Template
+    from .._observability.metrics import Metrics
+    from .._vault import Vault
     from ..store.base import Store, WorkItem
     from ..vault._core import Vault
 
@@ -90,12 +96,24 @@ class Verifications:
         vault: Vault,
         send_code: SendCode,
         templates: TemplateSource,
+        *,
+        limiter: RateLimiter | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        from .._access.ratelimit import MemoryRateLimiter
+        from .._observability.metrics import NO_METRICS
+
         self._store = store
         self._clock = clock
         self._vault = vault
         self._send_code = send_code
         self._templates = templates
+        self._metrics = metrics if metrics is not None else NO_METRICS
+        #: The SMS-pumping guard: its settings (``guard.settings``, ``guard.update_settings``).
+        self.guard = PumpingGuard(
+            store, clock, limiter if limiter is not None else MemoryRateLimiter(clock),
+            self._metrics,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return "Verifications()"
@@ -164,6 +182,7 @@ class Verifications:
         refusal = hourly_refusal(started, settings, now)
         if refusal is not None:
             raise refusal
+        await self.guard.admit(auth, to, req.client_ip)
         code = new_code(req.code_length)
         verification_id = new_id("ver")
         verification = Verification(
@@ -190,6 +209,7 @@ class Verifications:
                 "A code was sent to this recipient moments ago; try again later.",
                 retry_after=max(1.0, settings.resend_cooldown.total_seconds()),
             )
+        record_started(self._metrics, verification)
         if await self._has_endpoints(auth.workspace_id):
             # verification.expired needs a clock: the worker looks at its expires_at.
             await self._store.enqueue_work_many([expiry_item(verification, now)])
@@ -236,6 +256,21 @@ class Verifications:
             if current is stored or await self._change(stored, current):
                 return await self._out(current)
         raise StorageUnavailable("The verification kept changing; try again.")
+
+    async def stats(
+        self, auth: Principal, query: StatsQuery | Mapping[str, object] | None = None
+    ) -> VerificationStats:
+        """Conversion per hour and channel (``GET /v1/verifications/stats``): of the
+        verifications started in each of the last ``hours`` (default 24), how many are
+        approved. 400 for ``hours`` outside 1-168."""
+        return await conversion_stats(self._store, self._clock, auth, query or {})
+
+    async def recent(self, auth: Principal, limit: int = 20) -> list[VerificationOut]:
+        """The caller's newest verifications, newest first (the dashboard's list)."""
+        found = await self._store.recent_verifications(
+            auth.workspace_id, auth.livemode, max(1, min(limit, 100))
+        )
+        return [await self._out(settled(v, self._clock.now())) for v in found]
 
     # ------------------------------------------------------------------ steps
 
@@ -293,6 +328,7 @@ class Verifications:
         refusal = resend_refusal(pending, settings, now)
         if refusal is not None:
             raise refusal
+        await self.guard.admit(auth, pending.to, req.client_ip)
         code = new_code(pending.code_length)
         digest = code_digest(self._vault, pending.id, code)
         again = resent(pending, digest, CodeSend("", "sms", provider, now), now)
@@ -345,6 +381,7 @@ class Verifications:
         verification (approved, failed, expired), queue its webhook event."""
         if not await self._store.replace_verification(changed):
             return False
+        record_change(self._metrics, stored, changed)
         if changed.status != stored.status and changed.status in EVENT_OF:
             await self._announce(changed)
         return True

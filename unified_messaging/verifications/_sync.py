@@ -11,6 +11,8 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from ._guard import PumpingGuard
+from ._guard_rules import GuardSettings
 from ._service import Verifications
 
 __all__ = ["SyncVerifications"]
@@ -44,6 +46,8 @@ class SyncVerifications:
     def __init__(self, service: Verifications, run: _Runner) -> None:
         self.service = service
         self._run = run
+        #: The SMS-pumping guard's settings, blocking.
+        self.guard = SyncPumpingGuard(service.guard, run)
 
     def __repr__(self) -> str:
         return "SyncVerifications()"
@@ -55,3 +59,28 @@ class SyncVerifications:
     settings = _blocking(Verifications.settings)
     update_settings = _blocking(Verifications.update_settings)
     set_settings = _blocking(Verifications.set_settings)
+    stats = _blocking(Verifications.stats)
+    recent = _blocking(Verifications.recent)
+
+
+class SyncPumpingGuard:
+    """Blocking twin of :class:`PumpingGuard`'s settings."""
+
+    def __init__(self, guard: PumpingGuard, run: _Runner) -> None:
+        self._guard = guard
+        self._run = run
+
+    def __repr__(self) -> str:
+        return "SyncPumpingGuard()"
+
+    @functools.wraps(PumpingGuard.settings)
+    def settings(self, workspace_id: str) -> GuardSettings:
+        return self._run(self._guard.settings(workspace_id))
+
+    @functools.wraps(PumpingGuard.update_settings)
+    def update_settings(self, workspace_id: str, **changes: Any) -> GuardSettings:
+        return self._run(self._guard.update_settings(workspace_id, **changes))
+
+    @functools.wraps(PumpingGuard.set_settings)
+    def set_settings(self, workspace_id: str, settings: GuardSettings) -> GuardSettings:
+        return self._run(self._guard.set_settings(workspace_id, settings))

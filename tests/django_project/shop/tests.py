@@ -4,6 +4,7 @@ signals. The views run in a transaction each (``ATOMIC_REQUESTS``), so these are
 ``TestCase``s."""
 
 import json
+from datetime import timedelta
 
 from django.test import TestCase
 
@@ -154,3 +155,33 @@ class WebhookTests(TestCase):
         self.assertEqual((wrong.status_code, unsigned.status_code), (400, 400))
         self.assertEqual(fetched.status_code, 405)
         self.assertEqual(got, [])
+
+
+class VerifyTests(TestCase):
+    def test_a_code_read_from_the_outbox_logs_in(self) -> None:
+        started = self.client.post("/login/code/", {"phone": "0555 123 45 72"})
+        self.assertEqual(started.status_code, 201)
+        code = outbox.last_code("+905551234572")
+
+        wrong = self.client.post(
+            "/login/check/", {"verification": started.json()["verification"], "code": "x"}
+        )
+        right = self.client.post(
+            "/login/check/", {"verification": started.json()["verification"], "code": code}
+        )
+
+        self.assertEqual((wrong.json(), right.json()), ({"ok": False}, {"ok": True}))
+
+    def test_the_visitors_address_goes_to_the_pumping_guard(self) -> None:
+        from unified_messaging.verifications import GuardSettings, Velocity
+
+        guard = get_messenger().verifications.guard
+        workspace_id = get_principal().workspace_id
+        guard.update_settings(workspace_id, address_limit=Velocity(1, timedelta(hours=1)))
+        self.addCleanup(guard.set_settings, workspace_id, GuardSettings())
+        first = self.client.post("/login/code/", {"phone": "0532 111 00 01"})
+        second = self.client.post("/login/code/", {"phone": "0542 222 00 02"})
+
+        self.assertEqual(first.status_code, 201)
+        self.assertEqual(second.json(), {"error": "VERIFICATION_FRAUD_SUSPECTED"})
+        self.assertEqual(second.status_code, 429)

@@ -4,7 +4,12 @@ from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 
 from unified_messaging import MessagingError
-from unified_messaging.contrib.django import send, send_on_commit
+from unified_messaging.contrib.django import (
+    check_verification,
+    send,
+    send_on_commit,
+    start_verification,
+)
 
 from .models import Order
 
@@ -42,3 +47,20 @@ def ship(request: HttpRequest) -> JsonResponse:
         transaction.set_rollback(True)
         return JsonResponse({"error": "PAYMENT_FAILED"}, status=402)
     return JsonResponse({"order": order.number, "job_id": job_id}, status=201)
+
+
+def send_code(request: HttpRequest) -> JsonResponse:
+    """A login form's "send me a code": the visitor's address goes to the pumping guard."""
+    try:
+        started = start_verification(to=request.POST["phone"], http_request=request)
+    except MessagingError as exc:
+        return JsonResponse({"error": exc.code}, status=exc.http_status)
+    return JsonResponse({"verification": started.id}, status=201)
+
+
+def check_code(request: HttpRequest) -> JsonResponse:
+    try:
+        checked = check_verification(request.POST["verification"], request.POST["code"])
+    except MessagingError as exc:
+        return JsonResponse({"error": exc.code}, status=exc.http_status)
+    return JsonResponse({"ok": checked.status == "approved"})

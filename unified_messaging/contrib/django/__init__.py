@@ -5,7 +5,8 @@
 - :func:`get_messenger`: the process's :class:`~unified_messaging.SyncMessenger`, made on first
   use (after a pre-fork server forked) and closed at exit; :func:`send`,
   :func:`send_on_commit` (after the transaction commits) and :func:`get_principal` for the
-  configured workspace;
+  configured workspace; :func:`start_verification` and :func:`check_verification` for
+  one-time codes;
 - management commands ``um_worker``, ``um_migrate`` and ``um_send``;
 - ``path("messaging/", include("unified_messaging.contrib.django.urls"))``: receives our own
   signed webhooks and sends the signals of :mod:`.signals`;
@@ -16,5 +17,13 @@
 from __future__ import annotations
 
 from ._messenger import get_messenger, get_principal, send, send_on_commit
+from ._verify import check_verification, start_verification
 
-__all__ = ["get_messenger", "get_principal", "send", "send_on_commit"]
+__all__ = [
+    "check_verification",
+    "get_messenger",
+    "get_principal",
+    "send",
+    "send_on_commit",
+    "start_verification",
+]

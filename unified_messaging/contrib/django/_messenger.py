@@ -152,12 +152,15 @@ def _configured() -> SyncMessenger:
         vault = KeylessVault(type(store).__name__)
     extras: dict[str, Any] = {}
     if settings.redis_url:
+        from ..._access.redis_ratelimit import RedisRateLimiter
         from ..._routing.redis_breaker import RedisBreakerStore
         from ..._routing.redis_pacing import RedisPacer
 
         extras = {
             "breaker_store": RedisBreakerStore(settings.redis_url),
             "pacer": RedisPacer(settings.redis_url),
+            # The per-key limits and Verify's pumping guard, shared by every worker process.
+            "rate_limiter": RedisRateLimiter(settings.redis_url),
         }
     # Webhook targets as the command line allows them (UM_WEBHOOK_ALLOW_PRIVATE=1: loopback
     # and private networks too, for one host and tests).
