@@ -91,7 +91,7 @@ async def test_a_change_is_stored_and_audited() -> None:
 
     assert await guard.settings(workspace_id) == changed
     assert (str(changed.prefix_limit), changed.address_limit) == ("5/1h", None)
-    page = await bed.messenger.list_audit_events(action="workspace.verify_guard")
+    page = await bed.messenger.audit.list(action="workspace.verify_guard")
     assert [e.target for e in page.data] == [workspace_id]
 
 
@@ -152,8 +152,8 @@ async def test_two_processes_sharing_redis_share_one_range_bucket(
     redis_messengers: tuple[Messenger, Messenger],
 ) -> None:
     first, second = redis_messengers
-    workspace = await first.create_workspace("pumped")
-    await first.add_connection(workspace.id, "sms_a", credentials={}, default_sender="ACME")
+    workspace = await first.workspaces.create("pumped")
+    await first.connections.add(workspace.id, "sms_a", credentials={}, default_sender="ACME")
     await first.verifications.guard.update_settings(
         workspace.id, prefix_limit=Velocity(2, timedelta(hours=1))
     )
@@ -175,8 +175,8 @@ async def test_starts_approvals_and_refusals_are_counted_with_the_time_to_approv
     metrics = PrometheusMetrics()
     outbox = Outbox()
     messenger = Messenger(clock=clock, metrics=metrics, on_simulated=outbox.record)
-    workspace = await messenger.create_workspace("metered")
-    await messenger.add_connection(workspace.id, "sms_a", credentials={}, default_sender="ACME")
+    workspace = await messenger.workspaces.create("metered")
+    await messenger.connections.add(workspace.id, "sms_a", credentials={}, default_sender="ACME")
     test = await messenger.principal(workspace.id, livemode=False)
     verifications = messenger.verifications
     await verifications.guard.update_settings(

@@ -63,15 +63,15 @@ async def test_a_live_code_is_masked_on_the_page(
 ) -> None:
     netgsm = NetgsmFake()
     async with serve(netgsm.app) as netgsm_url:
-        connections = await messenger.list_connections(bed.workspace.id)
+        connections = await messenger.connections.list(bed.workspace.id)
         [simulated] = [c for c in connections if c.provider == "sms_a"]
-        await messenger.remove_connection(simulated.id)
-        await messenger.add_connection(
+        await messenger.connections.remove(simulated.id)
+        await messenger.connections.add(
             bed.workspace.id, "sms_a", default_sender="ACME", base_url=netgsm_url,
             credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             make_default=True,
         )  # fmt: skip
-        live = await messenger.create_api_key(bed.workspace.id, livemode=True)
+        live = await messenger.keys.create(bed.workspace.id, livemode=True)
         started = await _start(url, live.secret, RANGE[0])
     assert started.status_code == 201, started.text
     sent = netgsm.sends[-1].json
@@ -99,7 +99,7 @@ async def test_the_limits_are_changed_through_the_facade_and_audited(
     assert settings.address_limit is None
     page = await signed_in.follow(changed)
     assert "The SMS-pumping guard is changed." in page.text
-    [event] = (await messenger.list_audit_events(action="workspace.verify_guard")).data
+    [event] = (await messenger.audit.list(action="workspace.verify_guard")).data
     assert event.actor == "dashboard:ops@example.com"
 
 
@@ -139,9 +139,9 @@ async def test_a_change_without_the_csrf_token_is_refused(
 async def test_a_member_sees_only_their_workspaces_verifications(
     browser: Console, member: User, messenger: Messenger, bed: TestBed, url: str
 ) -> None:
-    other = await messenger.create_workspace("elsewhere")
-    await messenger.add_connection(other.id, "sms_a", credentials={}, default_sender="ACME")
-    key = await messenger.create_api_key(other.id, livemode=False)
+    other = await messenger.workspaces.create("elsewhere")
+    await messenger.connections.add(other.id, "sms_a", credentials={}, default_sender="ACME")
+    key = await messenger.keys.create(other.id, livemode=False)
     await _start(url, key.secret, "+905329998877")
     await _start(url, bed.api_key, "+905551112233")
     assert (await browser.sign_in(member.email)).status_code == 303

@@ -169,7 +169,7 @@ async def test_each_refusal_is_in_the_audit_log_with_the_key_and_the_callers_add
     await bed.start(bed.test, to=ONE_RANGE[1])  # the range
     await bed.start(bed.test, to="+905321110000", client_ip="203.0.113.7")  # the address
 
-    page = await bed.messenger.list_audit_events(action="verification.fraud_refused")
+    page = await bed.messenger.audit.list(action="verification.fraud_refused")
     events = list(reversed(page.data))
 
     assert [e.target for e in events] == ["prefix:+90555123", "address:203.0.113.7"]

@@ -41,13 +41,13 @@ async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[O
             async with running_servers() as servers:
                 netgsm = NetgsmFake()
                 base_url = await servers.start(netgsm.app)
-                workspace = await messenger.create_workspace("otp")
-                await messenger.add_connection(
+                workspace = await messenger.workspaces.create("otp")
+                await messenger.connections.add(
                     workspace.id, "sms_a", default_sender="ACME", base_url=base_url,
                     credentials={"usercode": netgsm.usercode, "password": netgsm.password,
                                  "otp": "true"},
                 )  # fmt: skip
-                key = await messenger.create_api_key(workspace.id, livemode=True)
+                key = await messenger.keys.create(workspace.id, livemode=True)
                 url = await servers.start(create_app(messenger, worker=False, mcp=False))
                 async with httpx.AsyncClient(base_url=url) as http:
                     yield OtpBed(http, netgsm, key.secret)

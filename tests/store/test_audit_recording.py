@@ -163,9 +163,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.consents.set_policy(ws.id, "local")
     await m.verifications.update_settings(ws.id, max_checks=3)
     await m.content.update_rules(ws.id, trade_name="Acme Gıda A.Ş.", refuse=True)
-    await m.verifications.guard.update_settings(
-        ws.id, prefix_limit=Velocity(1, timedelta(hours=1))
-    )
+    await m.verifications.guard.update_settings(ws.id, prefix_limit=Velocity(1, timedelta(hours=1)))
     key = await m.keys.create(ws.id, livemode=True)
     await m.keys.revoke(key.record.id)
     netgsm = await m.connections.add(

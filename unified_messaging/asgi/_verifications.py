@@ -12,8 +12,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._audit_context import Actor, acting_as
 from .._messenger import Messenger, Principal
+from ..audit._context import Actor, acting_as
 from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._errors import JSON_MEDIA_TYPE

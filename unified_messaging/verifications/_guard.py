@@ -34,8 +34,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from .._access.ratelimit import RateLimitPolicy, retry_after_seconds
-from .._audit_actions import audited, of_argument
 from .._errors import VerificationFraudSuspected
+from ..audit._actions import audited, of_argument
 from ._guard_rules import GuardSettings, Velocity, address_range, number_range
 from ._metrics import record_refusal
 

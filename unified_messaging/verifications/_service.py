@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from .._clock import Clock
     from .._domain import Template
     from .._observability.metrics import Metrics
-    from .._vault import Vault
     from ..store.base import Store, WorkItem
     from ..vault._core import Vault
 

@@ -44,7 +44,7 @@ async def verifications_page(
                 continue
             texts[verification.id] = record.body or ""
     stats = await service.stats(principal, {"hours": HOURS})
-    refusals = await page.messenger.list_audit_events(
+    refusals = await page.messenger.audit.list(
         workspace_id=principal.workspace_id, action="verification.fraud_refused", limit=REFUSALS
     )
     guard = await service.guard.settings(principal.workspace_id)
