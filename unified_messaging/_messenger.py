@@ -90,8 +90,8 @@ from ._text import storable
 from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
 from ._users import UserAdminMixin
 from ._vault import Vault, default_vault
-from .consents.check import LocalConsentCheck
 from .consents.service import Consents
+from .iys.service import Iys, IysSettings
 from .providers.base import (
     AdapterFactory,
     InboundCallback,
@@ -192,6 +192,8 @@ class Messenger(
     ``outcome_retry``: how long a send keeps trying to store what its providers said while
     the store is unavailable (default: half the ``submit_timeout``); past it the send's
     submit check settles the rows ``unknown``.
+    ``iys``: how the İYS work runs (D33: its HTTP client, pull interval, status-lookup cache;
+    :class:`~unified_messaging.iys.IysSettings`).
     """
 
     def __init__(
@@ -219,6 +221,7 @@ class Messenger(
         pace_sleep: Sleep | None = None,
         stop_words: Iterable[str] = (),
         outcome_retry: timedelta | None = None,
+        iys: IysSettings | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -276,8 +279,10 @@ class Messenger(
         )
         #: D34: one-time codes (``/v1/verifications``), sent through :meth:`send_code`.
         self.verifications = Verifications(self._store, self._clock, self._vault, self)
+        #: İYS (D33): ``messenger.iys.connect/get/disconnect/sync``, and its worker items.
+        self.iys = Iys(self._store, self._clock, self._vault, iys, due_work=self._due_work)
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
-        self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
+        self._gates = Gates(self._store, self._clock, consent=self.iys.check)
         #: İYS consents (D33): ``messenger.consents.create/list/get/set_policy``.
         self.consents = Consents(self._store, self._clock)
         self._lifecycle = Lifecycle(
@@ -314,6 +319,7 @@ class Messenger(
         await self._store.open()
 
     async def aclose(self) -> None:
+        await self.iys.aclose()
         await self._webhook_sender.aclose()
         await self._adapters.aclose()
         await self._store.close()
@@ -993,9 +999,17 @@ class Messenger(
             **self._lifecycle.handlers(),
             WORK_WEBHOOK: self._webhooks.handle,
             WORK_EXPIRY: self.verifications.handle_expiry,
+            **self.iys.handlers(),
         }
-        options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
+        options.setdefault(
+            "batch_handlers",
+            {**self._lifecycle.batch_handlers(), **self.iys.batch_handlers()},
+        )
         return Worker(self._store, self._clock, handlers, **options)
+
+    async def _due_work(self) -> int:
+        """Run the background work due now, then return (``iys sync``)."""
+        return await self.worker().run_until_idle()
 
     async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:
         """Do background work until ``stop`` is set or the task is cancelled. Run it in as

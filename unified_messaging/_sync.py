@@ -28,6 +28,7 @@ from ._domain import ApiKey
 from ._messenger import Messenger
 from ._observability.metrics import Metrics
 from .consents.sync import SyncConsents
+from .iys.sync import SyncIys
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -74,6 +75,8 @@ class SyncMessenger:
         self._run(self.messenger.open())
         #: İYS consents (D33), blocking: ``sync_messenger.consents.create(...)``.
         self.consents = SyncConsents(self.messenger.consents, self._run)
+        #: İYS (D33), blocking: ``sync_messenger.iys.connect(...)``.
+        self.iys = SyncIys(self.messenger.iys, self._run)
         #: D34's one-time codes, blocking (``messenger.verifications``' twin).
         self.verifications = SyncVerifications(self.messenger.verifications, self._run)
 

@@ -163,8 +163,7 @@ class ConsentOut(_Response):
         description="İYS's transaction id of the registered change, when İYS gave one."
     )
     iys_error: ErrorObject | None = Field(
-        description="İYS's refusal of the current change: its H-code (or our code) and "
-        "message."
+        description="İYS's refusal of the current change: its H-code (or our code) and message."
     )
     created_at: datetime
     updated_at: datetime

@@ -59,10 +59,11 @@ class MemoryIysMixin:
             stored = self._iys_connections.get(workspace_id)
             if stored is None:
                 return
-            field = "after_hs" if source == "HS" else "after_iys"
-            self._iys_connections[workspace_id] = replace(
-                stored, **{field: after}, pulled_at=pulled_at
-            )
+            if source == "HS":
+                stored = replace(stored, after_hs=after, pulled_at=pulled_at)
+            else:
+                stored = replace(stored, after_iys=after, pulled_at=pulled_at)
+            self._iys_connections[workspace_id] = stored
 
     async def consent_change(self, change_id: str) -> tuple[Consent, ConsentChange] | None:
         with self._lock:
@@ -101,9 +102,7 @@ class MemoryIysMixin:
                 change = self._change(change_id)
                 if change is None or change.iys_state != "pending":
                     continue
-                registration = self._iys_registrations.get(change_id) or IysRegistration(
-                    change_id
-                )
+                registration = self._iys_registrations.get(change_id) or IysRegistration(change_id)
                 if registration.request_id is not None:
                     continue
                 counted[change_id] = registration.attempts
@@ -123,9 +122,7 @@ class MemoryIysMixin:
     async def set_iys_request(self, request_id: str, subrequests: Mapping[str, str]) -> None:
         with self._lock:
             for change_id, subrequest_id in subrequests.items():
-                registration = self._iys_registrations.get(change_id) or IysRegistration(
-                    change_id
-                )
+                registration = self._iys_registrations.get(change_id) or IysRegistration(change_id)
                 self._iys_registrations[change_id] = replace(
                     registration, request_id=request_id, subrequest_id=subrequest_id
                 )
