@@ -107,6 +107,8 @@ class FakeIys:
     bulk_requests: list[list[dict[str, Any]]] = field(default_factory=list)
     bulk_polls: int = 0
     requests: list[tuple[str, str]] = field(default_factory=list)
+    #: Recipients İYS refuses, with the H-code and message it answers.
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
     hold_consents: asyncio.Event | None = None
     consent_arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _access: dict[str, bool] = field(default_factory=dict)
@@ -305,6 +307,9 @@ class FakeIys:
         recipient = consent.get("recipient")
         if not isinstance(recipient, str) or not (recipient.startswith("+90") or "@" in recipient):
             errors.append(_error("recipient", "H114", "Alıcı (recipient) bulunamadı."))
+        elif recipient in self.refused:
+            code, message = self.refused[recipient]
+            errors.append(_error("recipient", code, message))
         date = consent.get("consentDate")
         if isinstance(date, str) and date < FIRST_MOMENT:
             errors.append(_error("consentDate", "H155", _H155))

@@ -62,6 +62,8 @@ class IysRefused(Unprocessable):
         self.errors = tuple(errors)
         first = self.errors[0] if self.errors else IysError("", self.default_message)
         self.h_code = first.code or None
+        #: İYS's own message for its first error, without the code.
+        self.detail = first.message
         super().__init__(f"{first.code}: {first.message}" if first.code else first.message)
 
 

@@ -152,7 +152,7 @@ class Registrar:
         try:
             registered = await backend.add(wire)
         except IysRefused as exc:
-            return await self._refusal(backend, wire, exc.h_code or exc.code, exc.message)
+            return await self._refusal(backend, wire, exc.h_code or exc.code, exc.detail)
         return IysOutcome("registered", transaction_id=registered.transaction_id)
 
     async def _known(self, backend: IysBackend, wire: WireConsent) -> IysOutcome | None:
