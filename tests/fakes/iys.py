@@ -261,6 +261,16 @@ class FakeIys:
                 {"index": i + 1, "status": "enqueue", "subrequestId": sub["subrequestId"]}
                 for i, sub in enumerate(bulk["subs"])
             ])  # fmt: skip
+        self._process(bulk)
+        return JSONResponse(bulk["results"])
+
+    async def process_bulks(self) -> None:
+        """İYS works through every bulk request it holds (else it does when first asked
+        after ``bulk_enqueue_polls`` asks)."""
+        for bulk in self._bulks.values():
+            self._process(bulk)
+
+    def _process(self, bulk: dict[str, Any]) -> None:
         if bulk["results"] is None:
             results = []
             for i, (consent, sub) in enumerate(zip(bulk["consents"], bulk["subs"], strict=True)):
@@ -277,7 +287,6 @@ class FakeIys:
                                  creationDate=self.changes[-1].creation_date)  # fmt: skip
                 results.append(entry)
             bulk["results"] = results
-        return JSONResponse(bulk["results"])
 
     async def _changes(self, request: Request) -> Response:
         refused = await self._begin(request)

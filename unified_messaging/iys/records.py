@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 __all__ = [
+    "BULK_IN_FLIGHT",
     "LIVE_BASE_URL",
     "IysConnection",
     "IysOutcome",
@@ -30,6 +31,9 @@ LIVE_BASE_URL: Final = "https://api.iys.org.tr"
 #: Who made a change İYS lists (``consents/changes?source=``): the brand's own systems
 #: (``HS``) or the citizen through İYS (``IYS``: its app, web site, SMS to 3338).
 PullSource = Literal["HS", "IYS"]
+#: A registration's ``request_id`` while its bulk request is on its way to İYS: İYS's own
+#: request id replaces it once İYS answered.
+BULK_IN_FLIGHT: Final = "~"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +75,19 @@ class IysConnection:
 @dataclass(frozen=True, slots=True)
 class IysRegistration:
     """How one change's registration goes: ``attempts`` that may have reached İYS (a
-    process died before it stored İYS's answer), and the bulk request it rides in."""
+    process died before it stored İYS's answer), when the last was made, and the bulk
+    request it rides in (:data:`BULK_IN_FLIGHT` while İYS has not answered it)."""
 
     change_id: str
     attempts: int = 0
     request_id: str | None = None
     subrequest_id: str | None = None
+    attempted_at: datetime | None = None
+
+    @property
+    def bulk_in_doubt(self) -> bool:
+        """Sent in a bulk request whose answer was never stored (the process died)."""
+        return self.request_id == BULK_IN_FLIGHT
 
 
 @dataclass(frozen=True, slots=True)

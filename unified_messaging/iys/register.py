@@ -24,7 +24,10 @@ Many changes claimed together (:meth:`Registrar.handle_batch`: an import, a burs
 records) go as one asynchronous bulk request (``POST …/consents/request``) when there are
 at least ``bulk_min`` of them for one connected workspace: their registrations record the
 request, and an ``iys_bulk`` item asks for its results (``GET …/consents/request/{id}``)
-until each is final (:meth:`Registrar.handle_bulk`).
+until each is final (:meth:`Registrar.handle_bulk`). A process that dies after İYS took a
+bulk request but before it stored İYS's request id leaves its changes marked as sent in a
+bulk: İYS works through a bulk in its own time, so each such change is looked up until İYS
+shows it, and sent on its own only if ``bulk_doubt_wait`` (an hour) passes without it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from .._lifecycle.worker import Batch, error_backoff
 from ..consents.rules import iys_date
@@ -45,7 +48,7 @@ from .errors import (
     IysTokenLimit,
     IysUnavailable,
 )
-from .records import IysOutcome
+from .records import IysOutcome, IysRegistration
 from .work import bulk_item, registration_item
 
 if TYPE_CHECKING:
@@ -54,7 +57,13 @@ if TYPE_CHECKING:
     from ..store.base import Store, WorkItem
     from .backend import Backends, IysBackend
 
-__all__ = ["DEFAULT_BULK_MIN", "DEFAULT_BULK_POLL", "Registrar", "wire_consent"]
+__all__ = [
+    "DEFAULT_BULK_DOUBT_WAIT",
+    "DEFAULT_BULK_MIN",
+    "DEFAULT_BULK_POLL",
+    "Registrar",
+    "wire_consent",
+]
 
 logger = logging.getLogger("unified_messaging.iys")
 
@@ -63,6 +72,10 @@ DEFAULT_BULK_MIN: Final = 10
 #: How soon a bulk request's results are asked for, and again while some are not final.
 DEFAULT_BULK_POLL: Final = timedelta(seconds=15)
 _MAX_BULK_POLL: Final = timedelta(minutes=5)
+#: How long a change of a bulk request whose answer was lost waits for İYS to show it
+#: before it is sent on its own, and how often İYS is asked meanwhile.
+DEFAULT_BULK_DOUBT_WAIT: Final = timedelta(hours=1)
+_BULK_DOUBT_LOOK: Final = timedelta(minutes=10)
 #: How soon a change waits for the earlier change of its consent to be registered.
 _IN_ORDER_WAIT: Final = timedelta(seconds=2)
 #: Our codes for what İYS did not refuse with an H-code of its own.
@@ -93,12 +106,14 @@ class Registrar:
         *,
         bulk_min: int = DEFAULT_BULK_MIN,
         bulk_poll: timedelta = DEFAULT_BULK_POLL,
+        bulk_doubt_wait: timedelta = DEFAULT_BULK_DOUBT_WAIT,
     ) -> None:
         self._store = store
         self._clock = clock
         self._backends = backends
         self._bulk_min = max(bulk_min, 2)
         self._bulk_poll = bulk_poll
+        self._bulk_doubt_wait = bulk_doubt_wait
 
     # ------------------------------------------------------------------ one change
 
@@ -116,14 +131,23 @@ class Registrar:
             return self._clock.now() + _IN_ORDER_WAIT
         registration = await self._store.iys_registration(change.id)
         if registration is not None and registration.request_id is not None:
-            return None  # a bulk request carries it: its iys_bulk item settles it
+            if not registration.bulk_in_doubt:
+                return None  # a bulk request carries it: its iys_bulk item settles it
+            try:
+                doubt = await self._bulk_doubt(backend, consent, change, registration)
+            except (IysUnavailable, IysCredentialsRefused) as exc:
+                return self._later(item, exc)
+            if doubt == "settled":
+                return None
+            if doubt != "left":
+                return doubt
         try:
             await backend.ready()
         except (IysUnavailable, IysCredentialsRefused) as exc:
             return self._later(item, exc)
         except IysNotConnected:
             return None
-        counted = await self._store.begin_iys_attempts([change.id])
+        counted = await self._store.begin_iys_attempts([change.id], now=self._clock.now())
         if change.id not in counted:
             return None  # settled, or taken into a bulk, meanwhile
         try:
@@ -154,6 +178,30 @@ class Registrar:
         except IysRefused as exc:
             return await self._refusal(backend, wire, exc.h_code or exc.code, exc.detail)
         return IysOutcome("registered", transaction_id=registered.transaction_id)
+
+    async def _bulk_doubt(
+        self,
+        backend: IysBackend,
+        consent: Consent,
+        change: ConsentChange,
+        registration: IysRegistration,
+    ) -> datetime | Literal["settled", "left"]:
+        """A change whose bulk request went out but whose answer was never stored (the
+        process died, or the answer could not be read). İYS works through a bulk request
+        in its own time, so asking once is not enough: İYS is asked until it holds the
+        change (``settled``) or ``bulk_doubt_wait`` has passed since it was sent; then the
+        change leaves the bulk (``left``) and is sent on its own. Else: when to look
+        again."""
+        known = await self._known(backend, wire_consent(consent, change))
+        if known is not None:
+            await self._store.settle_iys_registration(change.id, known)
+            return "settled"
+        now = self._clock.now()
+        sent = registration.attempted_at or now
+        if now < sent + self._bulk_doubt_wait:
+            return min(sent + self._bulk_doubt_wait, now + _BULK_DOUBT_LOOK)
+        await self._store.leave_iys_bulk(change.id)
+        return "left"
 
     async def _known(self, backend: IysBackend, wire: WireConsent) -> IysOutcome | None:
         """What İYS's record says of ``wire`` after an attempt whose answer was lost:
@@ -239,7 +287,9 @@ class Registrar:
         if len(chosen) < self._bulk_min:
             return
         await backend.ready()
-        counted = await self._store.begin_iys_attempts([change.id for _, change in chosen])
+        counted = await self._store.begin_iys_attempts(
+            [change.id for _, change in chosen], now=self._clock.now(), bulk=True
+        )
         sending = [(c, ch) for c, ch in chosen if counted.get(ch.id) == 0]
         if len(sending) < len(chosen):
             for _, change in chosen:  # a change counted before goes one by one
@@ -255,7 +305,7 @@ class Registrar:
         ids = [change.id for _, change in sending]
         if len(accepted.subrequest_ids) != len(ids):
             # İYS took it, but which subrequest is which cannot be told: each change is
-            # left in doubt, and its own item asks İYS before sending it again.
+            # left in doubt, and its own item asks İYS until it shows it (_bulk_doubt).
             logger.warning("İYS's bulk answer lists %d subrequests for %d consents",
                            len(accepted.subrequest_ids), len(ids))  # fmt: skip
             return

@@ -36,7 +36,7 @@ from .lookup import DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_TTL, StatusLookups
 from .models import IysConnect, IysConnectionOut, IysSyncReport
 from .pull import DEFAULT_PULL_INTERVAL, Puller
 from .records import IysConnection, IysToken
-from .register import DEFAULT_BULK_MIN, DEFAULT_BULK_POLL, Registrar
+from .register import DEFAULT_BULK_DOUBT_WAIT, DEFAULT_BULK_MIN, DEFAULT_BULK_POLL, Registrar
 from .tokens import DEFAULT_TOKEN_REQUESTS_PER_HOUR, SharedTokens, grant_token, seal_password
 from .work import WORK_BULK, WORK_PULL, WORK_REGISTER, pull_item, registration_item
 
@@ -63,7 +63,9 @@ class IysSettings:
     the gate's status lookups (policy ``iys``). ``token_requests_per_hour``: our cap on
     token requests per workspace. ``bulk_min``: the fewest changes of a workspace claimed
     together that go as one asynchronous bulk request; ``bulk_poll``: how soon its results
-    are asked for. ``sleep``: how ``sync`` and a token wait (tests pass one of their own)."""
+    are asked for; ``bulk_doubt_wait``: how long a change of a bulk whose answer was lost
+    is looked up in İYS before it is sent on its own. ``sleep``: how ``sync`` and a token
+    wait (tests pass one of their own)."""
 
     client: httpx.AsyncClient | None = None
     timeout: float = DEFAULT_HTTP_TIMEOUT
@@ -73,6 +75,7 @@ class IysSettings:
     token_requests_per_hour: int = DEFAULT_TOKEN_REQUESTS_PER_HOUR
     bulk_min: int = DEFAULT_BULK_MIN
     bulk_poll: timedelta = DEFAULT_BULK_POLL
+    bulk_doubt_wait: timedelta = DEFAULT_BULK_DOUBT_WAIT
     sleep: Callable[[float], Awaitable[None]] | None = field(default=None, repr=False)
 
 
@@ -111,7 +114,7 @@ class Iys:
         )  # fmt: skip
         self.registrar = Registrar(
             store, clock, self._backends, bulk_min=self.settings.bulk_min,
-            bulk_poll=self.settings.bulk_poll,
+            bulk_poll=self.settings.bulk_poll, bulk_doubt_wait=self.settings.bulk_doubt_wait,
         )  # fmt: skip
         self.puller = Puller(store, clock, self._backends, interval=self.settings.pull_interval)
         #: The hand-over gate's consent rule, under every policy (D33, D35 rule 4).
@@ -248,7 +251,11 @@ class Iys:
             open_requests: dict[str, list[str]] = {}
             for change in await self._store.pending_iys_changes(workspace_id, True, _PENDING_LIMIT):
                 registration = await self._store.iys_registration(change.id)
-                if registration is not None and registration.request_id is not None:
+                if (
+                    registration is not None
+                    and registration.request_id is not None
+                    and (not registration.bulk_in_doubt)
+                ):
                     open_requests.setdefault(registration.request_id, []).append(change.id)
             if not open_requests:
                 return

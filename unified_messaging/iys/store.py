@@ -60,15 +60,24 @@ class IysStore(Protocol):
 
     async def iys_registration(self, change_id: str) -> IysRegistration | None: ...
 
-    async def begin_iys_attempts(self, change_ids: Sequence[str]) -> dict[str, int]:
-        """Count an attempt for each of ``change_ids`` that is still pending and in no bulk
-        request, in one transaction, before the call that may reach İYS. Returns each
-        counted change's attempts before this one (0: it never went out)."""
+    async def begin_iys_attempts(
+        self, change_ids: Sequence[str], *, now: datetime, bulk: bool = False
+    ) -> dict[str, int]:
+        """Count an attempt (made ``now``) for each of ``change_ids`` that is still pending
+        and in no bulk request, in one transaction, before the call that may reach İYS;
+        ``bulk``: they go in one bulk request (``request_id`` :data:`BULK_IN_FLIGHT` until
+        İYS answers). Returns each counted change's attempts before this one (0: it never
+        went out)."""
         ...
 
     async def undo_iys_attempt(self, change_id: str) -> None:
         """The attempt just counted surely never reached İYS (refused before it was sent):
-        uncount it."""
+        uncount it, and take it out of the bulk it was to go in."""
+        ...
+
+    async def leave_iys_bulk(self, change_id: str) -> None:
+        """A change whose bulk request was never answered is given up on that bulk: its
+        own registration goes on (asking İYS first: the attempt stays counted)."""
         ...
 
     async def set_iys_request(self, request_id: str, subrequests: Mapping[str, str]) -> None:

@@ -13,7 +13,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .._errors import ResourceNotFound
-from ..iys.records import IysConnection, IysOutcome, IysRegistration, IysToken, PullSource
+from ..iys.records import (
+    BULK_IN_FLIGHT,
+    IysConnection,
+    IysOutcome,
+    IysRegistration,
+    IysToken,
+    PullSource,
+)
 
 if TYPE_CHECKING:
     from .._domain import Workspace
@@ -95,7 +102,9 @@ class MemoryIysMixin:
         with self._lock:
             return self._iys_registrations.get(change_id)
 
-    async def begin_iys_attempts(self, change_ids: Sequence[str]) -> dict[str, int]:
+    async def begin_iys_attempts(
+        self, change_ids: Sequence[str], *, now: datetime, bulk: bool = False
+    ) -> dict[str, int]:
         counted: dict[str, int] = {}
         with self._lock:
             for change_id in change_ids:
@@ -107,7 +116,10 @@ class MemoryIysMixin:
                     continue
                 counted[change_id] = registration.attempts
                 self._iys_registrations[change_id] = replace(
-                    registration, attempts=registration.attempts + 1
+                    registration,
+                    attempts=registration.attempts + 1,
+                    attempted_at=now,
+                    request_id=BULK_IN_FLIGHT if bulk else None,
                 )
         return counted
 
@@ -116,8 +128,14 @@ class MemoryIysMixin:
             registration = self._iys_registrations.get(change_id)
             if registration is not None and registration.attempts > 0:
                 self._iys_registrations[change_id] = replace(
-                    registration, attempts=registration.attempts - 1
+                    registration, attempts=registration.attempts - 1, request_id=None
                 )
+
+    async def leave_iys_bulk(self, change_id: str) -> None:
+        with self._lock:
+            registration = self._iys_registrations.get(change_id)
+            if registration is not None and registration.request_id == BULK_IN_FLIGHT:
+                self._iys_registrations[change_id] = replace(registration, request_id=None)
 
     async def set_iys_request(self, request_id: str, subrequests: Mapping[str, str]) -> None:
         with self._lock:

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from ..iys.records import IysConnection, IysOutcome, IysRegistration, IysToken, PullSource
+from ..iys.records import (
+    BULK_IN_FLIGHT,
+    IysConnection,
+    IysOutcome,
+    IysRegistration,
+    IysToken,
+    PullSource,
+)
 from ._sql_base import SqlBase
 from ._sql_consents import change_from, change_row, consent_from
 from ._tables import consent_changes, consents, iys_connections, iys_registrations
@@ -110,7 +117,9 @@ class IysMixin(SqlBase):
         row = await self._first(sa.select(iys_registrations).where(_r.change_id == change_id))
         return None if row is None else _registration_from(row)
 
-    async def begin_iys_attempts(self, change_ids: Sequence[str]) -> dict[str, int]:
+    async def begin_iys_attempts(
+        self, change_ids: Sequence[str], *, now: datetime, bulk: bool = False
+    ) -> dict[str, int]:
         if not change_ids:
             return {}
         pending = sa.select(_h.id).where(_h.id.in_(list(change_ids)), _h.iys_state == "pending")
@@ -135,7 +144,11 @@ class IysMixin(SqlBase):
                 await conn.execute(
                     sa.update(iys_registrations)
                     .where(_r.change_id.in_(list(counted)))
-                    .values(attempts=_r.attempts + 1)
+                    .values(
+                        attempts=_r.attempts + 1,
+                        attempted_at=now,
+                        request_id=BULK_IN_FLIGHT if bulk else None,
+                    )
                 )
         return counted
 
@@ -144,7 +157,15 @@ class IysMixin(SqlBase):
             await conn.execute(
                 sa.update(iys_registrations)
                 .where(_r.change_id == change_id, _r.attempts > 0)
-                .values(attempts=_r.attempts - 1)
+                .values(attempts=_r.attempts - 1, request_id=None)
+            )
+
+    async def leave_iys_bulk(self, change_id: str) -> None:
+        async with self._write() as conn:
+            await conn.execute(
+                sa.update(iys_registrations)
+                .where(_r.change_id == change_id, _r.request_id == BULK_IN_FLIGHT)
+                .values(request_id=None)
             )
 
     async def set_iys_request(self, request_id: str, subrequests: Mapping[str, str]) -> None:
@@ -277,4 +298,5 @@ def _registration_from(row: RowMapping) -> IysRegistration:
         attempts=int(row["attempts"]),
         request_id=row["request_id"],
         subrequest_id=row["subrequest_id"],
+        attempted_at=row["attempted_at"],
     )

@@ -587,6 +587,7 @@ iys_registrations = sa.Table(
         primary_key=True,
     ),
     sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("attempted_at", UtcDateTime, nullable=True),
     sa.Column("request_id", _Text, nullable=True),
     sa.Column("subrequest_id", _Text, nullable=True),
 )

@@ -74,6 +74,7 @@ def upgrade() -> None:
         "um_iys_registrations",
         sa.Column("change_id", sa.Text(), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("attempted_at", _TS, nullable=True),
         sa.Column("request_id", sa.Text(), nullable=True),
         sa.Column("subrequest_id", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(
