@@ -18,12 +18,14 @@ from typing import Any
 import httpx
 from _sql_apps import sql_store
 from fakes.iys import FakeIys, serve
+from fakes.netgsm import NetgsmFake
 
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging._access.principal import Principal
 from unified_messaging.consents.models import ConsentOut
 from unified_messaging.consents.rules import GMT3
 from unified_messaging.iys import IysSettings
+from unified_messaging.providers.netgsm import NetgsmAdapter
 from unified_messaging.store.base import Store
 
 __all__ = ["NOW", "Rig", "iys_rig", "onay"]
@@ -46,6 +48,7 @@ class Rig:
     base_url: str
     vault: Vault
     client: httpx.AsyncClient
+    netgsm: NetgsmFake = field(default_factory=NetgsmFake)
     slept: list[float] = field(default_factory=list)
 
     async def live(self) -> Principal:
@@ -71,6 +74,27 @@ class Rig:
         """Move the clock on, then run what fell due."""
         self.clock.advance(timedelta(seconds=seconds))
         return await self.work()
+
+    async def send(self, to: str, *, live: bool = True, **request: Any) -> dict[str, Any]:
+        """A commercial SMS through NetGSM (the live adapter on its fake); its record."""
+        principal = await (self.live() if live else self.test())
+        body = {"to": to, "body": "Kampanya: %20 indirim", "category": "commercial", **request}
+        sent = await self.messenger.send(principal, body)
+        return (await self.messenger.get_message(principal, sent.job_id)).to_dict()
+
+    async def send_bulk(self, *recipients: str, live: bool = True) -> list[dict[str, Any]]:
+        principal = await (self.live() if live else self.test())
+        body = {"items": [{"to": to, "body": "Kampanya"} for to in recipients],
+                "category": "commercial"}  # fmt: skip
+        answer = await self.messenger.send_bulk(principal, body)
+        return [result.to_dict() for result in answer.results]
+
+    async def message(self, job_id: str, *, live: bool = True) -> dict[str, Any]:
+        principal = await (self.live() if live else self.test())
+        return (await self.messenger.get_message(principal, job_id)).to_dict()
+
+    def netgsm_numbers(self) -> list[str]:
+        return ["+90" + row.number[-10:] for row in self.netgsm.rows]
 
     async def state(self, consent_id: str) -> dict[str, Any]:
         detail = await self.messenger.consents.get(await self.live(), consent_id)
@@ -99,20 +123,26 @@ async def iys_rig(
     fake = fake or FakeIys()
     clock = ManualClock(NOW)
     vault = Vault.generate()
+    netgsm = NetgsmFake()
     async with (
         sql_store(backend, directory) as store,
         serve(fake.app()) as base_url,
+        serve(netgsm.app) as netgsm_url,
         httpx.AsyncClient(timeout=5) as client,
     ):
-        rig = Rig(None, clock, fake, store, "", base_url, vault, client)  # type: ignore[arg-type]
+        rig = Rig(None, clock, fake, store, "", base_url, vault, client, netgsm)  # type: ignore[arg-type]
         messenger = Messenger(
-            store, clock=clock, vault=vault,
+            store, clock=clock, vault=vault, live_adapters={"sms_a": NetgsmAdapter},
             iys=IysSettings(client=client, sleep=rig._sleep, **settings),
         )  # fmt: skip
         rig.messenger = messenger
         async with messenger:
-            workspace = await messenger.create_workspace("iys")
+            workspace = await messenger.create_workspace("iys", recipient_limit=None)
             rig.workspace_id = workspace.id
+            await messenger.add_connection(
+                workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
+                credentials={"usercode": netgsm.usercode, "password": netgsm.password},
+            )  # fmt: skip
             if connect:
                 await rig.connect()
             yield rig

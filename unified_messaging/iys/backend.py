@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .api import BulkAccepted, BulkResult, ChangesPage, IysApi, IysRecord, Registered, WireConsent
 from .errors import IysTokenExpired, IysUnavailable
 from .simulated import SimulatedIys
-from .tokens import SharedTokens
+from .wire import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
 
 if TYPE_CHECKING:
     import httpx
 
+    from .api import IysApi
     from .store import IysStore
+    from .tokens import SharedTokens
 
 __all__ = ["Backends", "IysBackend", "LiveIys"]
 
@@ -114,6 +115,8 @@ class Backends:
         connection = await self._store.get_iys_connection(workspace_id)
         if connection is None:
             return None
+        from .api import IysApi  # loads httpx: only for a connected workspace
+
         api = IysApi(self._client(), connection.base_url, connection.iys_code,
                      connection.brand_code)  # fmt: skip
         return LiveIys(api, self._tokens, workspace_id)

@@ -35,9 +35,9 @@ from .._lifecycle.worker import error_backoff
 from .._types import RecipientType
 from ..consents.models import Consent, ConsentChange, ConsentOut, normalize_address
 from ..consents.rules import ConsentStatus, ConsentType
-from .api import IysChange, parse_iys_date
 from .errors import IysUnavailable
 from .records import IysOutcome, PullSource
+from .wire import IysChange, parse_iys_date
 
 if TYPE_CHECKING:
     from .._clock import Clock

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from .._lifecycle.worker import Batch, error_backoff
 from ..consents.rules import iys_date
-from .api import BulkResult, IysRecord, WireConsent
 from .errors import (
     IysCredentialsRefused,
     IysNotConnected,
@@ -49,6 +48,7 @@ from .errors import (
     IysUnavailable,
 )
 from .records import IysOutcome, IysRegistration
+from .wire import BulkResult, IysRecord, WireConsent
 from .work import bulk_item, registration_item
 
 if TYPE_CHECKING:

@@ -21,14 +21,11 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-import httpx
-
 from .._admin import _check_base_url
 from .._audit_actions import audited
 from .._errors import ResourceNotFound
 from .._ids import new_id
 from .._models import parse_model
-from .api import IysApi
 from .backend import Backends
 from .check import IysConsentCheck
 from .errors import IysNotConnected
@@ -41,6 +38,8 @@ from .tokens import DEFAULT_TOKEN_REQUESTS_PER_HOUR, SharedTokens, grant_token, 
 from .work import WORK_BULK, WORK_PULL, WORK_REGISTER, pull_item, registration_item
 
 if TYPE_CHECKING:
+    import httpx
+
     from .._clock import Clock
     from .._lifecycle.worker import BatchHandler, Handler
     from .._vault import Vault
@@ -127,6 +126,8 @@ class Iys:
         if self._client is not None:
             return self._client
         if self._own_client is None:
+            import httpx
+
             self._own_client = httpx.AsyncClient(
                 timeout=self.settings.timeout, follow_redirects=False
             )
@@ -160,6 +161,8 @@ class Iys:
         now = self._clock.now()
         token = IysToken()
         if verify:
+            from .api import IysApi
+
             api = IysApi(self._http(), parsed.base_url, parsed.iys_code, parsed.brand_code)
             grant = await api.password_grant(parsed.username, parsed.password)
             token = grant_token(grant, workspace_id, self._vault, now)

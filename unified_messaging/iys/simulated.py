@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from .api import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
+from .wire import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
 
 __all__ = ["MAGIC_NONE", "MAGIC_ONAY", "MAGIC_RET", "SimulatedIys"]
 

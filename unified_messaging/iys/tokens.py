@@ -29,8 +29,9 @@ from .records import IysConnection, IysToken
 if TYPE_CHECKING:
     from .._clock import Clock
     from .._vault import Vault
-    from .api import IysApi, TokenGrant
+    from .api import IysApi
     from .store import IysStore
+    from .wire import TokenGrant
 
 __all__ = [
     "DEFAULT_TOKEN_REQUESTS_PER_HOUR",
