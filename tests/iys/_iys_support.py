@@ -118,11 +118,11 @@ class Rig:
 @contextlib.asynccontextmanager
 async def iys_rig(
     backend: str, directory: Path, *, connect: bool = True, fake: FakeIys | None = None,
-    **settings: Any,
+    vault: Vault | None = None, **settings: Any,
 ) -> AsyncIterator[Rig]:  # fmt: skip
     fake = fake or FakeIys()
     clock = ManualClock(NOW)
-    vault = Vault.generate()
+    vault = vault or Vault.generate()
     netgsm = NetgsmFake()
     async with (
         sql_store(backend, directory) as store,

@@ -35,6 +35,9 @@ from unified_messaging._connection_ops import ConnectionOpsMixin
 from unified_messaging._suppression_ops import SuppressionMixin
 from unified_messaging._users import UserAdminMixin
 from unified_messaging.consents import Consents
+from unified_messaging.iys import Iys
+from unified_messaging.iys.pull import Puller
+from unified_messaging.iys.wire import IysChange
 from unified_messaging.store.base import Store
 from unified_messaging.verifications import Verifications
 from unified_messaging.webhooks._admin import WebhookAdminMixin
@@ -51,7 +54,10 @@ READS = {
 SENDS = {"redeliver_webhook", "send_test_webhook", "simulate_inbound"}
 #: Public methods of the namespaces that are operations of their resource, not settings
 #: (one-time codes, D34: each sends or checks a code, as a send is no admin change).
-OPERATIONS = {"start", "check", "cancel", "handle_expiry"}
+OPERATIONS = {"start", "check", "cancel", "handle_expiry",
+              # İYS's work (D33): a pull applies İYS's changes through ``take_in``, which
+              # records; ``sync`` runs the work; ``aclose`` closes the client.
+              "sync", "handle", "pull", "apply", "aclose"}  # fmt: skip
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {"rotate_credentials": "rotate_vault", "update_settings": "set_settings"}
 
@@ -82,7 +88,8 @@ async def all_rows(store: Store) -> list[str]:
 def admin_methods() -> dict[str, object]:
     found: dict[str, object] = {}
     for mixin in (AdminMixin, WebhookAdminMixin, WebhookOpsMixin, UserAdminMixin,
-                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications):  # fmt: skip
+                  ConnectionOpsMixin, SuppressionMixin, Consents, Verifications, Iys,
+                  Puller):  # fmt: skip
         for name, member in inspect.getmembers(mixin, inspect.iscoroutinefunction):
             if not name.startswith("_"):
                 found[name] = member
@@ -150,6 +157,13 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     consent = await m.consents.create(
         live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
     )
+    await m.iys.connect(ws.id, {"iys_code": 710271, "brand_code": 710272, "username": "api",
+                                "password": "iys-pw-5e7d"}, verify=False)  # fmt: skip
+    citizen = IysChange("tx-3338", "+905550000023", "BIREYSEL", "MESAJ", "ONAY", "IYS_3338",
+                        "2026-01-01 02:00:00", None)  # fmt: skip
+    assert await m.iys.puller.apply(ws.id, citizen) == "applied"
+    pulled = (await m.consents.list(live, {"recipient": "+905550000023"})).data[0]
+    await m.iys.disconnect(ws.id)
     endpoint = await m.create_webhook_endpoint(ws.id, "https://hooks.example.com/um")
     rotated = await m.rotate_webhook_secret(endpoint.endpoint.id)
     await m.disable_webhook_endpoint(endpoint.endpoint.id)
@@ -188,6 +202,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("suppression.remove", ws.id, opted.id),
         ("suppression.import", ws.id, "1 added, 0 existing"),
         ("consent.record", ws.id, consent.id),
+        ("iys.connect", ws.id, ws.id),
+        ("consent.iys_change", ws.id, pulled.id),
+        ("iys.disconnect", ws.id, ws.id),
         ("webhook_endpoint.create", ws.id, hook),
         ("webhook_endpoint.rotate_secret", ws.id, hook),
         ("webhook_endpoint.disable", ws.id, hook),
@@ -217,6 +234,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         rotated.secret,
         endpoint.endpoint.secret_ciphertext,
         "kodunuz 481516",
+        "iys-pw-5e7d",
     ]
     rows = "\n".join(await all_rows(store))
     assert [secret for secret in secrets if secret in rows] == []

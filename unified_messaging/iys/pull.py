@@ -150,7 +150,7 @@ class Puller:
             if current is not None and await self._confirm(current, change, date):
                 return "confirmed"
             try:
-                await self._take_in(workspace_id, current, key, change, date)
+                await self.take_in(workspace_id, current, key, change, date)
             except _Raced:
                 continue
             return "applied"
@@ -176,7 +176,7 @@ class Puller:
         return False
 
     @audited("consent.iys_change", _of_pulled)
-    async def _take_in(
+    async def take_in(
         self,
         workspace_id: str,
         current: Consent | None,
@@ -184,8 +184,10 @@ class Puller:
         change: IysChange,
         date: datetime | None,
     ) -> ConsentOut:
-        """İYS's change on record: the consent's state when newer than it, else history.
-        :class:`_Raced` (nothing written, no audit row) if the consent changed meanwhile."""
+        """İYS's change on record: the consent's state when newer than it, else history
+        (the one writer of a pulled change, audited ``consent.iys_change``; :meth:`apply`
+        calls it). :class:`_Raced` (nothing written, no audit row) if the consent changed
+        meanwhile."""
         now = self._clock.now()
         when = _utc(date)
         recipient, type_, recipient_type = key

@@ -42,6 +42,11 @@ class IysStore(Protocol):
         written) if another process changed it first, or the connection is gone."""
         ...
 
+    async def swap_iys_password(self, workspace_id: str, expected: str, sealed: str) -> bool:
+        """Store ``sealed`` as the connection's password while it still is ``expected``
+        (a vault rotation re-sealing it); ``False`` if it changed or is gone."""
+        ...
+
     async def set_iys_cursor(
         self, workspace_id: str, source: PullSource, after: str | None, pulled_at: datetime
     ) -> None:

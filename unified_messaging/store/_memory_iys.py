@@ -59,6 +59,14 @@ class MemoryIysMixin:
             self._iys_connections[workspace_id] = replace(stored, token=token)
             return True
 
+    async def swap_iys_password(self, workspace_id: str, expected: str, sealed: str) -> bool:
+        with self._lock:
+            stored = self._iys_connections.get(workspace_id)
+            if stored is None or stored.password != expected:
+                return False
+            self._iys_connections[workspace_id] = replace(stored, password=sealed)
+            return True
+
     async def set_iys_cursor(
         self, workspace_id: str, source: PullSource, after: str | None, pulled_at: datetime
     ) -> None:

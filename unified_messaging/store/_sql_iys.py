@@ -79,6 +79,16 @@ class IysMixin(SqlBase):
             result = await conn.execute(statement)
         return result.rowcount == 1
 
+    async def swap_iys_password(self, workspace_id: str, expected: str, sealed: str) -> bool:
+        statement = (
+            sa.update(iys_connections)
+            .where(_i.workspace_id == workspace_id, _i.password == expected)
+            .values(password=sealed)
+        )
+        async with self._write() as conn:
+            result = await conn.execute(statement)
+        return result.rowcount == 1
+
     async def set_iys_cursor(
         self, workspace_id: str, source: PullSource, after: str | None, pulled_at: datetime
     ) -> None:
