@@ -76,12 +76,12 @@ from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, Rec
 from .allowlist._service import Allowlist
 from .audit._service import AuditLog
 from .connections._service import Connections
-from .consents.check import LocalConsentCheck
 from .consents.service import Consents
 from .content.check import content_refusal
 from .content.models import SendPreview
 from .content.preview import send_preview
 from .content.service import Content
+from .iys.service import Iys, IysSettings
 from .keys._service import ApiKeys
 from .providers.base import (
     AdapterFactory,
@@ -176,6 +176,8 @@ class Messenger:
     ``outcome_retry``: how long a send keeps trying to store what its providers said while
     the store is unavailable (default: half the ``submit_timeout``); past it the send's
     submit check settles the rows ``unknown``.
+    ``iys``: how the İYS work runs (D33: its HTTP client, pull interval, status-lookup cache;
+    :class:`~unified_messaging.iys.IysSettings`).
     """
 
     def __init__(
@@ -203,6 +205,7 @@ class Messenger:
         pace_sleep: Sleep | None = None,
         stop_words: Iterable[str] = (),
         outcome_retry: timedelta | None = None,
+        iys: IysSettings | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -257,8 +260,10 @@ class Messenger:
             max_wait=pace_wait,
             sleep=pace_sleep,
         )
+        #: İYS (D33): ``messenger.iys.connect/get/disconnect/sync``, and its worker items.
+        self.iys = Iys(self._store, self._clock, self._vault, iys, due_work=self._due_work)
         #: D35: the one gate every hand-over passes, at submit and in the worker alike.
-        self._gates = Gates(self._store, self._clock, consent=LocalConsentCheck(self._store))
+        self._gates = Gates(self._store, self._clock, consent=self.iys.check)
         self._opt_outs = OptOuts(self._store, self._clock, StopWords(stop_words))
         self._lifecycle = Lifecycle(
             self._store,
@@ -338,6 +343,7 @@ class Messenger:
         await self._store.open()
 
     async def aclose(self) -> None:
+        await self.iys.aclose()
         await self._webhook_sender.aclose()
         await self._adapters.aclose()
         await self._store.close()
@@ -888,9 +894,17 @@ class Messenger:
             **self._lifecycle.handlers(),
             WORK_WEBHOOK: self._webhooks.handle,
             WORK_EXPIRY: self.verifications.handle_expiry,
+            **self.iys.handlers(),
         }
-        options.setdefault("batch_handlers", self._lifecycle.batch_handlers())
+        options.setdefault(
+            "batch_handlers",
+            {**self._lifecycle.batch_handlers(), **self.iys.batch_handlers()},
+        )
         return Worker(self._store, self._clock, handlers, **options)
+
+    async def _due_work(self) -> int:
+        """Run the background work due now, then return (``iys sync``)."""
+        return await self.worker().run_until_idle()
 
     async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:
         """Do background work until ``stop`` is set or the task is cancelled. Run it in as

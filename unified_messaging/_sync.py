@@ -41,6 +41,7 @@ from ._sync_namespaces import (
 )
 from .consents.sync import SyncConsents
 from .content.sync import SyncContent
+from .iys.sync import SyncIys
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -99,6 +100,7 @@ class SyncMessenger:
         self.vault = SyncVaultAdmin(m.vault, run)
         self.consents = SyncConsents(m.consents, run)
         self.content = SyncContent(m.content, run)
+        self.iys = SyncIys(m.iys, run)
         self.verifications = SyncVerifications(m.verifications, run)
         self.access = SyncAccess(m.access, run)
         self.reports = SyncReports(m.reports, run)

@@ -67,8 +67,9 @@ IysMode = Literal["informational", "commercial_individual", "commercial_merchant
 Category = Literal["informational", "commercial"]
 RecipientType = Literal["BIREYSEL", "TACIR"]
 #: A workspace's consent check at the hand-over gate (D33): ``off`` leaves it to the
-#: providers; ``local`` refuses a commercial message without an ONAY on record here.
-ConsentPolicy = Literal["off", "local"]
+#: providers; ``local`` refuses a commercial message without an ONAY on record here;
+#: ``iys`` asks İYS (cached) for a recipient with no record here.
+ConsentPolicy = Literal["off", "local", "iys"]
 
 ALL_PROVIDERS: Final[tuple[ProviderCode, ...]] = get_args(ProviderCode)
 IYS_MODES: Final[tuple[IysMode, ...]] = get_args(IysMode)

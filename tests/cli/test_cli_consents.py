@@ -106,9 +106,11 @@ def test_export_writes_what_import_reads(cli: Cli, workspace_id: str, tmp_path: 
 
 def test_workspaces_update_sets_the_consent_policy(cli: Cli, workspace_id: str) -> None:
     local = cli("workspaces", "update", workspace_id, "--consent-policy", "local", "--json")
-    bad = cli("workspaces", "update", workspace_id, "--consent-policy", "iys")
+    iys = cli("workspaces", "update", workspace_id, "--consent-policy", "iys", "--json")
+    bad = cli("workspaces", "update", workspace_id, "--consent-policy", "all")
     audit = cli("audit", "list", "--json")
 
     assert local.json()["consent_policy"] == "local"
-    assert bad.returncode == 2  # not built yet: argparse offers off and local only
+    assert iys.json()["consent_policy"] == "iys"
+    assert bad.returncode == 2  # argparse offers off, local and iys only
     assert "workspace.consent_policy" in [e["action"] for e in audit.json()["data"]]

@@ -86,6 +86,7 @@ async def test_vault_rotate_reseals_credentials_and_webhook_secrets_then_the_old
         "connections": 1,
         "webhook_secrets": 2,
         "expired_secrets_removed": 0,
+        "iys_passwords": 0,
         "active_key_id": "k2",
     }
     assert again.stdout.strip() == (

@@ -36,6 +36,9 @@ from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
 from unified_messaging.content import Content
 from unified_messaging.keys._service import ApiKeys
+from unified_messaging.iys import Iys
+from unified_messaging.iys.pull import Puller
+from unified_messaging.iys.wire import IysChange
 from unified_messaging.store.base import Store
 from unified_messaging.suppressions._service import SimulationHelpers, Suppressions
 from unified_messaging.templates._service import Templates
@@ -53,7 +56,7 @@ NAMESPACES = {
     "templates": Templates, "allowlist": Allowlist, "webhooks": Webhooks,
     "suppressions": Suppressions, "users": Users, "audit": AuditLog, "vault": VaultAdmin,
     "consents": Consents, "verifications": Verifications, "test_helpers": SimulationHelpers,
-    "content": Content,
+    "content": Content, "iys": Iys, "iys.puller": Puller,
 }  # fmt: skip
 #: Public admin methods that change nothing: reads.
 READS = {
@@ -72,6 +75,10 @@ SENDS = {"webhooks.redeliver", "webhooks.send_test", "test_helpers.inbound"}
 OPERATIONS = {
     "verifications.start", "verifications.check", "verifications.cancel",
     "verifications.handle_expiry",
+    # İYS work (D33): a pull applies İYS changes through ``take_in``, which records;
+    # ``sync`` runs the work; ``aclose`` closes the client.
+    "iys.sync", "iys.handle", "iys.pull", "iys.apply", "iys.aclose",
+    "iys.puller.pull", "iys.puller.apply", "iys.puller.sync", "iys.puller.handle",
 }  # fmt: skip
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {
@@ -193,6 +200,13 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     consent = await m.consents.create(
         live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
     )
+    await m.iys.connect(ws.id, {"iys_code": 710271, "brand_code": 710272, "username": "api",
+                                "password": "iys-pw-5e7d"}, verify=False)  # fmt: skip
+    citizen = IysChange("tx-3338", "+905550000023", "BIREYSEL", "MESAJ", "ONAY", "IYS_3338",
+                        "2026-01-01 02:00:00", None)  # fmt: skip
+    assert await m.iys.puller.apply(ws.id, citizen) == "applied"
+    pulled = (await m.consents.list(live, {"recipient": "+905550000023"})).data[0]
+    await m.iys.disconnect(ws.id)
     endpoint = await m.webhooks.create(ws.id, "https://hooks.example.com/um")
     rotated = await m.webhooks.rotate_secret(endpoint.endpoint.id)
     await m.webhooks.disable(endpoint.endpoint.id)
@@ -234,6 +248,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("suppression.import", ws.id, "1 added, 0 existing"),
         ("verification.fraud_refused", ws.id, "prefix:+90555000"),
         ("consent.record", ws.id, consent.id),
+        ("iys.connect", ws.id, ws.id),
+        ("consent.iys_change", ws.id, pulled.id),
+        ("iys.disconnect", ws.id, ws.id),
         ("webhook_endpoint.create", ws.id, hook),
         ("webhook_endpoint.rotate_secret", ws.id, hook),
         ("webhook_endpoint.disable", ws.id, hook),
@@ -263,6 +280,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         rotated.secret,
         endpoint.endpoint.secret_ciphertext,
         "kodunuz 481516",
+        "iys-pw-5e7d",
     ]
     rows = "\n".join(await all_rows(store))
     assert [secret for secret in secrets if secret in rows] == []

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from _databases import Database
 
 # The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
-# 0020, 0021, 0023, 0025.
+# 0020, 0021, 0022, 0023, 0025.
 HEAD = "0025"
 FIRST = "0001"
 SECOND = "0002"

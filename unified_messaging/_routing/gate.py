@@ -9,8 +9,9 @@ message, with the rules in this order:
 2. suppressed for the channel (issue 26; Telegram ``@usernames`` case-folded);
 3. queue TTL: a message not handed over within its workspace's ``queue_ttl`` of being due
    ends ``failed`` (D7);
-4. consent (D33, :class:`ConsentCheck`: ``consents.LocalConsentCheck`` under the
-   workspace's policy ``local``);
+4. consent (D33, :class:`ConsentCheck`: ``iys.IysConsentCheck``, which asks our records
+   under the workspace's policy ``local``, and İYS too under ``iys``; a message İYS cannot
+   be asked about in time is held and asked again);
 5. quiet hours: held until the window ends (DST-correct, :meth:`QuietHours.opens_at`);
 6. then the call.
 
@@ -54,9 +55,10 @@ class SuppressionLookup(Protocol):
 
 class ConsentCheck(Protocol):
     """Protocol: the consent rule (D33), asked for the messages the earlier rules let
-    through: an error (``IYS_CONSENT_MISSING``) for each one that may not go, else
-    ``None``. ``workspace`` is the one whose messages they are, by its settings now
-    (its ``consent_policy``); ``consents.LocalConsentCheck`` implements it."""
+    through: an error (``IYS_CONSENT_MISSING``) for each one that may not go, a
+    :class:`HoldUntil` for one that cannot be judged now, else ``None``. ``workspace`` is
+    the one whose messages they are, by its settings now (its ``consent_policy``);
+    ``consents.LocalConsentCheck`` and ``iys.IysConsentCheck`` implement it."""
 
     async def refusals(
         self,
@@ -65,7 +67,7 @@ class ConsentCheck(Protocol):
         *,
         now: datetime,
         workspace: Workspace,
-    ) -> list[ErrorInfo | None]: ...
+    ) -> Sequence[ErrorInfo | HoldUntil | None]: ...
 
 
 class _NoConsentCheck:
@@ -155,7 +157,9 @@ class HandOverGate:
             [records[i] for i in asked], connection, now=now, workspace=self._workspace
         )
         for i, error in zip(asked, errors, strict=True):
-            if error is not None:
+            if isinstance(error, HoldUntil):
+                verdicts[i] = error
+            elif error is not None:
                 verdicts[i] = Stop(error)
 
     def _quiet(self, job: Job, connection: Connection, now: datetime) -> Verdict | None:

@@ -35,6 +35,7 @@ from ._audit_commands import add_audit
 from ._campaign_commands import add_campaign, add_send
 from ._connection_commands import add_connections
 from ._consent_commands import add_consents
+from ._iys_commands import add_iys
 from ._message_commands import add_messages, add_stats
 from ._ops_commands import add_migrate, add_vault
 from ._output import OutputClosed, flush_stdout, write_line
@@ -203,6 +204,7 @@ _SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     add_allowlist,
     add_suppressions,
     add_consents,
+    add_iys,
     add_webhooks,
     add_simulate,
     add_users,

@@ -21,6 +21,7 @@ import argparse
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from .._observability.metrics import Metrics
     from .._routing.redis_breaker import RedisBreakerStore
     from .._routing.redis_pacing import RedisPacer
+    from .._vault import Vault
+    from ..iys.service import IysSettings
     from ..store.base import Store
     from ..vault._core import Vault
     from ..webhooks._sender import TargetPolicy
@@ -42,10 +45,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DATABASE_URL_ENV",
     "DEV_KEY_FILE",
+    "IYS_PULL_INTERVAL_ENV",
     "REDIS_URL_ENV",
     "admin_command",
     "breaker_store",
     "database_url",
+    "iys_settings",
     "load_vault",
     "messenger_session",
     "open_store",
@@ -193,6 +198,7 @@ async def messenger_session(
             open_store(args), vault=vault, webhook_policy=policy, breaker_store=breakers,
             pacer=pacer, metrics=shared_metrics() if sends else None,
             stop_words=stop_words_setting(),  # `simulate inbound` reads replies as serve does
+            iys=iys_settings(),
         ) as messenger:  # fmt: skip
             with acting_as(CLI):  # the one place: every command's changes are the CLI's
                 yield messenger
@@ -201,6 +207,34 @@ async def messenger_session(
             await breakers.aclose()
         if pacer is not None:
             await pacer.aclose()
+
+
+IYS_PULL_INTERVAL_ENV: Final = "UM_IYS_PULL_INTERVAL"
+
+
+def iys_settings(pull_interval: timedelta | None = None) -> IysSettings:
+    """How this process does the İYS work (D33): the pull interval from ``pull_interval``
+    (``worker --iys-pull-interval``), else ``UM_IYS_PULL_INTERVAL`` (seconds), else 5 min."""
+    from .._errors import ConfigurationError
+    from ..iys.service import IysSettings
+
+    if pull_interval is None:
+        raw = os.environ.get(IYS_PULL_INTERVAL_ENV, "").strip()
+        if raw:
+            try:
+                seconds = float(raw)
+            except ValueError:
+                seconds = 0.0
+            if not 0 < seconds <= 86_400:
+                raise ConfigurationError(
+                    f"{IYS_PULL_INTERVAL_ENV} must be a number of seconds, above 0 and at "
+                    "most 86400",
+                    setting=IYS_PULL_INTERVAL_ENV,
+                )
+            pull_interval = timedelta(seconds=seconds)
+    if pull_interval is None:
+        return IysSettings()
+    return IysSettings(pull_interval=pull_interval)
 
 
 STOP_WORDS_ENV: Final = "UM_STOP_WORDS"

@@ -76,12 +76,15 @@ async def _rotate(args: argparse.Namespace) -> Report:
         "connections": report.connections,
         "webhook_secrets": report.webhook_secrets,
         "expired_secrets_removed": report.expired_secrets_removed,
+        "iys_passwords": report.iys_passwords,
         "active_key_id": report.active_key_id,
     }
     text = (
         f"Re-encrypted under key {report.active_key_id}: connections: {report.connections}, "
         f"webhook secrets: {report.webhook_secrets}."
     )
+    if report.iys_passwords:
+        text += f" İYS passwords: {report.iys_passwords}."
     if report.expired_secrets_removed:
         text += f" Removed expired previous webhook secrets: {report.expired_secrets_removed}."
     return Report(data, text)

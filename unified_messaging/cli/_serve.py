@@ -36,6 +36,7 @@ from ._args import (
 from ._context import (
     SERVER_CACHE_TTL,
     breaker_store,
+    iys_settings,
     load_vault,
     open_store,
     public_url_setting,
@@ -310,6 +311,7 @@ async def _serve(
         metrics=metrics.build(),
         pacer=pacer,
         stop_words=stop_words_setting(),
+        iys=iys_settings(),
     )
     listener = MetricsListener(metrics, messenger, sock=bound[1] if bound else None)
     limits = _limits(args)

@@ -19,6 +19,7 @@ from ._args import Subparsers, add_command, positive_seconds
 from ._context import (
     SERVER_CACHE_TTL,
     breaker_store,
+    iys_settings,
     load_vault,
     open_store,
     send_pacer,
@@ -70,6 +71,14 @@ def add_worker(commands: Subparsers) -> None:
         metavar="SECONDS",
         help="how long an item is held before another worker may take it (default 120)",
     )
+    parser.add_argument(
+        "--iys-pull-interval",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="how often İYS's consent changes are pulled (default: $UM_IYS_PULL_INTERVAL, "
+        "else 300)",
+    )
     add_log_options(parser)
     add_metrics_options(parser, on_app=False)
 
@@ -105,6 +114,7 @@ async def _work(args: argparse.Namespace) -> None:
         breaker_store=breakers,
         metrics=metrics.build(),
         pacer=pacer,
+        iys=iys_settings(args.iys_pull_interval),
     )
     listener = MetricsListener(metrics, messenger)
     try:
@@ -167,6 +177,7 @@ async def _work_beside_serve(args: argparse.Namespace) -> None:
         breaker_store=breakers,
         metrics=MetricsSettings.from_args(args).build(),
         pacer=pacer,
+        iys=iys_settings(),
     )
     try:
         async with messenger:

@@ -20,7 +20,7 @@ from .._domain import Connection, ErrorInfo, MessageRecord, Workspace
 from .._types import IysMode, RecipientType
 from .store import ConsentStore
 
-__all__ = ["CONSENT_MISSING", "LocalConsentCheck", "consent_missing"]
+__all__ = ["CONSENT_MISSING", "LocalConsentCheck", "commercial_types", "consent_missing"]
 
 CONSENT_MISSING: Final = "IYS_CONSENT_MISSING"
 _RECIPIENT_TYPE: Final[dict[IysMode, RecipientType]] = {
@@ -35,6 +35,19 @@ def consent_missing(to: str, recipient_type: RecipientType) -> ErrorInfo:
         CONSENT_MISSING,
         f"{to} has no ONAY on record for commercial messages (MESAJ, {recipient_type}).",
     )
+
+
+def commercial_types(
+    records: Sequence[MessageRecord], connection: Connection
+) -> dict[int, RecipientType]:
+    """The commercial messages among ``records`` (by index) and the recipient type whose
+    consent each needs. A message stored before D33 has no class of its own: its hop's
+    mode, as it sends."""
+    return {
+        i: _RECIPIENT_TYPE[mode]
+        for i, record in enumerate(records)
+        if (mode := record.iys_mode or connection.iys_mode) in _RECIPIENT_TYPE
+    }
 
 
 class LocalConsentCheck:
@@ -56,12 +69,7 @@ class LocalConsentCheck:
         verdicts: list[ErrorInfo | None] = [None] * len(records)
         if workspace.consent_policy != "local" or connection.channel != "sms":
             return verdicts
-        # A message stored before D33 has no class of its own: its hop's mode, as it sends.
-        types = {
-            i: _RECIPIENT_TYPE[mode]
-            for i, record in enumerate(records)
-            if (mode := record.iys_mode or connection.iys_mode) in _RECIPIENT_TYPE
-        }
+        types = commercial_types(records, connection)
         if not types:
             return verdicts
         first = records[next(iter(types))]

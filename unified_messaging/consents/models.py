@@ -9,14 +9,15 @@ send (:class:`ConsentCreate`, :class:`ConsentSearch`) and render what they get b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._errors import InvalidRecipient
-from .._models import Recipient, _Response
+from .._ids import new_id
+from .._models import ErrorObject, Recipient, _Response
 from .._recipients import normalize_recipient
 from .._types import RecipientType
 from .rules import ConsentSource, ConsentStatus, ConsentType, IysState, iys_date
@@ -66,22 +67,33 @@ class Consent:
     type: ConsentType
     recipient_type: RecipientType
     status: ConsentStatus
-    source: ConsentSource | None
+    #: One of İYS's HS_* sources, or what İYS names for a change pulled from it.
+    source: str | None
     consent_date: datetime | None
     created_at: datetime
     updated_at: datetime
+    #: Where its current change (``last_change_id``) stands with İYS, with İYS's
+    #: transaction id once registered, or its H-code and message once refused.
     iys_state: IysState = "pending"
+    last_change_id: str | None = None
+    iys_transaction_id: str | None = None
+    iys_error_code: str | None = None
+    iys_error_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ConsentChange:
-    """One entry of a consent's history: what was recorded, and when we recorded it."""
+    """One entry of a consent's history: what was recorded, when we recorded it, and where
+    it stands with İYS (a change pulled from İYS is ``registered`` from the start)."""
 
     consent_id: str
     status: ConsentStatus
-    source: ConsentSource | None
+    source: str | None
     consent_date: datetime | None
     recorded_at: datetime
+    id: str = field(default_factory=lambda: new_id("cnc"))
+    iys_state: IysState = "pending"
+    iys_transaction_id: str | None = None
 
 
 class _Request(BaseModel):
@@ -134,14 +146,24 @@ class ConsentOut(_Response):
     type: ConsentType
     recipient_type: RecipientType
     status: ConsentStatus
-    source: ConsentSource | None
+    source: str | None = Field(
+        description="İYS's HS_* source; a change made in İYS itself (a citizen's RET to "
+        "3338, the İYS app) carries the source İYS names."
+    )
     consent_date: datetime | None
     consent_date_iys: str | None = Field(
         description="consent_date as İYS reads it: YYYY-MM-DD HH:MM:SS in GMT+3."
     )
     iys_state: IysState = Field(
-        description="pending: recorded here, not yet registered with İYS (registering is "
-        "not built yet)."
+        description="Where the current change stands with İYS: pending (recorded here, not "
+        "yet registered), registered (İYS took it: iys_transaction_id) or refused (İYS "
+        "refused it: iys_error)."
+    )
+    iys_transaction_id: str | None = Field(
+        description="İYS's transaction id of the registered change, when İYS gave one."
+    )
+    iys_error: ErrorObject | None = Field(
+        description="İYS's refusal of the current change: its H-code (or our code) and message."
     )
     created_at: datetime
     updated_at: datetime
@@ -160,6 +182,8 @@ class ConsentOut(_Response):
             consent_date=date,
             consent_date_iys=None if date is None else iys_date(date),
             iys_state=consent.iys_state,
+            iys_transaction_id=consent.iys_transaction_id,
+            iys_error=_iys_error(consent),
             created_at=consent.created_at,
             updated_at=consent.updated_at,
             livemode=consent.livemode,
@@ -172,9 +196,11 @@ class ConsentChangeOut(_Response):
     _omit_none = False
 
     status: ConsentStatus
-    source: ConsentSource | None
+    source: str | None
     consent_date: datetime | None
     recorded_at: datetime
+    iys_state: IysState
+    iys_transaction_id: str | None
 
     @classmethod
     def of(cls, change: ConsentChange) -> ConsentChangeOut:
@@ -183,7 +209,15 @@ class ConsentChangeOut(_Response):
             source=change.source,
             consent_date=change.consent_date,
             recorded_at=change.recorded_at,
+            iys_state=change.iys_state,
+            iys_transaction_id=change.iys_transaction_id,
         )
+
+
+def _iys_error(consent: Consent) -> ErrorObject | None:
+    if consent.iys_error_code is None:
+        return None
+    return ErrorObject(code=consent.iys_error_code, message=consent.iys_error_message or "")
 
 
 class ConsentDetail(ConsentOut):

@@ -78,7 +78,8 @@ ConsentSource = Literal[
     "HS_ATM",
     "HS_KARAR",
 ]
-#: Where a consent stands with İYS: ``pending`` until registering with İYS exists.
+#: Where a consent's change stands with İYS: ``pending`` (recorded here, not yet
+#: registered), ``registered`` (İYS took it) or ``refused`` (İYS refused it).
 IysState = Literal["pending", "registered", "refused"]
 
 CONSENT_POLICIES: Final[tuple[ConsentPolicy, ...]] = get_args(ConsentPolicy)

@@ -1,8 +1,9 @@
 """``messenger.consents``: the consents service (D33), the one door every edge uses.
 
 REST (``/v1/consents``), MCP, the CLI and the library call these methods; the rules are
-:mod:`.rules`' and the records the store's (:class:`~.store.ConsentStore`). Registering a
-consent with İYS is a later step: every consent is ``iys_state`` ``pending`` for now.
+:mod:`.rules`' and the records the store's (:class:`~.store.ConsentStore`). Each recorded
+change is ``iys_state`` ``pending`` and queues its registration with İYS (a work item, in
+the transaction that records it: ``iys.work``); the worker registers it (``iys.register``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .._ids import new_id
 from .._models import parse_model
 from .._text import storable
 from ..audit._actions import audited, of_workspace
+from ..iys.work import registration_item
 from .errors import ConsentNotFound
 from .models import (
     Consent,
@@ -30,7 +32,15 @@ from .models import (
     ConsentSearch,
     normalize_address,
 )
-from .rules import CONSENT_POLICIES, ConsentPolicy, ConsentType, check_change, check_source, in_gmt3
+from .rules import (
+    CONSENT_POLICIES,
+    ConsentPolicy,
+    ConsentStatus,
+    ConsentType,
+    check_change,
+    check_source,
+    in_gmt3,
+)
 from .store import ConsentQuery
 
 if TYPE_CHECKING:
@@ -78,6 +88,8 @@ class Consents:
         elif parsed.recipient_type == "BIREYSEL":
             date = now
         key = (recipient, parsed.type, parsed.recipient_type)
+        # The change's id, kept by every try: the record names it as its current change.
+        change_id = new_id("cnc")
         for _ in range(_ATTEMPTS):
             current = await self._store.find_consent(auth.workspace_id, auth.livemode, key)
             previous = None if current is None else current.status
@@ -102,6 +114,7 @@ class Consents:
                     consent_date=date,
                     created_at=now,
                     updated_at=now,
+                    last_change_id=change_id,
                 )
             else:
                 record = replace(
@@ -111,11 +124,30 @@ class Consents:
                     consent_date=date,
                     updated_at=now,
                     iys_state="pending",
+                    last_change_id=change_id,
+                    iys_transaction_id=None,
+                    iys_error_code=None,
+                    iys_error_message=None,
                 )
-            change = ConsentChange(record.id, parsed.status, parsed.source, date, now)
-            if await self._store.record_consent(record, change, previous=previous):
+            change = ConsentChange(record.id, parsed.status, parsed.source, date, now, change_id)
+            if await self._record(record, change, previous):
                 return ConsentOut.of(record)
         raise Conflict("The consent changed meanwhile; try again.")
+
+    async def _record(
+        self, record: Consent, change: ConsentChange, previous: ConsentStatus | None
+    ) -> bool:
+        """Store the change and queue its registration with İYS, in one transaction: a
+        change recorded is a change the worker registers, whatever dies in between."""
+        item = registration_item(
+            change.id, record.id, record.workspace_id, livemode=record.livemode,
+            now=change.recorded_at,
+        )  # fmt: skip
+        async with self._store.atomic():
+            if not await self._store.record_consent(record, change, previous=previous):
+                return False
+            await self._store.enqueue_work(item)
+        return True
 
     async def list(
         self, auth: Principal, search: ConsentSearch | Mapping[str, object] | None = None
@@ -163,11 +195,14 @@ class Consents:
     @audited("workspace.consent_policy", of_workspace)
     async def set_policy(self, workspace_id: str, policy: ConsentPolicy) -> Workspace:
         """The workspace's consent check at the hand-over gate (D33): ``off`` (the default:
-        the providers decide, as before) or ``local`` (a commercial SMS whose recipient has
+        the providers decide, as before), ``local`` (a commercial SMS whose recipient has
         no ONAY on record here for MESAJ and its recipient type ends ``failed`` with
-        ``IYS_CONSENT_MISSING``, with no provider call)."""
+        ``IYS_CONSENT_MISSING``, with no provider call) or ``iys`` (as ``local``, but a
+        recipient with no record here is looked up in İYS, the answer cached)."""
         if policy not in CONSENT_POLICIES:
-            raise RequestInvalid.for_field("consent_policy", "must be one of: off, local")
+            raise RequestInvalid.for_field(
+                "consent_policy", f"must be one of: {', '.join(CONSENT_POLICIES)}"
+            )
         workspace = await self._store.get_workspace(workspace_id)
         if workspace is None:
             raise ResourceNotFound(f"Workspace {workspace_id} not found.")

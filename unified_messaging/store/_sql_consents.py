@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
-from .._ids import new_id
 from ..consents.models import Consent, ConsentChange
 from ._sql_base import SqlBase
 from ._sql_hot import Hot
@@ -30,13 +29,15 @@ if TYPE_CHECKING:
     from ..consents.rules import ConsentStatus, ConsentType
     from ..consents.store import ConsentKey, ConsentQuery
 
-__all__ = ["ConsentsMixin"]
+__all__ = ["ConsentsMixin", "change_from", "change_row", "consent_from"]
 
 _c = consents.c
 _h = consent_changes.c
 _COLUMNS = ("workspace_id", "livemode", "type", "recipient", "recipient_type", "id", "status",
-            "source", "consent_date", "iys_state", "created_at", "updated_at")  # fmt: skip
-_CHANGED = ("status", "source", "consent_date", "iys_state", "updated_at")
+            "source", "consent_date", "iys_state", "created_at", "updated_at", "last_change_id",
+            "iys_transaction_id", "iys_error_code", "iys_error_message")  # fmt: skip
+_CHANGED = ("status", "source", "consent_date", "iys_state", "updated_at", "last_change_id",
+            "iys_transaction_id", "iys_error_code", "iys_error_message")  # fmt: skip
 _SCOPE = sa.and_(
     _c.workspace_id == sa.bindparam("workspace_id"),
     _c.livemode == sa.bindparam("livemode"),
@@ -114,14 +115,7 @@ class ConsentsMixin(SqlBase):
                 .where(_c.id == consent.id, _c.status == previous)
                 .values({name: values[name] for name in _CHANGED})
             )
-        history = sa.insert(consent_changes).values(
-            id=new_id("cnc"),
-            consent_id=change.consent_id,
-            status=change.status,
-            source=change.source,
-            consent_date=change.consent_date,
-            recorded_at=change.recorded_at,
-        )
+        history = sa.insert(consent_changes).values(change_row(change))
         async with self._write(missing=f"Workspace {consent.workspace_id} not found.") as conn:
             if (await conn.execute(statement)).rowcount != 1:
                 return False
@@ -130,16 +124,7 @@ class ConsentsMixin(SqlBase):
 
     async def consent_history(self, consent_id: str) -> list[ConsentChange]:
         rows = await self._all(_HISTORY, consent_id=consent_id)
-        return [
-            ConsentChange(
-                consent_id=row["consent_id"],
-                status=row["status"],
-                source=row["source"],
-                consent_date=row["consent_date"],
-                recorded_at=row["recorded_at"],
-            )
-            for row in rows
-        ]
+        return [change_from(row) for row in rows]
 
     async def list_consents(self, query: ConsentQuery) -> list[Consent]:
         conditions: list[sa.ColumnElement[bool]] = [
@@ -185,6 +170,38 @@ class ConsentsMixin(SqlBase):
             recipients=list(recipients),
         )
         return {(row["recipient"], row["recipient_type"]): row["status"] for row in rows}
+
+
+def change_row(change: ConsentChange) -> dict[str, object]:
+    """The ``um_consent_changes`` row of ``change``."""
+    return {
+        "id": change.id,
+        "consent_id": change.consent_id,
+        "status": change.status,
+        "source": change.source,
+        "consent_date": change.consent_date,
+        "recorded_at": change.recorded_at,
+        "iys_state": change.iys_state,
+        "iys_transaction_id": change.iys_transaction_id,
+    }
+
+
+def change_from(row: RowMapping) -> ConsentChange:
+    return ConsentChange(
+        consent_id=row["consent_id"],
+        status=row["status"],
+        source=row["source"],
+        consent_date=row["consent_date"],
+        recorded_at=row["recorded_at"],
+        id=row["id"],
+        iys_state=row["iys_state"],
+        iys_transaction_id=row["iys_transaction_id"],
+    )
+
+
+def consent_from(row: RowMapping) -> Consent:
+    """The :class:`Consent` of an ``um_consents`` row."""
+    return _consent_from(row)
 
 
 def _consent_from(row: RowMapping) -> Consent:

@@ -7,6 +7,7 @@ from ._sql_batch import BatchMixin
 from ._sql_breaker import BreakerMixin
 from ._sql_consents import ConsentsMixin
 from ._sql_core import CoreMixin
+from ._sql_iys import IysMixin
 from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
 from ._sql_suppressions import SuppressionsMixin
@@ -29,6 +30,7 @@ class SqlStore(
     UsersMixin,
     SuppressionsMixin,
     ConsentsMixin,
+    IysMixin,
     SqlVerificationsMixin,
     SqlVerifyOpsMixin,
 ):

@@ -31,6 +31,8 @@ __all__ = [
     "connections",
     "due_work",
     "idempotency",
+    "iys_connections",
+    "iys_registrations",
     "login_failures",
     "messages",
     "metadata",
@@ -520,6 +522,11 @@ consents = sa.Table(
     sa.Column("iys_state", _Text, nullable=False),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("updated_at", UtcDateTime, nullable=False),
+    # Migration 0022: the current change, and where it stands with İYS.
+    sa.Column("last_change_id", _Text, nullable=True),
+    sa.Column("iys_transaction_id", _Text, nullable=True),
+    sa.Column("iys_error_code", _Text, nullable=True),
+    sa.Column("iys_error_message", _Text, nullable=True),
     sa.PrimaryKeyConstraint("workspace_id", "livemode", "type", "recipient", "recipient_type"),
     sa.Index("ix_um_consents_list", "workspace_id", "livemode", "created_at", "id"),
 )
@@ -539,6 +546,54 @@ consent_changes = sa.Table(
     sa.Column("source", _Text, nullable=True),
     sa.Column("consent_date", UtcDateTime, nullable=True),
     sa.Column("recorded_at", UtcDateTime, nullable=False),
+    # Migration 0022: where the change stands with İYS, and İYS's transaction id of it.
+    sa.Column("iys_state", _Text, nullable=False, server_default="pending"),
+    sa.Column("iys_transaction_id", _Text, nullable=True),
+    sa.Index("ix_um_consent_changes_pending", "iys_state", "recorded_at"),
+    sa.Index("ix_um_consent_changes_transaction", "iys_transaction_id"),
+)
+
+# İYS (D33, migration 0022): a workspace's İYS connection (its password and the shared
+# token sealed by the vault), the token's compare-and-set version and fetch lease, and the
+# pull cursors.
+iys_connections = sa.Table(
+    "um_iys_connections",
+    metadata,
+    sa.Column("workspace_id", _Text, _workspace_fk(), primary_key=True),
+    sa.Column("iys_code", sa.BigInteger, nullable=False),
+    sa.Column("brand_code", sa.BigInteger, nullable=False),
+    sa.Column("username", _Text, nullable=False),
+    sa.Column("password", _Text, nullable=False),
+    sa.Column("base_url", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.Column("after_hs", _Text, nullable=True),
+    sa.Column("after_iys", _Text, nullable=True),
+    sa.Column("pulled_at", UtcDateTime, nullable=True),
+    sa.Column("token", _Text, nullable=True),
+    sa.Column("access_expires_at", UtcDateTime, nullable=True),
+    sa.Column("refresh_expires_at", UtcDateTime, nullable=True),
+    sa.Column("token_version", sa.Integer, nullable=False),
+    sa.Column("token_lease_by", _Text, nullable=True),
+    sa.Column("token_lease_until", UtcDateTime, nullable=True),
+    sa.Column("token_grants", _Json, nullable=False),
+)
+
+# How each change's registration with İYS goes (D33, migration 0022): the attempts that
+# may have reached İYS, and the bulk request it rides in.
+iys_registrations = sa.Table(
+    "um_iys_registrations",
+    metadata,
+    sa.Column(
+        "change_id",
+        _Text,
+        sa.ForeignKey("um_consent_changes.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("attempted_at", UtcDateTime, nullable=True),
+    sa.Column("request_id", _Text, nullable=True),
+    sa.Column("subrequest_id", _Text, nullable=True),
 )
 
 # Verify (D34): one row per verification. ``pending_to`` is the recipient while the

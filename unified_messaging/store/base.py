@@ -37,6 +37,7 @@ from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
 from ..verifications._ops_store import VerificationOpsStore
+from ..iys.store import IysStore
 from ..verifications._store import VerificationStore
 from .users import UserStore
 
@@ -306,10 +307,13 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(UserStore, ConsentStore, VerificationStore, VerificationOpsStore, Protocol):
+class Store(
+    UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, Protocol
+):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
     and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`),
-    and İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`)."""
+    İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`) and the İYS
+    connection and registrations (:class:`~unified_messaging.iys.store.IysStore`)."""
 
     async def open(self) -> None:
         """Connect and bring the schema up to date. Idempotent."""

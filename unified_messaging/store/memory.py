@@ -24,10 +24,12 @@ from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
 from ..suppressions._rules import Suppression
 from ..verifications._guard_rules import GuardSettings
+from ..iys.records import IysConnection, IysRegistration
 from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin
 from ._memory_guard import RecipientIndex
+from ._memory_iys import MemoryIysMixin
 from ._memory_search import list_order, matches, scorecard
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
@@ -60,6 +62,7 @@ class MemoryStore(
     MemoryUsersMixin,
     MemorySuppressionsMixin,
     MemoryConsentsMixin,
+    MemoryIysMixin,
     MemoryVerificationsMixin,
     MemoryVerifyOpsMixin,
 ):
@@ -93,6 +96,8 @@ class MemoryStore(
         self._suppressions: dict[tuple[str, bool, str, str], Suppression] = {}
         self._consents: dict[tuple[str, bool, str, str, str], Consent] = {}
         self._consent_changes: dict[str, list[ConsentChange]] = {}
+        self._iys_connections: dict[str, IysConnection] = {}
+        self._iys_registrations: dict[str, IysRegistration] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -4,7 +4,8 @@ What the vault seals, and so what a rotation must reach:
 
 - each connection's credentials (bound to the workspace and the connection id);
 - each webhook endpoint's secret, and its previous secret while that still signs (bound to
-  the workspace and the endpoint id, see ``_webhook_admin.seal_secret``).
+  the workspace and the endpoint id, see ``_webhook_admin.seal_secret``);
+- each İYS connection's password (and its shared token, dropped: ``iys.rotation``).
 
 A previous secret past its overlap signs nothing any more (``webhook_secrets``), so it is
 removed rather than re-sealed: after a rotation no token under the old key is left to fail
@@ -52,11 +53,13 @@ class VaultRotation:
     webhook_secrets: int
     #: Previous webhook secrets past their overlap, removed instead of re-sealed.
     expired_secrets_removed: int = 0
+    #: İYS connections whose password was re-sealed.
+    iys_passwords: int = 0
 
     @property
     def total(self) -> int:
         """How many tokens were re-sealed, of every kind."""
-        return self.connections + self.webhook_secrets
+        return self.connections + self.webhook_secrets + self.iys_passwords
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +74,18 @@ class _EndpointPlan:
 async def rotate_sealed(store: Store, vault: Vault, *, now: datetime) -> VaultRotation:
     """Re-seal every connection's credentials and every webhook secret in ``store`` that is
     not under ``vault``'s active key. ``now`` decides which previous secrets have expired."""
+    from .iys.rotation import plan_iys, write_iys
+
     connections: list[Connection] = []
     endpoints: list[WebhookEndpoint] = []
-    for workspace in await store.list_workspaces():
+    workspaces = await store.list_workspaces()
+    for workspace in workspaces:
         connections += await store.list_connections(workspace.id)
         endpoints += await store.list_webhook_endpoints(workspace.id)
     # Open everything first (raises before any write), then write.
     credentials = {c.id: _resealed_credentials(vault, c) for c in connections}
     plans = {e.id: _endpoint_plan(vault, e, now) for e in endpoints}
+    iys_plan = await plan_iys(store, vault, [w.id for w in workspaces])
 
     rotated_connections = 0
     for connection in connections:
@@ -94,7 +101,8 @@ async def rotate_sealed(store: Store, vault: Vault, *, now: datetime) -> VaultRo
         if written is not None:
             resealed += written.resealed
             removed += written.removed
-    return VaultRotation(vault.active_kid, rotated_connections, resealed, removed)
+    iys = await write_iys(store, vault, iys_plan)
+    return VaultRotation(vault.active_kid, rotated_connections, resealed, removed, iys)
 
 
 def _resealed_credentials(vault: Vault, connection: Connection) -> str | None:
