@@ -201,6 +201,9 @@ def test_every_messenger_namespace_has_a_sync_twin_with_every_method() -> None:
 #: Public namespace members with no twin, and why.
 NAMESPACE_NO_TWIN: dict[str, str] = {
     "verifications.handle_expiry": "The worker's handler: the worker calls it on the loop.",
+    "iys.handlers": "The worker's handlers: the worker takes them on the loop.",
+    "iys.batch_handlers": "The worker's batch handlers, as above.",
+    "iys.aclose": "Messenger.aclose closes it; SyncMessenger.close calls that.",
 }
 
 

@@ -21,9 +21,9 @@ from _crash_support import Crash, CrashingStore, WorkerProcess, sql_rows, worker
 from fakes.iys import FakeIys, serve
 
 from unified_messaging import ManualClock, Messenger, Vault
-from unified_messaging._vault import generate_key_spec
 from unified_messaging.iys import IysSettings
 from unified_messaging.store.sql import SqlStore, store_from_url
+from unified_messaging.vault._core import generate_key_spec
 
 AFTER_LEASE = 180  # the default lease is 2 minutes
 SETTLE_DEADLINE = 40.0
@@ -57,7 +57,7 @@ async def rig(
             iys=IysSettings(client=client),
         )
         async with messenger:
-            workspace = await messenger.create_workspace("crash")
+            workspace = await messenger.workspaces.create("crash")
             await messenger.iys.connect(workspace.id, {
                 "iys_code": fake.iys_code, "brand_code": fake.brand_code,
                 "username": fake.username, "password": fake.password, "base_url": url,
@@ -192,7 +192,7 @@ async def test_a_killed_worker_registers_every_consent_once(
             iys=IysSettings(client=client),
         )  # fmt: skip
         async with recorder:
-            workspace = await recorder.create_workspace("crash")
+            workspace = await recorder.workspaces.create("crash")
             await recorder.iys.connect(workspace.id, {
                 "iys_code": fake.iys_code, "brand_code": fake.brand_code,
                 "username": fake.username, "password": fake.password, "base_url": url,

@@ -137,9 +137,9 @@ async def iys_rig(
         )  # fmt: skip
         rig.messenger = messenger
         async with messenger:
-            workspace = await messenger.create_workspace("iys", recipient_limit=None)
+            workspace = await messenger.workspaces.create("iys", recipient_limit=None)
             rig.workspace_id = workspace.id
-            await messenger.add_connection(
+            await messenger.connections.add(
                 workspace.id, "sms_a", base_url=netgsm_url, default_sender="ACME",
                 credentials={"usercode": netgsm.usercode, "password": netgsm.password},
             )  # fmt: skip

@@ -25,8 +25,8 @@ async def test_connecting_checks_the_user_and_keeps_the_password_sealed(
     async with iys_rig(backend, tmp_path) as r:
         shown = await r.messenger.iys.get(r.workspace_id)
         stored = await r.store.get_iys_connection(r.workspace_id)
-        workspace = await r.messenger.get_workspace(r.workspace_id)
-        audit = await r.messenger.list_audit_events(workspace_id=r.workspace_id)
+        workspace = await r.messenger.workspaces.get(r.workspace_id)
+        audit = await r.messenger.audit.list(workspace_id=r.workspace_id)
 
         assert r.fake.token_requests == ["password"]
         assert (shown.iys_code, shown.brand_code, shown.username) == (

@@ -58,7 +58,7 @@ async def call(app: Starlette, key: str, name: str, arguments: dict[str, object]
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_consent_made_through_mcp_is_registered_once(backend: str, tmp_path: Path) -> None:
     async with iys_rig(backend, tmp_path) as r:
-        key = await r.messenger.create_api_key(r.workspace_id, livemode=True)
+        key = await r.messenger.keys.create(r.workspace_id, livemode=True)
         app = create_app(r.messenger, worker=False)
         async with started(app):
             created = await call(app, key.secret, "create_consent",

@@ -30,7 +30,7 @@ async def test_a_ret_sent_to_3338_stops_the_next_commercial_send_within_one_pull
         await r.later(INTERVAL.total_seconds())
         refused = await r.send(TO)
         state = await r.state(consent.id)
-        audit = await r.messenger.list_audit_events(workspace_id=r.workspace_id)
+        audit = await r.messenger.audit.list(workspace_id=r.workspace_id)
 
         assert refused["status"] == "failed"
         assert refused["error"]["code"] == "IYS_CONSENT_MISSING"

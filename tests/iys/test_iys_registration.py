@@ -23,7 +23,7 @@ async def test_a_consent_recorded_through_rest_reaches_iys_once(
     backend: str, tmp_path: Path
 ) -> None:
     async with iys_rig(backend, tmp_path) as r:
-        key = await r.messenger.create_api_key(r.workspace_id, livemode=True)
+        key = await r.messenger.keys.create(r.workspace_id, livemode=True)
         app = create_app(r.messenger, worker=False)
         async with serve(app) as url, httpx.AsyncClient(base_url=url) as client:
             headers = {"Authorization": f"Bearer {key.secret}"}

@@ -11,8 +11,8 @@ from _iys_support import iys_rig
 from _sql_apps import BACKENDS
 
 from unified_messaging import Messenger, Vault
-from unified_messaging._vault import generate_key_spec
 from unified_messaging.iys import IysSettings
+from unified_messaging.vault._core import generate_key_spec
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -22,7 +22,7 @@ async def test_rotating_the_vault_reseals_the_iys_password(backend: str, tmp_pat
     async with iys_rig(backend, tmp_path, vault=Vault.from_spec(old)) as r:
         both = Messenger(r.store, clock=r.clock, vault=Vault.from_spec(f"{new},{old}"),
                          iys=IysSettings(client=r.client))  # fmt: skip
-        report = await both.rotate_vault()
+        report = await both.vault.rotate()
         only_new = Messenger(r.store, clock=r.clock, vault=Vault.from_spec(new),
                              iys=IysSettings(client=r.client))  # fmt: skip
         consent = await only_new.consents.create(

@@ -35,10 +35,10 @@ from unified_messaging.audit._service import AuditLog
 from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
 from unified_messaging.content import Content
-from unified_messaging.keys._service import ApiKeys
 from unified_messaging.iys import Iys
 from unified_messaging.iys.pull import Puller
 from unified_messaging.iys.wire import IysChange
+from unified_messaging.keys._service import ApiKeys
 from unified_messaging.store.base import Store
 from unified_messaging.suppressions._service import SimulationHelpers, Suppressions
 from unified_messaging.templates._service import Templates

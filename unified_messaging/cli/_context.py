@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from .._observability.metrics import Metrics
     from .._routing.redis_breaker import RedisBreakerStore
     from .._routing.redis_pacing import RedisPacer
-    from .._vault import Vault
     from ..iys.service import IysSettings
     from ..store.base import Store
     from ..vault._core import Vault

@@ -99,7 +99,7 @@ async def _connect(m: Messenger, args: argparse.Namespace) -> Report:
             "username": args.username, "password": _read_password(),
             "base_url": args.base_url}  # fmt: skip
     out = await m.iys.connect(args.workspace, body, verify=not args.no_verify)
-    workspace = await m.get_workspace(args.workspace)
+    workspace = await m.workspaces.get(args.workspace)
     return _connection(out, f"Connected. Consent policy: {workspace.consent_policy}.")
 
 

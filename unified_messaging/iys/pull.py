@@ -28,11 +28,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, get_args
 
-from .._audit_actions import audited
 from .._errors import MessagingError
 from .._ids import new_id
 from .._lifecycle.worker import error_backoff
 from .._types import RecipientType
+from ..audit._actions import audited
 from ..consents.models import Consent, ConsentChange, ConsentOut, normalize_address
 from ..consents.rules import ConsentStatus, ConsentType
 from .errors import IysUnavailable

@@ -15,8 +15,8 @@ from .records import IysConnection
 from .tokens import open_password, seal_password
 
 if TYPE_CHECKING:
-    from .._vault import Vault
     from ..store.base import Store
+    from ..vault._core import Vault
 
 __all__ = ["IysPlan", "plan_iys", "write_iys"]
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from .._admin import _check_base_url
-from .._audit_actions import audited
 from .._errors import ResourceNotFound
 from .._ids import new_id
 from .._models import parse_model
+from ..audit._actions import audited
+from ..connections._service import _check_base_url
 from .backend import Backends
 from .check import IysConsentCheck
 from .errors import IysNotConnected
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
     from .._clock import Clock
     from .._lifecycle.worker import BatchHandler, Handler
-    from .._vault import Vault
     from ..store.base import Store
+    from ..vault._core import Vault
 
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "Iys", "IysSettings"]
 

@@ -28,7 +28,7 @@ from .records import IysConnection, IysToken
 
 if TYPE_CHECKING:
     from .._clock import Clock
-    from .._vault import Vault
+    from ..vault._core import Vault
     from .api import IysApi
     from .store import IysStore
     from .wire import TokenGrant

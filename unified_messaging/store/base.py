@@ -36,8 +36,8 @@ from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
-from ..verifications._ops_store import VerificationOpsStore
 from ..iys.store import IysStore
+from ..verifications._ops_store import VerificationOpsStore
 from ..verifications._store import VerificationStore
 from .users import UserStore
 
@@ -307,9 +307,7 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(
-    UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, Protocol
-):
+class Store(UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, Protocol):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
     and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`),
     İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`) and the İYS

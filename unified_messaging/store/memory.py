@@ -22,9 +22,9 @@ from .._routing.pacing import gcra
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
+from ..iys.records import IysConnection, IysRegistration
 from ..suppressions._rules import Suppression
 from ..verifications._guard_rules import GuardSettings
-from ..iys.records import IysConnection, IysRegistration
 from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin

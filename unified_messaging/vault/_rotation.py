@@ -74,7 +74,7 @@ class _EndpointPlan:
 async def rotate_sealed(store: Store, vault: Vault, *, now: datetime) -> VaultRotation:
     """Re-seal every connection's credentials and every webhook secret in ``store`` that is
     not under ``vault``'s active key. ``now`` decides which previous secrets have expired."""
-    from .iys.rotation import plan_iys, write_iys
+    from ..iys.rotation import plan_iys, write_iys
 
     connections: list[Connection] = []
     endpoints: list[WebhookEndpoint] = []
