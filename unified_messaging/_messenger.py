@@ -522,13 +522,13 @@ class Messenger(
 
     async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
-        return status_record(await self._message(auth, job_id))
+        return status_record(await self._message(auth, job_id), mask_live_text=_masks(auth))
 
     async def get_message_json(self, auth: Principal, job_id: str) -> bytes:
         """``get_message(auth, job_id).to_json()``, the same bytes, built from the stored
         record without the :class:`StatusRecord` model: the REST answer to every status
         poll (issue 25). The same errors, in the same order."""
-        return status_record_json(await self._message(auth, job_id))
+        return status_record_json(await self._message(auth, job_id), mask_live_text=_masks(auth))
 
     async def _message(self, auth: Principal, job_id: str) -> MessageRecord:
         if not storable(job_id):
@@ -546,7 +546,8 @@ class Messenger(
         being handed it; :class:`MessageNotFound` (404) as for :meth:`get_message`."""
         if not storable(job_id):
             raise MessageNotFound
-        return status_record(await self._lifecycle.cancel(auth.workspace_id, auth.livemode, job_id))
+        canceled = await self._lifecycle.cancel(auth.workspace_id, auth.livemode, job_id)
+        return status_record(canceled, mask_live_text=_masks(auth))
 
     # -- listing messages and the provider scorecard (D29)
 
@@ -560,7 +561,9 @@ class Messenger(
         :class:`RequestInvalid`, a ``starting_after`` this key cannot read
         :class:`MessageNotFound`. Only the caller's workspace and mode are listed (D2).
         """
-        return await search_messages(self._store, auth.workspace_id, auth.livemode, search)
+        return await search_messages(
+            self._store, auth.workspace_id, auth.livemode, search, mask_live_text=_masks(auth)
+        )
 
     async def connection_stats(
         self, workspace_id: str, *, since: datetime, livemode: bool = True
@@ -845,6 +848,8 @@ class Messenger(
             phase="accepted",
             ignore_quiet_hours=ignore_quiet_hours,
             iys_mode=plan.iys_mode,
+            api_key_id=auth.key.id if auth.key else None,
+            api_key_name=auth.key.name if auth.key else None,
         )
         job = job_for(record)
         if primary.sender is None:
@@ -875,6 +880,8 @@ class Messenger(
             fallback_requested=plan.fallback_requested,
             requested_sender=plan.requested_sender,
             phase="refused",
+            api_key_id=auth.key.id if auth.key else None,
+            api_key_name=auth.key.name if auth.key else None,
         )
 
     def _outcome_record(
@@ -1054,6 +1061,11 @@ def _scheduled(record: MessageRecord, plan: _SendPlan, when: datetime) -> Messag
 def _paced(jobs: Sequence[Job]) -> dict[str, datetime]:
     """D27: the jobs no send slot was free for in time, and when one should be."""
     return {job.job_id: job.paced_until for job in jobs if job.paced_until is not None}
+
+
+def _masks(auth: Principal) -> bool:
+    """Does the caller's workspace hide live message text (personal data, KVKK)?"""
+    return auth.workspace.mask_live_text
 
 
 def _class(category: Category | None, recipient_type: RecipientType | None) -> IysMode | None:

@@ -188,6 +188,7 @@ class SyncMessenger:
     set_queue_ttl = _blocking(Messenger.set_queue_ttl)
     set_recipient_limit = _blocking(Messenger.set_recipient_limit)
     set_quiet_hours = _blocking(Messenger.set_quiet_hours)
+    set_text_masking = _blocking(Messenger.set_text_masking)
     quota_usage = _blocking(Messenger.quota_usage)
     create_api_key = _blocking(Messenger.create_api_key)
     list_api_keys = _blocking(Messenger.list_api_keys)

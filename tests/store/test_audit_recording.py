@@ -126,6 +126,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.set_recipient_limit(ws.id, "5/1h")
     await m.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
+    await m.set_text_masking(ws.id, True)
     await m.verifications.update_settings(ws.id, max_checks=3)
     key = await m.create_api_key(ws.id, livemode=True)
     await m.revoke_api_key(key.record.id)
@@ -171,6 +172,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("workspace.recipient_limit", ws.id, ws.id),
         ("workspace.quiet_hours", ws.id, ws.id),
         ("workspace.consent_policy", ws.id, ws.id),
+        ("workspace.text_masking", ws.id, ws.id),
         ("workspace.verify_limits", ws.id, ws.id),
         ("api_key.create", ws.id, key.record.id),
         ("api_key.revoke", ws.id, key.record.id),

@@ -42,6 +42,7 @@ def _old_workspace_row(workspace: Workspace) -> dict[str, object]:
     row = dict(workspace_row(workspace))
     del row["quiet_hours"]  # not there before 0015
     del row["consent_policy"]  # not there before 0020
+    del row["mask_live_text"]  # not there before 0026
     return row
 
 
