@@ -85,6 +85,9 @@ class Workspace:
     #: D33: the brand's trade name, MERSİS number and opt-out phrase the content hints look
     #: for, and whether the hints refuse a commercial SMS.
     content_rules: ContentRules = field(default_factory=ContentRules)
+    #: Personal data (KVKK): show no live message's text anywhere (status records, lists,
+    #: webhooks, the dashboard); off by default. Test-mode text is always shown.
+    mask_live_text: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,3 +239,8 @@ class MessageRecord:
     #: D34: a code message's text with its code masked (``******``): what live mode shows in
     #: the status record and webhooks. ``None``: not a code message (shown as sent).
     masked_text: str | None = field(default=None, repr=False)
+    #: The API key the message was sent with (``None``: sent without one, by the dashboard,
+    #: the command line or the library). A key's name never changes, so the name kept here
+    #: is the key's name; it spares every status read a key lookup.
+    api_key_id: str | None = None
+    api_key_name: str | None = None

@@ -49,7 +49,8 @@ class Messages:
         """``messenger.get_message(auth, job_id).to_json()``, the same bytes, built from the
         stored record without the :class:`StatusRecord` model: the REST answer to every
         status poll. The same errors, in the same order."""
-        return status_record_json(await read_message(self._store, auth, job_id))
+        record = await read_message(self._store, auth, job_id)
+        return status_record_json(record, mask_live_text=auth.workspace.mask_live_text)
 
     async def current_answer(
         self, auth: Principal, job_ids: Sequence[str], *, bulk: bool

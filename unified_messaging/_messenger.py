@@ -547,7 +547,9 @@ class Messenger:
 
     async def get_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """The status record of one message (``GET /v1/messages/{job_id}``, D11)."""
-        return status_record(await read_message(self._store, auth, job_id))
+        return status_record(
+            await read_message(self._store, auth, job_id), mask_live_text=_masks(auth)
+        )
 
     async def cancel_message(self, auth: Principal, job_id: str) -> StatusRecord:
         """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``,
@@ -557,7 +559,8 @@ class Messenger:
         being handed it; :class:`MessageNotFound` (404) as for :meth:`get_message`."""
         if not storable(job_id):
             raise MessageNotFound
-        return status_record(await self._lifecycle.cancel(auth.workspace_id, auth.livemode, job_id))
+        canceled = await self._lifecycle.cancel(auth.workspace_id, auth.livemode, job_id)
+        return status_record(canceled, mask_live_text=_masks(auth))
 
     # -- listing messages and the provider scorecard (D29)
 
@@ -571,7 +574,9 @@ class Messenger:
         :class:`RequestInvalid`, a ``starting_after`` this key cannot read
         :class:`MessageNotFound`. Only the caller's workspace and mode are listed (D2).
         """
-        return await search_messages(self._store, auth.workspace_id, auth.livemode, search)
+        return await search_messages(
+            self._store, auth.workspace_id, auth.livemode, search, mask_live_text=_masks(auth)
+        )
 
     def _pacing_for(self, auth: Principal) -> SendPacing | None:
         # D27: test keys talk to the simulator, which has no rate to keep to.
@@ -826,6 +831,8 @@ class Messenger:
             phase="accepted",
             ignore_quiet_hours=ignore_quiet_hours,
             iys_mode=plan.iys_mode,
+            api_key_id=auth.key.id if auth.key else None,
+            api_key_name=auth.key.name if auth.key else None,
         )
         job = job_for(record)
         if primary.sender is None:
@@ -856,6 +863,8 @@ class Messenger:
             fallback_requested=plan.fallback_requested,
             requested_sender=plan.requested_sender,
             phase="refused",
+            api_key_id=auth.key.id if auth.key else None,
+            api_key_name=auth.key.name if auth.key else None,
         )
 
     def _outcome_record(
@@ -932,6 +941,11 @@ def _refuse_content(auth: Principal, plan: _SendPlan, text: str) -> None:
     )
     if refusal is not None:
         raise refusal
+
+
+def _masks(auth: Principal) -> bool:
+    """Does the caller's workspace hide live message text (personal data, KVKK)?"""
+    return auth.workspace.mask_live_text
 
 
 def _class(category: Category | None, recipient_type: RecipientType | None) -> IysMode | None:

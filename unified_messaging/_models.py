@@ -43,6 +43,7 @@ __all__ = [
     "MAX_BODY_LENGTH",
     "MAX_BULK_ITEMS",
     "MAX_FALLBACKS",
+    "ApiKeyRef",
     "AttemptOut",
     "BulkItem",
     "BulkRequest",
@@ -399,6 +400,15 @@ class DlrOut(_Response):
     received_at: datetime
 
 
+class ApiKeyRef(_Response):
+    """The API key a message was sent with: its id and its name (never the key itself)."""
+
+    _omit_none = False
+
+    id: str = Field(description="The key's id (key_...).")
+    name: str | None = Field(description="The name given when the key was created, if any.")
+
+
 def _every_field_required(schema: dict[str, Any]) -> None:
     # The JSON always has every field (null or not), defaults or not: the schema says so.
     schema["required"] = list(schema.get("properties", {}))
@@ -442,8 +452,17 @@ class StatusRecord(_Response):
     body: str | None = Field(
         default=None,  # added later (D34); null for a record built without it
         description=(
-            "The message's text. A one-time code (D34) reads as ****** in live mode; test "
+            "The message's text as handed to providers: a template send's text rendered "
+            "with its variables. In live mode a one-time code (D34) reads as ******, and "
+            "the whole text does where the workspace masks live text (personal data); test "
             "mode shows it."
+        ),
+    )
+    api_key: ApiKeyRef | None = Field(
+        default=None,  # added later; null for a message sent without an API key
+        description=(
+            "The API key the message was sent with (id and name); null for one sent from "
+            "the dashboard, the command line or the library without a key."
         ),
     )
 

@@ -10,6 +10,7 @@ from ._domain import Attempt, ErrorInfo, MessageRecord
 from ._errors import SubmitInterrupted
 from ._message_class import class_of
 from ._models import (
+    ApiKeyRef,
     AttemptOut,
     BulkResponse,
     BulkResult,
@@ -21,6 +22,7 @@ from ._models import (
 from ._types import Category, ProviderCode, RecipientType, SubmitStatus
 
 __all__ = [
+    "TEXT_MASK",
     "bulk_result",
     "send_response",
     "shown_text",
@@ -28,6 +30,11 @@ __all__ = [
     "status_record_json",
     "submit_status",
 ]
+
+
+#: What a masked text reads as: a live one-time code's code (D34), or a live message's whole
+#: text where its workspace masks live text (``Workspace.mask_live_text``).
+TEXT_MASK = "******"
 
 
 def _error(error: ErrorInfo | None) -> ErrorObject | None:
@@ -94,7 +101,9 @@ def bulk_result(record: MessageRecord) -> BulkResult:
     )
 
 
-def status_record(record: MessageRecord) -> StatusRecord:
+def status_record(record: MessageRecord, *, mask_live_text: bool = False) -> StatusRecord:
+    """``record`` as ``GET /v1/messages/{job_id}`` shows it (D11). ``mask_live_text``: its
+    workspace masks live text (:func:`shown_text`)."""
     dlr = record.dlr
     return StatusRecord(
         job_id=record.job_id,
@@ -125,11 +134,14 @@ def status_record(record: MessageRecord) -> StatusRecord:
         send_at=record.send_at,
         category=_class(record)[0],
         recipient_type=_class(record)[1],
-        body=shown_text(record),
+        body=shown_text(record, mask_live_text=mask_live_text),
+        api_key=None
+        if record.api_key_id is None
+        else ApiKeyRef(id=record.api_key_id, name=record.api_key_name),
     )
 
 
-def status_record_json(record: MessageRecord) -> bytes:
+def status_record_json(record: MessageRecord, *, mask_live_text: bool = False) -> bytes:
     """``status_record(record).to_json()``, the same bytes, without building the models.
 
     ``GET /v1/messages/{job_id}`` answers this on every poll (issue 25): validating a
@@ -171,15 +183,24 @@ def status_record_json(record: MessageRecord) -> bytes:
             "send_at": record.send_at,
             "category": category,
             "recipient_type": recipient_type,
-            "body": shown_text(record),
+            "body": shown_text(record, mask_live_text=mask_live_text),
+            "api_key": None
+            if record.api_key_id is None
+            else {"id": record.api_key_id, "name": record.api_key_name},
         }
     )
 
 
-def shown_text(record: MessageRecord) -> str:
-    """A message's text wherever it is shown (status record, webhooks, dashboard): as sent,
-    except a live one-time code's (D34), whose code is masked (``******``)."""
-    if record.livemode and record.masked_text is not None:
+def shown_text(record: MessageRecord, *, mask_live_text: bool = False) -> str:
+    """A message's text wherever it is shown (status record, list, webhooks, dashboard): as
+    sent, except in live mode, where a one-time code's code is masked (D34) and, when its
+    workspace masks live text (personal data, KVKK), the whole text is (``******``). Decided
+    when shown, not when sent: turning the setting on hides the texts sent before too."""
+    if not record.livemode:
+        return record.text
+    if mask_live_text:
+        return TEXT_MASK
+    if record.masked_text is not None:
         return record.masked_text
     return record.text
 

@@ -158,9 +158,15 @@ def parse_query_string(items: Iterable[tuple[str, str]]) -> MessageSearch:
 
 
 async def search_messages(
-    store: Store, workspace_id: str, livemode: bool, search: SearchInput | None
+    store: Store,
+    workspace_id: str,
+    livemode: bool,
+    search: SearchInput | None,
+    *,
+    mask_live_text: bool = False,
 ) -> MessagePage:
-    """One page of the workspace's messages of one mode (the rules: see the module)."""
+    """One page of the workspace's messages of one mode (the rules: see the module);
+    ``mask_live_text``: the workspace hides live text (:func:`~._responses.shown_text`)."""
     parsed = MessageSearch() if search is None else parse_model(MessageSearch, search)
     older_than = None
     if parsed.starting_after is not None:
@@ -179,7 +185,7 @@ async def search_messages(
     )
     found = await store.list_messages(query)
     return MessagePage(
-        data=[status_record(record) for record in found[: parsed.limit]],
+        data=[status_record(r, mask_live_text=mask_live_text) for r in found[: parsed.limit]],
         has_more=len(found) > parsed.limit,
     )
 

@@ -104,6 +104,7 @@ class SyncWorkspaces(SyncNamespace):
     set_queue_ttl = blocking(Workspaces.set_queue_ttl)
     set_recipient_limit = blocking(Workspaces.set_recipient_limit)
     set_quiet_hours = blocking(Workspaces.set_quiet_hours)
+    set_text_masking = blocking(Workspaces.set_text_masking)
     quota_usage = blocking(Workspaces.quota_usage)
 
 

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from _databases import Database
 
 # The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
-# 0020, 0021, 0022, 0023, 0025.
-HEAD = "0025"
+# 0020, 0021, 0022, 0023, 0025, 0026.
+HEAD = "0026"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -116,7 +116,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     del row["version"], row["requested_sender"]  # the columns do not exist yet
     del row["template_name"], row["template_language"], row["phase"], row["send_at"]
     del row["ignore_quiet_hours"], row["held_until"], row["iys_mode"]
-    del row["masked_text"]
+    del row["masked_text"], row["api_key_id"], row["api_key_name"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -165,6 +165,8 @@ async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were
                     row["held_until"],
                     row["iys_mode"],
                     row["masked_text"],
+                    row["api_key_id"],
+                    row["api_key_name"],
                 )
                 await connection.execute(sa.insert(messages).values(row))
     finally:
@@ -192,7 +194,7 @@ async def _insert_old_workspace(sql_database: Database, workspace: Workspace) ->
     (the flood guard's, revision 0007), which the upgrade fills with the default."""
     row = workspace_row(workspace)
     del row["recipient_limit"], row["recipient_window_ms"], row["quiet_hours"]
-    del row["consent_policy"], row["content_rules"]
+    del row["consent_policy"], row["content_rules"], row["mask_live_text"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:

@@ -43,6 +43,7 @@ def _old_workspace_row(workspace: Workspace) -> dict[str, object]:
     del row["quiet_hours"]  # not there before 0015
     del row["consent_policy"]  # not there before 0020
     del row["content_rules"]  # not there before 0023
+    del row["mask_live_text"]  # not there before 0026
     return row
 
 

@@ -315,10 +315,11 @@ class Lifecycle:
             elif record.status == "queued" and record.attempts:
                 items.append(self._retry_item(record, record.created_at + queue_ttl))
         announced = await self._with_endpoints({r.workspace_id for r in records})
+        masked = await self._masking(announced)
         for record in records:
             event = event_for(record.status)
             if event is not None and record.workspace_id in announced:
-                items.append(self._event_item(record, event))
+                items.append(self._event_item(record, event, record.workspace_id in masked))
         return items, refs
 
     @staticmethod
@@ -412,22 +413,34 @@ class Lifecycle:
     async def _with_endpoints(self, workspaces: set[str]) -> set[str]:
         return {ws for ws in workspaces if await self._store.list_webhook_endpoints(ws)}
 
-    def _event_item(self, record: MessageRecord, event: EventType) -> WorkItem:
+    async def _masking(self, workspaces: set[str]) -> set[str]:
+        """The workspaces among ``workspaces`` that hide live message text: their events
+        carry the text masked, as their status records do."""
+        masked = set()
+        for workspace_id in workspaces:
+            workspace = await self._store.get_workspace(workspace_id)
+            if workspace is not None and workspace.mask_live_text:
+                masked.add(workspace_id)
+        return masked
+
+    def _event_item(self, record: MessageRecord, event: EventType, masked: bool) -> WorkItem:
         """An event, as work stored with the change it announces. Its id is its webhook id:
-        stable across re-runs, so a crash after the change repeats it, never loses it."""
+        stable across re-runs, so a crash after the change repeats it, never loses it.
+        ``masked``: the workspace hides live text, so the event's record does too."""
         now = self._clock.now()
         event_id = f"evt_{record.job_id}_{record.version}_{event.removeprefix('message.')}"
         return WorkItem(
             id=event_id, kind=WORK_EVENT, ref=record.job_id, due_at=now, created_at=now,
             payload={"workspace_id": record.workspace_id, "event": event,
-                     "record": status_record(record).to_dict()},
+                     "record": status_record(record, mask_live_text=masked).to_dict()},
         )  # fmt: skip
 
     async def _events(self, record: MessageRecord, *events: EventType | None) -> list[WorkItem]:
         wanted = [e for e in events if e is not None]
         if not wanted or not await self._with_endpoints({record.workspace_id}):
             return []
-        return [self._event_item(record, event) for event in wanted]
+        masked = bool(await self._masking({record.workspace_id}))
+        return [self._event_item(record, event, masked) for event in wanted]
 
     # ------------------------------------------------------------------ reports in
 

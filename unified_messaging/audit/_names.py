@@ -22,6 +22,7 @@ AuditAction = Literal[
     "workspace.recipient_limit",
     "workspace.quiet_hours",
     "workspace.consent_policy",
+    "workspace.text_masking",
     "workspace.verify_limits",
     "workspace.content_rules",
     "workspace.verify_guard",

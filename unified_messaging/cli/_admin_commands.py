@@ -98,6 +98,20 @@ def add_workspaces(commands: Subparsers) -> None:
         help="the İYS consent check before a commercial SMS is handed over: off (the "
         "providers decide; the default) or local (our consent records decide)",
     )
+    masking = update.add_mutually_exclusive_group()
+    masking.add_argument(
+        "--mask-live-text",
+        dest="mask_live_text",
+        action="store_true",
+        default=None,
+        help="hide the text of live messages wherever it is shown (personal data, KVKK)",
+    )
+    masking.add_argument(
+        "--show-live-text",
+        dest="mask_live_text",
+        action="store_false",
+        help="show the text of live messages again (the default)",
+    )
     _verify_limits(update)
     add_content_options(update)
     add_command(group, "list", help="list every workspace", run=admin_command(_list_workspaces))
@@ -183,7 +197,7 @@ def _verify_limits(parser: argparse.ArgumentParser) -> None:
 _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota",
                      "retry_unavailable": "retry unavailable", "queue_ttl": "queue TTL (s)",
                      "recipient_limit": "recipient limit", "quiet_hours": "quiet hours",
-                     "consent_policy": "consent policy",
+                     "consent_policy": "consent policy", "mask_live_text": "mask live text",
                      "created_at": "created", "verify_max_checks": "verify: wrong codes",
                      "verify_max_sends": "verify: sends", "verify_cooldown": "verify: cooldown (s)",
                      "verify_hourly_limit": "verify: per recipient an hour",
@@ -231,6 +245,8 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         workspace = await m.workspaces.set_quiet_hours(workspace.id, quiet)
     if args.consent_policy is not None:
         workspace = await m.consents.set_policy(workspace.id, args.consent_policy)
+    if args.mask_live_text is not None:
+        workspace = await m.set_text_masking(workspace.id, args.mask_live_text)
     if verify is not None:
         await m.verifications.set_settings(workspace.id, verify)
     if content is not None:
@@ -241,7 +257,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
         value is not None
         for value in (
             args.queue_ttl, new_limit, args.retry_unavailable, args.quiet_hours,
-            args.consent_policy,
+            args.consent_policy, args.mask_live_text,
         )
     )  # fmt: skip
     note = _APPLIES_WITHIN if changed else ""

@@ -265,10 +265,16 @@ def _timeline(
 
 def _show_text(record: StatusRecord, events: list[Event]) -> str:
     mode = "live" if record.livemode else "test"
-    head = [
-        f"{record.job_id}  {record.status}  {record.provider}  {record.to}  ({mode})",
-        "",
-    ]
+    head = [f"{record.job_id}  {record.status}  {record.provider}  {record.to}  ({mode})"]
+    if record.template_key:
+        head.append(f"template: {record.template_key}")
+    if record.body is not None:
+        # The text as sent (a template's rendered), each line indented under its label.
+        head.append("text:     " + record.body.replace("\n", "\n          "))
+    key = record.api_key
+    if key is not None:
+        head.append(f"API key:  {key.name} ({key.id})" if key.name else f"API key:  {key.id}")
+    head.append("")
     width = max(len(what) for _, what, _ in events)
     lines = [f"{_short(iso(at))}  {what:<{width}}  {detail}" for at, what, detail in events]
     return "\n".join(head + lines)

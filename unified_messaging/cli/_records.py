@@ -43,6 +43,8 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "quiet_hours": quiet or "off",
         # D33: the hand-over gate's consent check, "off" or "local".
         "consent_policy": workspace.consent_policy,
+        # Personal data: live message text shown as ****** everywhere.
+        "mask_live_text": workspace.mask_live_text,
         "created_at": iso(workspace.created_at),
     }
 

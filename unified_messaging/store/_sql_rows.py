@@ -90,6 +90,7 @@ def workspace_row(workspace: Workspace) -> Values:
         "quiet_hours": None if workspace.quiet_hours is None else workspace.quiet_hours.to_json(),
         "consent_policy": workspace.consent_policy,
         "content_rules": workspace.content_rules.to_json(),
+        "mask_live_text": workspace.mask_live_text,
     }
 
 
@@ -105,6 +106,7 @@ def workspace_from(row: RowMap) -> Workspace:
         quiet_hours=_quiet_hours_from(row["quiet_hours"]),
         consent_policy=row["consent_policy"],
         content_rules=ContentRules.from_json(row["content_rules"]),
+        mask_live_text=row["mask_live_text"],
     )
 
 
@@ -309,6 +311,8 @@ def message_row(message: MessageRecord) -> Values:
         "held_until": message.held_until,
         "iys_mode": message.iys_mode,
         "masked_text": message.masked_text,
+        "api_key_id": message.api_key_id,
+        "api_key_name": message.api_key_name,
     }
 
 
@@ -347,6 +351,8 @@ def message_from(row: RowMap) -> MessageRecord:
         held_until=row["held_until"],
         iys_mode=row["iys_mode"],
         masked_text=row["masked_text"],
+        api_key_id=row["api_key_id"],
+        api_key_name=row["api_key_name"],
     )
 
 

@@ -151,6 +151,8 @@ workspaces = sa.Table(
     # D33: the content hints' settings ``{"trade_name", "mersis", "opt_out", "refuse"}``;
     # NULL: none set, hints only warn (migration 0023).
     sa.Column("content_rules", _Json, nullable=True),
+    # Personal data: hide the text of live messages wherever it is shown (migration 0026).
+    sa.Column("mask_live_text", sa.Boolean, nullable=False, server_default=sa.false()),
 )
 
 api_keys = sa.Table(
@@ -268,6 +270,9 @@ messages = sa.Table(
     sa.Column("iys_mode", _Text, nullable=True),
     # D34: a code message's text with its code masked, shown in live mode (migration 0020v).
     sa.Column("masked_text", _Text, nullable=True),
+    # The API key it was sent with, id and name (NULL: none; migration 0026).
+    sa.Column("api_key_id", _Text, nullable=True),
+    sa.Column("api_key_name", _Text, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a

@@ -113,13 +113,15 @@ class WebhookOutbox:
     async def emit(self, record: MessageRecord, event_type: EventType) -> int:
         """Queue ``event_type`` about ``record`` for every enabled endpoint that wants it.
 
-        Returns how many deliveries were queued. A workspace without endpoints costs one
-        store read.
+        Returns how many deliveries were queued. The record is shown as its workspace shows
+        it (masked live text, if it hides that).
         """
+        workspace = await self._store.get_workspace(record.workspace_id)
+        masked = workspace is not None and workspace.mask_live_text
         return await self.emit_document(
             record.workspace_id,
             event_type,
-            status_record(record).to_dict(),
+            status_record(record, mask_live_text=masked).to_dict(),
             event_id=event_id(),
             attempt_now=False,
         )

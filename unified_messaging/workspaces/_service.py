@@ -127,6 +127,18 @@ class Workspaces:
         await self._store.update_workspace(workspace)
         return workspace
 
+    @audited("workspace.text_masking", of_workspace)
+    async def set_text_masking(self, workspace_id: str, enabled: bool) -> Workspace:
+        """Hide the text of the workspace's live messages wherever it is shown (status
+        records, the list, webhooks, the dashboard): ``******`` instead, for the messages
+        sent before as well (personal data under KVKK). Off by default; test mode always
+        shows its text. The text is still handed to the providers, and kept for fallback."""
+        if not isinstance(enabled, bool):
+            raise RequestInvalid.for_field("mask_live_text", "must be true or false")
+        workspace = replace(await self.get(workspace_id), mask_live_text=enabled)
+        await self._store.update_workspace(workspace)
+        return workspace
+
     async def quota_usage(self, workspace_id: str) -> QuotaUsage:
         workspace = await self.get(workspace_id)
         period = quota_period(self._clock.now())

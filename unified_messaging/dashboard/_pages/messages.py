@@ -1,5 +1,6 @@
 """Messages: the D29 list with its filters, and one message's timeline (attempts, fallbacks,
-the delivery report).
+the delivery report), each with its text and the API key that sent it; the workspace's
+switch that hides live text (personal data).
 
 Both read through the viewer's principal, so another workspace's message, or the other
 mode's, is "not found" here exactly as it is over REST, whatever id the URL names.
@@ -16,6 +17,7 @@ from starlette.routing import Route
 from ..._errors import MessageNotFound, RequestInvalid
 from ..._types import ALL_PROVIDERS, MessageStatus
 from .._app import Dashboard, route
+from .._notices import Notice
 from .._ui import Page
 
 __all__ = ["routes"]
@@ -28,6 +30,7 @@ _PICKER = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
 def routes(dashboard: Dashboard) -> list[Route]:
     return [
         route("/messages", dashboard.guarded(message_list)),
+        route("/messages/text-masking", dashboard.guarded(set_text_masking), "POST"),
         route("/messages/{job_id}", dashboard.guarded(message_detail)),
     ]
 
@@ -48,6 +51,7 @@ async def message_list(page: Page) -> Response:
     template = "_message_rows.html" if page.is_htmx else "messages.html"
     return page.render(
         template,
+        masked=page.require_workspace().mask_live_text,
         listing=listing,
         filters=filters,
         error=error,
@@ -71,4 +75,17 @@ async def message_detail(page: Page) -> Response:
     workspace_id = principal.workspace_id
     deliveries = await page.messenger.webhooks.deliveries_about(workspace_id, record.job_id)
     urls = {e.id: e.url for e in await page.messenger.webhooks.list(workspace_id)}
-    return page.render("message.html", message=record, deliveries=deliveries, urls=urls)
+    masked = record.livemode and principal.workspace.mask_live_text
+    return page.render(
+        "message.html", message=record, deliveries=deliveries, urls=urls, masked=masked
+    )
+
+
+async def set_text_masking(page: Page) -> Response:
+    """Hide (or show again) the text of the workspace's live messages: audited, with the
+    user's name, like every change."""
+    workspace = page.require_workspace()
+    enabled = page.form.get("mask_live_text") == "1"
+    await page.messenger.set_text_masking(workspace.id, enabled)
+    said = "hidden everywhere" if enabled else "shown again"
+    return await page.done("/messages", Notice(f"The text of live messages is {said}."))
