@@ -84,16 +84,16 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             webhook_policy=TargetPolicy(allow_private=True),
         )  # fmt: skip
         await stack.enter_async_context(messenger)
-        workspace = await messenger.create_workspace("shop", recipient_limit=None)
-        await messenger.add_connection(
+        workspace = await messenger.workspaces.create("shop", recipient_limit=None)
+        await messenger.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": "p"},
             default_sender="ACME",
         )  # fmt: skip
-        live_key = await messenger.create_api_key(workspace.id, livemode=True, name="checkout")
-        test_key = await messenger.create_api_key(workspace.id, livemode=False, name="ci")
+        live_key = await messenger.keys.create(workspace.id, livemode=True, name="checkout")
+        test_key = await messenger.keys.create(workspace.id, livemode=False, name="ci")
         receiver = Starlette(routes=[Route("/hook", receive, methods=["POST"])])
         hook_url = await stack.enter_async_context(serve(receiver))
-        await messenger.create_webhook_endpoint(workspace.id, hook_url + "/hook")
+        await messenger.webhooks.create(workspace.id, hook_url + "/hook")
         app = create_app(messenger, worker=False, mcp=False)
         transport = httpx.ASGITransport(app=app)
         http, test_http = [
@@ -118,7 +118,9 @@ async def test_a_message_shows_its_text_and_the_key_that_sent_it(world: World) -
 
 
 async def test_a_template_send_shows_the_text_its_variables_made(world: World) -> None:
-    await world.messenger.set_template(world.workspace_id, "order", "Merhaba {{ name }}, #{{ no }}")
+    await world.messenger.templates.set(
+        world.workspace_id, "order", "Merhaba {{ name }}, #{{ no }}"
+    )
     job_id = await world.send(
         {"to": "+905551234567", "template": "order", "variables": {"name": "Ayşe", "no": 42}}
     )
@@ -147,7 +149,7 @@ async def test_a_bulk_item_refused_before_any_provider_still_names_its_key(world
 
 async def test_a_workspace_that_hides_live_text_shows_none_of_it(world: World) -> None:
     before = await world.send({"to": "+905551234567", "body": "sent while shown"})
-    await world.messenger.set_text_masking(world.workspace_id, True)
+    await world.messenger.workspaces.set_text_masking(world.workspace_id, True)
     after = await world.send({"to": "+905551234568", "body": "sent while hidden"})
     in_test = await world.send({"to": "+905551234569", "body": "a test message"}, test=True)
 
@@ -162,18 +164,18 @@ async def test_a_workspace_that_hides_live_text_shows_none_of_it(world: World) -
 
 
 async def test_showing_live_text_again_shows_every_message(world: World) -> None:
-    await world.messenger.set_text_masking(world.workspace_id, True)
+    await world.messenger.workspaces.set_text_masking(world.workspace_id, True)
     job_id = await world.send({"to": "+905551234567", "body": "Kargonuz yolda"})
 
-    await world.messenger.set_text_masking(world.workspace_id, False)
+    await world.messenger.workspaces.set_text_masking(world.workspace_id, False)
 
     assert (await world.record(job_id))["body"] == "Kargonuz yolda"
 
 
 async def test_hiding_live_text_is_recorded_in_the_audit_log(world: World) -> None:
-    await world.messenger.set_text_masking(world.workspace_id, True)
+    await world.messenger.workspaces.set_text_masking(world.workspace_id, True)
 
-    page = await world.messenger.list_audit_events(workspace_id=world.workspace_id)
+    page = await world.messenger.audit.list(workspace_id=world.workspace_id)
     found = [e for e in page.data if e.action == "workspace.text_masking"]
     assert [(e.target, e.actor) for e in found] == [(world.workspace_id, "library")]
 

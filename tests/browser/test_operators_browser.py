@@ -20,9 +20,7 @@ def _shot(page: Page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
-def test_a_hostile_text_is_shown_as_text_with_the_key_that_sent_it(
-    page: Page, demo: Demo
-) -> None:
+def test_a_hostile_text_is_shown_as_text_with_the_key_that_sent_it(page: Page, demo: Demo) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     sent = httpx.post(

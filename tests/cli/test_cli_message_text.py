@@ -33,14 +33,14 @@ def _closed_port() -> int:
 async def _send(database_url: str, master_keys: str) -> Sent:
     messenger = Messenger(SqlStore(database_url), vault=Vault.from_spec(master_keys))
     async with messenger:
-        workspace = await messenger.create_workspace("Acme", recipient_limit=None)
+        workspace = await messenger.workspaces.create("Acme", recipient_limit=None)
         # A live account nobody answers for: the send fails and is kept, with its text.
-        await messenger.add_connection(
+        await messenger.connections.add(
             workspace.id, "sms_a", credentials={"usercode": "u", "password": "p"},
             default_sender="ACME", base_url=f"http://127.0.0.1:{_closed_port()}",
         )  # fmt: skip
-        live_key = await messenger.create_api_key(workspace.id, livemode=True, name="checkout")
-        test_key = await messenger.create_api_key(workspace.id, livemode=False, name="ci")
+        live_key = await messenger.keys.create(workspace.id, livemode=True, name="checkout")
+        test_key = await messenger.keys.create(workspace.id, livemode=False, name="ci")
         live = await messenger.authenticate(live_key.secret)
         text = "Sipariş 12 yolda\n2. satır"
         with pytest.raises(ProviderUnavailable):  # 502: the job is kept

@@ -42,7 +42,7 @@ async def test_a_message_page_shows_its_text_as_text_and_its_key(
 async def test_a_template_message_shows_the_text_its_variables_made(
     signed_in: Console, url: str, bed: TestBed, messenger: Messenger
 ) -> None:
-    await messenger.set_template(bed.workspace.id, "otp_note", "Merhaba {{ name }}!")
+    await messenger.templates.set(bed.workspace.id, "otp_note", "Merhaba {{ name }}!")
     sent = await _send(
         url, bed.api_key, {"to": "+905551234567", "template": "otp_note",
                            "variables": {"name": "<b>Ayşe</b>"}},
@@ -56,13 +56,13 @@ async def test_a_template_message_shows_the_text_its_variables_made(
 async def test_hiding_live_text_hides_it_on_both_pages_and_is_audited_with_the_user(
     signed_in: Console, url: str, bed: TestBed, messenger: Messenger
 ) -> None:
-    shop = await messenger.create_workspace("Live Ltd")
+    shop = await messenger.workspaces.create("Live Ltd")
     # A live account nobody answers for (port 9 refuses): the send fails, and is kept.
-    await messenger.add_connection(
+    await messenger.connections.add(
         shop.id, "sms_a", credentials={"usercode": "u", "password": "p"},
         default_sender="ACME", base_url="http://127.0.0.1:9",
     )  # fmt: skip
-    live_key = await messenger.create_api_key(shop.id, livemode=True, name="prod")
+    live_key = await messenger.keys.create(shop.id, livemode=True, name="prod")
     sent = await _send(url, live_key.secret, {"to": "+905551234567", "body": "Sipariş 77 hazır"})
     assert sent.status_code == 502
     live = await messenger.principal(shop.id, livemode=True)
@@ -78,9 +78,9 @@ async def test_hiding_live_text_hides_it_on_both_pages_and_is_audited_with_the_u
     detail = await signed_in.get(f"/messages/{job_id}")
     assert "Sipariş 77" not in detail.text and "masks the text of live messages" in detail.text
     assert "prod" in detail.text  # the key that sent it is still named
-    audit = await messenger.list_audit_events(action="workspace.text_masking")
+    audit = await messenger.audit.list(action="workspace.text_masking")
     assert [e.actor for e in audit.data] == ["dashboard:ops@example.com"]
-    test_key = await messenger.create_api_key(shop.id, livemode=False)
+    test_key = await messenger.keys.create(shop.id, livemode=False)
     await signed_in.post("/view", {"livemode": "test"})
     test_sent = await _send(url, test_key.secret, {"to": "+905551234567", "body": "test metni"})
     shown = await signed_in.get(f"/messages/{test_sent.json()['job_id']}")

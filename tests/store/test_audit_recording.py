@@ -168,7 +168,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.workspaces.set_recipient_limit(ws.id, "5/1h")
     await m.workspaces.set_quiet_hours(ws.id, parse_quiet_hours("21:00-09:00"))
     await m.consents.set_policy(ws.id, "local")
-    await m.set_text_masking(ws.id, True)
+    await m.workspaces.set_text_masking(ws.id, True)
     await m.verifications.update_settings(ws.id, max_checks=3)
     await m.content.update_rules(ws.id, trade_name="Acme Gıda A.Ş.", refuse=True)
     await m.verifications.guard.update_settings(ws.id, prefix_limit=Velocity(1, timedelta(hours=1)))

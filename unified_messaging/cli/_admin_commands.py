@@ -246,7 +246,7 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     if args.consent_policy is not None:
         workspace = await m.consents.set_policy(workspace.id, args.consent_policy)
     if args.mask_live_text is not None:
-        workspace = await m.set_text_masking(workspace.id, args.mask_live_text)
+        workspace = await m.workspaces.set_text_masking(workspace.id, args.mask_live_text)
     if verify is not None:
         await m.verifications.set_settings(workspace.id, verify)
     if content is not None:

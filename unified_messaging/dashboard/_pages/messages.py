@@ -86,6 +86,6 @@ async def set_text_masking(page: Page) -> Response:
     user's name, like every change."""
     workspace = page.require_workspace()
     enabled = page.form.get("mask_live_text") == "1"
-    await page.messenger.set_text_masking(workspace.id, enabled)
+    await page.messenger.workspaces.set_text_masking(workspace.id, enabled)
     said = "hidden everywhere" if enabled else "shown again"
     return await page.done("/messages", Notice(f"The text of live messages is {said}."))
