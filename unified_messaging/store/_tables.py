@@ -39,6 +39,8 @@ __all__ = [
     "provider_refs",
     "quota",
     "sessions",
+    "stat_changes",
+    "stats",
     "suppressions",
     "templates",
     "users",
@@ -573,6 +575,43 @@ verification_settings = sa.Table(
     sa.Column("max_sends", sa.Integer, nullable=False),
     sa.Column("resend_cooldown_ms", sa.BigInteger, nullable=False),
     sa.Column("hourly_limit", sa.Integer, nullable=False),
+)
+
+# Delivery figures (migration 0027, ``GET /v1/stats``). Triggers on um_messages and
+# um_verifications append what each write changes to um_stat_changes (never a shared row
+# updated on the send path); ``Store.fold_stats`` sums the log into um_stats, per UTC hour
+# (span 1) and UTC day (span 24). The migration's docstring says what each kind counts.
+# No foreign keys: a count outlives nothing, and the triggers must never fail a write.
+stats = sa.Table(
+    "um_stats",
+    metadata,
+    sa.Column("workspace_id", _Text, nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("span", sa.SmallInteger, nullable=False),
+    sa.Column("hour", sa.BigInteger, nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("detail", sa.Integer, nullable=False),
+    sa.Column("n", sa.BigInteger, nullable=False),
+    # A window of one kind is one range of this key (SQLite keeps the rows in its order).
+    sa.PrimaryKeyConstraint(
+        "workspace_id", "livemode", "kind", "span", "hour", "provider", "status", "detail"
+    ),
+    sqlite_with_rowid=False,
+)
+
+stat_changes = sa.Table(
+    "um_stat_changes",
+    metadata,
+    sa.Column("workspace_id", _Text, nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("hour", sa.BigInteger, nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("detail", sa.Integer, nullable=False),
+    sa.Column("n", sa.BigInteger, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -36,6 +36,7 @@ from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
+from ..stats._store import StatsStore
 from ..verifications._store import VerificationStore
 from .users import UserStore
 
@@ -305,7 +306,7 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(UserStore, ConsentStore, VerificationStore, Protocol):
+class Store(UserStore, ConsentStore, VerificationStore, StatsStore, Protocol):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
     and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`),
     and İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`)."""

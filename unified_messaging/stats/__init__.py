@@ -1,0 +1,1 @@
+"""Delivery figures (``GET /v1/stats``, ``messenger.stats``): placeholder, filled below."""
