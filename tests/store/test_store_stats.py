@@ -30,7 +30,10 @@ H0 = hour_of(T0)
 
 
 def oracle(
-    records: Iterable[MessageRecord], start: int, end: int, verifications: Iterable[Verification] = ()
+    records: Iterable[MessageRecord],
+    start: int,
+    end: int,
+    verifications: Iterable[Verification] = (),
 ) -> list[StatCount]:
     counts: Counter[tuple[str, int | None, str, str, int]] = Counter()
     keys = [k for r in records for k in message_keys(r)]
@@ -222,7 +225,7 @@ states = st.fixed_dictionaries(
         "provider": st.sampled_from(PROVIDERS),
         "attempts": attempts.map(tuple),
         # Delivery times from none to days, microseconds included.
-        "latency": st.one_of(st.none(), st.integers(-10**6, 3 * 86_400 * 10**6)),
+        "latency": st.one_of(st.none(), st.integers(-(10**6), 3 * 86_400 * 10**6)),
     }
 )
 histories = st.lists(
