@@ -11,8 +11,8 @@ INCLUDED_PRIVATE_MEMBERS = {"__version__"}
 # Subpackages meant to be imported by users; they are reached as ``unified_messaging.x``.
 #: Public subpackages and modules: edges, seams, and the receivers' ``webhooks`` helpers.
 PUBLIC_SUBPACKAGES = {
-    "asgi", "cli", "consents", "contrib", "dashboard", "providers", "store", "testing",
-    "verifications", "webhooks",
+    "asgi", "cli", "consents", "contrib", "dashboard", "providers", "stats", "store",
+    "testing", "verifications", "webhooks",
 }  # fmt: skip
 
 

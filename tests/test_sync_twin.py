@@ -201,6 +201,7 @@ def test_every_messenger_namespace_has_a_sync_twin_with_every_method() -> None:
 #: Public namespace members with no twin, and why.
 NAMESPACE_NO_TWIN: dict[str, str] = {
     "verifications.handle_expiry": "The worker's handler: the worker calls it on the loop.",
+    "stats.keep_folded": "Runs beside the worker on the loop (run_worker starts it).",
 }
 
 

@@ -40,6 +40,7 @@ from ._sync_namespaces import (
     SyncWorkspaces,
 )
 from .consents.sync import SyncConsents
+from .stats._sync import SyncStats
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -101,6 +102,7 @@ class SyncMessenger:
         self.access = SyncAccess(m.access, run)
         self.reports = SyncReports(m.reports, run)
         self.messages = SyncMessages(m.messages, run)
+        self.stats = SyncStats(m.stats, run)
         self.test_helpers = SyncSimulationHelpers(m.test_helpers, run)
 
     def __repr__(self) -> str:

@@ -39,6 +39,7 @@ from ._body import read_json_object
 from ._client_ip import ClientAddress
 from ._consents import ConsentsEndpoint
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
+from ._stats import StatsEndpoint
 from ._suppressions import SuppressionsEndpoint
 from ._verifications import VerificationsEndpoint
 
@@ -93,6 +94,7 @@ class RestApi:
             messenger, client_address=client_address, max_body_bytes=max_body_bytes
         )
         self._verifications = VerificationsEndpoint(messenger, max_body_bytes=max_body_bytes)
+        self._stats = StatsEndpoint(messenger)
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -161,6 +163,10 @@ class RestApi:
 
     async def cancel_verification(self, request: Request) -> Response:
         return await self._authorized(request, self._verifications.cancel)
+
+    async def stats(self, request: Request) -> Response:
+        """``GET /v1/stats``: delivery figures of the key's workspace and mode."""
+        return await self._authorized(request, self._stats.get)
 
     # ------------------------------------------------------------------ the frame
 

@@ -37,6 +37,7 @@ from .._search import MessagePage
 from .._suppressions import SuppressionCreate, SuppressionOut, SuppressionPage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
+from ..stats._models import StatsOverview
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 
 __all__ = ["REF", "ErrorResponse", "Health", "JsonObject", "model_schemas", "query_parameters"]
@@ -135,6 +136,7 @@ def model_schemas() -> JsonObject:
         (CheckRequest, "validation"),
         (VerificationOut, "serialization"),
         (CheckResponse, "serialization"),
+        (StatsOverview, "serialization"),
     ]
     _, top = models_json_schema(models, ref_template=REF, schema_generator=_ContractSchema)
     schemas: JsonObject = top["$defs"]

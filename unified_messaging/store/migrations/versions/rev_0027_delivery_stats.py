@@ -1,28 +1,20 @@
 """Delivery figures from indexed counts, kept by the database on every write (``GET /v1/stats``).
 
-``um_stat_changes`` is an append-only log of count changes: triggers on ``um_messages`` and
-``um_verifications`` add one row per thing a write changes (``+1`` for what the row counts
-as now, ``-1`` for what it counted as before), whatever code path wrote it. Appending never
-waits on another transaction (no shared counter row is updated on the send path, so
-PostgreSQL's concurrent writers neither queue nor deadlock on one). ``um_stats`` holds the
-folded counts, per workspace, mode, kind, span (1: a UTC hour, 24: a UTC day), hour and key;
-``Store.fold_stats`` moves the log into it (the worker every minute, and every stats read),
-and a read adds what is still in the log, so it is exact whatever the fold has done.
+``um_stat_changes`` is an append-only log: triggers on ``um_messages`` and
+``um_verifications`` add the counted fields of each row written (``n`` = 1), and of the row
+as it was before an update that changed any of them (``n`` = -1), whatever code path wrote
+it. A trigger copies a few columns and computes nothing, so the send path pays one small
+insert per write; and appending never waits on another transaction (no shared counter row is
+updated on the send path, so PostgreSQL's concurrent writers neither queue nor deadlock on
+one). ``um_stats`` holds the counts, per workspace, mode, kind, span (1: a UTC hour, 24: a
+UTC day), hour and key; the store's fold (``Store.fold_stats``: the worker every minute, and
+every stats read) counts the log into it, and a read counts what is still in the log, so it
+is exact whatever the fold has done. The store's ``_sql_stats`` says what each row counts as
+(and ``stats/_contributions.py`` the same in Python).
 
-What a message counts as (``stats/_contributions.py`` computes the same in Python, for the
-memory store; a test holds the two together):
-
-- ``status``: its status, ``detail`` 0 when no provider was tried, 1 one provider, 2 when it
-  went on to another provider than its first (a fallback);
-- ``attempt``: each attempt by provider and attempt status, ``detail`` bit 1 when another
-  attempt followed it, bit 2 when the provider took it (it answered with its message id);
-- ``latency``: a delivered message's ``final_at - sent_at`` bucket (``detail``, the bounds
-  of ``stats/_buckets.LATENCY_BOUNDS_MS``) under the provider that delivered it;
-- a verification: ``verification`` by status.
-
-Every row counts under the UTC hour of the message's (verification's) ``created_at``. Rows
-deleted by hand are not subtracted (no code deletes them). Existing rows are counted once,
-here.
+The messages and verifications already stored are counted here, once, straight into
+``um_stats`` (with this revision's own copy of those rules). Rows deleted by hand are not
+subtracted: no code deletes them.
 
 Revision ID: 0027
 Revises: 0021
@@ -51,17 +43,7 @@ _BOUNDS_MS = (
     43_200_000, 64_800_000, 86_400_000, 129_600_000, 172_800_000,
 )  # fmt: skip
 _KEY = "workspace_id, livemode, kind, hour, provider, status, detail"
-_COLUMNS = f"{_KEY}, n"
 _PK = "workspace_id, livemode, kind, span, hour, provider, status, detail"
-#: The changes as hour rows (span 1) and UTC day rows (span 24), in ``_PK`` order.
-_FOLD_SPANS = (
-    "SELECT workspace_id, livemode, kind, 1, hour, provider, status, detail, sum(n) "
-    "FROM um_stat_changes GROUP BY workspace_id, livemode, kind, hour, provider, status, detail "
-    "UNION ALL "
-    "SELECT workspace_id, livemode, kind, 24, (hour / 24) * 24, provider, status, detail, sum(n) "
-    "FROM um_stat_changes "
-    "GROUP BY workspace_id, livemode, kind, (hour / 24) * 24, provider, status, detail"
-)
 
 
 def _bucket(micros: str) -> str:
@@ -69,146 +51,129 @@ def _bucket(micros: str) -> str:
     return f"CASE {whens} ELSE {len(_BOUNDS_MS)} END"
 
 
-def _sqlite_rows(r: str, sign: int, table: str = "") -> str:
-    """What the message row ``r`` counts as, each with ``sign`` (SQLite). ``table``: read
-    every row of ``um_messages AS r`` (the backfill) instead of one trigger row."""
-    hour = f"(CAST(strftime('%s', substr({r}.created_at, 1, 19)) AS INTEGER) / 3600)"
+def _sqlite_rows() -> str:
+    """What each row ``m`` of ``um_messages`` counts as (SQLite)."""
+    hour = "(CAST(strftime('%s', substr(m.created_at, 1, 19)) AS INTEGER) / 3600)"
 
     def seconds(column: str) -> str:
-        return f"CAST(strftime('%s', substr({r}.{column}, 1, 19)) AS INTEGER)"
+        return f"CAST(strftime('%s', substr(m.{column}, 1, 19)) AS INTEGER)"
 
     def fraction(column: str) -> str:
-        return f"CAST(substr({r}.{column}, 21, 6) AS INTEGER)"
+        return f"CAST(substr(m.{column}, 21, 6) AS INTEGER)"
 
     micros = (
         f"(({seconds('final_at')} - {seconds('sent_at')}) * 1000000"
         f" + {fraction('final_at')} - {fraction('sent_at')})"
     )
-    source = f" FROM {table}" if table else ""
-    joined = f" FROM {table}, json_each({r}.attempts) AS a" if table else (
-        f" FROM json_each({r}.attempts) AS a"
-    )  # fmt: skip
     return f"""
-    SELECT {r}.workspace_id AS workspace_id, {r}.livemode AS livemode, 'status' AS kind,
-        {hour} AS hour, '' AS provider, {r}.status AS status,
-        CASE WHEN json_array_length({r}.attempts) = 0 THEN 0
-             WHEN json_extract({r}.attempts, '$[0].provider') = {r}.provider THEN 1
+    SELECT m.workspace_id AS workspace_id, m.livemode AS livemode, 'status' AS kind,
+        {hour} AS hour, '' AS provider, m.status AS status,
+        CASE WHEN json_array_length(m.attempts) = 0 THEN 0
+             WHEN json_extract(m.attempts, '$[0].provider') = m.provider THEN 1
              ELSE 2 END AS detail,
-        {sign} AS n{source}
+        1 AS n
+    FROM um_messages AS m
     UNION ALL
-    SELECT {r}.workspace_id, {r}.livemode, 'attempt', {hour},
+    SELECT m.workspace_id, m.livemode, 'attempt', {hour},
         json_extract(a.value, '$.provider'), json_extract(a.value, '$.status'),
-        (a.key < json_array_length({r}.attempts) - 1)
+        (a.key < json_array_length(m.attempts) - 1)
             + 2 * (json_extract(a.value, '$.provider_message_id') IS NOT NULL),
-        {sign}{joined}
+        1
+    FROM um_messages AS m, json_each(m.attempts) AS a
     UNION ALL
-    SELECT {r}.workspace_id, {r}.livemode, 'latency', {hour}, {r}.provider, '',
-        {_bucket(micros)}, {sign}{source}
-    WHERE {r}.status = 'delivered' AND {r}.sent_at IS NOT NULL AND {r}.final_at IS NOT NULL"""
+    SELECT m.workspace_id, m.livemode, 'latency', {hour}, m.provider, '', {_bucket(micros)}, 1
+    FROM um_messages AS m
+    WHERE m.status = 'delivered' AND m.sent_at IS NOT NULL AND m.final_at IS NOT NULL"""
 
 
-def _postgres_rows(r: str, sign: int, table: str = "") -> str:
+def _postgres_rows() -> str:
     """:func:`_sqlite_rows` on PostgreSQL."""
-    hour = f"floor(extract(epoch FROM {r}.created_at) / 3600)::bigint"
-    micros = f"(extract(epoch FROM {r}.final_at - {r}.sent_at) * 1000000)::bigint"
-    source = f" FROM {table}" if table else ""
-    joined = f" FROM {table}, " if table else " FROM "
+    hour = "floor(extract(epoch FROM m.created_at) / 3600)::bigint"
+    micros = "(extract(epoch FROM m.final_at - m.sent_at) * 1000000)::bigint"
     return f"""
-    SELECT {r}.workspace_id AS workspace_id, {r}.livemode AS livemode, 'status'::text AS kind,
-        {hour} AS hour, ''::text AS provider, {r}.status AS status,
-        CASE WHEN json_array_length({r}.attempts) = 0 THEN 0
-             WHEN ({r}.attempts -> 0 ->> 'provider') = {r}.provider THEN 1
+    SELECT m.workspace_id AS workspace_id, m.livemode AS livemode, 'status'::text AS kind,
+        {hour} AS hour, ''::text AS provider, m.status AS status,
+        CASE WHEN json_array_length(m.attempts) = 0 THEN 0
+             WHEN (m.attempts -> 0 ->> 'provider') = m.provider THEN 1
              ELSE 2 END AS detail,
-        {sign} AS n{source}
+        1 AS n
+    FROM um_messages AS m
     UNION ALL
-    SELECT {r}.workspace_id, {r}.livemode, 'attempt', {hour},
+    SELECT m.workspace_id, m.livemode, 'attempt', {hour},
         a.value ->> 'provider', a.value ->> 'status',
-        (CASE WHEN a.i < json_array_length({r}.attempts) THEN 1 ELSE 0 END)
+        (CASE WHEN a.i < json_array_length(m.attempts) THEN 1 ELSE 0 END)
             + (CASE WHEN (a.value ->> 'provider_message_id') IS NOT NULL THEN 2 ELSE 0 END),
-        {sign}{joined}json_array_elements({r}.attempts) WITH ORDINALITY AS a(value, i)
+        1
+    FROM um_messages AS m, json_array_elements(m.attempts) WITH ORDINALITY AS a(value, i)
     UNION ALL
-    SELECT {r}.workspace_id, {r}.livemode, 'latency', {hour}, {r}.provider, '',
-        {_bucket(micros)}, {sign}{source}
-    WHERE {r}.status = 'delivered' AND {r}.sent_at IS NOT NULL AND {r}.final_at IS NOT NULL"""
+    SELECT m.workspace_id, m.livemode, 'latency', {hour}, m.provider, '', {_bucket(micros)}, 1
+    FROM um_messages AS m
+    WHERE m.status = 'delivered' AND m.sent_at IS NOT NULL AND m.final_at IS NOT NULL"""
 
 
-def _netted(old: str, new: str) -> str:
-    """The old row's counts taken back and the new one's added, as one row per key that
-    changed (a status change of a message with one attempt: a few rows, not a dozen)."""
-    return (
-        f"SELECT {_KEY}, sum(n) FROM ({old} UNION ALL {new}) AS c "
-        f"GROUP BY {_KEY} HAVING sum(n) <> 0"
-    )
-
-
-_MESSAGE_CHANGED = (
-    "OLD.status {ne} NEW.status OR OLD.provider {ne} NEW.provider"
-    " OR OLD.attempts{text} {ne} NEW.attempts{text} OR OLD.sent_at {ne} NEW.sent_at"
-    " OR OLD.final_at {ne} NEW.final_at OR OLD.created_at {ne} NEW.created_at"
+#: The fields a message's counts come from: an update that changes none logs nothing.
+_MESSAGE_FIELDS = ("status", "provider", "attempts", "sent_at", "final_at", "created_at")
+_LOG = (
+    "INSERT INTO um_stat_changes (workspace_id, livemode, kind, created_at, status, provider, "
+    "attempts, sent_at, final_at, n) VALUES "
 )
 
 
-def _verification_hour(r: str, dialect: str) -> str:
-    if dialect == "sqlite":
-        return f"(CAST(strftime('%s', substr({r}.created_at, 1, 19)) AS INTEGER) / 3600)"
-    return f"floor(extract(epoch FROM {r}.created_at) / 3600)::bigint"
-
-
-def _verification_row(r: str, sign: int, dialect: str) -> str:
-    hour = _verification_hour(r, dialect)
+def _message_log(r: str, n: int) -> str:
     return (
-        f"SELECT {r}.workspace_id AS workspace_id, {r}.livemode AS livemode, "
-        f"'verification' AS kind, {hour} AS hour, '' AS provider, {r}.status AS status, "
-        f"0 AS detail, {sign} AS n"
+        f"({r}.workspace_id, {r}.livemode, 'message', {r}.created_at, {r}.status, "
+        f"{r}.provider, {r}.attempts, {r}.sent_at, {r}.final_at, {n})"
+    )
+
+
+def _verification_log(r: str, n: int) -> str:
+    return (
+        f"({r}.workspace_id, {r}.livemode, 'verification', {r}.created_at, {r}.status, "
+        f"NULL, NULL, NULL, NULL, {n})"
     )
 
 
 def _sqlite_triggers() -> list[str]:
-    insert = f"INSERT INTO um_stat_changes ({_COLUMNS})"
-    changed = _MESSAGE_CHANGED.format(ne="IS NOT", text="")
-    old, new = _sqlite_rows("OLD", -1), _sqlite_rows("NEW", 1)
-    v_old, v_new = _verification_row("OLD", -1, "sqlite"), _verification_row("NEW", 1, "sqlite")
+    changed = " OR ".join(f"OLD.{f} IS NOT NEW.{f}" for f in _MESSAGE_FIELDS)
     return [
-        f"CREATE TRIGGER um_stats_message_insert AFTER INSERT ON um_messages "
-        f"BEGIN {insert} {new}; END",
-        f"CREATE TRIGGER um_stats_message_update AFTER UPDATE ON um_messages "
-        f"WHEN {changed} BEGIN {insert} {_netted(old, new)}; END",
-        f"CREATE TRIGGER um_stats_verification_insert AFTER INSERT ON um_verifications "
-        f"BEGIN {insert} {v_new}; END",
-        f"CREATE TRIGGER um_stats_verification_update AFTER UPDATE ON um_verifications "
-        f"WHEN OLD.status IS NOT NEW.status BEGIN {insert} {v_old} UNION ALL {v_new}; END",
+        "CREATE TRIGGER um_stats_message_insert AFTER INSERT ON um_messages "
+        f"BEGIN {_LOG}{_message_log('NEW', 1)}; END",
+        f"CREATE TRIGGER um_stats_message_update AFTER UPDATE ON um_messages WHEN {changed} "
+        f"BEGIN {_LOG}{_message_log('OLD', -1)}, {_message_log('NEW', 1)}; END",
+        "CREATE TRIGGER um_stats_verification_insert AFTER INSERT ON um_verifications "
+        f"BEGIN {_LOG}{_verification_log('NEW', 1)}; END",
+        "CREATE TRIGGER um_stats_verification_update AFTER UPDATE ON um_verifications "
+        "WHEN OLD.status IS NOT NEW.status "
+        f"BEGIN {_LOG}{_verification_log('OLD', -1)}, {_verification_log('NEW', 1)}; END",
     ]
 
 
+def _postgres_function(name: str, log: str) -> str:
+    values = _message_log if log == "message" else _verification_log
+    old, new = values("OLD", -1), values("NEW", 1)
+    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        {_LOG}{new};
+    ELSE
+        {_LOG}{old}, {new};
+    END IF;
+    RETURN NULL;
+END
+$$"""
+
+
 def _postgres_triggers() -> list[str]:
-    insert = f"INSERT INTO um_stat_changes ({_COLUMNS})"
-    changed = _MESSAGE_CHANGED.format(ne="IS DISTINCT FROM", text="::text")
-    old, new = _postgres_rows("OLD", -1), _postgres_rows("NEW", 1)
-    v_old = _verification_row("OLD", -1, "postgresql")
-    v_new = _verification_row("NEW", 1, "postgresql")
+    # json has no equality: the attempts are compared as their text.
+    changed = " OR ".join(
+        f"OLD.{f}::text IS DISTINCT FROM NEW.{f}::text"
+        if f == "attempts"
+        else f"OLD.{f} IS DISTINCT FROM NEW.{f}"
+        for f in _MESSAGE_FIELDS
+    )
     return [
-        f"""CREATE OR REPLACE FUNCTION um_stats_message_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        {insert} {new};
-    ELSE
-        {insert} {_netted(old, new)};
-    END IF;
-    RETURN NULL;
-END
-$$""",
-        f"""CREATE OR REPLACE FUNCTION um_stats_verification_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        {insert} {v_new};
-    ELSE
-        {insert} {v_old} UNION ALL {v_new};
-    END IF;
-    RETURN NULL;
-END
-$$""",
+        _postgres_function("um_stats_message_change", "message"),
+        _postgres_function("um_stats_verification_change", "verification"),
         "CREATE TRIGGER um_stats_message_insert AFTER INSERT ON um_messages "
         "FOR EACH ROW EXECUTE FUNCTION um_stats_message_change()",
         f"CREATE TRIGGER um_stats_message_update AFTER UPDATE ON um_messages "
@@ -221,57 +186,61 @@ $$""",
     ]
 
 
-def _backfill(dialect: str) -> list[str]:
-    """Count the rows already stored, once, then fold them (the store's fold statements)."""
-    rows = _sqlite_rows if dialect == "sqlite" else _postgres_rows
-    hour = _verification_hour("v", dialect)
-    messages = rows("m", 1, "um_messages AS m")
-    verifications = (
-        f"SELECT v.workspace_id, v.livemode, 'verification', {hour}, '', v.status, 0, 1 "
-        "FROM um_verifications AS v"
+def _backfill(dialect: str) -> str:
+    """Count the rows already stored, once, as hour rows and UTC day rows."""
+    counted = _sqlite_rows() if dialect == "sqlite" else _postgres_rows()
+    hour = (
+        "(CAST(strftime('%s', substr(v.created_at, 1, 19)) AS INTEGER) / 3600)"
+        if dialect == "sqlite"
+        else "floor(extract(epoch FROM v.created_at) / 3600)::bigint"
     )
-    counted = (
-        f"INSERT INTO um_stat_changes ({_COLUMNS}) SELECT {_KEY}, sum(n) FROM "
-        f"({messages} UNION ALL {verifications}) AS c GROUP BY {_KEY}"
+    counted += (
+        f" UNION ALL SELECT v.workspace_id, v.livemode, 'verification', {hour}, '', v.status, "
+        "0, 1 FROM um_verifications AS v"
     )
-    folded = f"INSERT INTO um_stats ({_PK}, n) SELECT * FROM ({_FOLD_SPANS}) AS s WHERE true"
-    return [counted, folded, "DELETE FROM um_stat_changes"]
-
-
-def _counts() -> list[sa.Column[object]]:
-    return [
-        sa.Column("hour", sa.BigInteger(), nullable=False),
-        sa.Column("provider", sa.Text(), nullable=False),
-        sa.Column("status", sa.Text(), nullable=False),
-        sa.Column("detail", sa.Integer(), nullable=False),
-        sa.Column("n", sa.BigInteger(), nullable=False),
-    ]
-
-
-def _owner() -> list[sa.Column[object]]:
-    return [
-        sa.Column("workspace_id", sa.Text(), nullable=False),
-        sa.Column("livemode", sa.Boolean(), nullable=False),
-        sa.Column("kind", sa.Text(), nullable=False),
-    ]
+    day = "(hour / 24) * 24"
+    return (
+        f"WITH c AS ({counted}) INSERT INTO um_stats ({_PK}, n) "
+        f"SELECT workspace_id, livemode, kind, 1, hour, provider, status, detail, sum(n) "
+        f"FROM c GROUP BY {_KEY} "
+        f"UNION ALL SELECT workspace_id, livemode, kind, 24, {day}, provider, status, detail, "
+        f"sum(n) FROM c GROUP BY {_KEY.replace('hour', day)}"
+    )
 
 
 def upgrade() -> None:
     key = ("workspace_id", "livemode", "kind", "span", "hour", "provider", "status", "detail")
     op.create_table(
         "um_stats",
-        *_owner(),
+        sa.Column("workspace_id", sa.Text(), nullable=False),
+        sa.Column("livemode", sa.Boolean(), nullable=False),
+        sa.Column("kind", sa.Text(), nullable=False),
         sa.Column("span", sa.SmallInteger(), nullable=False),
-        *_counts(),
+        sa.Column("hour", sa.BigInteger(), nullable=False),
+        sa.Column("provider", sa.Text(), nullable=False),
+        sa.Column("status", sa.Text(), nullable=False),
+        sa.Column("detail", sa.Integer(), nullable=False),
+        sa.Column("n", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint(*key, name="pk_um_stats"),
         sqlite_with_rowid=False,
     )
-    op.create_table("um_stat_changes", *_owner(), *_counts())
+    op.create_table(
+        "um_stat_changes",
+        sa.Column("workspace_id", sa.Text(), nullable=False),
+        sa.Column("livemode", sa.Boolean(), nullable=False),
+        sa.Column("kind", sa.Text(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("status", sa.Text(), nullable=False),
+        sa.Column("provider", sa.Text(), nullable=True),
+        sa.Column("attempts", sa.JSON(none_as_null=True), nullable=True),
+        sa.Column("sent_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("final_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("n", sa.SmallInteger(), nullable=False),
+    )
     dialect = op.get_bind().dialect.name
     for statement in _sqlite_triggers() if dialect == "sqlite" else _postgres_triggers():
         op.execute(statement)
-    for statement in _backfill(dialect):
-        op.execute(statement)
+    op.execute(_backfill(dialect))
 
 
 def downgrade() -> None:
