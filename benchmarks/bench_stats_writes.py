@@ -43,7 +43,7 @@ def recipient(i: int) -> str:
 
 
 async def _drop_triggers(store: SqlStore) -> None:
-    engine = store._get_engines().write  # noqa: SLF001 (a benchmark's own surgery)
+    engine = store._get_engines().write
     async with engine.begin() as connection:
         for name, table in TRIGGERS:
             on = "" if store.dialect == "sqlite" else f" ON {table}"
@@ -115,7 +115,9 @@ async def main(args: argparse.Namespace) -> None:
                     results[triggers].append(await _in_schema(base, schema, args, triggers))
                 finally:
                     await _drop_schema(dsn, schema)
-    print(f"{args.backend}: {args.sends} sends x {args.rounds} rounds, {args.concurrency} in flight")
+    print(
+        f"{args.backend}: {args.sends} sends x {args.rounds} rounds, {args.concurrency} in flight"
+    )
     print(f"{'triggers':<10} {'sends/s (median)':>18} {'reports/s (median)':>20}")
     for triggers in (True, False):
         sends = statistics.median(s for s, _ in results[triggers])
