@@ -306,8 +306,11 @@ def time_marks(rows: Sequence[TimeRow], *, width: int, title: str) -> Chart:
             continue
         lines.append(Line(at(row.p50), y, at(row.p95), y, stroke=_AXIS, width=2))
         tip = f"{row.label}: half within {duration(row.p50)}, 95% within {duration(row.p95)}"
-        marks.append(Mark(at(row.p50), y, "round", _P50, tip))
-        marks.append(Mark(at(row.p95), y, "triangle", _P95, tip))
+        # The triangle first: where both fall in one bucket, the smaller circle sits inside
+        # it, and both stay visible.
+        same = row.p50 == row.p95
+        marks.append(Mark(at(row.p95), y, "triangle", _P95, tip, size=7.5 if same else 6.0))
+        marks.append(Mark(at(row.p50), y, "round", _P50, tip, size=4.0 if same else 6.0))
     if not rows:
         labels.append(Label(left + plot_w / 2, top + 20, "No deliveries in this window", "middle"))
     description = "; ".join(

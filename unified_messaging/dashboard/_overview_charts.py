@@ -36,7 +36,7 @@ WINDOW_NAMES: Final = (("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", 
 #: Label every n-th bar (the newest always labelled): (wide, narrow) per window.
 _LABEL_EVERY: Final = {"24h": (3, 6), "7d": (1, 2), "30d": (3, 7)}
 _WIDE: Final = 960
-_NARROW: Final = 360
+_NARROW: Final = 320
 _SIDE: Final = 560  # each of the two provider charts, side by side on a laptop
 
 
