@@ -11,8 +11,8 @@ INCLUDED_PRIVATE_MEMBERS = {"__version__"}
 # Subpackages meant to be imported by users; they are reached as ``unified_messaging.x``.
 #: Public subpackages and modules: edges, seams, and the receivers' ``webhooks`` helpers.
 PUBLIC_SUBPACKAGES = {
-    "asgi", "cli", "consents", "content", "contrib", "dashboard", "iys", "providers", "store",
-    "testing", "verifications", "webhooks",
+    "asgi", "cli", "consents", "content", "contrib", "dashboard", "iys", "providers", "stats",
+    "store", "testing", "verifications", "webhooks",
     # The rooms by concern: subpackages whose modules are private, reached as attributes once
     # something imported them.
     "allowlist", "audit", "campaigns", "connections", "keys", "suppressions", "templates",

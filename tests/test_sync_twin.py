@@ -204,6 +204,7 @@ NAMESPACE_NO_TWIN: dict[str, str] = {
     "iys.handlers": "The worker's handlers: the worker takes them on the loop.",
     "iys.batch_handlers": "The worker's batch handlers, as above.",
     "iys.aclose": "Messenger.aclose closes it; SyncMessenger.close calls that.",
+    "stats.keep_folded": "Runs beside the worker on the loop (run_worker starts it).",
 }
 
 

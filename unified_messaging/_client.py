@@ -62,6 +62,7 @@ from .consents.client import AsyncConsentsClient, ConsentsClient
 from .content.errors import CommercialContentRefused
 from .content.models import SendPreview
 from .content.rules import HINT_CODES, ContentHint
+from .stats._client import AsyncStatsClient, StatsClient
 from .verifications._client import AsyncVerificationsClient, VerificationsClient
 
 __all__ = ["AsyncClient", "Client", "Health", "error_from_body"]
@@ -347,6 +348,8 @@ class AsyncClient:
         self.suppressions = AsyncSuppressionsClient(self._resource_request)
         #: ``/v1/verifications`` (D34): ``await client.verifications.start({...})``.
         self.verifications = AsyncVerificationsClient(self._bytes)
+        #: ``GET /v1/stats``: ``await client.stats.overview(window="7d")``.
+        self.stats = AsyncStatsClient(self._resource_request)
 
     def __repr__(self) -> str:
         return f"AsyncClient(base_url={str(self._http.base_url)!r})"  # never the key
@@ -462,6 +465,8 @@ class Client:
         self.suppressions = SuppressionsClient(self._resource_request)
         #: ``/v1/verifications`` (D34): ``client.verifications.start({...})``.
         self.verifications = VerificationsClient(self._bytes)
+        #: ``GET /v1/stats``: ``client.stats.overview(window="7d")``.
+        self.stats = StatsClient(self._resource_request)
 
     def __repr__(self) -> str:
         return f"Client(base_url={str(self._http.base_url)!r})"  # never the key

@@ -8,6 +8,7 @@ per logical message, and the choice between a live adapter and the simulator (D2
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -88,6 +89,7 @@ from .providers.base import (
     ProviderTemplate,
 )
 from .providers.simulator import SimulatedSubmission, SimulatorSettings
+from .stats._service import Stats
 from .store.base import IdempotencyClaim, ProviderRef, Store, WorkItem
 from .store.memory import MemoryStore
 from .suppressions._rules import StopWords, suppressed_refusal
@@ -319,6 +321,8 @@ class Messenger:
         self.reports = Reports(store_, self._adapters, self._lifecycle, self._opt_outs)
         #: The edges' reads about messages beside SPEC's (counts, the status JSON bytes).
         self.messages = Messages(store_, self.workspaces)
+        #: Delivery figures over 24 hours, 7 or 30 days (``GET /v1/stats``).
+        self.stats = Stats(store_, clock_, self.workspaces)
         #: Test mode only: simulated inbound replies (``/v1/test_helpers``).
         self.test_helpers = SimulationHelpers(self._opt_outs)
 
@@ -917,8 +921,16 @@ class Messenger:
 
     async def run_worker(self, stop: asyncio.Event | None = None, **options: Any) -> None:
         """Do background work until ``stop`` is set or the task is cancelled. Run it in as
-        many processes or hosts as you like: they share the work through the store."""
-        await self.worker(**options).run(stop)
+        many processes or hosts as you like: they share the work through the store. Beside
+        it, the delivery counts are folded every minute (``stats.keep_folded``)."""
+        stop = stop if stop is not None else asyncio.Event()
+        folding = asyncio.create_task(self.stats.keep_folded(stop), name="um stats fold")
+        try:
+            await self.worker(**options).run(stop)
+        finally:
+            folding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await folding
 
     # ------------------------------------------------------------------ adapters
 

@@ -42,6 +42,7 @@ from ._sync_namespaces import (
 from .consents.sync import SyncConsents
 from .content.sync import SyncContent
 from .iys.sync import SyncIys
+from .stats._sync import SyncStats
 from .verifications._sync import SyncVerifications
 
 __all__ = ["SyncMessenger"]
@@ -105,6 +106,7 @@ class SyncMessenger:
         self.access = SyncAccess(m.access, run)
         self.reports = SyncReports(m.reports, run)
         self.messages = SyncMessages(m.messages, run)
+        self.stats = SyncStats(m.stats, run)
         self.test_helpers = SyncSimulationHelpers(m.test_helpers, run)
 
     def __repr__(self) -> str:

@@ -122,7 +122,7 @@ async def test_a_bad_filter_is_said_next_to_the_form(signed_in: Console) -> None
     assert rows.status_code == 200 and "<nav" not in rows.text  # htmx gets the rows only
 
 
-async def test_the_overview_counts_today_and_shows_the_breakers(
+async def test_the_overview_counts_the_last_24_hours_and_shows_the_breakers(
     signed_in: Console, url: str, bed: TestBed
 ) -> None:
     for _ in range(3):
@@ -132,12 +132,15 @@ async def test_the_overview_counts_today_and_shows_the_breakers(
     await bed.settle()
     page = await signed_in.get("/")
     assert page.status_code == 200
-    assert re.search(r'<div class="value">4</div><div class="label">delivered<', page.text)
+    assert re.search(
+        r'<div class="value">4</div><div class="label">delivered \(100.0%\)<', page.text
+    )
     assert re.search(r'<div class="value">0</div><div class="label">failed or rejected<', page.text)
-    # Per provider by message: sms_a delivered 3 of 3; the fallback message is sms_b's.
-    assert re.search(r"<td>sms_a</td><td class=\"num\">3</td>", page.text)
-    assert re.search(r"<td>sms_b</td><td class=\"num\">1</td>", page.text)
-    assert "100.0%" in page.text
+    assert "fell back to another provider (1 of 4 sent)" in page.text
+    # Per provider by attempt: sms_a tried all 4 and delivered 3; sms_b delivered the fourth.
+    assert re.search(r'<td>sms_a · NetGSM</td><td class="num">4</td>', page.text)
+    assert re.search(r'<td>sms_b · İletimerkezi</td><td class="num">1</td>', page.text)
+    assert "75.0%" in page.text and "100.0%" in page.text
     assert "closed" in page.text
 
 

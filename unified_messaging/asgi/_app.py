@@ -261,6 +261,7 @@ def create_app(
             api.cancel_verification,
             methods=["POST"],
         ),
+        Route("/v1/stats", api.stats, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route(
             "/v1/dlr/{connection_id}/{token}",

@@ -19,6 +19,7 @@ from .._search import MessageSearch
 from .._version import __version__
 from ..consents.models import ConsentSearch
 from ..suppressions._rules import SuppressionSearch, SuppressionTarget
+from ..stats._models import StatsQuery
 from ._openapi_verifications import VERIFICATION_OPERATIONS
 from ._schemas import REF, JsonObject, model_schemas, query_parameters
 
@@ -249,6 +250,13 @@ _CONSENT_LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     400: ["VALIDATION_ERROR"],
     **_ACCESS_ERRORS,
     404: ["NOT_FOUND"],
+    429: ["RATE_LIMITED"],
+    **_SERVER_ERRORS,
+}
+# A window or time zone not known, or a parameter not known, is 400.
+_STATS_ERRORS: Final[Mapping[int, Sequence[str]]] = {
+    400: ["VALIDATION_ERROR"],
+    **_ACCESS_ERRORS,
     429: ["RATE_LIMITED"],
     **_SERVER_ERRORS,
 }
@@ -554,6 +562,24 @@ def _paths() -> JsonObject:
             }
         },
         **_verification_paths(),
+        "/v1/stats": {
+            "get": {
+                "summary": "Delivery figures over the last 24 hours, 7 or 30 days",
+                "description": (
+                    "The caller's workspace and mode (test or live, by the key): messages per "
+                    "hour (`24h`) or per calendar day in `time_zone` (`7d`, `30d`) by their "
+                    "status now, each provider's delivery rate and delivery times (p50, p95 "
+                    "and a histogram), the fallback rate and the verification conversion. "
+                    "Messages count under the hour they were created. Times are UTC."
+                ),
+                "operationId": "getStats",
+                "parameters": [*query_parameters(StatsQuery), _REQUEST_ID_PARAMETER],
+                "responses": _responses(
+                    {"200": _ok("The figures.", "StatsOverview", status_headers={})},
+                    _STATS_ERRORS,
+                ),
+            }
+        },
         "/v1/health": {
             "get": {
                 **_public(

@@ -40,6 +40,7 @@ from ._client_ip import ClientAddress
 from ._consents import ConsentsEndpoint
 from ._dry_run import dry_run_asked
 from ._errors import JSON_MEDIA_TYPE, error_body, error_response, json_bytes
+from ._stats import StatsEndpoint
 from ._suppressions import SuppressionsEndpoint
 from ._verifications import VerificationsEndpoint
 
@@ -96,6 +97,7 @@ class RestApi:
         self._verifications = VerificationsEndpoint(
             messenger, max_body_bytes=max_body_bytes, client_address=client_address
         )
+        self._stats = StatsEndpoint(messenger)
         # The health answer does no I/O and never changes: build it once.
         self._health = json_bytes({"status": "ok", "version": __version__})
 
@@ -193,6 +195,9 @@ class RestApi:
 
         return refusing
 
+    async def stats(self, request: Request) -> Response:
+        """``GET /v1/stats``: delivery figures of the key's workspace and mode."""
+        return await self._authorized(request, self._stats.get)
     # ------------------------------------------------------------------ the frame
 
     async def _authorized(self, request: Request, handler: Handler) -> Response:

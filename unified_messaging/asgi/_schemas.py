@@ -38,6 +38,7 @@ from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
 from ..content.models import SendPreview
 from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
+from ..stats._models import StatsOverview
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 from ..verifications._stats import VerificationStats
 
@@ -148,6 +149,7 @@ def model_schemas() -> JsonObject:
         (VerificationOut, "serialization"),
         (CheckResponse, "serialization"),
         (VerificationStats, "serialization"),
+        (StatsOverview, "serialization"),
     ]
     _, top = models_json_schema(models, ref_template=REF, schema_generator=_ContractSchema)
     schemas: JsonObject = top["$defs"]

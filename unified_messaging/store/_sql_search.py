@@ -193,7 +193,7 @@ class SearchMixin(SqlBase):
 
     # -- running them
 
-    async def _long_read(self, statement: sa.Select[Any]) -> Sequence[RowMapping]:
+    async def _long_read(self, statement: sa.Executable) -> Sequence[RowMapping]:
         """A read that may scan many rows: on SQLite in a thread, off the event loop."""
         engines = self._get_engines()
         if engines.sync_read is None:

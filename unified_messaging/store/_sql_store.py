@@ -10,6 +10,7 @@ from ._sql_core import CoreMixin
 from ._sql_iys import IysMixin
 from ._sql_pacing import PacingMixin
 from ._sql_search import SearchMixin
+from ._sql_stats import SqlStatsMixin
 from ._sql_suppressions import SuppressionsMixin
 from ._sql_users import UsersMixin
 from ._sql_verifications import SqlVerificationsMixin
@@ -23,6 +24,7 @@ class SqlStore(
     CoreMixin,
     BatchMixin,
     WorkMixin,
+    SqlStatsMixin,
     SearchMixin,
     BreakerMixin,
     PacingMixin,

@@ -41,6 +41,8 @@ __all__ = [
     "provider_refs",
     "quota",
     "sessions",
+    "stat_changes",
+    "stats",
     "suppressions",
     "templates",
     "users",
@@ -654,6 +656,47 @@ verification_guards = sa.Table(
     sa.Column("prefix_digits", sa.Integer, nullable=False),
     sa.Column("address_limit", sa.Integer, nullable=True),
     sa.Column("address_window_ms", sa.BigInteger, nullable=True),
+)
+
+# Delivery figures (migration 0027, ``GET /v1/stats``). Triggers on um_messages and
+# um_verifications append each write to um_stat_changes (never a shared row updated on the
+# send path); ``Store.fold_stats`` counts the log into um_stats, per UTC hour (span 1) and
+# UTC day (span 24). ``_sql_stats`` says what each row counts as.
+# No foreign keys: a count outlives nothing, and the triggers must never fail a write.
+stats = sa.Table(
+    "um_stats",
+    metadata,
+    sa.Column("workspace_id", _Text, nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("span", sa.SmallInteger, nullable=False),
+    sa.Column("hour", sa.BigInteger, nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("detail", sa.Integer, nullable=False),
+    sa.Column("n", sa.BigInteger, nullable=False),
+    # A window of one kind is one range of this key (SQLite keeps the rows in its order).
+    sa.PrimaryKeyConstraint(
+        "workspace_id", "livemode", "kind", "span", "hour", "provider", "status", "detail"
+    ),
+    sqlite_with_rowid=False,
+)
+
+# The log the triggers append to: the counted fields of a row as written (n = 1) and as it
+# was before an update that changed them (n = -1); kind "message" or "verification".
+stat_changes = sa.Table(
+    "um_stat_changes",
+    metadata,
+    sa.Column("workspace_id", _Text, nullable=False),
+    sa.Column("livemode", sa.Boolean, nullable=False),
+    sa.Column("kind", _Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("status", _Text, nullable=False),
+    sa.Column("provider", _Text, nullable=True),
+    sa.Column("attempts", _Json, nullable=True),
+    sa.Column("sent_at", UtcDateTime, nullable=True),
+    sa.Column("final_at", UtcDateTime, nullable=True),
+    sa.Column("n", sa.SmallInteger, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

@@ -38,6 +38,7 @@ from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
 from ..iys.store import IysStore
 from ..verifications._ops_store import VerificationOpsStore
+from ..stats._store import StatsStore
 from ..verifications._store import VerificationStore
 from .users import UserStore
 
@@ -307,7 +308,9 @@ class ConnectionStats:
 
 
 @runtime_checkable
-class Store(UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, Protocol):
+class Store(
+    UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, StatsStore, Protocol
+):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
     and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`),
     İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`) and the İYS

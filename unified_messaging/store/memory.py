@@ -31,6 +31,7 @@ from ._memory_consents import MemoryConsentsMixin
 from ._memory_guard import RecipientIndex
 from ._memory_iys import MemoryIysMixin
 from ._memory_search import list_order, matches, scorecard
+from ._memory_stats import MemoryStatsMixin
 from ._memory_suppressions import MemorySuppressionsMixin
 from ._memory_users import MemoryUsersMixin
 from ._memory_verifications import MemoryVerificationsMixin
@@ -65,6 +66,7 @@ class MemoryStore(
     MemoryIysMixin,
     MemoryVerificationsMixin,
     MemoryVerifyOpsMixin,
+    MemoryStatsMixin,
 ):
     def __init__(self) -> None:
         self._lock = threading.Lock()
