@@ -53,9 +53,7 @@ def _shot(page: Page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
-def test_sent_messages_show_in_the_charts_at_laptop_and_phone_width(
-    page: Page, demo: Demo
-) -> None:
+def test_sent_messages_show_in_the_charts_at_laptop_and_phone_width(page: Page, demo: Demo) -> None:
     _send_and_settle(demo)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Overview").click()
 

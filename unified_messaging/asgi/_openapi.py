@@ -18,8 +18,8 @@ from .._access.idempotency import IDEMPOTENCY_KEY_PATTERN
 from .._search import MessageSearch
 from .._version import __version__
 from ..consents.models import ConsentSearch
-from ..suppressions._rules import SuppressionSearch, SuppressionTarget
 from ..stats._models import StatsQuery
+from ..suppressions._rules import SuppressionSearch, SuppressionTarget
 from ._openapi_verifications import VERIFICATION_OPERATIONS
 from ._schemas import REF, JsonObject, model_schemas, query_parameters
 

@@ -198,6 +198,7 @@ class RestApi:
     async def stats(self, request: Request) -> Response:
         """``GET /v1/stats``: delivery figures of the key's workspace and mode."""
         return await self._authorized(request, self._stats.get)
+
     # ------------------------------------------------------------------ the frame
 
     async def _authorized(self, request: Request, handler: Handler) -> Response:

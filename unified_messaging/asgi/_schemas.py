@@ -37,8 +37,8 @@ from .._search import MessagePage
 from .._types import ALL_PROVIDERS
 from ..consents.models import ConsentCreate, ConsentDetail, ConsentOut, ConsentPage
 from ..content.models import SendPreview
-from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..stats._models import StatsOverview
+from ..suppressions._rules import SuppressionCreate, SuppressionOut, SuppressionPage
 from ..verifications._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 from ..verifications._stats import VerificationStats
 

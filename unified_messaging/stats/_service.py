@@ -24,8 +24,8 @@ from ._windows import Window, plan_window
 if TYPE_CHECKING:
     from .._access.principal import Principal
     from .._clock import Clock
-    from .._workspaces import Workspaces
     from ..store.base import Store
+    from ..workspaces._service import Workspaces
 
 __all__ = ["FOLD_EVERY", "Stats"]
 

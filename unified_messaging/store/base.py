@@ -37,8 +37,8 @@ from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
 from ..iys.store import IysStore
-from ..verifications._ops_store import VerificationOpsStore
 from ..stats._store import StatsStore
+from ..verifications._ops_store import VerificationOpsStore
 from ..verifications._store import VerificationStore
 from .users import UserStore
 
