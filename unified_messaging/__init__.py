@@ -126,6 +126,14 @@ if TYPE_CHECKING:
         FirstConsentIsRet,
         Hs2015DateOnly,
     )
+    from .iys.errors import (
+        IysCredentialsRefused,
+        IysNotConnected,
+        IysRefused,
+        IysThrottled,
+        IysTokenLimit,
+        IysUnavailable,
+    )
     from .store.base import ConnectionStats
     from .webhooks._admin import CreatedWebhookEndpoint
     from .webhooks._sender import TargetPolicy
@@ -183,6 +191,12 @@ __all__ = [
     "InvalidCredentials",
     "InvalidRecipient",
     "IpNotAllowed",
+    "IysCredentialsRefused",
+    "IysNotConnected",
+    "IysRefused",
+    "IysThrottled",
+    "IysTokenLimit",
+    "IysUnavailable",
     "ManualClock",
     "MasterKeyError",
     "MemoryRateLimiter",
@@ -376,6 +390,14 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "ConsentUnchanged",
         "FirstConsentIsRet",
         "Hs2015DateOnly",
+    ),
+    "iys.errors": (
+        "IysCredentialsRefused",
+        "IysNotConnected",
+        "IysRefused",
+        "IysThrottled",
+        "IysTokenLimit",
+        "IysUnavailable",
     ),
 }
 #: Public names that differ from their name in the module.

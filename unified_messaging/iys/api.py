@@ -206,7 +206,7 @@ class IysApi:
 
     def _ok(self, response: httpx.Response, *, secrets: Sequence[str] = ()) -> object:
         if response.status_code == 422:
-            raise IysRefused(_errors(response))
+            raise IysRefused(errors=_errors(response))
         if not 200 <= response.status_code < 300:
             raise IysUnavailable(
                 f"İYS answered {response.status_code}: {excerpt(response.text, secrets)}"
