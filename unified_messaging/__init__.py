@@ -128,6 +128,14 @@ if TYPE_CHECKING:
     from .content.errors import CommercialContentRefused
     from .content.models import SendPreview
     from .keys._service import CreatedApiKey
+    from .iys.errors import (
+        IysCredentialsRefused,
+        IysNotConnected,
+        IysRefused,
+        IysThrottled,
+        IysTokenLimit,
+        IysUnavailable,
+    )
     from .store.base import ConnectionStats
     from .templates._render import render as render_template
     from .vault._core import Vault, generate_key_spec
@@ -191,6 +199,12 @@ __all__ = [
     "InvalidCredentials",
     "InvalidRecipient",
     "IpNotAllowed",
+    "IysCredentialsRefused",
+    "IysNotConnected",
+    "IysRefused",
+    "IysThrottled",
+    "IysTokenLimit",
+    "IysUnavailable",
     "ManualClock",
     "MasterKeyError",
     "MemoryRateLimiter",
@@ -393,6 +407,14 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "ConsentUnchanged",
         "FirstConsentIsRet",
         "Hs2015DateOnly",
+    ),
+    "iys.errors": (
+        "IysCredentialsRefused",
+        "IysNotConnected",
+        "IysRefused",
+        "IysThrottled",
+        "IysTokenLimit",
+        "IysUnavailable",
     ),
 }
 #: Public names that differ from their name in the module.

@@ -50,6 +50,7 @@ async def test_vault_rotate_reencrypts_every_connection_under_a_prepended_key(
         "connections": 2,
         "webhook_secrets": 0,
         "expired_secrets_removed": 0,
+        "iys_passwords": 0,
         "active_key_id": "k2",
     }
     assert "Re-encrypted under key k2: connections: 0, webhook secrets: 0." in again.stdout

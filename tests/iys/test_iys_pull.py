@@ -6,6 +6,7 @@ recorded twice. On SQLite and PostgreSQL, against the fake İYS."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,6 +42,27 @@ async def test_a_ret_sent_to_3338_stops_the_next_commercial_send_within_one_pull
         assert state["iys_transaction_id"] == transaction_id
         assert [h["status"] for h in state["history"]] == ["ONAY", "RET"]
         assert "consent.iys_change" in [event.action for event in audit.data]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_change_taken_from_iys_is_a_consent_changed_event(
+    backend: str, tmp_path: Path
+) -> None:
+    async with iys_rig(backend, tmp_path, pull_interval=INTERVAL) as r:
+        endpoint = await r.messenger.create_webhook_endpoint(
+            r.workspace_id, "https://hooks.example.com/um", events=["consent.changed"]
+        )
+        consent = await r.record(TO)
+        await r.work()
+        r.fake.citizen_change(TO, "RET", when="2026-12-02 10:01:00")
+        await r.later(INTERVAL.total_seconds())
+        deliveries = await r.messenger.list_webhook_deliveries(endpoint.endpoint.id)
+
+        (delivery,) = deliveries  # our own registration is no event; the citizen's RET is
+        event = json.loads(delivery.payload)
+        assert delivery.event_type == "consent.changed"
+        assert event["data"]["id"] == consent.id and event["data"]["status"] == "RET"
+        assert event["data"]["livemode"] is True
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -79,6 +79,8 @@ EventType = Literal[
     "verification.approved",
     "verification.failed",
     "verification.expired",
+    # D33: a consent changed in İYS (a citizen's RET to 3338, pulled); ``data`` the consent.
+    "consent.changed",
 ]
 #: The same names as a tuple, in that order (the type is the one list of them).
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)

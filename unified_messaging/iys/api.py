@@ -80,7 +80,9 @@ class IysApi:
         return await self._token(body, secrets=(refresh_token,))
 
     async def _token(self, body: Mapping[str, str], *, secrets: Sequence[str]) -> TokenGrant:
-        response = await self._send("POST", f"{self._base}/oauth2/token", json=body)
+        response = await self._send(
+            "POST", f"{self._base}/oauth2/token", json=body, secrets=secrets
+        )
         if response.status_code in (400, 401, 403):
             raise IysCredentialsRefused(
                 f"İYS refused the token request ({response.status_code}): "
@@ -180,6 +182,7 @@ class IysApi:
         token: str | None = None,
         json: object = None,
         params: Mapping[str, str] | None = None,
+        secrets: Sequence[str] = (),
     ) -> httpx.Response:
         headers = dict(_JSON)
         if token is not None:
@@ -199,14 +202,14 @@ class IysApi:
             )
         if response.status_code >= 500:
             raise IysUnavailable(
-                f"İYS answered {response.status_code}: {excerpt(response.text)}",
+                f"İYS answered {response.status_code}: {excerpt(response.text, secrets)}",
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         return response
 
     def _ok(self, response: httpx.Response, *, secrets: Sequence[str] = ()) -> object:
         if response.status_code == 422:
-            raise IysRefused(_errors(response))
+            raise IysRefused(errors=_errors(response))
         if not 200 <= response.status_code < 300:
             raise IysUnavailable(
                 f"İYS answered {response.status_code}: {excerpt(response.text, secrets)}"

@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Final
 from .._domain import Connection, ErrorInfo, MessageRecord, Workspace
 from .._routing.verdicts import HoldUntil
 from .._types import RecipientType
-from ..consents.check import LocalConsentCheck, commercial_types, consent_missing
+from ..consents.check import (
+    CONSENT_MISSING,
+    LocalConsentCheck,
+    commercial_types,
+    consent_missing,
+)
 from .errors import IysCredentialsRefused, IysUnavailable
 
 if TYPE_CHECKING:
@@ -85,7 +90,18 @@ class IysConsentCheck:
                     verdicts[i] = HoldUntil(now + wait)
             return verdicts
         for (to, recipient_type), indices in unknown.items():
-            if answers.get((to, recipient_type)) != "ONAY":
+            status = answers.get((to, recipient_type))
+            if status != "ONAY":
                 for i in indices:
-                    verdicts[i] = consent_missing(to, recipient_type)
+                    verdicts[i] = _missing_in_iys(to, recipient_type, status)
         return verdicts
+
+
+def _missing_in_iys(to: str, recipient_type: RecipientType, status: str | None) -> ErrorInfo:
+    """Why the gate stopped a message whose recipient İYS was asked about."""
+    said = "RET" if status == "RET" else "no record"
+    return ErrorInfo(
+        CONSENT_MISSING,
+        f"{to} has no ONAY on record here, and İYS has {said}, for commercial messages "
+        f"(MESAJ, {recipient_type}).",
+    )

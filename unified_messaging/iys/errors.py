@@ -58,13 +58,14 @@ class IysRefused(Unprocessable):
     code = "IYS_REFUSED"
     default_message = "İYS refused the request."
 
-    def __init__(self, errors: Sequence[IysError]) -> None:
+    def __init__(self, message: str | None = None, errors: Sequence[IysError] = ()) -> None:
         self.errors = tuple(errors)
-        first = self.errors[0] if self.errors else IysError("", self.default_message)
+        first = self.errors[0] if self.errors else IysError("", message or self.default_message)
         self.h_code = first.code or None
         #: İYS's own message for its first error, without the code.
         self.detail = first.message
-        super().__init__(f"{first.code}: {first.message}" if first.code else first.message)
+        shown = f"{first.code}: {first.message}" if first.code else first.message
+        super().__init__(message or shown)
 
 
 class IysUnavailable(MessagingError, ConnectionError):

@@ -217,7 +217,28 @@ class Puller:
         previous = None if current is None else current.status
         if not await self._store.record_consent(record, entry, previous=previous):
             raise _Raced
-        return ConsentOut.of(record)
+        out = ConsentOut.of(record)
+        # Announced in the same transaction (the audited block): recorded means announced.
+        await self._store.enqueue_work(changed_event(workspace_id, entry_id, out, now))
+        return out
+
+
+def changed_event(
+    workspace_id: str, change_id: str, consent: ConsentOut, now: datetime
+) -> WorkItem:
+    """The ``consent.changed`` webhook event of a change pulled from İYS: the lifecycle's
+    event item, one per change (its id is the event's ``webhook-id``)."""
+    from ..store.base import WorkItem
+
+    return WorkItem(
+        id=f"evt_{change_id}_consent",
+        kind="event",
+        ref=consent.id,
+        due_at=now,
+        created_at=now,
+        payload={"workspace_id": workspace_id, "event": "consent.changed",
+                 "record": consent.to_dict()},
+    )  # fmt: skip
 
 
 def _entry(

@@ -5,8 +5,8 @@
   the history row goes in the same transaction, only when the record did. Two concurrent
   ONAYs of one address: one is stored, the other re-reads and is refused by İYS's rule.
 - The gate's lookup (:meth:`consent_statuses`) is one ``SELECT … WHERE workspace_id,
-  livemode, type = … AND recipient IN (…)`` on the primary key, for a whole bulk; for one
-  recipient (a single send) a prebuilt ``recipient = …`` run on the driver's cursor.
+  livemode, type = … AND recipient IN (…)`` on the primary key, for a whole bulk, kept for
+  the store's ``cache_ttl`` (``serve``/``worker``: 1 s) like a workspace.
 - The list is a keyset query like the suppression list: ``(created_at, id)`` below the
   cursor's, newest first (index ``ix_um_consents_list``).
 """
@@ -157,19 +157,23 @@ class ConsentsMixin(SqlBase):
     ) -> dict[tuple[str, RecipientType], ConsentStatus]:
         if not recipients:
             return {}
-        if len(recipients) == 1:
-            (to,) = recipients
-            key = {"workspace_id": workspace_id, "livemode": livemode, "type": type_}
-            found = await self._hot_query(_STATUSES_ONE, {**key, "recipient": to})
-            return {(to, row["recipient_type"]): row["status"] for row in found}
-        rows = await self._all(
-            _STATUSES,
-            workspace_id=workspace_id,
-            livemode=livemode,
-            type=type_,
-            recipients=list(recipients),
-        )
-        return {(row["recipient"], row["recipient_type"]): row["status"] for row in rows}
+
+        async def load() -> tuple[tuple[str, RecipientType, ConsentStatus], ...]:
+            rows = await self._all(
+                _STATUSES,
+                workspace_id=workspace_id,
+                livemode=livemode,
+                type=type_,
+                recipients=list(recipients),
+            )
+            return tuple((row["recipient"], row["recipient_type"], row["status"]) for row in rows)
+
+        # ``serve`` and ``worker`` keep the answer as long as a workspace (cache_ttl, 1 s):
+        # a single commercial send then costs no query. A change this store writes drops
+        # it at once; one another process writes (a pulled RET) is seen within the TTL.
+        key = ("consent_statuses", workspace_id, str(livemode), type_, *recipients)
+        found = await self._cached(key, load)
+        return {(recipient, kind): status for recipient, kind, status in found}
 
 
 def change_row(change: ConsentChange) -> dict[str, object]:

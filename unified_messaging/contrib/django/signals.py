@@ -19,6 +19,7 @@ from django.dispatch import Signal
 
 __all__ = [
     "BY_TYPE",
+    "consent_changed",
     "message_delivered",
     "message_event",
     "message_expired",
@@ -46,6 +47,8 @@ message_inbound = Signal()
 verification_approved = Signal()
 verification_failed = Signal()
 verification_expired = Signal()
+#: D33: a consent changed in İYS (pulled); ``record`` is the consent (``ConsentOut``).
+consent_changed = Signal()
 message_event = Signal()
 
 #: The signal of each event type of D19 (``EVENT_TYPES``; a test keeps them in step).
@@ -61,4 +64,5 @@ BY_TYPE: Final = {
     "verification.approved": verification_approved,
     "verification.failed": verification_failed,
     "verification.expired": verification_expired,
+    "consent.changed": consent_changed,
 }

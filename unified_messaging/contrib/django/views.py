@@ -40,14 +40,17 @@ def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence
     event = verify(body, headers, secret)
     from ..._models import StatusRecord
     from ...suppressions._inbound import InboundRecord
+    from ...consents.models import ConsentOut
     from ...verifications._models import VerificationOut
 
     event_type = str(event.get("type", ""))
-    model: type[StatusRecord | InboundRecord | VerificationOut] = StatusRecord
+    model: type[StatusRecord | InboundRecord | VerificationOut | ConsentOut] = StatusRecord
     if event_type == "message.inbound":
         model = InboundRecord
     elif event_type.startswith("verification."):
         model = VerificationOut
+    elif event_type.startswith("consent."):
+        model = ConsentOut
     record = model.model_validate(event.get("data"))
     stamp = event.get("timestamp")
     details = {
