@@ -49,9 +49,9 @@ async def per_check(url: str, policy: str, to: str, *, record: bool, bulk: int =
     connection = next(
         c for c in await messenger.store.list_connections(workspace_id) if c.provider == "sms_a"
     )
-    workspace = await messenger.get_workspace(workspace_id)
+    workspace = await messenger.workspaces.get(workspace_id)
     check = messenger.iys.check
-    now = messenger.now()
+    now = messenger.clock.now()
     messages = [message] * bulk
     calls = 20_000 if url == "memory" else 1_000
     runs = []

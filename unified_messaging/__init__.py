@@ -127,7 +127,6 @@ if TYPE_CHECKING:
     )
     from .content.errors import CommercialContentRefused
     from .content.models import SendPreview
-    from .keys._service import CreatedApiKey
     from .iys.errors import (
         IysCredentialsRefused,
         IysNotConnected,
@@ -136,6 +135,7 @@ if TYPE_CHECKING:
         IysTokenLimit,
         IysUnavailable,
     )
+    from .keys._service import CreatedApiKey
     from .store.base import ConnectionStats
     from .templates._render import render as render_template
     from .vault._core import Vault, generate_key_spec

@@ -49,14 +49,14 @@ async def test_a_change_taken_from_iys_is_a_consent_changed_event(
     backend: str, tmp_path: Path
 ) -> None:
     async with iys_rig(backend, tmp_path, pull_interval=INTERVAL) as r:
-        endpoint = await r.messenger.create_webhook_endpoint(
+        endpoint = await r.messenger.webhooks.create(
             r.workspace_id, "https://hooks.example.com/um", events=["consent.changed"]
         )
         consent = await r.record(TO)
         await r.work()
         r.fake.citizen_change(TO, "RET", when="2026-12-02 10:01:00")
         await r.later(INTERVAL.total_seconds())
-        deliveries = await r.messenger.list_webhook_deliveries(endpoint.endpoint.id)
+        deliveries = await r.messenger.webhooks.list_deliveries(endpoint.endpoint.id)
 
         (delivery,) = deliveries  # our own registration is no event; the citizen's RET is
         event = json.loads(delivery.payload)

@@ -39,8 +39,8 @@ def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence
     events the simulated workspace delivers in tests."""
     event = verify(body, headers, secret)
     from ..._models import StatusRecord
-    from ...suppressions._inbound import InboundRecord
     from ...consents.models import ConsentOut
+    from ...suppressions._inbound import InboundRecord
     from ...verifications._models import VerificationOut
 
     event_type = str(event.get("type", ""))
