@@ -21,7 +21,6 @@ from sqlalchemy.engine import RowMapping
 
 from ..consents.models import Consent, ConsentChange
 from ._sql_base import SqlBase
-from ._sql_hot import Hot
 from ._tables import UtcDateTime, consent_changes, consents
 
 if TYPE_CHECKING:
@@ -53,13 +52,6 @@ _STATUSES = sa.select(_c.recipient, _c.recipient_type, _c.status).where(
     _SCOPE,
     _c.type == sa.bindparam("type"),
     _c.recipient.in_(sa.bindparam("recipients", expanding=True)),
-)
-#: A single send's lookup, on the driver's cursor (``Hot``): the gate asks it at every
-#: commercial hand-over, so it skips SQLAlchemy's per-call work, as the suppression check does.
-_STATUSES_ONE = Hot(
-    sa.select(_c.recipient_type, _c.status).where(
-        _SCOPE, _c.type == sa.bindparam("type"), _c.recipient == sa.bindparam("recipient")
-    )
 )
 _HISTORY = (
     sa.select(consent_changes)
