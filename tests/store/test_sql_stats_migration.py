@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 async def test_an_upgrade_counts_what_was_stored_before_it(sql_database: Database) -> None:
-    await migrate(sql_database.url, revision="0021", connect_args=sql_database.connect_args)
+    await migrate(sql_database.url, revision="0026", connect_args=sql_database.connect_args)
     before = sql_database.store(migrate=False)
     await before.open()
     await with_workspaces(before, "ws_1")
@@ -48,7 +48,7 @@ async def test_an_upgrade_counts_what_was_stored_before_it(sql_database: Databas
 
 async def test_a_downgrade_drops_the_counts_and_writes_go_on(sql_database: Database) -> None:
     await migrate(sql_database.url, connect_args=sql_database.connect_args)
-    await migrate(sql_database.url, revision="0021", connect_args=sql_database.connect_args)
+    await migrate(sql_database.url, revision="0026", connect_args=sql_database.connect_args)
     store = sql_database.store(migrate=False)
     await store.open()
     try:
