@@ -25,6 +25,7 @@ root modules of the core, not even for a type.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "unified_messaging"
@@ -326,3 +327,25 @@ def test_the_lonely_module_finder_finds_one() -> None:
         graph, ["unified_messaging._shared", "unified_messaging._only_audit"]
     )
     assert found == {"unified_messaging._only_audit": "audit"}
+
+
+def test_each_resource_keeps_its_part_of_the_store_in_its_own_room() -> None:
+    """``Store`` is the sum of the rooms' slices plus the messages' own lifecycle: a resource's
+    store methods sit beside its service (``keys/_store.py`` beside ``keys/_service.py``), and
+    each slice's room is a namespace of ``Messenger``, so adding a resource is a new folder."""
+    from unified_messaging import Messenger
+    from unified_messaging.store.base import Store
+
+    slices = [base for base in Store.__bases__ if base.__name__ != "Protocol"]
+    rooms = {base.__module__.split(".")[1] for base in slices}
+    namespaces = {name for name in dir(Messenger()) if not name.startswith("_")}
+
+    assert len(slices) >= 14
+    assert "store" not in rooms
+    assert rooms - namespaces == set()
+    # What stays in store/base.py is the lifecycle every room leans on, not a resource.
+    crud = re.compile(
+        r"^(add|get|find|list|put|update|remove|delete|swap|set_default|append)_"
+        r"(workspace|api_key|connection|template|allowlist|webhook|audit|suppression|user)"
+    )
+    assert [name for name in vars(Store) if crud.match(name)] == []

@@ -14,8 +14,8 @@ from fakes._server import serve
 from unified_messaging import ManualClock, Messenger
 from unified_messaging.asgi import create_app
 from unified_messaging.providers.simulator import SimulatorSettings
-from unified_messaging.store.users import User
 from unified_messaging.testing import Outbox, TestBed, create_testbed
+from unified_messaging.users._store import User
 from unified_messaging.webhooks._sender import TargetPolicy
 
 

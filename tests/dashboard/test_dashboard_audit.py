@@ -10,8 +10,8 @@ from _dash_support import PASSWORD, Console
 
 from unified_messaging import Messenger
 from unified_messaging.audit._context import CLI, acting_as
-from unified_messaging.store.users import User
 from unified_messaging.testing import TestBed
+from unified_messaging.users._store import User
 
 MARKUP = '<script>alert("x")</script>'
 

@@ -11,7 +11,7 @@ from starlette.routing import Mount
 
 from unified_messaging import Messenger
 from unified_messaging.dashboard import create_dashboard
-from unified_messaging.store.users import User
+from unified_messaging.users._store import User
 
 
 async def test_a_host_mounts_the_dashboard_under_its_own_prefix(

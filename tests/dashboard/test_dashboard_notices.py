@@ -12,8 +12,8 @@ import pytest
 from _dash_support import Console
 
 from unified_messaging import Messenger
-from unified_messaging.store.users import User
 from unified_messaging.testing import TestBed
+from unified_messaging.users._store import User
 
 
 def _secret(page: str) -> str:

@@ -10,8 +10,8 @@ import pytest
 from _dash_support import PASSWORD, Console, PageAudit
 
 from unified_messaging import Messenger
-from unified_messaging.store.users import User
 from unified_messaging.testing import TestBed
+from unified_messaging.users._store import User
 
 CSP = "default-src 'self'; frame-ancestors 'none'"
 MARKUP = '<script>alert("x")</script><img src=x onerror=alert(1)>'

@@ -11,7 +11,7 @@ from _dash_support import PASSWORD, Console, csrf_of
 
 from unified_messaging import ManualClock, Messenger
 from unified_messaging.dashboard import issue_login_link
-from unified_messaging.store.users import User
+from unified_messaging.users._store import User
 
 
 def _session_cookie(answer: httpx.Response) -> str:

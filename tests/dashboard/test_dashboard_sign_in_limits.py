@@ -18,7 +18,7 @@ from fakes._server import serve
 from unified_messaging import Messenger
 from unified_messaging.asgi import create_app
 from unified_messaging.dashboard._auth import LoginThrottle
-from unified_messaging.store.users import User
+from unified_messaging.users._store import User
 
 WRONG = "not the password at all"
 

@@ -14,8 +14,8 @@ from fakes._server import serve
 from fakes.netgsm import NetgsmFake
 
 from unified_messaging import Messenger
-from unified_messaging.store.users import User
 from unified_messaging.testing import TestBed
+from unified_messaging.users._store import User
 from unified_messaging.verifications import Velocity
 
 RANGE = [f"+90555123{n:04d}" for n in range(5)]

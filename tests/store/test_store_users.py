@@ -13,7 +13,7 @@ from _databases import Database
 from unified_messaging._domain import Workspace
 from unified_messaging._errors import AlreadyExists, ResourceNotFound
 from unified_messaging.store.base import Store
-from unified_messaging.store.users import DashboardSession, User
+from unified_messaging.users._store import DashboardSession, User
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

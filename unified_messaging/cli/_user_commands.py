@@ -17,7 +17,7 @@ from ._output import Column, JsonObject, Report, fields_report, iso, table_repor
 
 if TYPE_CHECKING:
     from .._messenger import Messenger
-    from ..store.users import User
+    from ..users._store import User
 
 __all__ = ["add_users"]
 

@@ -20,7 +20,7 @@ from typing import Final, NamedTuple
 from .._clock import Clock
 from .._domain import Workspace
 from .._messenger import Messenger
-from ..store.users import DashboardSession, User
+from ..users._store import DashboardSession, User
 
 __all__ = [
     "ABSOLUTE_LIFETIME",

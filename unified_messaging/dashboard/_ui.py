@@ -21,7 +21,7 @@ from .._errors import MessagingError, ResourceNotFound
 from .._figures import percent, plural
 from .._messenger import Messenger
 from .._version import __version__
-from ..store.users import User
+from ..users._store import User
 from ._auth import SignedIn
 from ._forms import Form
 from ._notices import Notice, Notices

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from .._domain import Workspace
 from .._errors import AlreadyExists, ResourceNotFound
-from .users import DashboardSession, User, free_again
+from ..users._store import DashboardSession, User, free_again
 
 __all__ = ["MemoryUsersMixin"]
 

@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import RowMapping
 
 from .._errors import ResourceNotFound
+from ..users._store import DashboardSession, User, free_again
 from ._sql_base import SqlBase
 from ._tables import login_failures, notices, sessions, users
-from .users import DashboardSession, User, free_again
 
 __all__ = ["UsersMixin"]
 

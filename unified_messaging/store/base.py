@@ -18,36 +18,50 @@ Rules every backend keeps:
   due work are plain keyed rows and need nothing.
 - Datetimes go in timezone-aware and come back timezone-aware (UTC from the SQL backends).
 
-Besides the records of ``_domain`` this module owns the store-only records: due work,
-idempotency records and webhook endpoints and deliveries.
+The protocol is the sum of each room's part (``keys._store``, ``webhooks._store``, …) and
+the core's own part below: messages, provider refs, quota, due work, idempotency, breakers
+and pacing. The store-only records live in :mod:`._records`; this module re-exports them,
+and the rooms' records, so a backend imports one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .._access.flood_guard import RecipientLimit
-from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
-from .._observability.tracing import TRACE_KEY, carrier_of_current
+from .._domain import MessageRecord
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..allowlist._store import AllowlistStore
+from ..audit._store import AuditStore
+from ..connections._store import ConnectionStore
 from ..consents.store import ConsentStore
 from ..iys.store import IysStore
+from ..keys._store import KeyStore
 from ..stats._store import StatsStore
+from ..suppressions._store import SuppressionQuery, SuppressionStore
+from ..templates._store import TemplateStore
+from ..users._store import UserStore
 from ..verifications._ops_store import VerificationOpsStore
 from ..verifications._store import VerificationStore
-from .users import UserStore
-
-if TYPE_CHECKING:
-    # Only for the protocol's signatures: the records bring pydantic, which the command
-    # line's ``--help`` (it reads ``webhooks._admin``, which imports this module) never needs.
-    from .._types import Channel
-    from ..audit._events import AuditEvent, AuditQuery
-    from ..suppressions._rules import Suppression
+from ..webhooks._store import WebhookDelivery, WebhookEndpoint, WebhookStore
+from ..workspaces._store import WorkspaceStore
+from ._records import (
+    BatchWrite,
+    ConnectionStats,
+    IdempotencyClaim,
+    IdempotencyRecord,
+    JsonValue,
+    MessageChange,
+    MessageQuery,
+    ProviderRef,
+    QuotaCharge,
+    WorkItem,
+    WorkStats,
+)
 
 __all__ = [
     "BatchWrite",
@@ -67,254 +81,27 @@ __all__ = [
     "WorkStats",
 ]
 
-#: What a work item's payload may hold: what JSON can carry, nothing more.
-JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkItem:
-    """One durable piece of background work (a DLR time-out, a retry, a webhook delivery).
-
-    ``kind`` names the handler, ``ref`` what it acts on (a job id, a delivery id). While a
-    worker holds it, ``claimed_by`` and ``lease_until`` say who and until when; a lease that
-    runs out (its worker died) makes the item claimable again. ``attempts`` counts claims.
-    """
-
-    id: str
-    kind: str
-    ref: str
-    due_at: datetime
-    created_at: datetime
-    payload: Mapping[str, JsonValue] = field(default_factory=dict)
-    claimed_by: str | None = None
-    lease_until: datetime | None = None
-    attempts: int = 0
-
-    def __post_init__(self) -> None:
-        # Made while a span records (a send, a report, a webhook event): the item carries
-        # that trace, and the worker that runs it, in any process, continues it.
-        if TRACE_KEY not in self.payload:
-            carrier = carrier_of_current()
-            if carrier is not None:
-                object.__setattr__(self, "payload", {**self.payload, TRACE_KEY: carrier})
-
-
-@dataclass(frozen=True, slots=True)
-class WorkStats:
-    """The stored work of one ``kind`` at a moment (``Store.work_stats``, for D30's gauges):
-    ``items`` in all, ``due`` of them due by then (held by a worker or not), and the
-    earliest ``due_at`` among those due (``None`` when none is)."""
-
-    kind: str
-    items: int
-    due: int
-    oldest_due_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class IdempotencyRecord:
-    """The first request seen with one ``Idempotency-Key``, per workspace and API key (D22).
-
-    ``status_code`` and ``response_body`` stay ``None`` while that request is in flight.
-    """
-
-    workspace_id: str
-    key_id: str
-    idem_key: str
-    #: Hash of the request (method, path, body) that first used the key.
-    request_hash: str
-    created_at: datetime
-    status_code: int | None = None
-    response_body: bytes | None = field(default=None, repr=False)
-    #: A token of the request that holds the key: a takeover or a binding is a
-    #: compare-and-set on it, so two retries can never both win.
-    owner: str | None = None
-    #: The jobs the request created, bound in its write-ahead transaction (D22): after a
-    #: crash, a retry answers with them instead of sending again.
-    job_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class IdempotencyClaim:
-    """The key a request holds while it runs: written into its write-ahead transaction."""
-
-    workspace_id: str
-    key_id: str
-    idem_key: str
-    owner: str
-
-
-@dataclass(frozen=True, slots=True)
-class QuotaCharge:
-    """Units of a workspace's monthly quota (D17), taken or given back with a write."""
-
-    workspace_id: str
-    period: str
-    units: int
-    #: The period's limit; ``None``: unlimited (the units are still counted).
-    limit: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookEndpoint:
-    """A workspace's webhook receiver (D19). The secret is a vault ciphertext."""
-
-    id: str
-    workspace_id: str
-    url: str
-    events: tuple[str, ...]
-    secret_ciphertext: str = field(repr=False)
-    created_at: datetime
-    enabled: bool = True
-    disabled_at: datetime | None = None
-    #: When the current run of failed deliveries began; five days of it disables the endpoint.
-    failing_since: datetime | None = None
-    #: The secret before the last rotation, still signing beside the new one until it expires.
-    previous_secret_ciphertext: str | None = field(default=None, repr=False)
-    previous_secret_expires_at: datetime | None = None
-
-    @property
-    def sealed_secrets(self) -> tuple[str, str | None]:
-        """(secret, previous secret) as sealed: what :meth:`Store.swap_webhook_secrets`
-        compares before it writes."""
-        return self.secret_ciphertext, self.previous_secret_ciphertext
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderRef:
-    """Which job a provider's message id belongs to, for delivery reports (D20)."""
-
-    connection_id: str
-    provider_message_id: str
-    job_id: str
-    workspace_id: str
-    livemode: bool
-    #: Still waiting for its report (a polling worker asks the provider about open refs).
-    open: bool = True
-    #: Polled providers: not asked about before this (its send plus the provider's
-    #: ``first_after``, then each query plus ``again_after``); ``None``: at once.
-    poll_after: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MessageChange:
-    """One compare-and-set of :meth:`Store.replace_messages`: ``record`` replaces the stored
-    row if that row's version is ``record.version - 1``; with it, the ``work`` it starts is
-    queued, the ``closed`` ``(connection_id, provider_message_id)`` refs are closed, and the
-    work item ``done`` (the one that made the change) is deleted."""
-
-    record: MessageRecord
-    work: Sequence[WorkItem] = ()
-    closed: Sequence[tuple[str, str]] = ()
-    done: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BatchWrite:
-    """What :meth:`Store.replace_messages` did not store: the job ids whose rows had moved
-    on (or are gone), and the work item ids ``worker_id`` no longer held (their changes,
-    and their deletions, were not written). Everything else was, in one transaction."""
-
-    moved: tuple[str, ...] = ()
-    lost: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookDelivery:
-    """One event on its way to one endpoint; retried under the same ``event_id`` (D19)."""
-
-    id: str
-    endpoint_id: str
-    event_id: str
-    event_type: str
-    payload: bytes = field(repr=False)
-    #: ``pending`` until it succeeds or is given up; the lifecycle names the other states.
-    status: str
-    created_at: datetime
-    updated_at: datetime
-    attempts: int = 0
-    next_attempt_at: datetime | None = None
-    last_status_code: int | None = None
-    last_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MessageQuery:
-    """Which messages of one workspace and mode to list, newest first (D29).
-
-    Every filter given must hold. ``to`` matches any of its values (a number as typed and in
-    E.164). ``created_after`` is inclusive and ``created_before`` exclusive, so consecutive
-    windows neither overlap nor leave a gap. ``older_than`` is the keyset cursor: only
-    messages that sort after it in the list's order (``created_at`` descending, then
-    ``job_id`` descending).
-    """
-
-    workspace_id: str
-    livemode: bool
-    to: tuple[str, ...] = ()
-    status: MessageStatus | None = None
-    provider: ProviderCode | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    #: ``(created_at, job_id)`` of the last message of the previous page.
-    older_than: tuple[datetime, str] | None = None
-    limit: int = 20
-
-
-@dataclass(frozen=True, slots=True)
-class SuppressionQuery:
-    """Which suppression-list entries of one workspace and mode to list, newest first
-    (``created_at`` descending, then ``id`` descending). ``older_than`` is the keyset cursor."""
-
-    workspace_id: str
-    livemode: bool
-    channel: Channel | None = None
-    #: Any of these (a recipient as typed and normalised for each channel); empty: all.
-    recipients: tuple[str, ...] = ()
-    older_than: tuple[datetime, str] | None = None
-    limit: int = 20
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionStats:
-    """How one provider connection fared for a workspace's messages created since a moment.
-
-    Counted per attempt, so a message that fell back from ``sms_a`` to ``sms_b`` counts for
-    both: ``sent`` attempts the provider took (it answered with its message id);
-    ``delivered``, ``expired``, ``failed`` (refused at submit, or reported failed or
-    rejected), ``unknown`` (no report in time, or the hand-over's outcome was lost) and
-    ``pending`` (still waiting for its report) by the attempt's state; ``fallbacks``
-    attempts after which the message went on to another connection. ``p50_ms`` and
-    ``p95_ms``: the median and 95th percentile (nearest rank) of ``final_at - sent_at`` of
-    the messages delivered through this connection, in milliseconds; ``None`` without any.
-    """
-
-    provider: ProviderCode
-    sent: int = 0
-    delivered: int = 0
-    failed: int = 0
-    expired: int = 0
-    unknown: int = 0
-    pending: int = 0
-    fallbacks: int = 0
-    p50_ms: int | None = None
-    p95_ms: int | None = None
-
-    @property
-    def delivery_rate(self) -> float | None:
-        """Delivered out of the attempts whose outcome is known; ``None`` before any is."""
-        settled = self.delivered + self.failed + self.expired + self.unknown
-        return None if settled == 0 else self.delivered / settled
-
 
 @runtime_checkable
 class Store(
-    UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, StatsStore, Protocol
+    WorkspaceStore,
+    KeyStore,
+    ConnectionStore,
+    TemplateStore,
+    AllowlistStore,
+    WebhookStore,
+    AuditStore,
+    SuppressionStore,
+    UserStore,
+    ConsentStore,
+    IysStore,
+    VerificationStore,
+    VerificationOpsStore,
+    StatsStore,
+    Protocol,
 ):
-    """Protocol: durable state of workspaces, keys, connections, templates and messages,
-    and the dashboard's users and sessions (:class:`~unified_messaging.store.users.UserStore`),
-    İYS consents (:class:`~unified_messaging.consents.store.ConsentStore`) and the İYS
-    connection and registrations (:class:`~unified_messaging.iys.store.IysStore`)."""
+    """Protocol: everything the library keeps. Each resource's part is its room's protocol
+    (named in the bases); the messages' lifecycle, which every room leans on, is here."""
 
     async def open(self) -> None:
         """Connect and bring the schema up to date. Idempotent."""
@@ -333,78 +120,6 @@ class Store(
         survives a crash, and the admin methods raise before they write.
         """
         ...
-
-    # -- workspaces
-    async def create_workspace(self, workspace: Workspace) -> None: ...
-
-    async def get_workspace(self, workspace_id: str) -> Workspace | None: ...
-
-    async def list_workspaces(self) -> list[Workspace]: ...
-
-    async def update_workspace(self, workspace: Workspace) -> None: ...
-
-    # -- API keys (hash only)
-    async def add_api_key(self, key: ApiKey) -> None: ...
-
-    async def get_api_key(self, key_id: str) -> ApiKey | None: ...
-
-    async def find_api_key(self, key_hash: str) -> ApiKey | None: ...
-
-    async def list_api_keys(self, workspace_id: str) -> list[ApiKey]: ...
-
-    async def update_api_key(self, key: ApiKey) -> None: ...
-
-    # -- connections (one per provider code per workspace)
-    async def add_connection(self, connection: Connection) -> None:
-        """Add a connection; :class:`AlreadyExists` if the workspace has its code already.
-
-        The first connection of a workspace becomes its default, whatever ``is_default``
-        says; a connection added with ``is_default`` takes the default from the others.
-        """
-        ...
-
-    async def get_connection(self, connection_id: str) -> Connection | None: ...
-
-    async def list_connections(self, workspace_id: str) -> list[Connection]:
-        """The workspace's connections, oldest first."""
-        ...
-
-    async def update_connection(self, connection: Connection) -> None:
-        """Store the connection's settings. Its default flag and its sealed credentials are
-        left as stored: they move only through :meth:`set_default_connection` and
-        :meth:`swap_connection_credentials`, so a whole row written from a stale read never
-        puts back credentials that a vault rotation re-sealed meanwhile."""
-        ...
-
-    async def swap_connection_credentials(
-        self, connection_id: str, expected: str, sealed: str
-    ) -> bool:
-        """Compare-and-set of the sealed credentials (D21, the vault rotation): store
-        ``sealed`` only if the stored credentials are still ``expected``, and change nothing
-        else of the row. ``False`` when they changed meanwhile or the connection is gone: the
-        caller reads the row again rather than write over what another writer stored."""
-        ...
-
-    async def set_default_connection(self, workspace_id: str, connection_id: str) -> None:
-        """Make one connection the default and every other one of the workspace not."""
-        ...
-
-    async def remove_connection(self, connection_id: str) -> bool:
-        """Remove it; if it was the default, the oldest remaining one becomes default."""
-        ...
-
-    # -- templates
-    async def put_template(self, template: Template) -> None:
-        """Insert or replace by ``(workspace_id, key)``."""
-        ...
-
-    async def get_template(self, workspace_id: str, key: str) -> Template | None: ...
-
-    async def list_templates(self, workspace_id: str) -> list[Template]:
-        """Ordered by key."""
-        ...
-
-    async def delete_template(self, workspace_id: str, key: str) -> bool: ...
 
     # -- messages
     async def insert_messages(self, messages: Sequence[MessageRecord]) -> None:
@@ -636,17 +351,6 @@ class Store(
         cheap read: a metrics scrape asks for it every few seconds."""
         ...
 
-    # -- IP allowlist (D18): strings as given, the caller validates them
-    async def add_allowlist_entry(self, workspace_id: str, cidr: str) -> None:
-        """Add an entry; adding one that is there already changes nothing."""
-        ...
-
-    async def remove_allowlist_entry(self, workspace_id: str, cidr: str) -> bool: ...
-
-    async def list_allowlist(self, workspace_id: str) -> list[str]:
-        """The workspace's entries, sorted; empty means every address is allowed."""
-        ...
-
     # -- idempotency (D22)
     async def begin_idempotent(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
         """Insert ``record`` unless its key is taken, atomically.
@@ -685,90 +389,6 @@ class Store(
         """Delete records created before ``before``; returns how many."""
         ...
 
-    # -- webhook endpoints and deliveries (D19)
-    async def add_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None: ...
-
-    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint | None: ...
-
-    async def list_webhook_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
-        """Oldest first."""
-        ...
-
-    async def update_webhook_endpoint(self, endpoint: WebhookEndpoint) -> None:
-        """Store an endpoint's settings (URL, events, health); its sealed secrets are left as
-        they are stored: they move only by :meth:`swap_webhook_secrets`."""
-        ...
-
-    async def swap_webhook_secrets(
-        self,
-        endpoint_id: str,
-        *,
-        expected: tuple[str, str | None],
-        secret: str,
-        previous: str | None,
-        previous_expires_at: datetime | None,
-    ) -> bool:
-        """Compare-and-set of an endpoint's sealed secrets (D19, D21): store ``secret``,
-        ``previous`` and its expiry only if its (secret, previous secret) are still
-        ``expected``, and change nothing else of the row (its health, its URL). ``False``
-        when they changed meanwhile or the endpoint is gone: the caller reads it again."""
-        ...
-
-    async def set_webhook_endpoint_health(
-        self,
-        endpoint_id: str,
-        *,
-        enabled: bool,
-        disabled_at: datetime | None,
-        failing_since: datetime | None,
-    ) -> None:
-        """Change only how an endpoint is faring, so a delivery's outcome never overwrites a
-        secret rotated meanwhile. An endpoint that is gone is left gone (no error)."""
-        ...
-
-    async def remove_webhook_endpoint(self, endpoint_id: str) -> bool:
-        """Remove the endpoint and its deliveries."""
-        ...
-
-    async def add_webhook_delivery(
-        self, delivery: WebhookDelivery, work: WorkItem | None = None
-    ) -> None:
-        """Insert a delivery, and with it (in the same transaction) the work item that will
-        make it: a crash can never leave one without the other. :class:`AlreadyExists` if the
-        endpoint has this ``event_id`` already (or the work id is taken);
-        :class:`ResourceNotFound` if the endpoint does not exist."""
-        ...
-
-    async def record_webhook_attempt(
-        self,
-        delivery: WebhookDelivery,
-        *,
-        retry: WorkItem | None,
-        held: str,
-        worker_id: str,
-        now: datetime,
-        complete: bool,
-    ) -> bool:
-        """Insert a delivery whose first attempt was just made, its outcome in it, with the
-        work item of its next attempt (``retry``, while it stays pending), in **one**
-        transaction, and only while ``worker_id`` holds the work item ``held`` (the event
-        item whose handler made the attempt) under a lease that runs past ``now``.
-        ``complete`` deletes ``held`` in the same transaction (the event item is done).
-
-        ``False``, and nothing written, if the item is no longer held so (its lease was lost
-        or ran out: another worker may run it now). :class:`AlreadyExists` if the endpoint
-        has this ``event_id`` already; :class:`ResourceNotFound` if the endpoint is gone.
-        Either error writes nothing either (``held`` stays held)."""
-        ...
-
-    async def get_webhook_delivery(self, delivery_id: str) -> WebhookDelivery | None: ...
-
-    async def update_webhook_delivery(self, delivery: WebhookDelivery) -> None: ...
-
-    async def list_webhook_deliveries(self, endpoint_id: str) -> list[WebhookDelivery]:
-        """Oldest first."""
-        ...
-
     # -- circuit breakers (D26): plain keyed rows, like the quota counters
     async def get_breaker(self, connection_id: str) -> StoredBreaker | None:
         """The connection's breaker state as stored, ``None`` if it has none."""
@@ -777,45 +397,6 @@ class Store(
     async def put_breaker(self, connection_id: str, data: str, *, version: int) -> bool:
         """Compare-and-set: store ``data`` as version ``version + 1`` if the stored version is
         ``version`` (``0``: none stored yet); ``False``, changing nothing, if it is not."""
-        ...
-
-    # -- audit log (D32): append and list, nothing else; no row is ever changed or deleted
-    async def append_audit_event(self, event: AuditEvent) -> None:
-        """Append one event (inside :meth:`atomic`, with the change it records)."""
-        ...
-
-    async def list_audit_events(self, query: AuditQuery) -> list[AuditEvent]:
-        """Up to ``query.limit`` events that match it, newest first: ``at`` descending, ties
-        by ``id`` descending. :class:`ResourceNotFound` if ``query.starting_after`` names no
-        stored event."""
-        ...
-
-    # -- suppression list (issue 26): one entry per workspace, mode, channel and recipient
-    async def add_suppression(self, entry: Suppression) -> tuple[Suppression, bool]:
-        """Store ``entry``, or keep the one stored for its workspace, mode, channel and
-        recipient: ``(the stored entry, whether it is new)``. Safe under concurrent adds (one
-        row wins). :class:`ResourceNotFound` for an unknown workspace."""
-        ...
-
-    async def get_suppression(
-        self, workspace_id: str, livemode: bool, suppression_id: str
-    ) -> Suppression | None: ...
-
-    async def remove_suppression(
-        self, workspace_id: str, livemode: bool, channel: Channel, recipient: str
-    ) -> Suppression | None:
-        """Delete the entry and return it; ``None`` when there was none."""
-        ...
-
-    async def list_suppressions(self, query: SuppressionQuery) -> list[Suppression]:
-        """Up to ``query.limit`` entries that match it, newest first."""
-        ...
-
-    async def suppressed(
-        self, workspace_id: str, livemode: bool, channel: Channel, recipients: Sequence[str]
-    ) -> set[str]:
-        """Which of ``recipients`` (normalised) are on the list: a send's admission check,
-        one indexed lookup, never cached (an opt-out counts from the next send on)."""
         ...
 
     # -- send-rate pacing (D27): one number per key, like the quota counters

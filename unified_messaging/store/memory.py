@@ -24,6 +24,7 @@ from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
 from ..iys.records import IysConnection, IysRegistration
 from ..suppressions._rules import Suppression
+from ..users._store import DashboardSession, User
 from ..verifications._guard_rules import GuardSettings
 from ..verifications._records import Verification, VerificationSettings
 from ._memory_audit import MemoryAuditMixin
@@ -51,7 +52,6 @@ from .base import (
     WorkItem,
     WorkStats,
 )
-from .users import DashboardSession, User
 
 __all__ = ["MemoryStore"]
 

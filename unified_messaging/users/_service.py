@@ -16,7 +16,7 @@ from .._errors import RequestInvalid, ResourceNotFound
 from .._ids import new_id
 from ..audit._actions import audited, of_record
 from ..store.base import Store
-from ..store.users import User
+from ..users._store import User
 from ._passwords import UNUSABLE_PASSWORD, check_new_password, hash_password, verify_password
 
 __all__ = ["Users", "normalize_email"]

@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ..._errors import MessagingError
 from ..._figures import plural
-from ...store.users import User
+from ...users._store import User
 from .._app import SESSION_COOKIE, Dashboard, Handler, route
 from .._auth import LINK_TOKEN_PARAMETER, new_token
 from .._csrf import CSRF_FIELD, origin_allowed
