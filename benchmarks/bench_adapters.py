@@ -2,7 +2,7 @@
 
     python benchmarks/bench_adapters.py [--delay 0.05] [--runs 5]
 
-Targets (issue 6): <= 0.15 s through a batch-capable provider (one request per 100
+Targets: <= 0.15 s through a batch-capable provider (one request per 100
 recipients, sent concurrently); <= 1.0 s through a per-recipient one (200 requests, at most
 ``max_concurrency`` = 32 in flight). Each fake runs under uvicorn on a loopback port, so
 this is real HTTP through the same pooled clients production uses. The fakes live in

@@ -1,5 +1,5 @@
-"""Benchmark of the dashboard's Messages page and Overview on SQLite at 1M messages (issue 23:
-each must answer within 100 ms at p95 on the server).
+"""Benchmark of the dashboard's Messages page and Overview on SQLite at 1M messages: each
+must answer within 100 ms at p95 on the server.
 
 Loads the same data as ``bench_search.py`` (N messages over 30 days in four workspaces, 70%
 in ``ws_big``, 90% live), signs an operator in, and times whole requests to the dashboard app

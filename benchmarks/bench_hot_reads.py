@@ -1,4 +1,4 @@
-"""CPU of the store side of a GET, a send's admission check and a bulk (issue 25).
+"""CPU of the store side of a GET, a send's admission check and a bulk.
 
     .venv/bin/python benchmarks/bench_hot_reads.py [--backend sqlite,postgresql] [--n 5000]
 

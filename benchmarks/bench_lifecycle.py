@@ -1,4 +1,4 @@
-"""Throughput of the delivery lifecycle (issue 5): reports in, webhook events out.
+"""Throughput of the delivery lifecycle: reports in, webhook events out.
 
     python benchmarks/bench_lifecycle.py [--reports 2000] [--events 2000]
     python benchmarks/bench_lifecycle.py --database-url postgresql+asyncpg://postgres@127.0.0.1/test

@@ -1,4 +1,4 @@
-"""The worker's CPU per simulated report: one at a time against batches (issue 25).
+"""The worker's CPU per simulated report: one at a time against batches.
 
     .venv/bin/python benchmarks/bench_report_batch.py [--sends 300] [--rounds 2]
         [--backend sqlite,postgresql] [--postgres-url URL]
@@ -9,7 +9,7 @@ in ``serve``, makes ``--sends`` test sends (each queues a simulated report), mov
 clock past their due time and runs the worker until idle (``batch=50``). The figure is the
 process's CPU time (``time.process_time``: every thread, the SQLite writer's included) over
 the sends: the worker's cost of one report. ``one by one`` runs the worker without batch
-handlers (the path before issue 25's batches); ``batched`` with them. Rounds alternate.
+handlers (the path before batches); ``batched`` with them. Rounds alternate.
 
 ``pushed``: the same sends to ``+905550000008`` (accepted, no simulated report), then one
 pushed report each (``Lifecycle.ingest`` of one report per call, as ``POST /v1/dlr/…`` with

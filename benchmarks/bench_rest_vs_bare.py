@@ -1,9 +1,9 @@
-"""POST /v1/messages through the real app beside a bare Starlette endpoint (issue 4).
+"""POST /v1/messages through the real app beside a bare Starlette endpoint.
 
     python benchmarks/bench_rest_vs_bare.py [--requests 5000] [--concurrency 16] [--rounds 3]
     python benchmarks/bench_rest_vs_bare.py --transport asgi [--profile]
 
-Target (issue 4): the app answers at least half as many requests per second as a bare
+Target: the app answers at least half as many requests per second as a bare
 endpoint on the same framework that parses the same JSON body and answers a fixed 201 JSON
 body. The app is ``create_app(messenger, worker=False)`` as ``serve --no-worker`` runs it
 (default middleware, the ``/mcp`` route when the extra is installed, its lifespan; the

@@ -279,7 +279,7 @@ async def test_an_unknown_iys_mode_is_refused(messenger: Messenger, workspace: W
 async def test_a_commercial_mutlucell_connection_is_refused(
     messenger: Messenger, workspace: Workspace, mode: IysMode
 ) -> None:
-    # Issue 22.3: Mutlucell documents no IYS attribute, so sms_d cannot mark commercial SMS.
+    # Mutlucell documents no IYS attribute, so sms_d cannot mark commercial SMS.
     with pytest.raises(RequestInvalid) as info:
         await messenger.connections.add(workspace.id, "sms_d", iys_mode=mode)
 

@@ -13,8 +13,8 @@ the command line. Layers:
 3. **edges**: ``asgi`` (REST, MCP), ``cli``, ``testing`` (the pytest plugin), ``dashboard``
    (the web console), ``contrib`` (framework integrations), ``__main__``.
 
-Within the layers, no module imports itself through others: the import graph has no circle
-(issue 22, Structure). For circles every import counts: at module level, inside a function
+Within the layers, no module imports itself through others: the import graph has no circle.
+For circles every import counts: at module level, inside a function
 (a lazy import is still an arrow; it only moves the failure to the first call) and under
 ``if TYPE_CHECKING:`` (a circle of types is a circle of concepts, and it becomes an import
 crash the day one of its names is needed at run time: a default value, an ``isinstance``).

@@ -1,4 +1,4 @@
-"""``_routing.dispatch`` splitting a batch the provider refused as a whole (issue 22.1): for any
+"""``_routing.dispatch`` splitting a batch the provider refused as a whole: for any
 batch and any guilty messages in it, only the guilty end refused, the rest are accepted, and the
 calls stay within the bound docs/decisions.md gives (``2 (n - 1)`` more at most; about
 ``2 log2 n`` more for one guilty message).

@@ -1,4 +1,4 @@
-"""Every install line in the docs works on a fresh machine (issue 24).
+"""Every install line in the docs works on a fresh machine.
 
 The package is not on an index yet, so a line that installs ``unified-messaging`` by name
 fails; each one must install from a clone (``.``) or a built wheel, and name only extras that

@@ -1,4 +1,4 @@
-"""What the library loads only when it is needed (issue 13.16).
+"""What the library loads only when it is needed.
 
 A Messenger that is built, opened and closed (every one-shot CLI command makes one) imports
 no provider adapter, no HTTP client and no phone-number metadata, and makes no HTTP client

@@ -1,4 +1,4 @@
-"""Masking by what a value looks like (issue 22, item 17): any DLR-shaped path loses its
+"""Masking by what a value looks like: any DLR-shaped path loses its
 token, and a secret-shaped request id never reaches a log line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one ``Retry-After`` reader (issue 22, item 16): never raises, ASCII digits only, bounded."""
+"""The one ``Retry-After`` reader: never raises, ASCII digits only, bounded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules of ``_schedule`` (issue 26): the ``send_at`` window and quiet hours, as pure
+"""The rules of ``_schedule``: the ``send_at`` window and quiet hours, as pure
 functions of a moment (no clock, no store)."""
 
 from __future__ import annotations

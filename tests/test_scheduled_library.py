@@ -1,4 +1,4 @@
-"""Scheduled sends and cancel through the library (issue 26): ``Messenger`` on the testbed's
+"""Scheduled sends and cancel through the library: ``Messenger`` on the testbed's
 ManualClock (test mode: the simulator takes the hand-over), and ``SyncMessenger``, its twin."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The suite's end summary counts skipped tests by the service they need (issue 24: a plain
+"""The suite's end summary counts skipped tests by the service they need (a plain
 ``scripts/test`` printed one line per skipped test, 170 of them), and says how to turn them on."""
 
 from __future__ import annotations

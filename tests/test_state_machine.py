@@ -1,4 +1,4 @@
-"""The state machine is code (issue 16): every status change goes through ``check_move``.
+"""The state machine is code: every status change goes through ``check_move``.
 
 Each lifecycle below runs the real code (messenger, worker, store) with the table replaced by
 a recording copy, and asserts the exact moves it made: so a move the table lacked would

@@ -1,5 +1,5 @@
 """``status_record_json`` (the answer to ``GET /v1/messages/{job_id}``, built without the
-models, issue 25) is byte for byte the model path's ``status_record(record).to_json()``."""
+models) is byte for byte the model path's ``status_record(record).to_json()``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The suppression list's rules (issue 26): stop words matched the Turkish way, the bot's
+"""The suppression list's rules: stop words matched the Turkish way, the bot's
 ``/stop``, and the shapes' limits."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans (issue 15): through the API only, checked with the SDK's in-memory
+"""OpenTelemetry spans: through the API only, checked with the SDK's in-memory
 exporter. One request over a real socket, with a caller's ``traceparent``, to a number whose
 simulated report fails, with ``sms_b`` as fallback and a webhook receiver on loopback: the
 server span, the provider calls (the first and, minutes later in the worker, the fallback),

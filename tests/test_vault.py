@@ -214,7 +214,7 @@ def test_unknown_kid() -> None:
 
 
 def test_an_unknown_kid_is_a_configuration_error_naming_the_variable_and_the_kid() -> None:
-    """Issue 13.12: a token under a key the operator dropped is theirs to fix, not a bug."""
+    """A token under a key the operator dropped is theirs to fix, not a bug."""
     token = Vault([("k9", KEY2)]).encrypt(SECRET.encode(), **ids())
     configured = Vault.from_env({"UM_MASTER_KEYS": SPEC1})
     assert configured is not None
@@ -403,7 +403,7 @@ def test_spec_errors(spec: str, match: str) -> None:
     assert b64e(KEY1[:16]) not in str(info.value)
 
 
-# Issue 13.12's list of malformed values, each a configuration error raised when the vault is
+# The malformed values, each a configuration error raised when the vault is
 # built, naming UM_MASTER_KEYS and never echoing what was given.
 MALFORMED = {
     "only commas": (",", "entry 1 is empty"),

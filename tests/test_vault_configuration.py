@@ -1,4 +1,4 @@
-"""Issues 13.7 and 13.12 in the library: where a Messenger's master keys come from, and what a
+"""The vault in the library: where a Messenger's master keys come from, and what a
 wrong configuration looks like (a ``ConfigurationError`` naming ``UM_MASTER_KEYS``).
 
 - A durable store without ``UM_MASTER_KEYS`` is refused when the Messenger is built; it used

@@ -390,7 +390,7 @@ class AsyncClient:
         return _parse(StatusRecord, await self._request(call))
 
     async def cancel_message(self, job_id: str) -> StatusRecord:
-        """``POST /v1/messages/{job_id}/cancel`` (issue 26): a message no provider has yet
+        """``POST /v1/messages/{job_id}/cancel``: a message no provider has yet
         ends ``failed`` with ``CANCELED``; :class:`MessageNotCancelable` once one has it."""
         return _parse(StatusRecord, await self._request(_cancel(job_id)))
 
@@ -506,7 +506,7 @@ class Client:
         return _parse(StatusRecord, self._request(call))
 
     def cancel_message(self, job_id: str) -> StatusRecord:
-        """``POST /v1/messages/{job_id}/cancel`` (issue 26): a message no provider has yet
+        """``POST /v1/messages/{job_id}/cancel``: a message no provider has yet
         ends ``failed`` with ``CANCELED``; :class:`MessageNotCancelable` once one has it."""
         return _parse(StatusRecord, self._request(_cancel(job_id)))
 

@@ -78,7 +78,7 @@ class Workspace:
     queue_ttl: timedelta = DEFAULT_QUEUE_TTL
     #: D28: at most this many messages to one recipient per window; ``None`` turns it off.
     recipient_limit: RecipientLimit | None = DEFAULT_RECIPIENT_LIMIT
-    #: Issue 26: sends inside this daily window wait ``queued`` until it ends; ``None``: off.
+    #: Sends inside this daily window wait ``queued`` until it ends; ``None``: off.
     quiet_hours: QuietHours | None = None
     #: D33: ``off`` (the providers decide) or ``local`` (our consent records decide).
     consent_policy: ConsentPolicy = "off"

@@ -445,7 +445,7 @@ class VerificationFraudSuspected(VerificationRateLimited):
 class RecipientOverLimit(Protocol):
     """One recipient over its limit, as :class:`RecipientRateLimited` carries it
     (``_access.flood_guard.RecipientRefusal``). A protocol, so the errors, a core record,
-    import no feature module, not even for a type (issue 22, Structure)."""
+    import no feature module, not even for a type."""
 
     @property
     def to(self) -> str: ...
@@ -471,7 +471,7 @@ class ProviderUnavailable(MessagingError, ConnectionError):
 
 
 class ProviderOutcomeUnknown(MessagingError):
-    """The provider may or may not have taken the message (issue 22.8): it answered 2xx in a
+    """The provider may or may not have taken the message: it answered 2xx in a
     form we could not read, or gave no answer after the whole request was sent.
 
     A code carried by a message record and its attempt (the message ends ``unknown``), not

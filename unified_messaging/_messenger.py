@@ -174,7 +174,7 @@ class Messenger:
     for its slot, then is stored ``queued`` for the worker; ``pace_sleep`` is how it waits
     (default ``asyncio.sleep``; tests pass one that moves their ManualClock).
     ``stop_words``: words that opt a recipient out when an inbound reply is exactly one of
-    them, besides STOP, DUR, İPTAL and RET (issue 26.5; case and diacritics ignored).
+    them, besides STOP, DUR, İPTAL and RET (case and diacritics ignored).
     ``outcome_retry``: how long a send keeps trying to store what its providers said while
     the store is unavailable (default: half the ``submit_timeout``); past it the send's
     submit check settles the rows ``unknown``.
@@ -556,8 +556,8 @@ class Messenger:
         )
 
     async def cancel_message(self, auth: Principal, job_id: str) -> StatusRecord:
-        """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``,
-        issue 26): one waiting for its ``send_at``, quiet hours, a send slot or a retry. It
+        """Cancel a message no provider has yet (``POST /v1/messages/{job_id}/cancel``):
+        one waiting for its ``send_at``, quiet hours, a send slot or a retry. It
         ends ``failed`` with ``CANCELED`` (a ``message.failed`` webhook); canceling it again
         answers the same. :class:`MessageNotCancelable` (409) once a provider has it or is
         being handed it; :class:`MessageNotFound` (404) as for :meth:`get_message`."""
@@ -630,7 +630,7 @@ class Messenger:
         *,
         ignore_quiet_hours: bool,
     ) -> datetime | None:
-        """When a send waits until (issue 26): its ``send_at`` (422 unless from now up to
+        """When a send waits until: its ``send_at`` (422 unless from now up to
         30 days ahead), pushed past the workspace's quiet hours unless it opts out; ``None``
         for a send that goes now (the common case costs one comparison)."""
         quiet = auth.workspace.quiet_hours
@@ -728,7 +728,7 @@ class Messenger:
         records: list[MessageRecord],
         jobs: list[tuple[int, Job]],
     ) -> list[tuple[int, Job]]:
-        """Issue 26.4 in a bulk: an item whose recipient is suppressed fails alone
+        """In a bulk, an item whose recipient is suppressed fails alone
         (``RECIPIENT_SUPPRESSED``, stored ``failed`` with its ``job_id``); one lookup for all."""
         suppressed = await self._opt_outs.suppressed(
             auth, plan.primary.channel, [j.to for _, j in jobs]
@@ -742,7 +742,7 @@ class Messenger:
         return [(index, job) for index, job in jobs if job.to not in suppressed]
 
     async def _opted_out(self, auth: Principal, channel: Channel, jobs: Sequence[Job]) -> None:
-        """Issue 26.5: a recipient whose provider said they turned us away for good (a
+        """A recipient whose provider said they turned us away for good (a
         blocked Telegram bot) goes on the suppression list, source the channel."""
         for job in jobs:
             outcome = job.last_outcome
@@ -890,7 +890,7 @@ class Messenger:
         if record.error.code == BodyTooLong.code:  # over the part limit of every hop tried
             raise BodyTooLong(record.error.message, job_id=record.job_id)
         if job.all_unavailable:
-            # The record's message names each provider's cause (issue 22.9).
+            # The record's message names each provider's cause.
             raise ProviderUnavailable(
                 f"The message was not sent. {record.error.message}", job_id=record.job_id
             )

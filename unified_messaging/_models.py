@@ -311,7 +311,7 @@ class _Response(BaseModel):
     def to_json(self) -> bytes:
         """:meth:`to_dict` as the REST answer's bytes: compact UTF-8 JSON, the same bytes as
         ``json.dumps(to_dict(), ensure_ascii=False, separators=(",", ":"))``, made by
-        pydantic-core in one pass instead of a dict and a second walk (issue 25)."""
+        pydantic-core in one pass instead of a dict and a second walk."""
         return self.__pydantic_serializer__.to_json(self, exclude_none=self._omit_none)
 
 
@@ -439,7 +439,7 @@ class StatusRecord(_Response):
     encoding: Encoding | None
     livemode: bool
     send_at: datetime | None = Field(
-        default=None,  # added later (issue 26): a record built without it still validates
+        default=None,  # added later: a record built without it still validates
         description="When a send that waited (send_at, quiet hours) is or was to be handed over.",
     )
     category: Category | None = Field(

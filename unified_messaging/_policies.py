@@ -5,7 +5,7 @@ flood guard's :class:`RecipientLimit` (D28), the circuit breaker's :class:`Break
 They are records of the core (:mod:`._domain` keeps one on each workspace and connection), so
 they live at the core's level: the core's records import no feature module, and the feature
 modules that apply them (``_access.flood_guard``, ``_routing.breaker_state``) import them
-from here (issue 22, Structure: ``_domain`` → ``_access.flood_guard`` → ``_errors`` was a
+from here (``_domain`` → ``_access.flood_guard`` → ``_errors`` was a
 six-file import circle). No I/O, nothing imported from the package but the errors.
 
 A limit or policy is checked when it is made, so a stored one is always usable: a bad value

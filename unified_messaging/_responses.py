@@ -144,7 +144,7 @@ def status_record(record: MessageRecord, *, mask_live_text: bool = False) -> Sta
 def status_record_json(record: MessageRecord, *, mask_live_text: bool = False) -> bytes:
     """``status_record(record).to_json()``, the same bytes, without building the models.
 
-    ``GET /v1/messages/{job_id}`` answers this on every poll (issue 25): validating a
+    ``GET /v1/messages/{job_id}`` answers this on every poll: validating a
     :class:`StatusRecord` and its nested models only to serialise them again cost more CPU
     than the JSON itself. The keys are :class:`StatusRecord`'s fields in its order, every
     one present (its ``_omit_none`` is off, and so nested ``null`` stays too), and

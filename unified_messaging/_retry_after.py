@@ -4,7 +4,7 @@ receivers alike (D19, D26).
 The field is ``delay-seconds`` (``1*DIGIT``, ASCII digits only) or an HTTP-date. What a
 remote party sends there is not trusted: the reader never raises (a value it cannot read is
 ``None``, as if absent), reads only ASCII digits (``str.isdigit`` also accepts ``"²"`` and
-other scripts' digits, which ``float`` then refuses: issue 22, item 16), and bounds the wait
+other scripts' digits, which ``float`` then refuses), and bounds the wait
 to :data:`MAX_RETRY_AFTER`, so a ``Retry-After: 99999999999`` cannot pause a connection for
 years. Callers may bound it further (the webhook schedule caps it at its longest step).
 """

@@ -1,4 +1,4 @@
-"""When a message may be handed over (issue 26): ``send_at`` and a workspace's quiet hours.
+"""When a message may be handed over: ``send_at`` and a workspace's quiet hours.
 
 Pure rules, no I/O, on an injected ``now``:
 
@@ -38,7 +38,7 @@ __all__ = [
     "parse_quiet_hours",
 ]
 
-#: How far ahead a send may be scheduled (issue 26; Twilio allows 35 days, we keep 30).
+#: How far ahead a send may be scheduled (Twilio allows 35 days, we keep 30).
 MAX_SCHEDULE: Final = timedelta(days=30)
 DEFAULT_QUIET_ZONE: Final = "Europe/Istanbul"
 QuietScope = Literal["commercial", "all"]

@@ -1,4 +1,4 @@
-"""The REST answers' bytes (issue 25): ``to_json()`` is pydantic-core's serialiser, and it must
+"""The REST answers' bytes: ``to_json()`` is pydantic-core's serialiser, and it must
 give exactly the bytes the edge sent before, ``json.dumps(to_dict(), ensure_ascii=False,
 separators=(",", ":"))``, for any text a message can carry (Turkish letters, emoji, control
 characters, quotes, U+2028) and any time."""

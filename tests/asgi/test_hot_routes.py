@@ -1,4 +1,4 @@
-"""The hot routes are dispatched before Starlette's router (issue 25, ``_hot_routes``): the
+"""The hot routes are dispatched before Starlette's router (``_hot_routes``): the
 requests they leave to the router, and the near misses, are answered as the router answers
 them. Every expectation here is what the app answered before the dispatcher existed."""
 

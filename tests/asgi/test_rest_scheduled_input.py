@@ -1,4 +1,4 @@
-"""``send_at``, ``ignore_quiet_hours`` and the cancel endpoint against bad input (issue 26),
+"""``send_at``, ``ignore_quiet_hours`` and the cancel endpoint against bad input,
 through the REST app on SQLite and PostgreSQL: a malformed value is 400 naming the field, a
 well-formed time out of range 422 ``SEND_AT_OUT_OF_RANGE``, never a 500; and the OpenAPI
 document names the new fields and the endpoint."""

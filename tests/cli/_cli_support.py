@@ -159,7 +159,7 @@ class _WarmServer:
         self.proc.wait(timeout=TIMEOUT)
         assert self.proc.stdout is not None
         # Closed here, not left to the interpreter's exit, where an open pipe is reported as
-        # "ResourceWarning: unclosed file <_io.BufferedReader …>" (issue 24).
+        # "ResourceWarning: unclosed file <_io.BufferedReader …>".
         self.proc.stdout.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 

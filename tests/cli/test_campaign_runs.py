@@ -305,7 +305,7 @@ async def test_status_of_an_unknown_campaign_is_not_found(bed: TestBed) -> None:
 async def test_rows_whose_hand_over_was_cut_off_are_unknown_not_sent(
     bed: TestBed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 22, item 14: the run dies after chunk 2 was handed to the provider and before
+    """The run dies after chunk 2 was handed to the provider and before
     its outcome was stored; its check settles those rows ``unknown`` (``SUBMIT_INTERRUPTED``).
     A re-run and ``campaign status`` count them as that, never as ``sent``."""
     path = _csv(tmp_path, 30)

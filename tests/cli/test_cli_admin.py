@@ -60,7 +60,7 @@ def test_workspace_keys_and_connections_session_never_shows_a_secret(cli: Cli) -
     assert set(workspace) == {"id", "name", "monthly_quota", "retry_unavailable", "queue_ttl",
                               "recipient_limit", "quiet_hours", "consent_policy",
                               "mask_live_text", "created_at"}  # fmt: skip
-    assert workspace["quiet_hours"] == "off"  # issue 26: off by default
+    assert workspace["quiet_hours"] == "off"  # off by default
     assert (workspace["name"], workspace["monthly_quota"]) == ("Acme", 500)
     assert workspace["recipient_limit"] == "10/1h"  # D28's default
     assert listings[4].ok().stdout.startswith("ID")

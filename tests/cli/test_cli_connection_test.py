@@ -61,7 +61,7 @@ async def test_connections_test_reports_accepted_refused_and_unreachable(cli: Cl
     assert unreachable.returncode == 1
     assert unreachable.stdout == ""
     assert "error: PROVIDER_UNAVAILABLE:" in unreachable.stderr
-    # Issue 22.9: why it could not be asked.
+    # Why it could not be asked.
     assert f"127.0.0.1:{closed} refused the connection" in unreachable.stderr
     assert tls.returncode == 1
     assert "error: PROVIDER_UNAVAILABLE:" in tls.stderr

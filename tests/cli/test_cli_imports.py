@@ -133,7 +133,7 @@ def test_every_public_name_is_a_lazy_export_and_nothing_else_is() -> None:
 
 # --------------------------------------------------------------------------- admin commands
 
-#: What a one-shot admin command on SQLite never needs (issue 13.16): the provider adapters
+#: What a one-shot admin command on SQLite never needs: the provider adapters
 #: and their HTTP stack (a live send loads them), the webhook transport (a delivery does),
 #: phone number parsing (a send does), the PostgreSQL driver, the server, MCP and Redis.
 #: (SQLAlchemy's PostgreSQL dialect is loaded: the schema's partial index names its

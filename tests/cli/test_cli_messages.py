@@ -149,7 +149,7 @@ def test_messages_show_tells_one_messages_story_in_order(cli: Cli, sent: Sent) -
         [
             ["messages", "show", sent.fell_back, "--workspace", sent.workspace_id, "--json"],
             ["messages", "show", sent.fell_back, "--workspace", sent.workspace_id],
-            ["messages", "show", sent.fell_back, "--json"],  # the id is enough (issue 24)
+            ["messages", "show", sent.fell_back, "--json"],  # the id is enough
         ]
     )
     assert by_id_alone.json() == as_json.json()

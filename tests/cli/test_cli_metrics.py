@@ -286,7 +286,7 @@ def test_multiprocess_mode_sums_every_process(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_a_campaign_beside_serve_counts_in_its_scrape(cli: Cli, tmp_path: Path) -> None:
-    # Issue 24: `campaign send` sends from a process of its own; in multi-process mode its
+    # `campaign send` sends from a process of its own; in multi-process mode its
     # messages are summed into serve's /metrics like those of serve and the worker.
     shared = tmp_path / "prometheus"
     shared.mkdir()

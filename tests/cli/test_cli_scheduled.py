@@ -1,4 +1,4 @@
-"""Issue 26 on the real command line: ``campaign send --at``, ``messages cancel`` and
+"""Scheduled sends on the real command line: ``campaign send --at``, ``messages cancel`` and
 ``workspaces update --quiet-hours``, as subprocesses on a SQLite file."""
 
 from __future__ import annotations

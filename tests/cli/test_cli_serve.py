@@ -110,7 +110,7 @@ def test_serve_reports_a_busy_port_as_an_error(cli: Cli) -> None:
 
 
 def test_serve_demo_again_takes_up_its_workspace_with_a_new_key(cli: Cli) -> None:
-    # Issue 24: every scripts/demo run used to add a workspace to the database.
+    # Every scripts/demo run used to add a workspace to the database.
     runs = []
     for _ in range(2):
         with serving(cli, "--demo", "--json") as proc:

@@ -1,4 +1,4 @@
-"""``suppressions add/list/remove/import`` through the real command line (issue 26.4)."""
+"""``suppressions add/list/remove/import`` through the real command line."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``serve``'s protocols skip uvicorn's access-log work when ``uvicorn.access`` would drop
-every line (``--log-level warning``, issue 25), and keep it whenever a line would be written.
+every line (``--log-level warning``), and keep it whenever a line would be written.
 (That the lines themselves are written at INFO: ``test_serve_logs.py``.)"""
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ def test_serve_json_logs_a_full_run_without_secrets_bodies_or_numbers(cli: Cli) 
             )
             listed = client.get("/v1/messages", params={"to": NUMBERS[1], "limit": 5})
             refused = client.get("/v1/messages", headers={"Authorization": "Bearer um_test_nope"})
-            # Issue 22 item 17: secrets a client put in X-Request-ID, and mistyped DLR paths.
+            # Secrets a client put in X-Request-ID, and mistyped DLR paths.
             echoed = [
                 client.get("/v1/health", headers={"X-Request-ID": rid}).headers["x-request-id"]
                 for rid in SECRET_REQUEST_IDS

@@ -151,7 +151,7 @@ def test_serve_logs_one_line_per_request_without_secrets_or_forged_lines(cli: Cl
             ("GET", f"/v1/messages?api_key={api_key}&token=qsecret2&limit=1", {}, None),
             ("GET", "/v1/messages/job%0AINFO:%20%20%20%20forged%0D%0Aline", auth, None),
             ("GET", "/nowhere%0D%0AINFO:%20forged%1B[31m", {}, None),
-            # Issue 22 item 17: mistyped DLR paths (404s) carry the token as surely.
+            # Mistyped DLR paths (404s) carry the token as surely.
             *(("POST", wrong, {}, {"status": "delivered"}) for wrong in mistyped(dlr_path)),
         ]  # fmt: skip
         with httpx.Client(base_url=url, timeout=10) as client:

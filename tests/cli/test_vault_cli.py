@@ -1,4 +1,4 @@
-"""The vault through the real command line (issue 13, items 1, 7 and 12).
+"""The vault through the real command line (items 1, 7 and 12).
 
 - ``vault rotate`` re-seals connection credentials and webhook secrets (current and
   previous), says how many of each, and afterwards the old key can go: everything opens with

@@ -1,4 +1,4 @@
-"""Issue 24: a ``Client`` whose server is killed (SIGKILL) while its send waits on the provider,
+"""A ``Client`` whose server is killed (SIGKILL) while its send waits on the provider,
 then started again at the same address. The client's retry carries the same Idempotency-Key,
 so it gets the one job back: the provider saw the message once, and the store holds one."""
 

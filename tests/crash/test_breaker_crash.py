@@ -1,4 +1,4 @@
-"""A ``serve`` killed while its circuit breaker is half-open (D26, issue 14): SIGKILL the real
+"""A ``serve`` killed while its circuit breaker is half-open (D26): SIGKILL the real
 ``unified-messaging serve`` while the one probe call hangs at the provider, start it again.
 
 What must hold, on SQLite and on PostgreSQL: no breaker stays stuck half-open (the dead

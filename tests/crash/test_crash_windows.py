@@ -130,7 +130,7 @@ async def test_death_after_a_report_is_stored_still_announces_it(
 async def test_death_after_a_batch_of_reports_is_stored_still_announces_them(
     bed: TestBed, store: CrashingStore
 ) -> None:
-    # Issue 25: the simulated reports of many sends are stored in one transaction with
+    # The simulated reports of many sends are stored in one transaction with
     # their events and their items' completion; dying right after it loses none of them.
     job_ids = [await send(bed, NORMAL), await send(bed, "+905551234568")]
     store.arm("replace_messages")
@@ -161,7 +161,7 @@ async def test_death_after_a_delivery_row_is_stored_still_delivers_it(
     assert [(d.event_type, d.attempts > 0) for d in deliveries][:1] == [("message.sent", True)]
 
 
-# -- the send path (issue 11): write-ahead, outcome, and what a retry sees
+# -- the send path: write-ahead, outcome, and what a retry sees
 
 
 async def test_death_after_the_write_ahead_ends_unknown_and_announces_it(

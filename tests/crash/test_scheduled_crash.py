@@ -1,4 +1,4 @@
-"""Scheduled sends survive a SIGKILL (issue 26): the real ``unified-messaging serve`` takes
+"""Scheduled sends survive a SIGKILL: the real ``unified-messaging serve`` takes
 sends due a few seconds ahead and is killed before they are due; a second ``serve`` on the
 same database hands every one over at its time, each exactly once, and a third one started
 after that sends nothing more. A second test kills a ``worker`` while the hand-over's

@@ -1,4 +1,4 @@
-"""Crash safety of the send path (D22, issue 11): SIGKILL the real ``unified-messaging serve``
+"""Crash safety of the send path (D22): SIGKILL the real ``unified-messaging serve``
 while its requests wait on a provider, start it again, and retry every request with its
 ``Idempotency-Key``.
 
@@ -205,7 +205,7 @@ async def test_a_serve_killed_amid_group_commits_answered_201_only_for_stored_jo
 async def test_a_serve_killed_while_its_bulk_waits_for_send_slots_sends_the_rest_once(
     database_url: str, tmp_path: Path
 ) -> None:
-    """Issue 22, item 14: a bulk at 0.6 messages/s hands its first item over and waits for
+    """A bulk at 0.6 messages/s hands its first item over and waits for
     the next slot when the server is SIGKILLed. The first item may be with the provider:
     ``unknown`` (``SUBMIT_INTERRUPTED``). The seven that waited never reached one: the replay
     says ``queued`` (never ``sent``), and the restarted server's worker sends each once."""
@@ -267,7 +267,7 @@ async def test_a_serve_killed_while_its_bulk_waits_for_send_slots_sends_the_rest
     assert used == SENDS
 
 
-# -- hostile input through the real serve (issue 11, finding 3) ---------------------------------
+# -- hostile input through the real serve (finding 3) ---------------------------------
 
 
 async def test_text_no_database_can_keep_gets_coded_answers_from_the_real_serve(

@@ -1,4 +1,4 @@
-"""The Suppressions page over real HTTP (issue 26.4): entries added and removed through the
+"""The Suppressions page over real HTTP: entries added and removed through the
 façade, the REST API refusing a suppressed recipient, the façade's words for bad input, CSRF,
 markup shown as text, and a member kept to their own workspace."""
 

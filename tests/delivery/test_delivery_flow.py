@@ -416,7 +416,7 @@ async def test_polling_goes_round_the_open_messages_in_batches() -> None:
     assert polled[2] == sorted([ids[4], ids[0]])
 
 
-# -- a simulated report's work item knows its message (issue 25) -------------------------------
+# -- a simulated report's work item knows its message -------------------------------
 
 
 @pytest.mark.parametrize("knows_workspace", [True, False], ids=["as-queued-now", "older-item"])
@@ -437,7 +437,7 @@ async def test_a_simulated_report_item_applies_with_or_without_its_workspace(
         "connection_id": connection.id, "provider_message_id": message_id,
         "status": "delivered", "to": stored.to,
     }  # fmt: skip
-    if knows_workspace:  # queued since issue 25: the ref is not looked up
+    if knows_workspace:  # queued with its workspace: the ref is not looked up
         payload["workspace_id"] = bed.workspace.id
     now = bed.clock.now()
     await bed.messenger.store.enqueue_work(

@@ -1,4 +1,4 @@
-"""Issue 13.4: polled providers are asked at their own pace, however many workers there are.
+"""Polled providers are asked at their own pace, however many workers there are.
 
 Each polled provider's profile declares a :class:`PollPolicy`: Mutlucell blocks accounts that
 poll more than once every 15 minutes, NetGSM takes 10 report calls a minute. Two messengers
@@ -117,7 +117,7 @@ def test_the_polled_providers_declare_their_pace() -> None:
 async def test_mutlucell_packs_are_asked_at_its_pace_across_two_workers(
     databases: tuple[SqlStore, SqlStore],
 ) -> None:
-    """Issue 22.4: each pack's first query at least a minute after its send, then at most
+    """Each pack's first query at least a minute after its send, then at most
     once every 15 minutes, and at most 10 calls a round; two processes take turns, and
     every pack is asked all the same (a backlog over the cap waits its turn)."""
     clock = ManualClock()

@@ -1,4 +1,4 @@
-"""What a report poll round asks about (issue 22.11, 22.19): the worker's polling of NetGSM
+"""What a report poll round asks about (22.19): the worker's polling of NetGSM
 (``sms_a``) against its loopback fake, which speaks NetGSM's paging and its 10 calls a minute.
 
 - Test-mode messages get simulated reports and are never polled; however many are open, the

@@ -1,4 +1,4 @@
-"""The simulated reports of test sends, applied in batches by the worker (issue 25): one read
+"""The simulated reports of test sends, applied in batches by the worker: one read
 and one transaction for many, with the one-at-a-time path's guarantees (compare-and-set per
 message, leases, events with the change, at least once, one bad item isolated)."""
 

@@ -1,4 +1,4 @@
-"""Fault injection for any loopback fake (issue 14.5): wrap its ASGI app in :class:`Faults` and
+"""Fault injection for any loopback fake: wrap its ASGI app in :class:`Faults` and
 script how the provider misbehaves, the way a real one does on a bad day.
 
 - :meth:`Faults.hang`: requests are never answered (until :meth:`Faults.heal`, which answers

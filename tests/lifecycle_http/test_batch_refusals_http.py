@@ -1,4 +1,4 @@
-"""A batch refused for one message fails that message only (issue 22.1), end to end: the REST
+"""A batch refused for one message fails that message only, end to end: the REST
 app on a real socket, the real NetGSM, İletimerkezi and Verimor adapters, and their loopback
 fakes, which refuse a whole request for one bad message the way the real APIs do.
 

@@ -1,5 +1,5 @@
-"""The hand-over gate's consent check, policy ``local`` (D33, D35; issue 33 part 6, local
-half), end to end on SQLite and PostgreSQL: the REST app on a real socket, the real NetGSM
+"""The hand-over gate's consent check, policy ``local`` (D33, D35),
+end to end on SQLite and PostgreSQL: the REST app on a real socket, the real NetGSM
 and Verimor adapters against their loopback fakes, the worker run step by step on a
 ManualClock. A commercial message reaches a provider only when its recipient has an ONAY on
 record for MESAJ and its recipient type; any other ends ``failed`` ``IYS_CONSENT_MISSING``

@@ -1,4 +1,4 @@
-"""İYS consents as a resource (D33, issue 33 part 2) over a real socket, on SQLite and
+"""İYS consents as a resource (D33) over a real socket, on SQLite and
 PostgreSQL: ``POST /v1/consents`` records one after İYS's rules, ``GET /v1/consents`` pages
 them, ``GET /v1/consents/{id}`` shows a consent with its history; test and live keys keep
 apart (D2). The clock is a ManualClock on a Wednesday, so "3 business days back" is fixed."""

@@ -1,4 +1,4 @@
-"""Issue 13.2: a delivery report that arrives before our own answer from the provider.
+"""A delivery report that arrives before our own answer from the provider.
 
 A push provider may report on a message before it has answered the submit (or before the
 send's transaction storing that answer has committed). The report used to be answered

@@ -1,4 +1,4 @@
-"""Why a provider failed (issue 22.9), through the REST app against real loopback sockets:
+"""Why a provider failed, through the REST app against real loopback sockets:
 the cause (refused, TLS, the provider's status and words) is in the 502's message, in
 ``attempts[].error.message`` and in the routing log line, and never a credential."""
 
@@ -22,7 +22,7 @@ from fakes.telegram import TOKEN, TelegramFake
 from unified_messaging import ManualClock, Messenger, Vault
 from unified_messaging.asgi import create_app
 
-#: The longest excerpt of a provider's answer an error message may quote (issue 22.9).
+#: The longest excerpt of a provider's answer an error message may quote.
 EXCERPT_CHARS = 200
 
 

@@ -152,7 +152,7 @@ async def test_jasmins_throughput_refusal_pauses_the_connection_for_a_second(rig
 async def test_a_text_jasmin_would_cut_fails_instead_of_going_out_short(rig: Rig) -> None:
     response = await rig.send("x" * 800)  # six parts; Jasmin's default is five
 
-    # A single send over a part limit is a 422 naming the job it left failed (issue 22.1).
+    # A single send over a part limit is a 422 naming the job it left failed.
     assert response.status_code == 422, response.text
     assert error_code(response) == "BODY_TOO_LONG"
     assert response.json()["error"]["job_id"].startswith("msg_")

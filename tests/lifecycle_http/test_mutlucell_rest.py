@@ -1,4 +1,4 @@
-"""Mutlucell (``sms_d``) through the REST app, its real adapter and its loopback fake (issue 22).
+"""Mutlucell (``sms_d``) through the REST app, its real adapter and its loopback fake.
 
 Item 2: ``$<pack id>#0.0`` means Mutlucell used no credit: it sent nothing. That is a refusal,
 so the send moves on to the fallback provider instead of ending ``sent`` with ``sms_d``.

@@ -1,4 +1,4 @@
-"""Provider faults end to end (issue 14.1, 14.2, 14.5): the REST app on a real socket, the real
+"""Provider faults end to end (14.2, 14.5): the REST app on a real socket, the real
 NetGSM and İletimerkezi adapters, and their loopback fakes wrapped in fault injection.
 
 ``sms_a`` (NetGSM) misbehaves: it hangs, answers slowly, storms 5xx, throttles with 429 and
@@ -126,7 +126,7 @@ async def test_a_hanging_provider_is_skipped_once_open_and_found_again_by_the_pr
             hung = await r.record(response.json()["job_id"])
             assert hung["status"] == "unknown"
             assert codes(hung) == [("sms_a", "PROVIDER_OUTCOME_UNKNOWN")]
-            # Issue 22.9: which wait ran out, after how long.
+            # Which wait ran out, after how long.
             assert "after 0.3 s, once the request was sent" in hung["error"]["message"]
         assert r.sms_b.orders == []  # never a second provider for a send that may be out
         assert await r.breaker() == "open"

@@ -1,4 +1,4 @@
-"""Scheduled sends, cancel and quiet hours (issue 26) end to end, on SQLite and PostgreSQL:
+"""Scheduled sends, cancel and quiet hours end to end, on SQLite and PostgreSQL:
 the REST app on a real socket, the real NetGSM adapter and its loopback fake, a webhook
 receiver, and the worker run step by step on a ManualClock (the lifecycle is the subject,
 so no test waits for real time; the crash tests run ``serve`` and the worker for real).

@@ -1,4 +1,4 @@
-"""The suppression list and opt-outs (issue 26.4-5) over real sockets, on SQLite and PostgreSQL.
+"""The suppression list and opt-outs over real sockets, on SQLite and PostgreSQL.
 
 The REST app runs under uvicorn on a SQL store; live sends go to the WhatsApp and Telegram
 fakes, which answer in the providers' wire formats; replies come in through the signed

@@ -1,4 +1,4 @@
-"""A 2xx answer we cannot read (issue 22.8), through the REST app, every live adapter and its
+"""A 2xx answer we cannot read, through the REST app, every live adapter and its
 loopback fake wrapped in fault injection.
 
 A 2xx means the request arrived; a body in the wrong format (a captive portal's page) or cut

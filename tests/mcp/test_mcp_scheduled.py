@@ -1,4 +1,4 @@
-"""``send_at`` and ``cancel_message`` through the official MCP client (issue 26): the same
+"""``send_at`` and ``cancel_message`` through the official MCP client: the same
 fields, answers and error codes as REST."""
 
 from __future__ import annotations

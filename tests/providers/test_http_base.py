@@ -490,7 +490,7 @@ def test_json_answer_reads_an_object() -> None:
     assert json_answer(answer, adapter(lambda request: httpx.Response(500))) == {"code": "30"}
 
 
-# --- causes and masking (issue 22.9) ---------------------------------------------------------
+# --- causes and masking ---------------------------------------------------------
 
 
 def _failed(
@@ -577,7 +577,7 @@ def test_an_excerpt_is_one_capped_line() -> None:
 def test_an_unreadable_answer_is_unknown_exactly_when_its_status_is_2xx(
     status: int, body: bytes, truncated: bool
 ) -> None:
-    """Issue 22.8's one rule: a 2xx may mean the provider took it; no other status does."""
+    """A 2xx may mean the provider took it; no other status does."""
     answer = Answer(status, httpx.Headers(), "text/html", b"token=t " + body, truncated)
 
     outcome = adapter(lambda request: httpx.Response(500)).unreadable(answer, "not our format")

@@ -234,7 +234,7 @@ REJECTED = "PROVIDER_REJECTED"
          "unavailable", "PROVIDER_UNAVAILABLE"),
         (lambda f: f.script(Canned(503, 'Error "InterceptorPB not connected !"')),
          "unavailable", "PROVIDER_UNAVAILABLE"),
-        # A 2xx that is not Jasmin's answer may still mean it was taken (issue 22.8).
+        # A 2xx that is not Jasmin's answer may still mean it was taken.
         (lambda f: f.script(Canned(200, "<html>portal login</html>", "text/html")),
          "unknown", "PROVIDER_OUTCOME_UNKNOWN"),
         (lambda f: f.script(Canned(200, 'Error "quoted but 200"')),
@@ -278,7 +278,7 @@ async def test_a_429_keeps_its_retry_after(adapter: JasminAdapter, fake: JasminF
 
 
 async def test_a_read_time_out_is_unknown_and_never_resent() -> None:
-    # The request was sent: the gateway may have it (issue 22.8, docs/decisions.md).
+    # The request was sent: the gateway may have it (docs/decisions.md).
     calls = 0
 
     def handler(request: httpx.Request) -> httpx.Response:

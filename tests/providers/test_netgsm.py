@@ -474,7 +474,7 @@ async def test_many_ids_are_polled_in_as_few_calls_as_the_api_allows(
 async def test_a_full_page_that_answers_everything_asked_is_the_last_call(
     adapter: NetgsmAdapter, fake: NetgsmFake
 ) -> None:
-    # Issue 22.19: one job of exactly 100 rows used to cost a second call for an empty page.
+    # One job of exactly 100 rows used to cost a second call for an empty page.
     fake.rows = [ReportRow("9000", f"53200{n:05d}", 1) for n in range(100)]
 
     reports = await adapter.poll_reports([f"9000:+9053200{n:05d}" for n in range(100)])

@@ -1,4 +1,4 @@
-"""Issues 13.2 and 13.3 on every backend (memory, SQLite, PostgreSQL).
+"""Early delivery reports on every backend (memory, SQLite, PostgreSQL).
 
 13.2: a report for a provider message id that is not stored yet is kept in the store (as a
 work item) and applied once the send storing that id has committed, by whichever process

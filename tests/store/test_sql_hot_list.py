@@ -1,4 +1,4 @@
-"""The store's ``Hot`` statements are listed in one place (docs/decisions.md, issue 25):
+"""The store's ``Hot`` statements are listed in one place (docs/decisions.md):
 ``_sql_hot.HOT_STATEMENTS`` names every one the store modules define, and only those."""
 
 from __future__ import annotations

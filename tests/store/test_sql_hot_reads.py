@@ -1,5 +1,5 @@
 """The per-request reads by key (``get_message``, the single send's suppression check) run
-as ``Hot`` statements on connections the store keeps between reads (issue 25): on SQLite
+as ``Hot`` statements on connections the store keeps between reads: on SQLite
 one per thread, on PostgreSQL a few kept from the pool. What they return must be exactly
 what was written, and a kept connection must never show an old snapshot or outlive the
 server's side of it."""

@@ -479,7 +479,7 @@ async def test_refs_to_poll_are_live_open_and_due_the_longest_due_first(ws: Stor
 
 
 async def test_test_mode_refs_never_fill_a_poll_page(ws: Store) -> None:
-    # Issue 22.11: 500 open test-mode refs sorted before a live one used to fill the page.
+    # 500 open test-mode refs sorted before a live one used to fill the page.
     await ws.add_provider_refs(
         [ProviderRef("conn_1", f"t{n:03d}", f"job_0{n:03d}", "ws_1", False) for n in range(600)]
     )

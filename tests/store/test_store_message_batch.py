@@ -1,5 +1,5 @@
 """The ``Store`` contract of a batch of changes made by work items (``get_messages``,
-``replace_messages``; issue 25: the worker's simulated reports), on every backend."""
+``replace_messages``; the worker's simulated reports), on every backend."""
 
 from __future__ import annotations
 

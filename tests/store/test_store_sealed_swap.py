@@ -1,4 +1,4 @@
-"""The ``Store`` contract of the vault rotation's writes (D21, issue 22 item 20), on every
+"""The ``Store`` contract of the vault rotation's writes (D21), on every
 backend: a compare-and-set of a row's sealed fields alone, which fails when they changed."""
 
 from __future__ import annotations

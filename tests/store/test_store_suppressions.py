@@ -1,4 +1,4 @@
-"""The store's suppression list (issue 26.4) on every backend: one entry per workspace, mode,
+"""The store's suppression list on every backend: one entry per workspace, mode,
 channel and recipient; idempotent adds, also from two engines at once; the list's order and
 cursor; the admission lookup."""
 

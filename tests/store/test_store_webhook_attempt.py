@@ -1,5 +1,5 @@
 """``Store.record_webhook_attempt``: a first attempt's delivery row, its retry item and the end
-of the event item that made it, in one transaction guarded by that item's lease (issue 25)."""
+of the event item that made it, in one transaction guarded by that item's lease."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ async def test_renew_extends_only_the_leases_this_worker_holds(ws: Store) -> Non
 
 async def test_a_send_phase_moves_only_from_the_phase_it_is_in(ws: Store) -> None:
     """``move_send_phase`` is a compare-and-set on the stored phase: of a send waking from its
-    wait and a submit check settling the same row, exactly one wins (issue 22, item 14)."""
+    wait and a submit check settling the same row, exactly one wins."""
     ahead = [replace(a_message(job), phase="accepted") for job in ("job_1", "job_2", "job_3")]
     assert await ws.accept_messages(ahead)
 

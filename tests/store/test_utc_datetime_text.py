@@ -1,4 +1,4 @@
-"""``UtcDateTime`` on SQLite binds in one step, and reads in one (issue 25): the text must
+"""``UtcDateTime`` on SQLite binds in one step, and reads in one: the text must
 stay exactly what ``process_bind_param`` followed by SQLAlchemy's own DATETIME processor
 writes, since stored times are compared as text (due work, time-outs, retention), and a
 read must give what SQLAlchemy's DATETIME processor and ``process_result_value`` gave."""

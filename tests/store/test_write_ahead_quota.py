@@ -1,4 +1,4 @@
-"""Issue 13.8: a write-ahead that fails takes no quota unit, on every backend.
+"""A write-ahead that fails takes no quota unit, on every backend.
 
 The unit (D17) is taken inside the write-ahead transaction (``Store.accept_messages(...,
 quota=)``), so when the insert of the records fails after the quota row was updated, the

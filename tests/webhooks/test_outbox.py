@@ -268,7 +268,7 @@ async def test_retry_after_lengthens_the_wait(bed: Bed) -> None:
 async def test_an_unreadable_retry_after_is_a_failed_attempt_on_the_schedule(
     bed: Bed, value: str
 ) -> None:
-    # Issue 22 item 16: "²".isdigit() is true and float("²") raises; the attempt must still
+    # "²".isdigit() is true and float("²") raises; the attempt must still
     # count (on the schedule, marking the endpoint failing), never raise out of the sender.
     endpoint_id, _ = await bed.add()
     bed.receiver.answer(Answer(503, headers={"retry-after": value}))
@@ -588,7 +588,7 @@ async def test_an_inline_attempt_cut_off_is_made_again_once_its_lease_runs_out(
 async def test_a_delivery_queued_after_a_renewal_is_held_under_the_renewed_lease(
     bed: Bed,
 ) -> None:
-    # Issue 22 item 15: the event item ran past its first lease and the heartbeat renewed it;
+    # The event item ran past its first lease and the heartbeat renewed it;
     # its deliveries must be stored under the renewed lease, not the one it was claimed with,
     # or a second worker claims them while the inline attempt is still at the receiver.
     await bed.add()
@@ -643,7 +643,7 @@ async def test_an_event_item_whose_lease_was_lost_queues_and_sends_nothing(bed: 
 
 
 async def test_a_hanging_endpoint_does_not_delay_another_on_the_same_host(bed: Bed) -> None:
-    # Issue 22 item 18: the in-flight bound was per host:port, so deliveries hanging at one
+    # The in-flight bound was per host:port, so deliveries hanging at one
     # endpoint took every slot and a healthy endpoint on the same host waited behind them.
     release = asyncio.Event()
     bed.receiver.hold("/hang", release)
@@ -696,7 +696,7 @@ async def test_a_process_not_allowed_private_targets_never_disables_their_endpoi
 
 
 # --------------------------------------------------------------------------- a fresh event:
-# the first attempt before any write, then one write (issue 25)
+# the first attempt before any write, then one write
 
 
 class Counting:

@@ -1,4 +1,4 @@
-"""Issue 13.1: ``rotate_vault`` re-seals everything the vault seals, not only connections.
+"""``rotate_vault`` re-seals everything the vault seals, not only connections.
 
 Each test seals one of everything under an old key (a connection's credentials; a webhook
 endpoint whose secret was rotated, so it has a current and a previous secret; one whose
@@ -233,9 +233,9 @@ Racer = Callable[[], Awaitable[None]]
 
 class ChangedBeforeTheWrite(MemoryStore):
     """A store on which an operator's admin update lands after the rotation's last read of a
-    row and before its write to it: once armed, the racer runs right after the next read of
-    that kind of row, or right before the next compare-and-set of it, whichever comes first
-    (issue 22, item 20)."""
+     row and before its write to it: once armed, the racer runs right after the next read of
+     that kind of row, or right before the next compare-and-set of it, whichever comes first
+    ."""
 
     def __init__(self) -> None:
         super().__init__()

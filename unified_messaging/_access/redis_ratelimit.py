@@ -138,7 +138,7 @@ def rate_limiter_from_url(url: str | None) -> RateLimiter:
     process; ``redis://``, ``rediss://`` and ``unix://`` share it through Redis.
 
     Here, not in :mod:`.ratelimit`, so that the in-process limiter's module never imports
-    this one (issue 22, Structure: the two were an import circle); ``redis`` itself is
+    this one (the two were an import circle); ``redis`` itself is
     still imported only when a Redis limiter is built."""
     if url is None or url in {"memory://", "memory:"}:
         return MemoryRateLimiter()

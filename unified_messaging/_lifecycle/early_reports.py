@@ -1,4 +1,4 @@
-"""Delivery reports that arrive before their message's provider id is stored (issue 13.2).
+"""Delivery reports that arrive before their message's provider id is stored.
 
 A provider may report on a message before the send that handed it over has stored the
 provider's answer: its report reaches ``/v1/dlr/…`` while our own transaction is still on

@@ -1,4 +1,4 @@
-"""The simulated reports of test sends, applied many at a time (issue 25).
+"""The simulated reports of test sends, applied many at a time.
 
 Every test send queues a ``dlr_simulated`` item; under load the worker claims dozens at once.
 One at a time, each cost a read of its message, a compare-and-set and a completion of its

@@ -18,7 +18,7 @@ store what they return. The rules:
   never a second send. The same holds for a re-dispatch cut off mid-call.
 - A submit the provider may have taken without our knowing (an unreadable 2xx, no answer
   once the request was sent: an ``unknown`` outcome): ``unknown`` with the attempt's
-  ``PROVIDER_OUTCOME_UNKNOWN``, no fallback and no retry (issue 22.8); a later report
+  ``PROVIDER_OUTCOME_UNKNOWN``, no fallback and no retry; a later report
   naming the attempt settles it, as any late report replaces ``unknown``.
 """
 
@@ -315,11 +315,11 @@ def after_routing(
       ``delivered`` on the chatbot channel, whose success is final (D10);
     - the provider it reached may have taken it without our knowing (an ``unknown``
       outcome): ``unknown`` with that attempt's error, the rest of the chain dropped, since
-      trying it could send the message twice (issue 22.8);
+      trying it could send the message twice;
     - every provider unavailable and ``retry`` (D7's window is open): ``queued``, for the
       whole chain again;
     - otherwise ``failed`` with the last refusal, or ``PROVIDER_UNAVAILABLE`` naming each
-      provider's cause (D7, issue 22.9).
+      provider's cause (D7).
 
     The record names the hop it is at (its provider, header and D24 encoding); a unit of
     quota stays with every outcome but ``failed`` (D17).

@@ -115,7 +115,7 @@ WORK_POLL: Final = "dlr_poll"
 WORK_FALLBACK: Final = "fallback"
 WORK_RETRY: Final = "retry_unavailable"
 WORK_PACED: Final = "paced_send"
-#: Issue 26: the hand-over of a message that waits for its ``send_at`` or quiet hours.
+#: The hand-over of a message that waits for its ``send_at`` or quiet hours.
 WORK_SCHEDULED: Final = "scheduled_send"
 WORK_EVENT: Final = "event"
 WORK_SUBMIT_CHECK: Final = "submit_check"
@@ -326,8 +326,8 @@ class Lifecycle:
     def _settling_ref(
         record: MessageRecord, connections: Mapping[ProviderCode, Connection]
     ) -> list[ProviderRef]:
-        """The ref by which a report can still settle a submit that ended ``unknown``
-        (issue 22.8), where the adapter knew the id the provider's report will carry."""
+        """The ref by which a report can still settle a submit that ended ``unknown``,
+        where the adapter knew the id the provider's report will carry."""
         attempt = record.attempts[-1]
         connection = connections.get(attempt.provider)
         if connection is None or attempt.provider_message_id is None:
@@ -592,7 +592,7 @@ class Lifecycle:
             message_id, str(payload["status"]),
             occurred_at=item.due_at, to=str(payload.get("to") or "") or None,
         )  # fmt: skip
-        # The item knows its message (its ref, and its workspace since issue 25): the ref was
+        # The item knows its message (its ref, and its workspace): the ref was
         # stored with it in one transaction, so the store need not be asked which job it is.
         workspace_id = payload.get("workspace_id")
         known = None
@@ -658,7 +658,7 @@ class Lifecycle:
         """The hand-over of a message that waits (phase ``scheduled``), due at its
         ``send_at``: stored with the message in its acceptance transaction, so a restart
         loses nothing; the worker's lease and the hand-over's write-ahead attempt make sure
-        it is handed over once (issue 26)."""
+        it is handed over once."""
         assert record.send_at is not None
         return WorkItem(
             id=f"sched_{record.job_id}", kind=WORK_SCHEDULED, ref=record.job_id,
@@ -908,7 +908,7 @@ class Lifecycle:
         return ended
 
     async def _opted_out(self, record: MessageRecord, job: Job) -> None:
-        """Issue 26.5 for a hand-over the worker made: a recipient who turned us away for
+        """For a hand-over the worker made: a recipient who turned us away for
         good (a blocked bot) goes on the suppression list, as at submit."""
         outcome = job.last_outcome
         if outcome is None or not outcome.opted_out:
@@ -945,7 +945,7 @@ class Lifecycle:
             if result.status == "sent":
                 self._watch_accepted(result, connections, refs, items)
             elif result.status == "unknown":
-                refs.extend(self._settling_ref(result, connections))  # issue 22.8
+                refs.extend(self._settling_ref(result, connections))
             elif job.paced_until is not None:
                 # Also after a fallback (no D7 window): the hand-over is what moves it on;
                 # its provider down at the slot then ends it as D7 says for no window.

@@ -79,7 +79,7 @@ class Leases:
     The worker records each item it claims here, its heartbeat renews every held item and
     records the new ``until`` (or that the item was lost to another worker), and every write
     under a lease reads the lease from here at the moment of the write. A copy taken at claim
-    time would go stale at the first renewal (issue 22, item 15: follow-up items written
+    time would go stale at the first renewal (follow-up items written
     under a lease that had run out were claimed by a second worker at once).
     """
 

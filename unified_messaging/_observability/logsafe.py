@@ -24,7 +24,7 @@ errors). Two things must never follow it into a log:
   one of our ids), wherever the path goes: a delivery-report token under a mistyped prefix
   (``/v1/dlrs/…``, ``/v1/dlr;x/…``), a dashboard sign-in link's. Masking goes by what a
   value looks like, not by the route it came in on: a 404 for a mistyped DLR path carries
-  the token as surely as the right one (issue 22, item 17);
+  the token as surely as the right one;
 * **secret-shaped context fields**: a ``request_id`` (or any other context field) that
   :func:`looks_secret` is written as ``***``: the REST edge replaces such a client-given
   ``X-Request-ID``, and a host binding its own is covered too.

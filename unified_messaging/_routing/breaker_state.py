@@ -184,7 +184,7 @@ def tally(outcomes: Iterable[SubmitOutcome]) -> Tally:
         if outcome.error is not None and outcome.error.code in NEUTRAL_CODES:
             continue
         calls += 1
-        # A call whose answer never came or could not be read (``unknown``, issue 22.8) says
+        # A call whose answer never came or could not be read (``unknown``) says
         # as much about the provider's health as an unavailable one.
         if outcome.kind not in ("unavailable", "unknown"):
             trailing = 0

@@ -8,8 +8,8 @@ Each job is tried on the first hop; the jobs a hop rejects or cannot reach move 
 hop, all together, so a batch-capable provider still gets one request per batch at every
 hop. Trying stops at the first ``accepted``, at a ``recipient_failed`` (another provider
 would refuse the recipient too) and at an ``unknown`` (the provider may have taken it:
-another could send it twice, issue 22.8). Every try is an :class:`Attempt`, in order, and
-every try that did not take the message is logged with its cause (issue 22.9).
+another could send it twice). Every try is an :class:`Attempt`, in order, and
+every try that did not take the message is logged with its cause.
 
 With ``breakers`` (D26, live sends), each hop asks its connection's circuit breaker first:
 an open (or paused) connection is skipped with no network call, every job getting an
@@ -164,7 +164,7 @@ class Job:
 
     @property
     def unknown(self) -> bool:
-        """The last provider may have taken it: no fallback, no retry (issue 22.8)."""
+        """The last provider may have taken it: no fallback, no retry."""
         return self.last_outcome is not None and self.last_outcome.kind == "unknown"
 
     @property
@@ -343,7 +343,7 @@ def _skipped(admission: Admission | None) -> SubmitOutcome:
 
 
 def _log_failures(hop: Hop, jobs: Sequence[Job], outcomes: Sequence[SubmitOutcome]) -> None:
-    """One log line per distinct failure of a hop's calls, with its cause (issue 22.9): a
+    """One log line per distinct failure of a hop's calls, with its cause: a
     batch that failed as one is one line, not two hundred. Outcomes carry no credential
     (the adapters mask them), and the line names no recipient and no text. A provider
     that may have taken the message or could not be reached is a warning; a refusal is
@@ -427,7 +427,7 @@ async def _guarded_batch(
         logger.error(
             "%s returned %d outcomes for %d requests", adapter.code, len(outcomes), len(requests)
         )
-        # The provider answered: some of these may have been taken (issue 22.8).
+        # The provider answered: some of these may have been taken.
         unmatched = SubmitOutcome.unknown("The provider's answer could not be matched to them.")
         return [unmatched] * len(requests)
     return outcomes

@@ -6,7 +6,7 @@ after a crash), and it asks the gate before each hop's call. The gate answers fo
 message, with the rules in this order:
 
 1. canceled: a message canceled meanwhile is never handed over;
-2. suppressed for the channel (issue 26; Telegram ``@usernames`` case-folded);
+2. suppressed for the channel (Telegram ``@usernames`` case-folded);
 3. queue TTL: a message not handed over within its workspace's ``queue_ttl`` of being due
    ends ``failed`` (D7);
 4. consent (D33, :class:`ConsentCheck`: ``iys.IysConsentCheck``, which asks our records

@@ -1,4 +1,4 @@
-"""Finding the guilty messages of a batch the provider refused as a whole (issue 22.1).
+"""Finding the guilty messages of a batch the provider refused as a whole.
 
 Some refusals fall on a whole provider request for one of its messages without naming it:
 Verimor's ``MUKERRER_RAPORLAMA`` (a 24-hour duplicate) or ``FORBIDDEN_MESSAGE``, İletimerkezi's

@@ -46,7 +46,7 @@ class HoldUntil:
 Verdict = Go | Stop | HoldUntil
 GO: Final = Go()
 
-#: The end of a message canceled before it was handed to a provider (issue 26).
+#: The end of a message canceled before it was handed to a provider.
 CANCELED: Final = ErrorInfo("CANCELED", "Canceled before it was handed to a provider.")
 #: The end of a message no provider could be handed within the workspace's queue TTL
 #: (D7), that no provider ever answered as unavailable (the D7 retries end with
@@ -62,7 +62,7 @@ _CAUSE_CHARS: Final = 300
 
 
 def no_provider_reached(attempts: Sequence[Attempt]) -> ErrorInfo:
-    """D7's error, saying why each provider of the round failed (issue 22.9): the message
+    """D7's error, saying why each provider of the round failed: the message
     of a single send's 502 and of the record, where ``attempts[]`` may not be shown; also
     the end of a message D7's retries could not hand over within its queue TTL."""
     causes: list[str] = []

@@ -1,4 +1,4 @@
-"""The hot REST routes, dispatched straight to their endpoints (issue 25).
+"""The hot REST routes, dispatched straight to their endpoints.
 
 Starlette's router and its two exception layers cost as much CPU as a whole health answer:
 the router tries every route's regular expression in turn, and each layer wraps ``send`` once

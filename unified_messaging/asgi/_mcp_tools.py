@@ -1,4 +1,4 @@
-"""The MCP tools (D25; ``cancel_message`` and the suppression list's of issue 26, the
+"""The MCP tools (D25; ``cancel_message`` and the suppression list's, the
 consents' and ``preview_message`` of D33), and the
 SDK's ``MCPServer`` that lists and runs them.
 

@@ -204,7 +204,7 @@ _GET_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     429: ["RATE_LIMITED"],
     **_SERVER_ERRORS,
 }
-# Issue 26: a message a provider has (or is being handed) cannot be canceled.
+# A message a provider has (or is being handed) cannot be canceled.
 _CANCEL_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     **_GET_ERRORS,
     409: ["MESSAGE_NOT_CANCELABLE"],
@@ -213,7 +213,7 @@ _CANCEL_ERRORS: Final[Mapping[int, Sequence[str]]] = {
 _LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {400: ["VALIDATION_ERROR"], **_GET_ERRORS}
 
 
-# Issue 26.4: the suppression list. A bad field is 400, a recipient its channel cannot reach
+# The suppression list. A bad field is 400, a recipient its channel cannot reach
 # 422; a cursor this key cannot read, or a removal of an entry not there, 404.
 _SUPPRESSION_LIST_ERRORS: Final[Mapping[int, Sequence[str]]] = {
     400: ["VALIDATION_ERROR"],

@@ -3,7 +3,7 @@
 The middleware echoes a client's id when it is sane (so a caller can correlate its logs with
 ours) and makes one otherwise. An id that looks like a secret (one of our API keys, a webhook
 secret, a long token: :func:`~.._observability.logsafe.looks_secret`) is not sane: a client
-that put its key there must not find it in our logs (issue 22, item 17). It also turns any
+that put its key there must not find it in our logs. It also turns any
 exception that escaped the app into the D13 500 body, logged with the request id, so not even
 a bug answers without the header or with a traceback. Since it touches every answer's
 headers, it also adds the ones every REST and MCP answer carries (``_answer_headers``).

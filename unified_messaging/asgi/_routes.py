@@ -122,7 +122,7 @@ class RestApi:
         return await self._authorized(request, self._get_message)
 
     async def cancel_message(self, request: Request) -> Response:
-        """``POST /v1/messages/{job_id}/cancel`` (issue 26): no body is read; a cancel is
+        """``POST /v1/messages/{job_id}/cancel``: no body is read; a cancel is
         safe to retry as it is (a canceled message answers the same), so it takes no
         ``Idempotency-Key``."""
         return await self._authorized(request, self._cancel_message)
@@ -134,7 +134,7 @@ class RestApi:
         return await self._authorized(request, self._list_messages)
 
     async def suppressions(self, request: Request) -> Response:
-        """``/v1/suppressions``: GET lists, POST adds, DELETE removes (issue 26.4)."""
+        """``/v1/suppressions``: GET lists, POST adds, DELETE removes."""
         return await self._authorized(request, self._suppressions)
 
     async def simulate_inbound(self, request: Request) -> Response:

@@ -1,4 +1,4 @@
-"""``/v1/suppressions`` (issue 26.4): the caller's suppression list over REST.
+"""``/v1/suppressions``: the caller's suppression list over REST.
 
 ``GET`` lists (query ``channel``, ``recipient``, ``limit``, ``starting_after``), ``POST`` adds
 (a JSON body ``{channel, recipient, reason?}``; 201 with the entry as stored, also when it was

@@ -102,7 +102,7 @@ class CampaignSettings:
     fallback: tuple[str, ...] = ()
     sender: str | None = None
     rate: float | None = None
-    #: Hand every row over at this time (ISO 8601 with an offset, issue 26): the bulk
+    #: Hand every row over at this time (ISO 8601 with an offset): the bulk
     #: requests carry it as their ``send_at``, which the request model and the façade check.
     send_at: str | None = None
 

@@ -265,7 +265,7 @@ def public_url_setting(given: str | None) -> str | None:
 
 
 def stop_words_setting() -> list[str]:
-    """``UM_STOP_WORDS``: replies that opt out besides STOP, DUR, İPTAL and RET (issue 26.5),
+    """``UM_STOP_WORDS``: replies that opt out besides STOP, DUR, İPTAL and RET,
     comma-separated; empty or unset adds none."""
     from .._errors import ConfigurationError
     from ..suppressions._rules import StopWords

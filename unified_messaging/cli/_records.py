@@ -39,7 +39,7 @@ def workspace_json(workspace: Workspace) -> JsonObject:
         "queue_ttl": workspace.queue_ttl.total_seconds(),
         # D28, in the form --recipient-limit takes: "10/1h", or "off".
         "recipient_limit": str(workspace.recipient_limit or "off"),
-        # Issue 26: {"window", "zone", "scope"}, or "off".
+        # {"window", "zone", "scope"}, or "off".
         "quiet_hours": quiet or "off",
         # D33: the hand-over gate's consent check, "off" or "local".
         "consent_policy": workspace.consent_policy,

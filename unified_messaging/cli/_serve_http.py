@@ -143,7 +143,7 @@ class _Guard(asyncio.Protocol):
         self._head_refusal: HeadRefusal | None = None
         # uvicorn formats each answer's access-log arguments (the client's address, the
         # path) before the logger drops the line; above INFO (``--log-level warning``) it
-        # drops them all, so that work is skipped (issue 25: ~2 % of a GET's CPU). The
+        # drops them all, so that work is skipped (~2 % of a GET's CPU). The
         # level is read per connection: one set later applies from the next connection.
         if not self.access_logger.isEnabledFor(logging.INFO):
             self.access_log = False

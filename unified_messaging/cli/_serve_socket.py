@@ -1,7 +1,7 @@
 """The listening socket of ``serve`` and of ``--metrics-bind``, and the address to print.
 
 Its own module so that ``_serve`` and ``_metrics_options`` both use it without importing
-each other (issue 22, Structure: they were an import circle).
+each other (they were an import circle).
 """
 
 from __future__ import annotations

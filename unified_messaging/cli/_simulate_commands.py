@@ -1,4 +1,4 @@
-"""``simulate inbound``: a reply in test mode, as if a recipient sent it (issue 26.5).
+"""``simulate inbound``: a reply in test mode, as if a recipient sent it.
 
 The reply takes the path a provider's push takes (``Messenger.simulate_inbound``): a stop word
 suppresses the sender in the workspace's test mode, and its webhook endpoints get

@@ -1,4 +1,4 @@
-"""``suppressions add/list/remove/import``: the suppression list (issue 26.4), thin calls to
+"""``suppressions add/list/remove/import``: the suppression list, thin calls to
 the façade. Live entries unless ``--test``; ``import`` reads a CSV by the campaign reader's
 rules (UTF-8, a header row, ``--to-column``, rows numbered as a spreadsheet numbers them)."""
 

@@ -1,6 +1,6 @@
 """What every live adapter shares: its credentials schema, one pooled client, HTTP discipline.
 
-The discipline (issue 6 §3):
+The discipline:
 
 - one ``httpx.AsyncClient`` per connection (pooled), explicit connect/read time-outs, no
   redirects followed, a ``User-Agent``;
@@ -12,9 +12,9 @@ The discipline (issue 6 §3):
 - an answer is read as a stream and no further than a cap (:meth:`HttpAdapter.exchange`), and
   JSON is decoded within size and depth limits (:func:`decode_json`);
 - an answer an adapter cannot read goes through :meth:`HttpAdapter.unreadable`, the one rule
-  of issue 22.8: a 2xx may mean the provider took the message, so it is ``unknown`` (no
+  of all: a 2xx may mean the provider took the message, so it is ``unknown`` (no
   fallback); any other status proves nothing was taken, so it is ``unavailable``;
-- every failure says why (issue 22.9): the transport's cause (DNS, refused, TLS, time-out
+- every failure says why: the transport's cause (DNS, refused, TLS, time-out
   after N s) or the HTTP status and a short excerpt of the answer, with every credential
   masked (:meth:`HttpAdapter.redact`).
 
@@ -90,10 +90,10 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=15.0, write=10.0, pool=5.0)
 #: Errors raised before any byte of the request reached the provider: safe to retry.
 NotSent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 #: Errors raised after the whole request was written, while waiting for or reading the
-#: answer: the provider may have acted on it (issue 22.8). A write error or time-out is not
+#: answer: the provider may have acted on it. A write error or time-out is not
 #: here: a request cut short is one no HTTP server acts on.
 MaybeTaken = (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError)
-#: How much of a provider's answer an error message quotes (issue 22.9).
+#: How much of a provider's answer an error message quotes.
 EXCERPT_CHARS: Final = 200
 #: Deepest nesting :func:`decode_json` accepts: provider answers and webhooks stay far below it.
 MAX_JSON_DEPTH: Final = 32
@@ -198,7 +198,7 @@ async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
 
     Stops reading at the cap. A connection that breaks mid-body is not raised: the status
     line has come, and a 2xx whose body was cut is an answer we cannot read, not one that
-    never came (issue 22.8).
+    never came.
     """
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > cap:
@@ -215,7 +215,7 @@ async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
     return bytes(body), ""
 
 
-# Values that look like credentials, whatever field they came from (issue 22.9): a Telegram
+# Values that look like credentials, whatever field they came from: a Telegram
 # bot token, ``key=value`` pairs named like secrets, an Authorization header's value, and
 # long runs of letters and digits (API keys, hashes, tokens).
 _SECRET_SHAPES: Final = (
@@ -320,7 +320,7 @@ def _connect_cause(where: str, chain: Sequence[BaseException], words: str) -> st
 
 
 def transport_cause(exc: httpx.HTTPError) -> str:
-    """Why a request failed in transport, in a few words (issue 22.9): DNS, refused, TLS,
+    """Why a request failed in transport, in a few words: DNS, refused, TLS,
     which time-out after how long, or a connection broken mid-answer. Unmasked: callers
     pass it through :func:`redact` (:meth:`HttpAdapter.transport_outcome` does)."""
     where, seconds = _where(exc)
@@ -489,7 +489,7 @@ class HttpAdapter(abc.ABC, Generic[C]):
         Before the request was whole on the wire (:data:`NotSent`, a write error): nothing
         was taken, ``unavailable``. After it (:data:`MaybeTaken`: a read time-out, a reset
         while waiting for the answer): the provider may have taken it, ``unknown``
-        (issue 22.8, docs/decisions.md). Either way the message says why (issue 22.9).
+        (docs/decisions.md). Either way the message says why.
         ``provider_message_id``: as for :meth:`unreadable`.
         """
         name = self.profile.name
@@ -503,12 +503,12 @@ class HttpAdapter(abc.ABC, Generic[C]):
     def unreadable(
         self, answer: Answer, why: str, *, provider_message_id: str | None = None
     ) -> SubmitOutcome:
-        """The outcome of a send answer the adapter cannot read: the one rule of issue 22.8.
+        """The outcome of a send answer the adapter cannot read: a 2xx may mean it was taken.
 
         A 2xx says the provider took the request, so the message may have been taken:
         ``unknown`` (``PROVIDER_OUTCOME_UNKNOWN``), never a fallback. Any other status
         proves it was not: ``unavailable``. Either way the message names the status and
-        quotes the answer (issue 22.9). ``provider_message_id``: the id a later report
+        quotes the answer. ``provider_message_id``: the id a later report
         would carry, where the adapter chose it before sending.
         """
         name = self.profile.name

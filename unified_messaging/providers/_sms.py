@@ -105,7 +105,7 @@ def numbers_by_id(provider_message_ids: Iterable[str]) -> dict[str, set[str]]:
 
 def json_answer(answer: Answer, adapter: HttpAdapter[Any]) -> dict[str, Any] | SubmitOutcome:
     """The JSON object of a gateway's answer, or the outcome of one not read: ``unknown``
-    for a 2xx, ``unavailable`` otherwise (:meth:`HttpAdapter.unreadable`, issue 22.8)."""
+    for a 2xx, ``unavailable`` otherwise (:meth:`HttpAdapter.unreadable`)."""
     if answer.status == 429:
         return SubmitOutcome.unavailable(
             f"{adapter.profile.name} is throttling requests (HTTP 429): {adapter.excerpt(answer)}",

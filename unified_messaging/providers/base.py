@@ -20,7 +20,7 @@ format and the provider's answer into a :class:`SubmitOutcome` of one of five ki
     The provider may have taken the message and we cannot tell: a 2xx answer we could not
     read (wrong content type, cut or over-long body, no id), or no answer after the whole
     request was sent (read time-out, connection broken mid-answer). Routing stops here:
-    another provider, or the same one again, could send the SMS twice (issue 22.8). The
+    another provider, or the same one again, could send the SMS twice. The
     rule that tells it from ``unavailable`` is :meth:`HttpAdapter.unreadable
     <unified_messaging.providers._http.HttpAdapter.unreadable>` and
     :meth:`~unified_messaging.providers._http.HttpAdapter.transport_outcome`.
@@ -177,7 +177,7 @@ class SubmitOutcome:
 
     @classmethod
     def unknown(cls, message: str, *, provider_message_id: str | None = None) -> SubmitOutcome:
-        """The provider may have taken it (issue 22.8): never a fallback, never a resend.
+        """The provider may have taken it: never a fallback, never a resend.
 
         ``provider_message_id``: the id a later report would name, where the adapter chose it
         before sending (Kannel's ``dlr-url``), so that report can still settle the message.
@@ -216,7 +216,7 @@ class InboundCallback:
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
     """One message a recipient sent back (a reply, a STOP, a bot command), as the provider
-    pushed it to the report URL (issue 26.5)."""
+    pushed it to the report URL."""
 
     #: Who wrote, as the provider names them (digits, ``+`` digits, or a chat id).
     sender: str
@@ -455,7 +455,7 @@ class ProviderProfile:
     def length_problem(self, text: str, encoding: Encoding | None = None) -> str | None:
         """Why the provider would refuse ``text`` as too long (``BODY_TOO_LONG``), or ``None``.
 
-        The one place of each provider's length rule (D24, issue 22): at most
+        The one place of each provider's length rule (D24): at most
         ``max_text_length`` characters, and at most ``max_parts`` SMS parts counted by
         :func:`~.._encoding.analyze_sms` in the ``encoding`` the message goes out in (the
         Turkish shift only where it is ``gsm7_turkish``; ``None``: this provider's own

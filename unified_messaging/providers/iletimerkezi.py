@@ -313,7 +313,7 @@ def _send_result(answer: Answer, adapter: IletimerkeziAdapter) -> str | SubmitOu
             return text
         return adapter.unreadable(answer, "code 200 but no order id")
     if 200 <= code < 300:
-        # A success code other than 200 is not one İletimerkezi documents (issue 22.8).
+        # A success code other than 200 is not one İletimerkezi documents.
         return adapter.unreadable(answer, f"code {code}, not 200")
     if code == 503 or code >= 500:
         return SubmitOutcome.unavailable(f"İletimerkezi code {code}: {message or 'unavailable'}.")

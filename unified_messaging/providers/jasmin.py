@@ -151,7 +151,7 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
             return SubmitOutcome.accepted(success.group(1))
         if status < 400:
             # Not Jasmin's answer (a proxy's page, a portal): a 2xx may still mean it was
-            # taken (unknown, issue 22.8); a 3xx proves nothing was.
+            # taken (unknown); a 3xx proves nothing was.
             return self.unreadable(answer, "not a Jasmin answer")
         reason = _reason(text)
         if status == 429 or "throughput exceeded" in reason:

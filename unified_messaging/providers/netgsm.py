@@ -398,11 +398,11 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
         calls: _Budget,
     ) -> bool:
         """Page through one call's jobs until every number asked about has its row, or a
-        page comes back short; ``False`` when the budget or NetGSM stopped us.
+         page comes back short; ``False`` when the budget or NetGSM stopped us.
 
-        A full page whose rows answer everything asked is the last one asked for: the next
-        page would be empty (NetGSM's code 60), a call of the ten a minute spent on nothing
-        (issue 22.19)."""
+         A full page whose rows answer everything asked is the last one asked for: the next
+         page would be empty (NetGSM's code 60), a call of the ten a minute spent on nothing
+        ."""
         asked = {jobid: wanted[jobid] for jobid in jobids}
         missing = {f"{jobid}:{number}" for jobid, numbers in asked.items() for number in numbers}
         page = 0
@@ -528,7 +528,7 @@ def _send_result(answer: Answer, adapter: NetgsmAdapter) -> str | SubmitOutcome:
     known = _SEND_CODES.get(code)
     if known is None:
         if answer.is_success:
-            # A 2xx that names no documented code proves nothing was taken (issue 22.8).
+            # A 2xx that names no documented code proves nothing was taken.
             return adapter.unreadable(answer, f"code {code or 'none'} is not one NetGSM documents")
         if answer.status in (401, 403):
             known = _SEND_CODES["30"]

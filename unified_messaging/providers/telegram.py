@@ -149,7 +149,7 @@ class TelegramAdapter(HttpAdapter[Credentials]):
 
     def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
         """A Bot API ``Update`` pushed to the connection's report URL (``setWebhook``): the
-        text of its ``message`` and who wrote it (the chat id), e.g. a ``/stop`` (issue 26.5)."""
+        text of its ``message`` and who wrote it (the chat id), e.g. a ``/stop``."""
         try:
             update = decode_json_object(callback.body)
         except JsonUnreadable:
@@ -225,7 +225,7 @@ def _refusal(answer: Answer, document: Mapping[str, Any]) -> SubmitOutcome:
         )
     if code == 403 or status == 403:
         refusal = SubmitOutcome.recipient_failed("CHAT_UNREACHABLE", description)
-        # The user blocked the bot: an opt-out (issue 26.5), unlike a chat never started.
+        # The user blocked the bot: an opt-out, unlike a chat never started.
         blocked = "blocked by the user" in description.lower()
         return replace(refusal, opted_out=True) if blocked else refusal
     if any(problem in description.lower() for problem in _CHAT_PROBLEMS):

@@ -289,7 +289,7 @@ class VerimorAdapter(HttpAdapter[Credentials]):
 
     def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
         """The incoming SMS of the same push (``type: "inbound"``: ``source_addr``,
-        ``content``, ``message_id``, ``received_at``), for opt-outs (issue 26.5)."""
+        ``content``, ``message_id``, ``received_at``), for opt-outs."""
         try:
             document = decode_json(callback.body)
         except JsonUnreadable:

@@ -192,7 +192,7 @@ class WhatsAppAdapter(HttpAdapter[Credentials]):
     def parse_inbound(self, callback: InboundCallback) -> list[InboundMessage]:
         """The users' own messages of a webhook :meth:`parse_reports` accepted (signature
         checked): ``value.messages[]`` with ``from``, ``id``, ``timestamp`` and the text of a
-        ``text`` message or of a quick-reply ``button`` (issue 26.5). Media are skipped."""
+        ``text`` message or of a quick-reply ``button``. Media are skipped."""
         if callback.method.upper() == "GET":
             return []
         try:

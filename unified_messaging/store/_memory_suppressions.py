@@ -1,4 +1,4 @@
-"""The in-memory store's suppression list (issue 26): a dict keyed as the SQL primary key.
+"""The in-memory store's suppression list: a dict keyed as the SQL primary key.
 
 Its half of the ``Store`` suppression methods; the SQL store does the same in SQL
 (``_sql_suppressions``), and the store contract tests hold the two to the same answers.

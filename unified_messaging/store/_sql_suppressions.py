@@ -1,4 +1,4 @@
-"""SQL store methods for the suppression list (issue 26).
+"""SQL store methods for the suppression list.
 
 - The admission check (:meth:`suppressed`) is one prebuilt ``SELECT recipient … WHERE
   workspace_id, livemode, channel = … AND recipient IN (…)`` on the primary key: an index

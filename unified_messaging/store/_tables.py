@@ -80,7 +80,7 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
             return super().bind_processor(dialect)
         # SQLite: the same text as process_bind_param followed by SQLAlchemy's DATETIME
         # processor ("YYYY-MM-DD HH:MM:SS.ffffff", naive UTC), in one step. The two steps
-        # were a tenth of a 200-item bulk's CPU (issue 25); tests/store pins the text.
+        # were a tenth of a 200-item bulk's CPU; tests/store pins the text.
         return _sqlite_text
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
@@ -146,7 +146,7 @@ workspaces = sa.Table(
     # NULL when the workspace turned it off.
     sa.Column("recipient_limit", sa.Integer, nullable=True),
     sa.Column("recipient_window_ms", sa.BigInteger, nullable=True),
-    # Issue 26: the quiet window ``{"window", "zone", "scope"}``; NULL: off (migration 0015).
+    # The quiet window ``{"window", "zone", "scope"}``; NULL: off (migration 0015).
     sa.Column("quiet_hours", _Json, nullable=True),
     # D33: the hand-over gate's consent check, "off" or "local" (migration 0020).
     sa.Column("consent_policy", _Text, nullable=False, server_default="off"),
@@ -261,7 +261,7 @@ messages = sa.Table(
     sa.Column("template_language", _Text, nullable=True),
     # Where the send is: refused / accepted / waiting / settled (``_types.SendPhase``).
     sa.Column("phase", _Text, nullable=False, server_default="settled"),
-    # Issue 26: when a waiting send is to be handed over; NULL for one sent at once. Due
+    # When a waiting send is to be handed over; NULL for one sent at once. Due
     # rows are found by their ``scheduled_send`` work item, so no index (migration 0015).
     sa.Column("send_at", UtcDateTime, nullable=True),
     # D35: the request's ignore_quiet_hours, and until when the gate last held the message
@@ -494,7 +494,7 @@ login_failures = sa.Table(
     sa.Index("ix_um_login_failures_key", "key", "at"),
 )
 
-# The suppression list (issue 26): one row per workspace, mode, channel and recipient. The
+# The suppression list: one row per workspace, mode, channel and recipient. The
 # primary key is the send's admission lookup; the second index is the list's order.
 suppressions = sa.Table(
     "um_suppressions",

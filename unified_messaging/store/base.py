@@ -280,7 +280,7 @@ class Store(
         """Up to ``limit`` refs a report poll of the connection may ask about at ``now``:
         live, open, and due (``poll_after`` unset or not after ``now``), the longest due
         first (``poll_after``, then ``job_id``). Test-mode refs are never among them: their
-        reports are simulated, and a page of them must not hide the live ones (issue 22.11)."""
+        reports are simulated, and a page of them must not hide the live ones."""
         ...
 
     async def postpone_refs(

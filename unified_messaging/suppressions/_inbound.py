@@ -1,4 +1,4 @@
-"""Replies that arrive by themselves (issue 26.5): what one is, and whether it opts out.
+"""Replies that arrive by themselves: what one is, and whether it opts out.
 
 A provider pushes a recipient's own message to the connection's report URL (D20): a WhatsApp
 ``messages`` webhook, a Telegram ``Update``, a Verimor ``type: "inbound"`` SMS. Each becomes

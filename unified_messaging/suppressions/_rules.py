@@ -1,4 +1,4 @@
-"""The suppression list (issue 26): recipients who must get no more messages, per channel.
+"""The suppression list: recipients who must get no more messages, per channel.
 
 The rules, with no I/O:
 
@@ -106,7 +106,7 @@ def opt_out_entry(
 
 def suppressed_refusal(channel: Channel, to: str) -> RecipientSuppressed:
     """The refusal of a message to a listed recipient: admission's 422, a bulk item's and
-    the hand-over gate's ``failed`` alike (issue 26, D35)."""
+    the hand-over gate's ``failed`` alike (D35)."""
     return RecipientSuppressed(f"{to} is on the workspace's {channel} suppression list.")
 
 

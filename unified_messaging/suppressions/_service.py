@@ -1,4 +1,4 @@
-"""The façade's suppression list (issue 26): the admin methods, the send's admission check,
+"""The façade's suppression list: the admin methods, the send's admission check,
 and the opt-outs that arrive by themselves (inbound replies, a blocked bot).
 
 The rules are in :mod:`._suppressions` and :mod:`._inbound`; this mixin runs them against
@@ -72,7 +72,7 @@ async def refuse_suppressed(
     store: Store, workspace_id: str, livemode: bool, channel: Channel, to: str
 ) -> None:
     """One message's check, at admission and again at the worker's hand-over of one that
-    waited (issue 26): :class:`RecipientSuppressed` (422) when ``to`` (normalised) is on
+    waited: :class:`RecipientSuppressed` (422) when ``to`` (normalised) is on
     the list of its workspace, mode and channel. One primary-key lookup."""
     if await store.suppressed(workspace_id, livemode, channel, [suppression_key(channel, to)]):
         raise suppressed_refusal(channel, to)
@@ -214,7 +214,7 @@ class OptOuts:
     async def suppressed(
         self, auth: Principal, channel: Channel, recipients: Sequence[str]
     ) -> set[str]:
-        """Issue 26.4: which of a send's (normalised) recipients are on the list. One
+        """Which of a send's (normalised) recipients are on the list. One
         indexed lookup per request (the store's primary key), test keys included."""
         keys = [suppression_key(channel, r) for r in recipients]
         found = await self._store.suppressed(auth.workspace_id, auth.livemode, channel, keys)

@@ -145,7 +145,7 @@ async def _write_connection(store: Store, vault: Vault, read: Connection, sealed
 
     The swap writes the credentials column alone, and only while it still holds what was
     re-sealed: a concurrent admin update (new credentials, a send rate) is never written
-    over, and credentials stored meanwhile are re-sealed in their turn (issue 22, item 20).
+    over, and credentials stored meanwhile are re-sealed in their turn.
     """
     expected = read.credentials
     for _ in range(_SWAP_TRIES):

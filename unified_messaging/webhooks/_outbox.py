@@ -22,7 +22,7 @@ Decisions:
 - **At least once**: a worker that dies after the receiver answered but before the row was
   updated sends again under the same ``webhook-id``. A delivery that is no longer pending, or
   not yet due, is never sent (running :meth:`handle` twice is harmless).
-- **A fresh event's first attempt comes first** (issue 25): on the event item's first run
+- **A fresh event's first attempt comes first**: on the event item's first run
   the attempt is made, then the delivery row, its retry's work item and the end of the event
   item are one write (``Store.record_webhook_attempt``), guarded by the item's lease; until
   then the event item itself is the record (see :meth:`WebhookOutbox.emit_document`).

@@ -3,7 +3,7 @@ rules), the URL checks, the outcome of one attempt, and the limits of an attempt
 
 No httpx here (the URL check imports it on first use): ``_sender`` and ``_transport`` both
 import this module, and neither imports the other at module level, so the two are no import
-circle (issue 22, Structure). The guard itself, and why it lives in the connection, is
+circle. The guard itself, and why it lives in the connection, is
 described in ``_sender``'s module docstring.
 """
 

@@ -146,7 +146,7 @@ class Attempt(Protocol):
 
 class EndpointSlots:
     """At most ``per_endpoint`` requests in flight to each endpoint, one bound per endpoint
-    URL (issue 22, item 18).
+    URL.
 
     The bound was per origin (scheme, host and port): the hanging deliveries of one endpoint
     took every slot of its host and port, and a healthy endpoint on the same host waited up

@@ -134,7 +134,7 @@ class Webhooks:
         keep_old = overlap > timedelta(0)
         # Compare-and-set of the sealed fields alone: a vault rotation (or another secret
         # rotation) landing between the read and the write is read again, not written over,
-        # and the endpoint's health is never touched (issue 22, item 20).
+        # and the endpoint's health is never touched.
         for _ in range(SWAP_TRIES):
             endpoint = await self.get(endpoint_id)
             now = self._clock.now()

@@ -139,8 +139,8 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         context = context or httpx.create_ssl_context(verify=verify, trust_env=False)
         # No cap on connections in flight: the bounds are the sender's, per endpoint
         # (EndpointSlots), and the worker's concurrency. A pool-wide cap would be shared by
-        # every endpoint, so hanging ones could hold it all and delay the healthy (issue 22,
-        # item 18). Idle connections may stay open, up to 100: reconnecting per delivery
+        # every endpoint, so hanging ones could hold it all and delay the healthy.
+        # Idle connections may stay open, up to 100: reconnecting per delivery
         # costs more than the delivery.
         limits = limits or httpx.Limits(max_connections=None, max_keepalive_connections=100)
         super().__init__(verify=context, trust_env=False, limits=limits)

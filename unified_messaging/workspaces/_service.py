@@ -117,7 +117,7 @@ class Workspaces:
 
     @audited("workspace.quiet_hours", of_workspace)
     async def set_quiet_hours(self, workspace_id: str, quiet_hours: QuietHours | None) -> Workspace:
-        """Quiet hours (issue 26): sends inside the daily window (commercial ones, or all,
+        """Quiet hours: sends inside the daily window (commercial ones, or all,
         as its ``scope`` says) are stored ``queued`` and handed over when it ends, unless a
         send opts out (``ignore_quiet_hours``); ``None`` turns them off (the default).
         Messages waiting already are checked again against the new setting when due."""

@@ -41,7 +41,7 @@ message_expired = Signal()
 message_rejected = Signal()
 message_unknown = Signal()
 message_fallback = Signal()
-#: A reply from a recipient (issue 26.5): ``data`` is the inbound document, not a status record.
+#: A reply from a recipient: ``data`` is the inbound document, not a status record.
 message_inbound = Signal()
 #: D34: a verification ended; ``record`` is the verification (``VerificationOut``), not a message.
 verification_approved = Signal()

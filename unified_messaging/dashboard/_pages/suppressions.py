@@ -1,4 +1,4 @@
-"""Suppressions: the workspace's suppression list (issue 26.4) in the viewer's mode; add,
+"""Suppressions: the workspace's suppression list in the viewer's mode; add,
 filter, page and remove entries. Every action is a ``Messenger`` call (audited under the
 signed-in user's name); the rules, normalisation included, are the façade's."""
 

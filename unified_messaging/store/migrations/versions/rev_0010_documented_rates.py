@@ -1,4 +1,4 @@
-"""Send rates from the providers' documents (D27, issue 22.7), for connections that exist.
+"""Send rates from the providers' documents (D27), for connections that exist.
 
 Verimor's user guide has said 240 send requests a minute since 2023-02-28 (not the 150 that
 revision 0009 read): ``sms_c`` connections still at 0009's 2.5 calls a second get 4. İletimerkezi

@@ -1,4 +1,4 @@
-"""Report polling paced per message (issue 22.4, 22.11, 22.19): ``um_provider_refs.poll_after``.
+"""Report polling paced per message (22.11, 22.19): ``um_provider_refs.poll_after``.
 
 A polled provider's reference is not asked about before this time: its send plus the
 provider's first delay (Mutlucell: a minute), then each query plus its repeat delay

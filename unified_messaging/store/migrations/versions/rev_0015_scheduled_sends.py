@@ -1,4 +1,4 @@
-"""Scheduled sends and quiet hours (issue 26).
+"""Scheduled sends and quiet hours.
 
 ``um_messages.send_at``: when a message that waits (its ``send_at``, or the workspace's
 quiet hours) is to be handed over; NULL for every send handed over at once, so a normal send

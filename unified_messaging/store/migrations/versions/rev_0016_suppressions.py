@@ -1,4 +1,4 @@
-"""The suppression list (issue 26): who gets no more messages, per channel.
+"""The suppression list: who gets no more messages, per channel.
 
 ``um_suppressions`` holds one row per workspace, mode, channel and recipient (the primary
 key, which a send's admission check reads), with the entry's id, reason, source and time;

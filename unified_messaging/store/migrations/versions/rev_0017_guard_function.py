@@ -1,4 +1,4 @@
-"""The flood guard's lock and count in one round trip on PostgreSQL (D28, issue 25).
+"""The flood guard's lock and count in one round trip on PostgreSQL (D28).
 
 ``um_recipient_recent(lock_class, lock_key, workspace_id, livemode, to, since, lim)`` takes
 the recipient's transaction-scoped advisory lock, then returns the ``created_at`` of its

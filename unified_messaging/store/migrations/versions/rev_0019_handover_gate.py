@@ -1,4 +1,4 @@
-"""The hand-over gate (D35, issue 31) and a message's İYS class (D33).
+"""The hand-over gate (D35) and a message's İYS class (D33).
 
 ``um_messages.ignore_quiet_hours``: the request's opt-out of quiet hours (a one-time code),
 which the gate reads at every hand-over, not only the first; ``um_messages.held_until``:

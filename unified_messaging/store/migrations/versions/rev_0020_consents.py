@@ -1,4 +1,4 @@
-"""İYS consents (D33, issue 33 part 2) and the workspace's consent policy.
+"""İYS consents (D33) and the workspace's consent policy.
 
 ``um_consents``: one row per workspace, mode, type, address and recipient type (İYS keeps
 one BIREYSEL and one TACIR record per address); the primary key is the hand-over gate's
