@@ -12,7 +12,13 @@ warm-up (the cache is warm, as under load):
 - ``GET /v1/messages/{job_id}``,
 - applying a simulated delivery report: the worker's round that claims the report item,
   applies it and completes the item (the worker claims in batches; one report per round
-  here, so nothing is shared).
+  here, so nothing is shared);
+- the live path, from write-ahead to final state: ``POST /v1/messages`` with a live key
+  through an ``sms_e`` (Kannel) connection whose ``--base-url`` is a loopback stand-in for
+  smsbox (it answers ``202 0: Accepted for delivery`` at once, keep-alive), then Kannel's
+  two delivery reports for that message in, as Kannel makes them (``GET`` of the message's
+  ``dlr-url``): type 8 (delivered to the SMSC, ``pending``) and type 1 (delivered,
+  final). The three rows add up to one live message.
 
 Statements are counted with SQLAlchemy's ``before_cursor_execute`` (an ``executemany`` is
 one), transactions by their ``commit`` events. On PostgreSQL the store talks to the server
@@ -188,6 +194,28 @@ def _count_hot(counts: Counts) -> None:
     Hot.executemany = executemany  # type: ignore[method-assign]
 
 
+class SmsboxStandIn:
+    """Answers every HTTP/1.1 request as smsbox does a good ``sendsms``, keep-alive."""
+
+    ANSWER = (
+        b"HTTP/1.1 202 Accepted\r\nContent-Type: text/html\r\nContent-Length: 24\r\n\r\n"
+        b"0: Accepted for delivery"
+    )
+
+    async def start(self) -> str:
+        server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        self.server = server
+        return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                await reader.readuntil(b"\r\n\r\n")  # a GET: no body
+                writer.write(self.ANSWER)
+                await writer.drain()
+        writer.close()
+
+
 async def measure(
     label: str, counts: Counts, n: int, once: Callable[[int], Awaitable[None]]
 ) -> dict[str, Any]:
@@ -294,8 +322,63 @@ async def run(backend: str, n: int, pg: str) -> list[dict[str, Any]]:
                     await worker.run_once()
 
                 results.append(await measure("apply a report (worker round)", counts, n, report))
+                results += await live_rows(messenger, client, counts, n)
             await messenger.aclose()
             return results
+
+
+async def live_rows(
+    messenger: Messenger, client: httpx.AsyncClient, counts: Counts, n: int
+) -> list[dict[str, Any]]:
+    """A live sms_e send and Kannel's two reports for it, each counted on its own."""
+    smsbox = SmsboxStandIn()
+    smsbox_url = await smsbox.start()
+    workspace = await messenger.workspaces.create("live", recipient_limit=None)
+    connection = await messenger.connections.add(
+        workspace.id, "sms_e", default_sender="ACME", base_url=smsbox_url,
+        credentials={"username": "u", "password": "p", "dlr_url": "http://x"},
+        max_rate=None, max_calls=None,
+    )  # fmt: skip
+    key = await messenger.keys.create(workspace.id, livemode=True, rate_limit=1e9,
+                                      rate_burst=1_000_000_000)  # fmt: skip
+    headers = {"Authorization": f"Bearer {key.secret}"}
+    dlr_path = f"/v1/dlr/{connection.id}/{connection.dlr_token}"
+    job_ids: list[str] = []
+
+    async def send(i: int) -> None:
+        body = {"to": f"+90533{i:07d}", "body": "Siparisiniz yola cikti."}
+        answer = await client.post("/v1/messages", json=body, headers=headers)
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["status"] == "sent", answer.text
+        job_ids.append(answer.json()["job_id"])
+
+    def reporter(dlr_type: int, answer: str) -> Callable[[int], Awaitable[None]]:
+        async def once(i: int) -> None:
+            job_id = job_ids[1 + i]
+            query = {"id": f"{job_id}.0", "type": str(dlr_type), "answer": answer,
+                     "ts": "1764633600", "to": f"+90533{i:07d}"}  # fmt: skip
+            got = await client.get(dlr_path, params=query)
+            assert got.status_code == 200, got.text
+            assert got.json()["matched"] == 1, got.text
+
+        return once
+
+    await send(9_999_999)  # warm-up: the adapter, its pool, the caches
+    await reporter(8, "ACK/")(-1)
+    await reporter(1, "id:1 sub:001 dlvrd:001 stat:DELIVRD err:000")(-1)
+    rows = [
+        await measure("live POST (sms_e, Kannel 202)", counts, n, send),
+        await measure("live report in, type 8 (pending)", counts, n, reporter(8, "ACK/")),
+        await measure(
+            "live report in, type 1 (final)", counts, n,
+            reporter(1, "id:1 sub:001 dlvrd:001 stat:DELIVRD err:000"),
+        ),
+    ]  # fmt: skip
+    for job_id in job_ids[1:3]:
+        got = await client.get(f"/v1/messages/{job_id}", headers=headers)
+        assert got.json()["status"] == "delivered", got.text
+    smsbox.server.close()
+    return rows
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -515,6 +515,36 @@ async def test_the_gate_asks_its_rules_in_order_and_stops_at_the_first() -> None
     assert await _verdict(_record(ignore_quiet_hours=True), quiet=QUIET, now=in_window) == Go()
 
 
+async def test_admissions_look_at_the_list_stands_for_the_gates_first_look_only() -> None:
+    """Admission read the suppression list for a send it hands over at once: the gate's first
+    look for that channel is skipped (one read fewer per send), and only the first."""
+    from unified_messaging.suppressions._rules import opt_out_entry
+
+    store = MemoryStore()
+    workspace = Workspace("ws_1", "Acme", START, queue_ttl=TTL)
+    await store.create_workspace(workspace)
+    await store.add_suppression(opt_out_entry("ws_1", True, "sms", TO, "STOP", now=START))
+    connection = Connection(
+        id="con_1", workspace_id="ws_1", provider="sms_a", created_at=START, credentials="",
+        is_default=True,
+    )  # fmt: skip
+    gate = HandOverGate(workspace, store, ManualClock(START), consent=Consent(False))
+    hop = Hop(connection, None, "ACME")  # type: ignore[arg-type]
+    job = job_for(_record())
+    other_channel = job_for(_record())
+    job.suppression_checked, other_channel.suppression_checked = "sms", "telegram"
+
+    first = await gate.verdicts([job, other_channel], hop)
+    again = await gate.verdicts([job], hop)
+
+    # The list says no to TO (admission would have refused it): the flag alone let it pass.
+    assert first[0] == Go()
+    assert isinstance(first[1], Stop)  # checked on another channel: looked up here
+    assert first[1].error.code == "RECIPIENT_SUPPRESSED"
+    assert (job.suppression_checked, other_channel.suppression_checked) == (None, None)
+    assert isinstance(again[0], Stop)  # every later hand-over looks again
+
+
 async def test_the_queue_ttl_counts_from_the_end_of_the_last_hold() -> None:
     held = _record(held_until=MORNING)
     assert await _verdict(held, now=MORNING + TTL - timedelta(seconds=1)) == Go()

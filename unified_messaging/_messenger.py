@@ -459,6 +459,8 @@ class Messenger:
             job.record = record  # a code (D34): an adapter's code route reads it at hand-over
         if when is not None:
             record = _scheduled(record, plan, when)
+        else:
+            job.suppression_checked = channel  # the gate's first look would read it again
         with counting_refusals(self._metrics):
             check = await self._accept(auth, [record], idempotency)
         if when is not None:
@@ -733,6 +735,8 @@ class Messenger:
         suppressed = await self._opt_outs.suppressed(
             auth, plan.primary.channel, [j.to for _, j in jobs]
         )
+        for _, job in jobs:
+            job.suppression_checked = plan.primary.channel  # the gate's first look: the same
         if not suppressed:
             return jobs
         for index, job in jobs:

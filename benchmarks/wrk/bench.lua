@@ -9,6 +9,8 @@
 --   WRK_TO       with WRK_BODY: a recipient prefix ("+90532"); each request's body then
 --                has its "@TO@" replaced by that prefix, the thread's number and a counter
 --                (7 digits in all), so every request goes to another number
+--   WRK_PATH     with WRK_TO and no body: a request path with "@TO@" in it (a GET's query,
+--                e.g. Kannel's sendsms), replaced the same way in every request
 --
 -- done() prints one line, "WRK_RESULT {json}": requests, duration (µs), latency percentiles
 -- (µs), socket errors, and the count of every HTTP status seen (wrk itself counts only
@@ -19,6 +21,7 @@ local body = os.getenv("WRK_BODY")
 local bodies_file = os.getenv("WRK_BODIES")
 local auth = os.getenv("WRK_AUTH")
 local to_prefix = os.getenv("WRK_TO")
+local path_template = os.getenv("WRK_PATH")
 
 wrk.method = method
 wrk.headers["Connection"] = "keep-alive"
@@ -83,6 +86,14 @@ if body and to_prefix then
       sent = sent + 1
       local to = string.format("%s%d%06d", to_prefix, tid % 10, sent % 1000000)
       return wrk.format(nil, nil, nil, (body:gsub("@TO@", to, 1)))
+   end
+end
+
+if path_template and to_prefix and not body then
+   function request()
+      sent = sent + 1
+      local to = string.format("%s%d%06d", to_prefix, tid % 10, sent % 1000000)
+      return wrk.format(nil, (path_template:gsub("@TO@", to, 1)))
    end
 end
 

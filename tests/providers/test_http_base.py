@@ -21,17 +21,21 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from unified_messaging._asyncio_net import AsyncioBackend
 from unified_messaging._clock import ManualClock, SystemClock
 from unified_messaging._domain import Connection
 from unified_messaging._errors import InvalidCredentials
 from unified_messaging._types import ProviderCode
 from unified_messaging.providers._http import (
     MAX_JSON_DEPTH,
+    POOL_LIMITS,
     Answer,
     CredentialsModel,
     HttpAdapter,
     JsonUnreadable,
+    MaybeTaken,
     NotSent,
+    ProviderTransport,
     decode_json,
     decode_json_object,
     excerpt,
@@ -209,6 +213,56 @@ async def test_the_cap_holds_over_real_loopback_http() -> None:
 
     assert (answer.status, answer.content_type, answer.truncated) == (200, "text/plain", True)
     assert len(answer.body) == 64 * 1024
+
+
+def test_an_adapters_own_client_pools_on_the_asyncio_backend_with_its_limits() -> None:
+    a = _Adapter(connection(), {"token": "t"})
+    transport = a.client._transport
+
+    # httpx builds its pool without a backend seam: ProviderTransport replaces the pool.
+    # If httpx renames its pool attribute, this fails rather than silently using anyio.
+    assert isinstance(transport, ProviderTransport)
+    pool = transport._pool
+    assert isinstance(pool._network_backend, AsyncioBackend)
+    assert (pool._max_connections, pool._max_keepalive_connections, pool._keepalive_expiry) == (
+        POOL_LIMITS.max_connections,
+        POOL_LIMITS.max_keepalive_connections,
+        POOL_LIMITS.keepalive_expiry,
+    )
+    assert (pool._http1, pool._http2) == (True, False)
+
+
+async def test_calls_to_one_provider_keep_one_connection_alive_over_real_loopback() -> None:
+    peers: list[tuple[str, int]] = []
+
+    async def answer(request: Request) -> Response:
+        assert request.client is not None
+        peers.append((request.client.host, request.client.port))
+        return Response("ok", media_type="text/plain")
+
+    async with serve(Starlette(routes=[Route("/", answer)])) as base:
+        a = _Adapter(connection(base), {"token": "t"})
+        answers = [await a.exchange("GET", "/", max_body=100) for _ in range(5)]
+        await a.aclose()
+
+    assert [(x.status, x.body) for x in answers] == [(200, b"ok")] * 5
+    assert len(peers) == 5
+    assert len(set(peers)) == 1  # one TCP connection, kept alive between the calls
+
+
+async def test_a_read_time_out_over_real_loopback_is_one_the_provider_may_have_taken() -> None:
+    async def slow(request: Request) -> Response:
+        await asyncio.sleep(5)
+        return Response("late")
+
+    async with serve(Starlette(routes=[Route("/", slow)])) as base:
+        a = _Adapter(connection(base), {"token": "t"}, timeout=httpx.Timeout(5.0, read=0.05))
+        with pytest.raises(httpx.ReadTimeout) as raised:
+            await a.exchange("GET", "/", max_body=100)
+        await a.aclose()
+
+    assert isinstance(raised.value, MaybeTaken)
+    assert not isinstance(raised.value, NotSent)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""The webhook sender's own network backend (``_asyncio_net``) over real sockets: TLS with
-certificate checks, keep-alive over TLS, a receiver that closes idle connections, and a
-receiver that never reads."""
+"""The webhook sender's own network backend (``unified_messaging._asyncio_net``) over real
+sockets: TLS with certificate checks, keep-alive over TLS, a receiver that closes idle
+connections, and a receiver that never reads."""
 
 from __future__ import annotations
 

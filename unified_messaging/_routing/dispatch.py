@@ -43,7 +43,7 @@ from .._domain import Attempt, Connection, ErrorInfo, MessageRecord
 from .._encoding import analyze_sms
 from .._errors import SenderNotApproved, SenderRequired
 from .._observability.tracing import provider_call_span
-from .._types import AttemptStatus, Encoding, IysMode
+from .._types import AttemptStatus, Channel, Encoding, IysMode
 from ..providers.base import (
     OutcomeKind,
     ProviderAdapter,
@@ -156,6 +156,10 @@ class Job:
     stopped: ErrorInfo | None = None
     #: D35: the gate held it (quiet hours) until ``paced_until``.
     held: bool = False
+    #: Admission looked ``to`` up on this channel's suppression list in the same call that
+    #: hands it over: the gate's first look for that channel is the same read, so it skips
+    #: it once (and clears this); every later hand-over looks again.
+    suppression_checked: Channel | None = None
     _encodings: dict[bool, tuple[Encoding, int]] = field(default_factory=dict)
 
     @property

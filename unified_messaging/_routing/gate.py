@@ -6,7 +6,9 @@ after a crash), and it asks the gate before each hop's call. The gate answers fo
 message, with the rules in this order:
 
 1. canceled: a message canceled meanwhile is never handed over;
-2. suppressed for the channel (Telegram ``@usernames`` case-folded);
+2. suppressed for the channel (Telegram ``@usernames`` case-folded); not read
+   again at the first hand-over of a send whose admission read it in the same call
+   (``Job.suppression_checked``): every later hand-over reads it;
 3. queue TTL: a message not handed over within its workspace's ``queue_ttl`` of being due
    ends ``failed`` (D7);
 4. consent (D33, :class:`ConsentCheck`: ``iys.IysConsentCheck``, which asks our records
@@ -107,7 +109,12 @@ class HandOverGate:
         now = self._clock.now()
         records = [_record_of(job) for job in jobs]
         verdicts: list[Verdict | None] = [_canceled(record) for record in records]
-        await self._suppressed(records, hop.connection.channel, verdicts)
+        channel = hop.connection.channel
+        # Admission just read the list for these (one send or bulk, handed over at once).
+        checked = [job.suppression_checked == channel for job in jobs]
+        for job in jobs:
+            job.suppression_checked = None
+        await self._suppressed(records, channel, verdicts, checked)
         for i, record in enumerate(records):
             if verdicts[i] is None:
                 verdicts[i] = self._expired(record, now)
@@ -118,9 +125,13 @@ class HandOverGate:
         return [GO if verdict is None else verdict for verdict in verdicts]
 
     async def _suppressed(
-        self, records: Sequence[MessageRecord], channel: Channel, verdicts: list[Verdict | None]
+        self,
+        records: Sequence[MessageRecord],
+        channel: Channel,
+        verdicts: list[Verdict | None],
+        checked: Sequence[bool],
     ) -> None:
-        asked = [i for i, verdict in enumerate(verdicts) if verdict is None]
+        asked = [i for i, verdict in enumerate(verdicts) if verdict is None and not checked[i]]
         if not asked:
             return
         keys = {i: suppression_key(channel, records[i].to) for i in asked}

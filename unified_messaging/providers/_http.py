@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 
+import httpcore
 import httpx
 from pydantic import SecretStr
 from tenacity import (
@@ -45,6 +46,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from .._asyncio_net import AsyncioBackend
 from .._clock import Clock, SystemClock
 from .._domain import Connection
 from .._errors import ProviderUnavailable
@@ -66,6 +68,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "EXCERPT_CHARS",
     "MAX_JSON_DEPTH",
+    "POOL_LIMITS",
     "USER_AGENT",
     "AdapterSpec",
     "Answer",
@@ -74,6 +77,7 @@ __all__ = [
     "JsonUnreadable",
     "MaybeTaken",
     "NotSent",
+    "ProviderTransport",
     "decode_json",
     "decode_json_object",
     "excerpt",
@@ -98,7 +102,33 @@ EXCERPT_CHARS: Final = 200
 #: Deepest nesting :func:`decode_json` accepts: provider answers and webhooks stay far below it.
 MAX_JSON_DEPTH: Final = 32
 
+#: One connection's pool: up to 50 calls in flight, 20 kept alive between calls.
+POOL_LIMITS: Final = httpx.Limits(max_connections=50, max_keepalive_connections=20)
+
 C = TypeVar("C", bound="CredentialsModel")
+
+
+class ProviderTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` whose pool dials through :class:`.AsyncioBackend`.
+
+    The same httpcore pool httpx builds (HTTP/1.1, keep-alive, the same limits and TLS
+    context), on plain asyncio streams instead of anyio's: the pool asks every idle
+    connection whether it is still usable before each request, and anyio answers that by
+    building all of a socket's attributes (``getpeername`` among them) each time
+    (docs/decisions.md, "Provider calls: the pool's network backend")."""
+
+    def __init__(self, limits: httpx.Limits = POOL_LIMITS) -> None:
+        context = httpx.create_ssl_context()
+        super().__init__(verify=context, limits=limits)
+        # httpx builds its pool without a network-backend seam; this pool is the same one.
+        # tests/providers/test_http_base.py fails loudly if that ever changes.
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=AsyncioBackend(),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,11 +398,13 @@ class HttpAdapter(abc.ABC, Generic[C]):
         self.credentials: C = validate_credentials(self.credentials_model, credentials)  # type: ignore[assignment]
         self.base_url = (connection.base_url or self.default_base_url).rstrip("/")
         self._owns_client = client is None
+        # One long-lived pool per connection (the adapter lives as long as the connection
+        # does in this process): keep-alive HTTP/1.1 on plain asyncio streams.
         self.client = client or httpx.AsyncClient(
             timeout=timeout,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
-            limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+            transport=ProviderTransport(),
         )
         self._sleep = sleep
         self._connect_retries = connect_retries

@@ -1,4 +1,5 @@
-"""An httpcore network backend on plain asyncio streams, for the hot outbound paths.
+"""An httpcore network backend on plain asyncio streams, for the hot outbound paths: the
+webhook sender's and every live adapter's (``providers/_http.py``) connection pool.
 
 httpcore's default backend under asyncio goes through anyio, whose per-call cancel scopes
 and socket attribute lookups (``extra_attributes`` calls ``getpeername`` each time the pool
