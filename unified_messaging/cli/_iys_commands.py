@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..iys.records import LIVE_BASE_URL
-from ._args import CommandFailed, Subparsers, add_command, add_group
+from ._args import CommandFailed, Subparsers, UsageError, add_command, add_group
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import JsonObject, Report, fields_report
@@ -105,15 +105,17 @@ def _connection(out: IysConnectionOut, note: str = "") -> Report:
 async def _connect(m: Messenger, args: argparse.Namespace) -> Report:
     if args.via_provider is not None:
         if args.iys_code is not None or args.username is not None or args.password_stdin:
-            raise CommandFailed("--via-provider takes no --iys-code, --username or password")
+            raise UsageError("--via-provider", "takes no --iys-code, --username or password")
         via = {"brand_code": args.brand_code, "via_provider": args.via_provider}
         out = await m.iys.connect(args.workspace, via)
         workspace = await m.workspaces.get(args.workspace)
         return _connection(out, f"Connected through {args.via_provider}. "
                                 f"Consent policy: {workspace.consent_policy}.")  # fmt: skip
     if args.iys_code is None or args.username is None or not args.password_stdin:
-        raise CommandFailed("give --iys-code, --username and --password-stdin, "
-                            "or --via-provider")  # fmt: skip
+        missing = [flag for flag, given in (("--iys-code", args.iys_code),
+                   ("--username", args.username), ("--password-stdin", args.password_stdin))
+                   if given is None or given is False]  # fmt: skip
+        raise UsageError(missing[0], "required without --via-provider")
     body = {"iys_code": args.iys_code, "brand_code": args.brand_code,
             "username": args.username, "password": _read_password(),
             "base_url": args.base_url}  # fmt: skip
