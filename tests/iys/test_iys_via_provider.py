@@ -291,8 +291,18 @@ async def test_a_bad_number_verimor_refuses_is_kept_refused(backend: str, tmp_pa
         fake.refused_numbers.add("905321000004")  # Verimor answers 400 for it
         consent_id = await r.record("+905321000004")
         await r.work()
+        await r.record("+905321000005")
+        fake.fail_next.append(503)  # answered 503: it stays pending
+        await r.work()
         state = await r.state(consent_id)
+        overview = (await r.messenger.iys.state(r.workspace_id)).to_dict()
 
+    assert overview["pending"] == 1
+    assert overview["connection"]["via_provider"] == r.connection_id
+    assert [(x["consent_id"], x["code"]) for x in overview["refused"]] == [
+        (consent_id, "IYS_REFUSED")
+    ]
+    assert "password" not in str(overview) and fake.password not in str(overview)
     assert state["iys_state"] == "refused"
     assert (
         "Verimor refused the consent (400): Invalid phone number" in (state["iys_error"]["message"])

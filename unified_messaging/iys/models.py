@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .._models import _Response
 from .records import LIVE_BASE_URL, IysConnection
 
-__all__ = ["IysConnect", "IysConnectionOut", "IysSyncReport"]
+__all__ = ["IysConnect", "IysConnectionOut", "IysRefusal", "IysStateOut", "IysSyncReport"]
 
 #: İYS's codes are numbers (its pages' examples: ``iysCode``, ``brandCode``, 8 digits).
 MAX_CODE: Final = 10**15
@@ -93,6 +93,10 @@ class IysConnectionOut(_Response):
         description="When the shared access token runs out (null: none held now)."
     )
     pulled_at: datetime | None = Field(description="When İYS's changes were last pulled.")
+    cursors: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Where the next pull of each source starts (İYS's `after`): HS, IYS.",
+    )
     via_provider: str | None = Field(
         default=None,
         description="The provider connection whose consent API registers the consents "
@@ -113,6 +117,7 @@ class IysConnectionOut(_Response):
                 connection.token.access_expires_at if connection.token.sealed else None
             ),
             pulled_at=connection.pulled_at,
+            cursors={"HS": connection.after_hs, "IYS": connection.after_iys},
             via_provider=connection.via_connection,
         )
 
@@ -126,3 +131,28 @@ class IysSyncReport(_Response):
     registered: int
     refused: int
     pending: int
+
+
+class IysRefusal(_Response):
+    """A consent whose latest change İYS (or the provider) refused."""
+
+    _omit_none = False
+
+    consent_id: str
+    recipient: str
+    status: str
+    code: str | None
+    message: str | None
+    updated_at: datetime
+
+
+class IysStateOut(_Response):
+    """Where a workspace stands with İYS: its connection (null: none), how many live
+    changes wait to be registered, and the latest refusals among its recently changed
+    live consents."""
+
+    _omit_none = False
+
+    connection: IysConnectionOut | None
+    pending: int
+    refused: list[IysRefusal]

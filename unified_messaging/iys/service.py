@@ -30,7 +30,7 @@ from .backend import Backends
 from .check import IysConsentCheck
 from .errors import IysNotConnected, IysProviderUnsupported
 from .lookup import DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_TTL, StatusLookups
-from .models import IysConnect, IysConnectionOut, IysSyncReport
+from .models import IysConnect, IysConnectionOut, IysRefusal, IysStateOut, IysSyncReport
 from .pull import DEFAULT_PULL_INTERVAL, Puller
 from .records import CONSENT_PROVIDERS, LIVE_BASE_URL, IysConnection, IysToken
 from .register import DEFAULT_BULK_DOUBT_WAIT, DEFAULT_BULK_MIN, DEFAULT_BULK_POLL, Registrar
@@ -50,6 +50,10 @@ __all__ = ["DEFAULT_HTTP_TIMEOUT", "Iys", "IysSettings"]
 DEFAULT_HTTP_TIMEOUT: Final = 30.0
 #: How many pending changes ``connect`` and ``sync`` queue at most in one go.
 _PENDING_LIMIT: Final = 1_000_000
+#: How many of the most recently changed consents ``state`` looks at for refusals, and how
+#: many of those it gives.
+_REFUSALS_SCANNED: Final = 200
+_REFUSALS_SHOWN: Final = 10
 #: How long ``sync`` waits for İYS to finish the bulk requests it has in hand.
 _SYNC_BULK_WAIT: Final = 120.0
 
@@ -254,6 +258,30 @@ class Iys:
         if connection is None:
             raise IysNotConnected(f"Workspace {workspace_id} has no İYS connection.")
         return IysConnectionOut.of(connection)
+
+    async def state(self, workspace_id: str) -> IysStateOut:
+        """Where the workspace stands with İYS (the dashboard's İYS page): its connection
+        (``None``: not connected), how many live changes are still pending, and the
+        refusals among its :data:`_REFUSALS_SCANNED` most recently changed live consents
+        (newest first). Never the password or a token."""
+        from ..consents.store import ConsentQuery
+
+        connection = await self._store.get_iys_connection(workspace_id)
+        pending = await self._store.pending_iys_changes(workspace_id, True, _PENDING_LIMIT)
+        recent = await self._store.list_consents(
+            ConsentQuery(workspace_id=workspace_id, livemode=True, limit=_REFUSALS_SCANNED)
+        )
+        refused = [
+            IysRefusal(consent_id=c.id, recipient=c.recipient, status=c.status,
+                       code=c.iys_error_code, message=c.iys_error_message,
+                       updated_at=c.updated_at)
+            for c in recent if c.iys_state == "refused"
+        ]  # fmt: skip
+        return IysStateOut(
+            connection=None if connection is None else IysConnectionOut.of(connection),
+            pending=len(pending),
+            refused=refused[:_REFUSALS_SHOWN],
+        )
 
     @audited("iys.disconnect", _of_connection)
     async def disconnect(self, workspace_id: str) -> IysConnectionOut:
