@@ -355,3 +355,31 @@ async def test_the_gate_asks_iletimerkezi_about_an_unknown_recipient(
     assert workspace.consent_policy == "iys"
     assert answers == {keys[0]: "ONAY", keys[1]: None}
     assert [path for path, _ in fake.received] == ["/v1/consent/show/json"] * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_many_changes_go_to_iletimerkezi_in_one_list(backend: str, tmp_path: Path) -> None:
+    fake = IletimerkeziConsentsFake()
+    async with rig(backend, tmp_path, "sms_b", fake) as r:
+        ids = [await r.record(f"+9053210000{n:02d}") for n in range(12)]
+        await r.work()
+        states = {(await r.state(c))["iys_state"] for c in ids}
+
+    assert states == {"registered"}
+    assert [len(body["request"]["consent"]["list"]) for body in fake.creates()] == [12]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_list_refused_for_one_consent_goes_one_by_one(backend: str, tmp_path: Path) -> None:
+    fake = IletimerkeziConsentsFake()
+    async with rig(backend, tmp_path, "sms_b", fake) as r:
+        ids = [await r.record(f"+9053210000{n:02d}") for n in range(11)]
+        bad = await r.record("someone@example.com", type="EPOSTA")  # the fake refuses it
+        await r.work()
+        states = [(await r.state(c))["iys_state"] for c in ids]
+        refused = await r.state(bad)
+
+    assert states == ["registered"] * 11 and refused["iys_state"] == "refused"
+    # The list of 12, refused whole; then each on its own.
+    assert [len(b["request"]["consent"]["list"]) for b in fake.creates()] == [12] + [1] * 12
+    assert len(fake.records) == 11

@@ -12,7 +12,7 @@ workspace connected ``via_provider``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from .errors import IysTokenExpired, IysUnavailable
 from .records import CONSENT_PROVIDERS
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .api import IysApi
     from .tokens import SharedTokens
 
-__all__ = ["Backends", "IysBackend", "LiveIys"]
+__all__ = ["Backends", "IysBackend", "ListingBackend", "LiveIys"]
 
 T = TypeVar("T")
 
@@ -52,6 +52,16 @@ class IysBackend(Protocol):
     async def request_results(self, request_id: str) -> list[BulkResult]: ...
 
     async def changes(self, source: str, after: str | None) -> ChangesPage: ...
+
+
+@runtime_checkable
+class ListingBackend(IysBackend, Protocol):
+    """Protocol: a backend that also takes a list of consents in one synchronous request,
+    all or none (İletimerkezi's consent API, up to ``max_list``)."""
+
+    max_list: int
+
+    async def add_list(self, consents: Sequence[WireConsent]) -> None: ...
 
 
 class LiveIys:

@@ -142,6 +142,7 @@ class IletimerkeziConsents(_ProviderConsents):
     """İletimerkezi's consent API for one account and brand."""
 
     name = "İletimerkezi"
+    max_list = ILETIMERKEZI_MAX_CONSENTS
 
     def __init__(
         self, client: httpx.AsyncClient, base_url: str, brand_code: int, *, key: str,
