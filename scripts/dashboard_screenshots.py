@@ -139,6 +139,13 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_role("link", name="+905334445566").click()
         page.get_by_role("heading", name="History").wait_for()
         page.screenshot(path=str(OUT / "consent.png"), full_page=True)
+        # İYS: connected through the demo's İletimerkezi connection.
+        page.goto(url + "/dashboard/iys")
+        through = page.locator("form", has=page.get_by_role("button", name="Connect through"))
+        through.get_by_label("Brand code").fill("710272")
+        through.get_by_role("button", name="Connect through the provider").click()
+        page.get_by_text("Pending registrations").wait_for()
+        page.screenshot(path=str(OUT / "iys.png"), full_page=True)
         _webhook(page, url)
         page.goto(url + "/dashboard/suppressions")
         page.locator("#channel").select_option("sms")

@@ -4,7 +4,7 @@ answers are in ``lifecycle_http/test_consents_http.py``)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +19,7 @@ from unified_messaging.consents import (
     FirstConsentIsRet,
     Hs2015DateOnly,
 )
+from unified_messaging.consents.holidays import LAST_KNOWN_YEAR, is_business_day
 from unified_messaging.consents.rules import (
     CONSENT_SOURCES,
     GMT3,
@@ -37,11 +38,12 @@ sources = st.sampled_from([s for s in CONSENT_SOURCES if s != "HS_2015"])
 
 
 def business_days_between(older: datetime, newer: datetime) -> int:
-    """Weekdays (in GMT+3) passed going back from ``newer`` to ``older``, a day at a time."""
+    """Business days (in GMT+3) passed going back from ``newer`` to ``older``, a day at a
+    time."""
     days, moment = 0, newer.astimezone(GMT3)
     while moment - timedelta(days=1) >= older:
         moment -= timedelta(days=1)
-        days += moment.weekday() < 5
+        days += is_business_day(moment.date())
     return days
 
 
@@ -59,9 +61,40 @@ def test_the_earliest_date_is_three_weekdays_back_at_the_same_time_of_day(now: d
     earliest = earliest_consent_date(now)
 
     assert earliest.astimezone(GMT3).time() == now.astimezone(GMT3).time()
-    assert earliest.astimezone(GMT3).weekday() < 5  # a business day
+    assert is_business_day(earliest.astimezone(GMT3).date())
+    assert earliest.astimezone(GMT3).weekday() < 5
     assert business_days_between(earliest, now) == 3
-    assert timedelta(days=3) <= now - earliest <= timedelta(days=5)
+    # A weekend, and at most a Kurban Bayramı with its eve and the weekends around it.
+    assert timedelta(days=3) <= now - earliest <= timedelta(days=12)
+
+
+@pytest.mark.parametrize(
+    ("now", "earliest"),
+    [
+        # Ramazan Bayramı 2026 is Friday 20 March, its eve Thursday 19 March (afternoon).
+        ("2026-03-23 10:00:00", "2026-03-16 10:00:00"),
+        # 15 July 2026, a Wednesday.
+        ("2026-07-17 10:00:00", "2026-07-13 10:00:00"),
+        # Kurban Bayramı 2026: Wednesday 27 to Saturday 30 May; its eve Tuesday 26 May.
+        ("2026-06-01 09:00:00", "2026-05-21 09:00:00"),
+        # 29 October 2025, a Wednesday, and the afternoon of the 28th.
+        ("2025-10-30 12:00:00", "2025-10-23 12:00:00"),
+        # 1 January 2027 is a Friday.
+        ("2027-01-04 08:00:00", "2026-12-29 08:00:00"),
+        # An ordinary week: Wednesday back to the Friday before.
+        ("2026-12-02 10:00:00", "2026-11-27 10:00:00"),
+    ],
+)
+def test_official_holidays_are_not_business_days(now: str, earliest: str) -> None:
+    moment = datetime.strptime(now, "%Y-%m-%d %H:%M:%S").replace(tzinfo=GMT3)
+    assert iys_date(earliest_consent_date(moment)) == earliest
+
+
+def test_the_religious_holidays_are_known_through_2032() -> None:
+    assert LAST_KNOWN_YEAR == 2032
+    assert not is_business_day(date(2032, 1, 14))  # Ramazan Bayramı 2032
+    assert not is_business_day(date(2032, 3, 23))  # Kurban Bayramı 2032, its second day
+    assert is_business_day(date(2033, 1, 3))  # past the table: weekdays and fixed days
 
 
 @settings(deadline=None)

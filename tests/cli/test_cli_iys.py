@@ -78,3 +78,32 @@ async def test_sync_registers_pending_consents_and_disconnect_forgets(
     assert gone.ok().stdout.startswith("Disconnected")
     assert again.returncode == 1 and "IYS_NOT_CONNECTED" in again.stderr
     assert json.dumps(fake.password) not in synced.output
+
+
+async def test_connect_via_provider_registers_through_iletimerkezi(
+    cli: Cli, workspace_id: str
+) -> None:
+    from fakes.provider_consents import IletimerkeziConsentsFake
+
+    im = IletimerkeziConsentsFake()
+    async with serve(im.app()) as url:
+        ws = ("--workspace", workspace_id)
+        added = await run(cli, "connections", "add", *ws, "sms_b", "--base-url", url,
+                          "--default-sender", "ACME", "--credentials-file", "-", "--json",
+                          stdin=json.dumps({"api_key": im.key, "api_hash": im.hash}))  # fmt: skip
+        connection_id = added.json()["id"]
+        mixed = await run(cli, "iys", "connect", *ws, "--brand-code", str(im.brand_code),
+                          "--via-provider", connection_id, "--username", "u")  # fmt: skip
+        connected = await run(cli, "iys", "connect", *ws, "--brand-code", str(im.brand_code),
+                              "--via-provider", connection_id)  # fmt: skip
+        await run(cli, "consents", "add", "05321000001", *ws, "--status", "ONAY",
+                  "--source", "HS_WEB")  # fmt: skip
+        synced = await run(cli, "iys", "sync", *ws, "--json")
+        shown = await run(cli, "iys", "show", *ws, "--json")
+
+    assert mixed.returncode == 2 and "--via-provider: takes no" in mixed.stderr
+    assert f"Connected through {connection_id}" in connected.ok().stdout
+    assert synced.json()["registered"] == 1 and synced.json()["pending"] == 0
+    assert shown.json()["via_provider"] == connection_id
+    assert [c["recipient"] for c in im.consents_sent()] == ["+905321000001"]
+    assert im.hash not in synced.output + shown.output + connected.output

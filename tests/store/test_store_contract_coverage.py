@@ -63,14 +63,7 @@ def test_every_store_method_is_exercised_by_the_contract_suite(tmp_path: Path) -
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     called = set(calls.read_text().split())
 
-    # İYS's slice is exercised by tests/iys against the fake İYS on SQLite and PostgreSQL, not
-    # yet by the store's own contract suite: listed here until contract tests are written.
-    iys_slice = {
-        "add_consent_change", "begin_iys_attempts", "consent_change", "fill_iys_transaction",
-        "iys_registration", "leave_iys_bulk", "set_iys_cursor", "set_iys_request",
-        "settle_iys_registration", "swap_iys_password", "swap_iys_token", "undo_iys_attempt",
-    }  # fmt: skip
-    missing = sorted(set(store_methods()) - called - iys_slice)
+    missing = sorted(set(store_methods()) - called)
 
     assert missing == [], f"Store methods no contract test calls: {missing}"
 

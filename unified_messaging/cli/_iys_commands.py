@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..iys.records import LIVE_BASE_URL
-from ._args import CommandFailed, Subparsers, add_command, add_group
+from ._args import CommandFailed, Subparsers, UsageError, add_command, add_group
 from ._args import workspace_option as _workspace
 from ._context import admin_command
 from ._output import JsonObject, Report, fields_report
@@ -26,7 +26,8 @@ __all__ = ["add_iys"]
 
 _LABELS = {"workspace_id": "workspace", "iys_code": "İYS code", "brand_code": "brand code",
            "username": "API user", "base_url": "base URL", "created_at": "connected",
-           "token_valid_until": "token valid until", "pulled_at": "last pull"}  # fmt: skip
+           "token_valid_until": "token valid until", "pulled_at": "last pull",
+           "via_provider": "through"}  # fmt: skip
 
 
 def add_iys(commands: Subparsers) -> None:
@@ -39,20 +40,27 @@ def add_iys(commands: Subparsers) -> None:
             "Connect the workspace to İYS with its API user. The password is read from "
             "standard input, e.g. `printf '%s' \"$IYS_PASSWORD\" | unified-messaging iys "
             "connect --workspace WS --iys-code 710271 --brand-code 710272 --username api "
-            "--password-stdin`. Consents recorded in the workspace are registered with İYS "
+            "--password-stdin`. Without an İYS API user, register through the SMS "
+            "provider's consent API: `unified-messaging iys connect --workspace WS "
+            "--brand-code 710272 --via-provider conn_…` (İletimerkezi, Verimor). "
+            "Consents recorded in the workspace are registered with İYS "
             "by the worker, İYS's changes are pulled, and a consent policy of `off` becomes "
             "`iys`."
         ),
         run=admin_command(_connect),
     )
     _workspace(connect)
-    connect.add_argument("--iys-code", type=int, required=True, metavar="N",
+    connect.add_argument("--iys-code", type=int, metavar="N",
                          help="the service provider's İYS number")  # fmt: skip
     connect.add_argument("--brand-code", type=int, required=True, metavar="N",
                          help="the brand's İYS number")  # fmt: skip
-    connect.add_argument("--username", required=True, metavar="USER", help="the İYS API user")
-    connect.add_argument("--password-stdin", action="store_true", required=True,
+    connect.add_argument("--username", metavar="USER", help="the İYS API user")
+    connect.add_argument("--password-stdin", action="store_true",
                          help="read the API user's password from standard input")  # fmt: skip
+    connect.add_argument("--via-provider", metavar="CONNECTION_ID",
+                         help="register consents through this İletimerkezi or Verimor "
+                         "connection's consent API instead (no İYS user: give "
+                         "--brand-code only)")  # fmt: skip
     connect.add_argument("--base-url", default=LIVE_BASE_URL, metavar="URL",
                          help=f"İYS's address (default: {LIVE_BASE_URL}; the sandbox's "
                          "for tests)")  # fmt: skip
@@ -95,6 +103,19 @@ def _connection(out: IysConnectionOut, note: str = "") -> Report:
 
 
 async def _connect(m: Messenger, args: argparse.Namespace) -> Report:
+    if args.via_provider is not None:
+        if args.iys_code is not None or args.username is not None or args.password_stdin:
+            raise UsageError("--via-provider", "takes no --iys-code, --username or password")
+        via = {"brand_code": args.brand_code, "via_provider": args.via_provider}
+        out = await m.iys.connect(args.workspace, via)
+        workspace = await m.workspaces.get(args.workspace)
+        return _connection(out, f"Connected through {args.via_provider}. "
+                                f"Consent policy: {workspace.consent_policy}.")  # fmt: skip
+    if args.iys_code is None or args.username is None or not args.password_stdin:
+        missing = [flag for flag, given in (("--iys-code", args.iys_code),
+                   ("--username", args.username), ("--password-stdin", args.password_stdin))
+                   if given is None or given is False]  # fmt: skip
+        raise UsageError(missing[0], "required without --via-provider")
     body = {"iys_code": args.iys_code, "brand_code": args.brand_code,
             "username": args.username, "password": _read_password(),
             "base_url": args.base_url}  # fmt: skip

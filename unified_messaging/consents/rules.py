@@ -18,9 +18,10 @@ Each rule is İYS's, from its "İzin Doğrulama Kuralları"
 
 Times: İYS reads every date as GMT+3 (Türkiye has kept UTC+3 all year since 2016); we keep
 aware datetimes and render them for İYS as ``YYYY-MM-DD HH:MM:SS`` in GMT+3
-(:func:`iys_date`). Business days are Monday to Friday in GMT+3; public holidays are not
-known here (a holiday counts as a business day, so we may accept a date İYS would refuse by
-a day, never refuse one it would take).
+(:func:`iys_date`). Business days are Monday to Friday in GMT+3 that are not Türkiye's
+official holidays nor their afternoon-off eves (:mod:`.holidays`); counting fewer days as
+business days reaches further back, so we may accept a date İYS would refuse by half a day,
+never refuse one it would take.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .errors import (
     FirstConsentIsRet,
     Hs2015DateOnly,
 )
+from .holidays import is_business_day
 
 __all__ = [
     "BUSINESS_DAYS_BACK",
@@ -89,7 +91,6 @@ GMT3: Final = timezone(timedelta(hours=3), "GMT+3")
 #: İYS's first moment: 2015-05-01 00:00:00 GMT+3, and the only date of source HS_2015.
 IYS_START: Final = datetime(2015, 5, 1, tzinfo=GMT3)
 BUSINESS_DAYS_BACK: Final = 3
-_SATURDAY: Final = 5
 
 
 def iys_date(moment: datetime) -> str:
@@ -98,14 +99,15 @@ def iys_date(moment: datetime) -> str:
 
 
 def earliest_consent_date(now: datetime) -> datetime:
-    """The oldest ``consentDate`` İYS takes at ``now``: 3 business days (Monday-Friday, in
-    GMT+3) back, at the same time of day. From Monday 10:00 that is Wednesday 10:00 of the
-    week before; from Saturday or Sunday, Wednesday 10:00 of the same week."""
+    """The oldest ``consentDate`` İYS takes at ``now``: 3 business days (Monday-Friday in
+    GMT+3, official holidays skipped) back, at the same time of day. From Monday 10:00 that
+    is Wednesday 10:00 of the week before; from Saturday or Sunday, Wednesday 10:00 of the
+    same week; a holiday on the way reaches a day further back."""
     moment = now.astimezone(GMT3)
     counted = 0
     while counted < BUSINESS_DAYS_BACK:
         moment -= timedelta(days=1)
-        if moment.weekday() < _SATURDAY:
+        if is_business_day(moment.date()):
             counted += 1
     return moment
 

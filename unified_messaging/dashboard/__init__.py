@@ -30,6 +30,7 @@ from ._pages import (
     audit,
     connections,
     consents,
+    iys,
     keys,
     messages,
     overview,
@@ -75,7 +76,7 @@ def create_dashboard(
     routes: list[BaseRoute] = []
     pages = (
         session, overview, messages, keys, connections, templates, allowlist, suppressions,
-        consents, verifications, webhooks, audit,
+        consents, iys, verifications, webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

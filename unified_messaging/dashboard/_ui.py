@@ -38,6 +38,7 @@ NAV: Final = (
     ("Allowlist", "/allowlist"),
     ("Suppressions", "/suppressions"),
     ("Consents", "/consents"),
+    ("İYS", "/iys"),
     ("Verifications", "/verifications"),
     ("Webhooks", "/webhooks"),
     ("Audit log", "/audit"),

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .errors import (
         IysCredentialsRefused,
         IysNotConnected,
+        IysProviderUnsupported,
         IysRefused,
         IysThrottled,
         IysTokenLimit,
@@ -55,6 +56,7 @@ __all__ = [
     "IysConsentCheck",
     "IysCredentialsRefused",
     "IysNotConnected",
+    "IysProviderUnsupported",
     "IysRefused",
     "IysSettings",
     "IysSyncReport",
@@ -68,6 +70,7 @@ _HOMES: Final[dict[str, str]] = {
     "IysConsentCheck": ".check",
     "IysCredentialsRefused": ".errors",
     "IysNotConnected": ".errors",
+    "IysProviderUnsupported": ".errors",
     "IysRefused": ".errors",
     "IysThrottled": ".errors",
     "IysTokenLimit": ".errors",

@@ -3,26 +3,31 @@ the simulated İYS (test consents, D2: a test key never reaches İYS).
 
 :class:`IysBackend` is the seam: the registration, the pull and the gate's status lookup
 talk to it only. :class:`LiveIys` is İYS's API with the shared token (a 401 renews the
-token and calls once more); :class:`~.simulated.SimulatedIys` answers in the test world.
+token and calls once more); :class:`~.simulated.SimulatedIys` answers in the test
+world; :class:`~.providers.IletimerkeziConsents` and :class:`~.providers.VerimorConsents`
+register through a provider's consent API, for a
+workspace connected ``via_provider``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from .errors import IysTokenExpired, IysUnavailable
+from .records import CONSENT_PROVIDERS
 from .simulated import SimulatedIys
 from .wire import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
 
 if TYPE_CHECKING:
     import httpx
 
+    from ..store.base import Store
+    from ..vault._core import Vault
     from .api import IysApi
-    from .store import IysStore
     from .tokens import SharedTokens
 
-__all__ = ["Backends", "IysBackend", "LiveIys"]
+__all__ = ["Backends", "IysBackend", "ListingBackend", "LiveIys"]
 
 T = TypeVar("T")
 
@@ -47,6 +52,16 @@ class IysBackend(Protocol):
     async def request_results(self, request_id: str) -> list[BulkResult]: ...
 
     async def changes(self, source: str, after: str | None) -> ChangesPage: ...
+
+
+@runtime_checkable
+class ListingBackend(IysBackend, Protocol):
+    """Protocol: a backend that also takes a list of consents in one synchronous request,
+    all or none (İletimerkezi's consent API, up to ``max_list``)."""
+
+    max_list: int
+
+    async def add_list(self, consents: Sequence[WireConsent]) -> None: ...
 
 
 class LiveIys:
@@ -102,11 +117,13 @@ class Backends:
     live ones of a connected workspace, none for live ones of a workspace without."""
 
     def __init__(
-        self, store: IysStore, tokens: SharedTokens, client: Callable[[], httpx.AsyncClient]
-    ) -> None:
+        self, store: Store, tokens: SharedTokens, client: Callable[[], httpx.AsyncClient],
+        vault: Vault,
+    ) -> None:  # fmt: skip
         self._store = store
         self._tokens = tokens
         self._client = client
+        self._vault = vault
         self._simulated = SimulatedIys()
 
     async def of(self, workspace_id: str, livemode: bool) -> IysBackend | None:
@@ -115,8 +132,30 @@ class Backends:
         connection = await self._store.get_iys_connection(workspace_id)
         if connection is None:
             return None
+        if connection.via_connection is not None:
+            return await self._through_provider(workspace_id, connection.via_connection,
+                                                connection.brand_code)  # fmt: skip
         from .api import IysApi  # loads httpx: only for a connected workspace
 
         api = IysApi(self._client(), connection.base_url, connection.iys_code,
                      connection.brand_code)  # fmt: skip
         return LiveIys(api, self._tokens, workspace_id)
+
+    async def _through_provider(
+        self, workspace_id: str, connection_id: str, brand_code: int
+    ) -> IysBackend | None:
+        """The consent API of the provider connection, with its credentials; none when
+        the connection is gone or holds no credentials (its consents wait, pending)."""
+        from .providers import provider_backend
+
+        provider = await self._store.get_connection(connection_id)
+        if provider is None or provider.workspace_id != workspace_id:
+            return None
+        if provider.provider not in CONSENT_PROVIDERS:
+            return None
+        credentials = self._vault.decrypt_json(
+            provider.credentials, workspace_id=workspace_id, connection_id=provider.id
+        )
+        if not credentials:
+            return None
+        return provider_backend(provider, credentials, brand_code, self._client())

@@ -4,6 +4,7 @@
     ├── NotFound ── IysNotConnected            404 IYS_NOT_CONNECTED
     ├── Unprocessable
     │   ├── IysCredentialsRefused              422 IYS_CREDENTIALS_REFUSED (the API user)
+    │   ├── IysProviderUnsupported             422 IYS_PROVIDER_UNSUPPORTED (no consent API)
     │   └── IysRefused                         422 IYS_REFUSED (+ h_code: İYS's own H-code)
     └── IysUnavailable                         502 IYS_UNAVAILABLE (ConnectionError; + retry_after)
         ├── IysThrottled                           IYS_RATE_LIMITED (İYS answered 429)
@@ -25,6 +26,7 @@ __all__ = [
     "IysCredentialsRefused",
     "IysError",
     "IysNotConnected",
+    "IysProviderUnsupported",
     "IysRefused",
     "IysThrottled",
     "IysTokenExpired",
@@ -50,6 +52,14 @@ class IysNotConnected(NotFound):
 class IysCredentialsRefused(Unprocessable):
     code = "IYS_CREDENTIALS_REFUSED"
     default_message = "İYS refused the API user name or password."
+
+
+class IysProviderUnsupported(Unprocessable):
+    """``iys connect --via-provider`` named a connection whose provider has no consent API
+    of ours (only İletimerkezi's and Verimor's are supported)."""
+
+    code = "IYS_PROVIDER_UNSUPPORTED"
+    default_message = "The connection's provider has no consent API."
 
 
 class IysRefused(Unprocessable):

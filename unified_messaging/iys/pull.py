@@ -85,8 +85,9 @@ class Puller:
 
     async def handle(self, item: WorkItem) -> datetime | None:
         workspace_id = item.ref
-        if await self._store.get_iys_connection(workspace_id) is None:
-            return None  # disconnected: no more pulls
+        connection = await self._store.get_iys_connection(workspace_id)
+        if connection is None or connection.via_connection is not None:
+            return None  # disconnected, or through a provider (nothing to pull): no more pulls
         try:
             await self.pull(workspace_id)
         except IysUnavailable as exc:
@@ -100,8 +101,8 @@ class Puller:
         report = PullReport(applied=0, confirmed=0, known=0, skipped=0)
         backend = await self._backends.of(workspace_id, True)
         connection = await self._store.get_iys_connection(workspace_id)
-        if backend is None or connection is None:
-            return report
+        if backend is None or connection is None or connection.via_connection is not None:
+            return report  # a provider's consent API lists no changes
         for source in _SOURCES:
             await self._pull_source(backend, workspace_id, source, connection.cursor(source),
                                     report)  # fmt: skip

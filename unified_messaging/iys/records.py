@@ -12,12 +12,14 @@ protocol and its implementations load none of the client.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
 __all__ = [
     "BULK_IN_FLIGHT",
+    "CONSENT_PROVIDERS",
     "LIVE_BASE_URL",
     "IysConnection",
     "IysOutcome",
@@ -26,6 +28,9 @@ __all__ = [
     "PullSource",
 ]
 
+#: The providers whose consent API registers consents for a workspace connected to İYS
+#: through a provider (``via_connection``), by provider code.
+CONSENT_PROVIDERS: Final[Mapping[str, str]] = {"sms_b": "İletimerkezi", "sms_c": "Verimor"}
 #: İYS's production API (the host its API users and client libraries call).
 LIVE_BASE_URL: Final = "https://api.iys.org.tr"
 #: Who made a change İYS lists (``consents/changes?source=``): the brand's own systems
@@ -53,7 +58,8 @@ class IysToken:
 @dataclass(frozen=True, slots=True)
 class IysConnection:
     """A workspace's İYS connection: its service-provider code (``iysCode``), brand code,
-    API user, sealed password and base URL, the pull cursors, and the shared token."""
+    API user, sealed password and base URL, the pull cursors, and the shared token; or,
+    through a provider (``via_connection``), the brand code and the provider connection."""
 
     workspace_id: str
     iys_code: int
@@ -67,6 +73,9 @@ class IysConnection:
     after_iys: str | None = None
     pulled_at: datetime | None = None
     token: IysToken = field(default_factory=IysToken)
+    #: The provider connection whose consent API registers the consents (İletimerkezi,
+    #: Verimor), for a workspace with no İYS API user of its own; ``None``: İYS itself.
+    via_connection: str | None = None
 
     def cursor(self, source: PullSource) -> str | None:
         return self.after_hs if source == "HS" else self.after_iys

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from .._lifecycle.worker import Batch, error_backoff
 from ..consents.rules import iys_date
+from .backend import ListingBackend
 from .errors import (
     IysCredentialsRefused,
     IysNotConnected,
@@ -281,12 +282,16 @@ class Registrar:
 
     async def _bulk(self, workspace_id: str, livemode: bool, items: Sequence[WorkItem]) -> None:
         backend = await self._backends.of(workspace_id, livemode)
-        if backend is None or not backend.bulk:
+        lists = isinstance(backend, ListingBackend)
+        if backend is None or not (backend.bulk or lists):
             return
         chosen = await self._first_timers(items)
         if len(chosen) < self._bulk_min:
             return
         await backend.ready()
+        if isinstance(backend, ListingBackend):
+            await self._in_lists(backend, chosen)
+            return
         counted = await self._store.begin_iys_attempts(
             [change.id for _, change in chosen], now=self._clock.now(), bulk=True
         )
@@ -318,6 +323,32 @@ class Registrar:
                 accepted.request_id, dict(zip(ids, accepted.subrequest_ids, strict=True))
             )
             await self._store.enqueue_work(item)
+
+    async def _in_lists(
+        self, backend: ListingBackend, chosen: Sequence[tuple[Consent, ConsentChange]]
+    ) -> None:
+        """Changes sent in synchronous lists of up to ``backend.max_list`` (İletimerkezi's
+        consent API): counted first, settled ``registered`` when the list is taken. A list
+        is taken all or none: refused, its attempts are uncounted and each change goes on
+        its own (its own refusal named); unanswered, the counts stay and each change's own
+        item asks before it sends again."""
+        counted = await self._store.begin_iys_attempts(
+            [change.id for _, change in chosen], now=self._clock.now()
+        )
+        sending = [(c, ch) for c, ch in chosen if counted.get(ch.id) == 0]
+        for _, change in chosen:
+            if counted.get(change.id, 0) > 0:
+                await self._store.undo_iys_attempt(change.id)  # it goes on its own
+        for start in range(0, len(sending), backend.max_list):
+            part = sending[start : start + backend.max_list]
+            try:
+                await backend.add_list([wire_consent(c, ch) for c, ch in part])
+            except (IysThrottled, IysTokenLimit, IysCredentialsRefused, IysRefused):
+                for _, change in sending[start:]:
+                    await self._store.undo_iys_attempt(change.id)
+                raise
+            for _, change in part:
+                await self._store.settle_iys_registration(change.id, IysOutcome("registered"))
 
     async def _first_timers(self, items: Sequence[WorkItem]) -> list[tuple[Consent, ConsentChange]]:
         """The items' changes that never went out, one per consent, each the first pending

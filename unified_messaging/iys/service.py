@@ -18,7 +18,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import ResourceNotFound
@@ -28,11 +28,11 @@ from ..audit._actions import audited
 from ..connections._service import _check_base_url
 from .backend import Backends
 from .check import IysConsentCheck
-from .errors import IysNotConnected
+from .errors import IysNotConnected, IysProviderUnsupported
 from .lookup import DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_TTL, StatusLookups
-from .models import IysConnect, IysConnectionOut, IysSyncReport
+from .models import IysConnect, IysConnectionOut, IysRefusal, IysStateOut, IysSyncReport
 from .pull import DEFAULT_PULL_INTERVAL, Puller
-from .records import IysConnection, IysToken
+from .records import CONSENT_PROVIDERS, LIVE_BASE_URL, IysConnection, IysToken
 from .register import DEFAULT_BULK_DOUBT_WAIT, DEFAULT_BULK_MIN, DEFAULT_BULK_POLL, Registrar
 from .tokens import DEFAULT_TOKEN_REQUESTS_PER_HOUR, SharedTokens, grant_token, seal_password
 from .work import WORK_BULK, WORK_PULL, WORK_REGISTER, pull_item, registration_item
@@ -50,6 +50,10 @@ __all__ = ["DEFAULT_HTTP_TIMEOUT", "Iys", "IysSettings"]
 DEFAULT_HTTP_TIMEOUT: Final = 30.0
 #: How many pending changes ``connect`` and ``sync`` queue at most in one go.
 _PENDING_LIMIT: Final = 1_000_000
+#: How many of the most recently changed consents ``state`` looks at for refusals, and how
+#: many of those it gives.
+_REFUSALS_SCANNED: Final = 200
+_REFUSALS_SHOWN: Final = 10
 #: How long ``sync`` waits for İYS to finish the bulk requests it has in hand.
 _SYNC_BULK_WAIT: Final = 120.0
 
@@ -106,7 +110,7 @@ class Iys:
             store, vault, clock, holder=holder,
             per_hour=self.settings.token_requests_per_hour, sleep=self.settings.sleep,
         )  # fmt: skip
-        self._backends = Backends(store, self._tokens, self._http)
+        self._backends = Backends(store, self._tokens, self._http, vault)
         self.lookups = StatusLookups(
             self._backends, clock, ttl=self.settings.lookup_ttl,
             timeout=self.settings.lookup_timeout,
@@ -152,13 +156,43 @@ class Iys:
         ``brand_code``, ``username``, ``password`` and ``base_url`` (default: İYS's live
         API; the sandbox by its URL). ``verify`` (default): ask İYS for a token first, so
         wrong credentials are refused (:class:`IysCredentialsRefused`) and nothing is
-        stored; the token is kept as the shared one."""
+        stored; the token is kept as the shared one. Or ``via_provider`` (with
+        ``brand_code``): the id of the workspace's İletimerkezi or Verimor connection,
+        whose consent API registers the consents (:class:`IysProviderUnsupported` for
+        another provider); nothing is asked of the provider then (``connections test``
+        checks its credentials)."""
         parsed = parse_model(IysConnect, connection)
         _check_base_url(parsed.base_url)
         workspace = await self._store.get_workspace(workspace_id)
         if workspace is None:
             raise ResourceNotFound(f"Workspace {workspace_id} not found.")
         now = self._clock.now()
+        old = await self._store.get_iys_connection(workspace_id)
+        if parsed.via_provider is not None:
+            record = await self._via_provider(workspace_id, parsed, old, now)
+        else:
+            record = await self._direct(workspace_id, parsed, old, now, verify=verify)
+        pending = await self._store.pending_iys_changes(workspace_id, True, _PENDING_LIMIT)
+        # A provider's consent API lists no changes: nothing to pull through it.
+        pulls = [pull_item(workspace_id, now=now)] if record.via_connection is None else []
+        items = pulls + [
+            registration_item(c.id, c.consent_id, workspace_id, livemode=True, now=now)
+            for c in pending
+        ]
+        async with self._store.atomic():
+            await self._store.save_iys_connection(record)
+            await self._store.enqueue_work_many(items)
+            if workspace.consent_policy == "off":
+                await self._store.update_workspace(replace(workspace, consent_policy="iys"))
+        self.lookups.forget(workspace_id)
+        return IysConnectionOut.of(record)
+
+    async def _direct(
+        self, workspace_id: str, parsed: IysConnect, old: IysConnection | None,
+        now: datetime, *, verify: bool,
+    ) -> IysConnection:  # fmt: skip
+        """The connection to İYS's own API (its API user)."""
+        assert parsed.iys_code is not None and parsed.username and parsed.password
         token = IysToken()
         if verify:
             from .api import IysApi
@@ -166,11 +200,13 @@ class Iys:
             api = IysApi(self._http(), parsed.base_url, parsed.iys_code, parsed.brand_code)
             grant = await api.password_grant(parsed.username, parsed.password)
             token = grant_token(grant, workspace_id, self._vault, now)
-        old = await self._store.get_iys_connection(workspace_id)
-        same_brand = old is not None and (old.iys_code, old.brand_code, old.base_url) == (
-            parsed.iys_code, parsed.brand_code, parsed.base_url,
-        )  # fmt: skip
-        record = IysConnection(
+        same_brand = (
+            old is not None
+            and old.via_connection is None
+            and (old.iys_code, old.brand_code, old.base_url)
+            == (parsed.iys_code, parsed.brand_code, parsed.base_url)
+        )
+        return IysConnection(
             workspace_id=workspace_id,
             iys_code=parsed.iys_code,
             brand_code=parsed.brand_code,
@@ -187,18 +223,34 @@ class Iys:
             # write over this one.
             token=replace(token, version=0 if old is None else old.token.version + 1),
         )
-        pending = await self._store.pending_iys_changes(workspace_id, True, _PENDING_LIMIT)
-        items = [pull_item(workspace_id, now=now)] + [
-            registration_item(c.id, c.consent_id, workspace_id, livemode=True, now=now)
-            for c in pending
-        ]
-        async with self._store.atomic():
-            await self._store.save_iys_connection(record)
-            await self._store.enqueue_work_many(items)
-            if workspace.consent_policy == "off":
-                await self._store.update_workspace(replace(workspace, consent_policy="iys"))
-        self.lookups.forget(workspace_id)
-        return IysConnectionOut.of(record)
+
+    async def _via_provider(
+        self, workspace_id: str, parsed: IysConnect, old: IysConnection | None, now: datetime
+    ) -> IysConnection:
+        """The connection through a provider's consent API: no İYS user, password or
+        token; the provider connection must be the workspace's, and one whose provider
+        has a consent API (İletimerkezi, Verimor)."""
+        assert parsed.via_provider is not None
+        provider = await self._store.get_connection(parsed.via_provider)
+        if provider is None or provider.workspace_id != workspace_id:
+            raise ResourceNotFound(f"Connection {parsed.via_provider} not found.")
+        if provider.provider not in CONSENT_PROVIDERS:
+            raise IysProviderUnsupported(
+                f"Connection {provider.id} is {provider.provider}, which has no consent API: "
+                f"İYS through a provider takes {', '.join(CONSENT_PROVIDERS.values())}."
+            )
+        return IysConnection(
+            workspace_id=workspace_id,
+            iys_code=0,
+            brand_code=parsed.brand_code,
+            username="",
+            password=seal_password(self._vault, workspace_id, ""),
+            base_url=LIVE_BASE_URL,
+            created_at=now if old is None else old.created_at,
+            updated_at=now,
+            token=IysToken(version=0 if old is None else old.token.version + 1),
+            via_connection=provider.id,
+        )
 
     async def get(self, workspace_id: str) -> IysConnectionOut:
         """The workspace's connection; :class:`IysNotConnected` (404) if it has none."""
@@ -206,6 +258,30 @@ class Iys:
         if connection is None:
             raise IysNotConnected(f"Workspace {workspace_id} has no İYS connection.")
         return IysConnectionOut.of(connection)
+
+    async def state(self, workspace_id: str) -> IysStateOut:
+        """Where the workspace stands with İYS (the dashboard's İYS page): its connection
+        (``None``: not connected), how many live changes are still pending, and the
+        refusals among its :data:`_REFUSALS_SCANNED` most recently changed live consents
+        (newest first). Never the password or a token."""
+        from ..consents.store import ConsentQuery
+
+        connection = await self._store.get_iys_connection(workspace_id)
+        pending = await self._store.pending_iys_changes(workspace_id, True, _PENDING_LIMIT)
+        recent = await self._store.list_consents(
+            ConsentQuery(workspace_id=workspace_id, livemode=True, limit=_REFUSALS_SCANNED)
+        )
+        refused = [
+            IysRefusal(consent_id=c.id, recipient=c.recipient, status=c.status,
+                       code=c.iys_error_code, message=c.iys_error_message,
+                       updated_at=c.updated_at)
+            for c in recent if c.iys_state == "refused"
+        ]  # fmt: skip
+        return IysStateOut(
+            connection=None if connection is None else IysConnectionOut.of(connection),
+            pending=len(pending),
+            refused=refused[:_REFUSALS_SHOWN],
+        )
 
     @audited("iys.disconnect", _of_connection)
     async def disconnect(self, workspace_id: str) -> IysConnectionOut:

@@ -15,5 +15,6 @@ class SyncIys(SyncNamespace):
 
     connect = blocking(Iys.connect)
     get = blocking(Iys.get)
+    state = blocking(Iys.state)
     disconnect = blocking(Iys.disconnect)
     sync = blocking(Iys.sync)

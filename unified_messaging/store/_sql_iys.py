@@ -270,6 +270,7 @@ def _connection_row(connection: IysConnection) -> dict[str, Any]:
         "after_hs": connection.after_hs,
         "after_iys": connection.after_iys,
         "pulled_at": connection.pulled_at,
+        "via_connection": connection.via_connection,
         **_token_row(connection.token),
     }
 
@@ -290,6 +291,7 @@ def _connection_from(row: RowMapping) -> IysConnection:
         after_hs=row["after_hs"],
         after_iys=row["after_iys"],
         pulled_at=row["pulled_at"],
+        via_connection=row["via_connection"],
         token=IysToken(
             version=int(row["token_version"]),
             sealed=row["token"],
