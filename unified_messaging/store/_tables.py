@@ -584,7 +584,7 @@ iys_connections = sa.Table(
     sa.Column("token_lease_by", _Text, nullable=True),
     sa.Column("token_lease_until", UtcDateTime, nullable=True),
     sa.Column("token_grants", _Json, nullable=False),
-    # Migration 0031: consents registered through this provider connection's consent API
+    # Migration 0028: consents registered through this provider connection's consent API
     # instead of İYS's own (no İYS API user; null: İYS itself).
     sa.Column("via_connection", _Text, nullable=True),
 )

@@ -2,7 +2,7 @@
 (İletimerkezi, Verimor) whose consent API registers a workspace's consents when it has no
 İYS API user of its own. Null for every connection made before: İYS itself.
 
-Revision ID: 0031
+Revision ID: 0028
 Revises: 0027
 Create Date: 2026-12-02
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0031"
+revision: str = "0028"
 down_revision: str | None = "0027"
 branch_labels: str | None = None
 depends_on: str | None = None
