@@ -49,5 +49,5 @@ async def test_an_unknown_action_or_a_limit_out_of_range_is_refused() -> None:
     messenger = Messenger()
     for arguments in ({"action": "workspace.explode"}, {"limit": 0}, {"limit": 101}):
         with pytest.raises(RequestInvalid) as refused:
-            await messenger.audit.list(**arguments)  # type: ignore[arg-type]
+            await messenger.audit.list(**arguments)
         assert refused.value.code == "VALIDATION_ERROR"

@@ -12,6 +12,7 @@ import inspect
 from pathlib import Path
 
 from unified_messaging import ManualClock, Messenger
+from unified_messaging.keys._service import ApiKeys
 
 HERE = Path(__file__).resolve().parent
 
@@ -85,6 +86,18 @@ def test_a_method_added_without_a_call_is_named(tmp_path: Path) -> None:
 
     assert missing(tmp_path, "keys", methods) == ["test_keys.py never calls .revoke("]
     assert missing(tmp_path, "keys", {"create", "list"}) == []
+
+
+def test_a_method_added_to_a_real_namespace_fails_the_check_until_its_file_calls_it() -> None:
+    class KeysWithMore(ApiKeys):
+        async def rename(self, key_id: str, name: str) -> None:
+            """A method nobody wrote a test for."""
+
+    messenger = Messenger(clock=ManualClock())
+    messenger.keys = KeysWithMore(messenger.store, messenger.clock, messenger.workspaces)
+
+    keys = namespaces(messenger)["keys"]
+    assert missing(HERE, "keys", public_methods(keys)) == ["test_keys.py never calls .rename("]
 
 
 def test_a_name_that_is_not_called_does_not_count(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from namespaces._audit import audit_rows
 from unified_messaging import (
     InvalidRecipient,
-    RecipientSuppressed,
     RequestInvalid,
     ResourceNotFound,
 )
+from unified_messaging._errors import RecipientSuppressed  # not typed by the lazy export
 from unified_messaging._models import parse_model
 from unified_messaging.suppressions._inbound import opt_out_word
 from unified_messaging.suppressions._rules import StopWords, SuppressionCreate, fold_word

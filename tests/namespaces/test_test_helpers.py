@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from unified_messaging import RecipientSuppressed, RequestInvalid, ResourceNotFound
+from unified_messaging import RequestInvalid, ResourceNotFound
+from unified_messaging._errors import RecipientSuppressed  # not typed by the lazy export
 from unified_messaging.testing import TestBed
 
 

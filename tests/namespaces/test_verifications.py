@@ -90,7 +90,7 @@ def test_every_default_text_fits_one_sms_part_with_the_turkish_shift(
     for length in range(4, 11):
         text = code_text("9" * length, locale=locale, template=None, app_hash=app_hash)  # type: ignore[arg-type]
         sms = analyze_sms(text, allow_turkish_shift=True)
-        assert sms.encoding != "UCS-2", text
+        assert sms.encoding != "ucs2", text
         # One part, with room left for an operator's suffix (a few dozen characters).
         assert (sms.segments, sms.units <= sms.per_segment - 40) == (1, True), text
 
