@@ -1,28 +1,27 @@
 """``messenger.stats``: the delivery figures of known traffic (``_stats_traffic``) through the
-library, on the memory store, SQLite and PostgreSQL alike; its refusals; its blocking twin;
-and the fold that ``run_worker`` keeps doing."""
+library on the memory store; its refusals; its blocking twin; the fold and ``keep_folded``.
+
+tests/store/test_stats_on_sql.py runs the figures' tests here on SQLite and PostgreSQL, and
+the fold that ``run_worker`` keeps doing beside the worker."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
-from _sql_apps import BACKENDS
 from _stats_traffic import NOW, send_traffic, stats_bed
 
 from unified_messaging import ManualClock, Messenger, SyncMessenger
 from unified_messaging._errors import RequestInvalid, ResourceNotFound
-from unified_messaging.store.sql import SqlStore
 from unified_messaging.testing import TestBed
 
 
-@pytest.fixture(params=["memory", *BACKENDS])
-async def bed(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TestBed]:
-    async with stats_bed(request.param, tmp_path) as bed:
+@pytest.fixture
+async def bed(tmp_path: Path) -> AsyncIterator[TestBed]:
+    async with stats_bed("memory", tmp_path) as bed:
         await send_traffic(bed)
         yield bed
 
@@ -148,41 +147,11 @@ def test_the_blocking_twin_answers_the_same() -> None:
         assert sync.stats.fold() == 0
 
 
-async def test_run_worker_folds_the_counts_beside_the_worker(tmp_path: Path) -> None:
-    async with stats_bed("sqlite", tmp_path) as bed:
-        await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": "x"})
-        assert await _logged(bed)
-        stop = asyncio.Event()
-        running = asyncio.create_task(bed.messenger.run_worker(stop, idle_interval=0.01))
-        try:
-            await _until(lambda: _logged(bed), False)
-        finally:
-            stop.set()
-            await asyncio.wait_for(running, timeout=10)
-        assert (await bed.messenger.stats.overview(bed.workspace.id, livemode=False)).messages
-
-
-async def test_keep_folded_ends_when_told_to_stop(tmp_path: Path) -> None:
-    async with stats_bed("sqlite", tmp_path) as bed:
-        stop = asyncio.Event()
-        folding = asyncio.create_task(bed.messenger.stats.keep_folded(stop, every=3600))
-        await asyncio.sleep(0)
-        stop.set()
-        await asyncio.wait_for(folding, timeout=10)  # not an hour
-
-
-async def _until(check: Callable[[], Awaitable[bool]], wanted: bool) -> None:
-    """Wait (10 s at most) until ``check()`` answers ``wanted``: the worker runs on its own."""
-    for _ in range(1000):
-        if await check() == wanted:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("never happened")
-
-
-async def _logged(bed: TestBed) -> bool:
-    """Whether the SQL store's change log still holds a row."""
-    store = bed.messenger.store
-    assert isinstance(store, SqlStore)
-    rows = await store._all(sa.text("SELECT count(*) AS n FROM um_stat_changes"))
-    return bool(rows[0]["n"])
+async def test_keep_folded_ends_when_told_to_stop() -> None:
+    messenger = Messenger(clock=ManualClock(NOW))
+    stop = asyncio.Event()
+    folding = asyncio.create_task(messenger.stats.keep_folded(stop, every=3600))
+    await asyncio.sleep(0)
+    stop.set()
+    await asyncio.wait_for(folding, timeout=10)  # not an hour
+    assert folding.done() and folding.exception() is None

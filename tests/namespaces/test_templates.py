@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from namespaces._audit import audit_rows
 from unified_messaging import (
     BodyTooLong,
     ManualClock,
@@ -348,3 +349,48 @@ async def test_set_template_in_an_unknown_workspace_is_404(bed: TestBed) -> None
     with pytest.raises(ResourceNotFound) as info:
         await bed.messenger.templates.set("ws_missing", "key", "body")
     assert info.value.http_status == 404
+
+
+# ------------------------------------------------------------------ list, preview, audit
+
+
+async def test_list_holds_the_workspaces_templates_by_key(bed: TestBed) -> None:
+    await add_template(bed, "welcome", "Hi {{ name }}")
+    await add_template(bed, "bye", "Bye")
+    other = await bed.messenger.workspaces.create("other")
+    await bed.messenger.templates.set(other.id, "elsewhere", "x")
+
+    listed = await bed.messenger.templates.list(bed.workspace.id)
+
+    assert [(t.key, t.body) for t in listed] == [("bye", "Bye"), ("welcome", "Hi {{ name }}")]
+
+
+async def test_preview_fills_what_it_has_and_names_what_is_missing(bed: TestBed) -> None:
+    preview = bed.messenger.templates.preview(
+        "Merhaba {{ name }}, kod {{ code }}", {"name": "Ayşe"}
+    )
+
+    assert preview.text == "Merhaba Ayşe, kod {{ code }}"
+    assert (preview.variables, preview.missing, preview.problem) == (
+        ("name", "code"),
+        ("code",),
+        None,
+    )
+    assert preview.sms is not None and preview.sms.segments == 1
+    assert bed.messenger.templates.preview("x" * 1601).problem is not None
+
+
+async def test_set_and_delete_are_audited_and_a_refused_set_writes_no_row(bed: TestBed) -> None:
+    await add_template(bed, "welcome", "Hi")
+    with pytest.raises(RequestInvalid):
+        await bed.messenger.templates.set(bed.workspace.id, "bad key!", "Hi")
+    await bed.messenger.templates.delete(bed.workspace.id, "welcome")
+
+    rows = [row for row in await audit_rows(bed.messenger) if row[0].startswith("template.")]
+    assert rows == [
+        ("template.delete", bed.workspace.id, "welcome"),
+        ("template.set", bed.workspace.id, "welcome"),
+    ]
+    with pytest.raises(TemplateNotFound) as gone:
+        await bed.messenger.templates.get(bed.workspace.id, "welcome")
+    assert gone.value.code == "TEMPLATE_NOT_FOUND"

@@ -1,6 +1,6 @@
 """Verify (D34) through the library: the rules as pure functions, the texts, the keyed
-digests, ``messenger.verifications`` and its blocking twin, and the pytest outbox's
-``last_code``."""
+digests, ``messenger.verifications`` (with its pumping ``guard``) and its blocking twin, and
+the pytest outbox's ``last_code``."""
 
 from __future__ import annotations
 
@@ -10,15 +10,18 @@ from datetime import timedelta
 
 import pytest
 
+from namespaces._audit import audit_rows
 from unified_messaging import (
     ManualClock,
     MasterKeyError,
     RequestInvalid,
     SyncMessenger,
     Vault,
+    VerificationFraudSuspected,
     generate_key_spec,
 )
 from unified_messaging._encoding import analyze_sms
+from unified_messaging.store._records import WorkItem
 from unified_messaging.testing import build_testbed, create_testbed
 from unified_messaging.vault._core import KeylessVault
 from unified_messaging.verifications import (
@@ -26,6 +29,8 @@ from unified_messaging.verifications import (
     Verifications,
     VerificationSettings,
 )
+from unified_messaging.verifications._events import WORK_EXPIRY
+from unified_messaging.verifications._guard_rules import GuardSettings, Velocity
 from unified_messaging.verifications._rules import code_digest, new_code
 from unified_messaging.verifications._sync import SyncVerifications
 from unified_messaging.verifications._texts import CODE_MASK, code_text
@@ -85,7 +90,7 @@ def test_every_default_text_fits_one_sms_part_with_the_turkish_shift(
     for length in range(4, 11):
         text = code_text("9" * length, locale=locale, template=None, app_hash=app_hash)  # type: ignore[arg-type]
         sms = analyze_sms(text, allow_turkish_shift=True)
-        assert sms.encoding != "UCS-2", text
+        assert sms.encoding != "ucs2", text
         # One part, with room left for an operator's suffix (a few dozen characters).
         assert (sms.segments, sms.units <= sms.per_segment - 40) == (1, True), text
 
@@ -135,6 +140,89 @@ async def test_settings_have_the_documented_defaults_and_refuse_bad_values() -> 
     assert [d.field for d in too_long.value.details] == ["resend_cooldown"]
     changed = await verifications.update_settings(bed.workspace.id, hourly_limit=3)
     assert (changed.hourly_limit, changed.max_checks) == (3, 5)
+
+
+async def test_cancel_recent_and_stats_of_the_callers_verifications() -> None:
+    bed = await create_testbed(clock=ManualClock())
+    verifications = bed.messenger.verifications
+    first = await verifications.start(bed.principal, {"to": "+905557654321"})
+    second = await verifications.start(bed.principal, {"to": "+905551112233"})
+    code = bed.outbox.last_code("+905551112233")
+    await verifications.check(bed.principal, second.id, {"code": code})
+
+    canceled = await verifications.cancel(bed.principal, first.id)
+
+    assert canceled.status == "canceled"
+    assert [(v.id, v.status) for v in await verifications.recent(bed.principal)] == [
+        (second.id, "approved"), (first.id, "canceled"),
+    ]  # fmt: skip
+    stats = await verifications.stats(bed.principal, {"hours": 2})
+    assert [(t.channel, t.started, t.approved, t.conversion) for t in stats.totals] == [
+        ("sms", 2, 1, 0.5),
+    ]  # fmt: skip
+    with pytest.raises(RequestInvalid):
+        await verifications.stats(bed.principal, {"hours": 169})
+    other = await create_testbed(messenger=bed.messenger, name="other")
+    with pytest.raises(VerificationNotFound) as unknown:
+        await verifications.cancel(other.principal, first.id)
+    assert unknown.value.code == "VERIFICATION_NOT_FOUND"
+
+
+async def test_the_expiry_item_ends_a_pending_verification_at_its_time() -> None:
+    clock = ManualClock()
+    bed = await create_testbed(clock=clock)
+    started = await bed.messenger.verifications.start(bed.principal, {"to": "+905557654321"})
+    item = WorkItem(
+        id=f"vex_{started.id}",
+        kind=WORK_EXPIRY,
+        ref=started.id,
+        due_at=started.expires_at,
+        created_at=clock.now(),
+        payload={"workspace_id": bed.workspace.id, "livemode": False},
+    )
+
+    assert await bed.messenger.verifications.handle_expiry(item) == started.expires_at
+    clock.advance(started.expires_at - clock.now())
+    assert await bed.messenger.verifications.handle_expiry(item) is None
+
+    assert (await bed.messenger.verifications.get(bed.principal, started.id)).status == "expired"
+
+
+async def test_set_settings_replaces_the_limits_and_is_audited() -> None:
+    bed = await create_testbed()
+    wanted = VerificationSettings(
+        max_checks=3, max_sends=2, resend_cooldown=timedelta(seconds=60), hourly_limit=4
+    )
+
+    assert await bed.messenger.verifications.set_settings(bed.workspace.id, wanted) == wanted
+
+    assert await bed.messenger.verifications.settings(bed.workspace.id) == wanted
+    assert (await audit_rows(bed.messenger))[0] == (
+        "workspace.verify_limits", bed.workspace.id, bed.workspace.id,
+    )  # fmt: skip
+
+
+async def test_the_guard_refuses_a_pumped_range_and_audits_the_refusal() -> None:
+    bed = await create_testbed(clock=ManualClock())
+    guard = bed.messenger.verifications.guard
+    assert (await guard.settings(bed.workspace.id)).prefix_digits == 6
+    tight = await guard.update_settings(
+        bed.workspace.id, prefix_limit=Velocity(2, timedelta(hours=1)), address_limit=None
+    )
+    assert (tight.prefix_limit, tight.address_limit) == (Velocity(2, timedelta(hours=1)), None)
+
+    await guard.admit(bed.principal, "+905557654321", None)
+    await guard.admit(bed.principal, "+905557654322", None)
+    with pytest.raises(VerificationFraudSuspected) as refused:
+        await guard.admit(bed.principal, "+905557654323", None)
+
+    assert (refused.value.code, refused.value.http_status) == ("VERIFICATION_FRAUD_SUSPECTED", 429)
+    assert (await audit_rows(bed.messenger))[0][0] == "verification.fraud_refused"
+    off = await guard.set_settings(
+        bed.workspace.id, GuardSettings(prefix_limit=None, address_limit=None)
+    )
+    assert off.prefix_limit is None
+    await guard.admit(bed.principal, "+905557654324", None)  # every rule off: admitted
 
 
 def test_the_sync_twin_starts_and_checks_a_code() -> None:
