@@ -92,3 +92,26 @@ def test_render_template_is_the_template_renderer() -> None:
 def test_version_is_a_string() -> None:
     assert isinstance(unified_messaging.__version__, str)
     assert unified_messaging.__version__
+
+
+def test_every_public_name_is_seen_by_type_checkers() -> None:
+    """The package root loads its names lazily; ``if TYPE_CHECKING:`` imports them for mypy
+    and editors. A name in ``__all__`` missing there is typed ``object`` for every user."""
+    import ast
+    from pathlib import Path
+
+    import unified_messaging
+
+    tree = ast.parse(Path(unified_messaging.__file__).read_text(encoding="utf-8"))
+    seen: set[str] = set()
+    for node in tree.body:
+        block = (
+            node.body
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            else [node]
+        )
+        for inner in block:
+            if isinstance(inner, ast.ImportFrom):
+                seen.update(alias.asname or alias.name for alias in inner.names)
+
+    assert sorted(set(unified_messaging.__all__) - seen) == []

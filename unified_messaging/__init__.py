@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         QuotaExceeded,
         RateLimited,
         RecipientRateLimited,
+        RecipientSuppressed,
         RequestInvalid,
         ResourceNotFound,
         SendAtOutOfRange,

@@ -105,3 +105,23 @@ async def test_the_workers_handlers_and_aclose() -> None:
     assert len(iys.handlers()) == 3 and all(callable(h) for h in iys.handlers().values())
     await iys.aclose()
     await iys.aclose()  # twice is fine
+
+
+async def test_state_shows_the_connection_and_what_waits_never_the_password(world: World) -> None:
+    iys = world.messenger.iys
+    before = await iys.state(world.workspace_id)
+    assert (before.connection, before.pending, before.refused) == (None, 0, [])
+
+    await iys.connect(world.workspace_id, world.body())
+    live = await world.messenger.principal(world.workspace_id, livemode=True)
+    await world.messenger.consents.create(
+        live, {"recipient": "+905550000025", "status": "ONAY", "source": "HS_WEB"}
+    )
+    waiting = await iys.state(world.workspace_id)
+
+    assert waiting.connection is not None
+    assert waiting.connection.username == world.fake.username
+    assert waiting.pending == 1  # recorded, not yet registered
+    assert world.fake.password.encode() not in waiting.to_json()
+    await iys.sync(world.workspace_id)
+    assert (await iys.state(world.workspace_id)).pending == 0
