@@ -313,6 +313,7 @@ def message_row(message: MessageRecord) -> Values:
         "masked_text": message.masked_text,
         "api_key_id": message.api_key_id,
         "api_key_name": message.api_key_name,
+        "escalate_after": message.escalate_after,
     }
 
 
@@ -353,6 +354,7 @@ def message_from(row: RowMap) -> MessageRecord:
         masked_text=row["masked_text"],
         api_key_id=row["api_key_id"],
         api_key_name=row["api_key_name"],
+        escalate_after=row["escalate_after"],
     )
 
 

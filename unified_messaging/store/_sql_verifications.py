@@ -113,6 +113,8 @@ class SqlVerificationsMixin(SqlBase):
             max_sends=row["max_sends"],
             resend_cooldown=timedelta(milliseconds=row["resend_cooldown_ms"]),
             hourly_limit=row["hourly_limit"],
+            whatsapp_template=row["whatsapp_template"],
+            escalate_after=timedelta(seconds=row["escalate_after"]),
         )
 
     async def put_verification_settings(
@@ -123,6 +125,8 @@ class SqlVerificationsMixin(SqlBase):
             "max_sends": settings.max_sends,
             "resend_cooldown_ms": settings.resend_cooldown // timedelta(milliseconds=1),
             "hourly_limit": settings.hourly_limit,
+            "whatsapp_template": settings.whatsapp_template,
+            "escalate_after": settings.escalate_after.total_seconds(),
         }
         upsert = (
             self._upsert(verification_settings)
