@@ -116,7 +116,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     del row["version"], row["requested_sender"]  # the columns do not exist yet
     del row["template_name"], row["template_language"], row["phase"], row["send_at"]
     del row["ignore_quiet_hours"], row["held_until"], row["iys_mode"]
-    del row["masked_text"], row["api_key_id"], row["api_key_name"], row["escalate_after"]
+    del row["masked_text"], row["api_key_id"], row["api_key_name"], row["escalate_after_ms"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -167,7 +167,7 @@ async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were
                     row["masked_text"],
                     row["api_key_id"],
                     row["api_key_name"],
-                    row["escalate_after"],
+                    row["escalate_after_ms"],
                 )
                 await connection.execute(sa.insert(messages).values(row))
     finally:

@@ -114,7 +114,7 @@ class SqlVerificationsMixin(SqlBase):
             resend_cooldown=timedelta(milliseconds=row["resend_cooldown_ms"]),
             hourly_limit=row["hourly_limit"],
             whatsapp_template=row["whatsapp_template"],
-            escalate_after=timedelta(seconds=row["escalate_after"]),
+            escalate_after=timedelta(milliseconds=row["escalate_after_ms"]),
         )
 
     async def put_verification_settings(
@@ -126,7 +126,7 @@ class SqlVerificationsMixin(SqlBase):
             "resend_cooldown_ms": settings.resend_cooldown // timedelta(milliseconds=1),
             "hourly_limit": settings.hourly_limit,
             "whatsapp_template": settings.whatsapp_template,
-            "escalate_after": settings.escalate_after.total_seconds(),
+            "escalate_after_ms": settings.escalate_after // timedelta(milliseconds=1),
         }
         upsert = (
             self._upsert(verification_settings)
