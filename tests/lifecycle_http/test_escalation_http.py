@@ -20,11 +20,13 @@ import httpx
 import pytest
 from _sql_apps import BACKENDS, sql_store
 from _support import bearer, error_code, running_servers
-from fakes import whatsapp
+from fakes import telegram, whatsapp
+from fakes.telegram import TelegramFake
 from fakes.verimor import FakeVerimor
 from fakes.whatsapp import WhatsAppFake
 
 from unified_messaging import ManualClock, Messenger, Vault
+from unified_messaging.store.sql import SqlStore
 
 IN_WINDOW = "+905551112233"  # wrote to the business within 24 hours: free text reaches them
 OUTSIDE = "+905557778899"  # did not: free text is refused (131047), a template is not
@@ -39,6 +41,7 @@ class Bed:
     http: httpx.AsyncClient
     whatsapp: WhatsAppFake
     verimor: FakeVerimor
+    telegram: TelegramFake
     workspace_id: str
     live: str
 
@@ -80,6 +83,7 @@ async def escalation_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
             async with running_servers() as servers:
                 verimor = FakeVerimor()
                 fake = WhatsAppFake()
+                bot = TelegramFake()
                 workspace = await messenger.workspaces.create("escalation")
                 await messenger.connections.add(
                     workspace.id, "sms_c",
@@ -90,8 +94,12 @@ async def escalation_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                     workspace.id, "bizchat",
                     credentials={"access_token": whatsapp.ACCESS_TOKEN,
                                  "phone_number_id": whatsapp.PHONE_NUMBER_ID,
-                                 "app_secret": whatsapp.APP_SECRET, "verify_token": "vt-escalation"},
+                                 "app_secret": whatsapp.APP_SECRET, "verify_token": "vt-esc"},
                     base_url=await servers.start(fake.app),
+                )  # fmt: skip
+                await messenger.connections.add(
+                    workspace.id, "chatbot", credentials={"bot_token": telegram.TOKEN},
+                    base_url=await servers.start(bot.app),
                 )  # fmt: skip
                 from unified_messaging.asgi import create_app
 
@@ -99,7 +107,7 @@ async def escalation_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                 async with httpx.AsyncClient(base_url=url) as http:
                     yield Bed(
                         messenger=messenger, clock=clock, http=http, whatsapp=fake,
-                        verimor=verimor, workspace_id=workspace.id,
+                        verimor=verimor, telegram=bot, workspace_id=workspace.id,
                         live=(await messenger.keys.create(workspace.id, livemode=True)).secret,
                     )  # fmt: skip
         finally:
@@ -197,7 +205,8 @@ async def test_the_escalation_hop_passes_the_gate_a_suppressed_recipient_is_not_
         ({"channel_fallback": ["sms"], "escalate_after": 4}, 422, "ESCALATION_INVALID"),
         ({"channel_fallback": ["sms"], "escalate_after": 3601}, 422, "ESCALATION_INVALID"),
         ({"escalate_after": 30}, 422, "ESCALATION_INVALID"),  # nothing to escalate to
-        ({"channel_fallback": ["chatbot"]}, 404, "PROVIDER_NOT_CONNECTED"),
+        # A phone number is no Telegram chat id: one recipient for every channel.
+        ({"channel_fallback": ["chatbot"]}, 422, "ESCALATION_INVALID"),
         ({"channel_fallback": "sms"}, 400, "VALIDATION_ERROR"),
         ({"channel_fallback": ["sms"], "escalate_after": "soon"}, 400, "VALIDATION_ERROR"),
     ],
@@ -306,3 +315,72 @@ async def test_an_approved_code_goes_by_no_later_channel(bed: Bed) -> None:
     await bed.run_worker()
 
     assert bed.sms_texts() == []
+
+
+async def test_a_code_by_telegram_goes_to_the_chat_and_approves(bed: Bed) -> None:
+    started = await bed.post("/v1/verifications", {"to": "4242", "channel": "chatbot"})
+    assert started.status_code == 201, started.text
+    body = started.json()
+    assert (body["to"], body["channel"]) == ("4242", "chatbot")
+    assert [(s["channel"], s["status"]) for s in body["sends"]] == [("chatbot", "delivered")]
+    [sent] = [r.json for r in bed.telegram.received if r.path.endswith("/sendMessage")]
+    assert isinstance(sent, dict) and sent["chat_id"] in ("4242", 4242)
+    code = CODE.search(str(sent["text"]))
+    assert code is not None
+    checked = await bed.post(f"/v1/verifications/{body['id']}/check", {"code": code[0]})
+    assert checked.json()["status"] == "approved"
+    assert bed.sms_texts() == [] and bed.whatsapp_sends() == []
+
+
+async def test_a_chat_id_and_a_phone_number_share_no_escalation(bed: Bed) -> None:
+    for to in ("4242", OUTSIDE):
+        refused = await bed.post("/v1/verifications", {"to": to, "channels": ["chatbot", "sms"]})
+        assert (refused.status_code, error_code(refused)) == (422, "INVALID_RECIPIENT")
+    assert bed.telegram.received == [] and bed.sms_texts() == []
+
+
+async def test_the_escalation_timer_survives_a_restart(tmp_path: Path) -> None:
+    """The late-delivery timer is a stored work item: a new process's worker runs it."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'restart.db'}"
+    vault, clock = Vault.generate(), ManualClock()
+    async with running_servers() as servers:
+        verimor, fake = FakeVerimor(), WhatsAppFake()
+        first = Messenger(SqlStore(url), clock=clock, vault=vault)
+        await first.open()
+        workspace = await first.workspaces.create("restart")
+        await first.connections.add(
+            workspace.id, "sms_c",
+            credentials={"username": verimor.username, "password": verimor.password},
+            default_sender="UMTEST", base_url=await servers.start(verimor.app),
+        )  # fmt: skip
+        await first.connections.add(
+            workspace.id, "bizchat",
+            credentials={"access_token": whatsapp.ACCESS_TOKEN,
+                         "phone_number_id": whatsapp.PHONE_NUMBER_ID,
+                         "app_secret": whatsapp.APP_SECRET, "verify_token": "vt"},
+            base_url=await servers.start(fake.app),
+        )  # fmt: skip
+        auth = await first.principal(workspace.id, livemode=True)
+        sent = await first.send(
+            auth, {"to": IN_WINDOW, "body": "Yolda", "provider": "bizchat",
+                   "channel_fallback": ["sms"], "escalate_after": 10},
+        )  # fmt: skip
+        await first.aclose()
+        assert verimor.sends() == []
+
+        clock.advance(timedelta(seconds=11))
+        second = Messenger(SqlStore(url), clock=clock, vault=vault)
+        await second.open()
+        try:
+            worker = second.worker()
+            while await worker.run_once():
+                pass
+            record = await second.get_message(
+                await second.principal(workspace.id, livemode=True), sent.job_id
+            )
+        finally:
+            await second.aclose()
+    assert [(a.provider, a.status) for a in record.attempts] == [
+        ("bizchat", "unknown"), ("sms_c", "accepted"),
+    ]  # fmt: skip
+    assert len(verimor.sends()) == 1
