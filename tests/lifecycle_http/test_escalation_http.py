@@ -25,7 +25,7 @@ from fakes.telegram import TelegramFake
 from fakes.verimor import FakeVerimor
 from fakes.whatsapp import WhatsAppFake
 
-from unified_messaging import ManualClock, Messenger, Vault
+from unified_messaging import AsyncClient, EscalationInvalid, ManualClock, Messenger, Vault
 from unified_messaging.store.sql import SqlStore
 
 IN_WINDOW = "+905551112233"  # wrote to the business within 24 hours: free text reaches them
@@ -384,3 +384,26 @@ async def test_the_escalation_timer_survives_a_restart(tmp_path: Path) -> None:
         ("bizchat", "unknown"), ("sms_c", "accepted"),
     ]  # fmt: skip
     assert len(verimor.sends()) == 1
+
+
+async def test_the_async_client_sends_an_escalation_and_starts_a_code_with_channels(
+    bed: Bed,
+) -> None:
+    await _with_auth_template(bed)
+    async with AsyncClient(str(bed.http.base_url), bed.live) as client:
+        sent = await client.send(
+            {"to": OUTSIDE, "body": "Hazır", "provider": "bizchat", "channel_fallback": ["sms"]}
+        )
+        started = await client.verifications.start(
+            {"to": IN_WINDOW, "channels": ["bizchat", "sms"]}
+        )
+        with pytest.raises(EscalationInvalid):
+            await client.send(
+                {"to": OUTSIDE, "body": "x", "provider": "bizchat",
+                 "channel_fallback": ["sms"], "escalate_after": 0}
+            )  # fmt: skip
+    assert [(a.provider, a.status) for a in sent.attempts] == [
+        ("bizchat", "rejected"), ("sms_c", "accepted"),
+    ]  # fmt: skip
+    assert [s.channel for s in started.sends] == ["bizchat"]
+    assert bed.sms_texts() == ["Hazır"]
