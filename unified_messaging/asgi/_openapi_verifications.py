@@ -44,7 +44,7 @@ VERIFICATION_OPERATIONS: Final = (
             "verifications per recipient per hour. `channel` `bizchat` sends the code as the "
             "workspace's WhatsApp authentication template (422 `CHANNEL_NOT_SUPPORTED` "
             "while none is set), `chatbot` by Telegram to a chat id; `channels` is an "
-            "escalation order (e.g. `[\"bizchat\", \"sms\"]`): the same code goes by the next "
+            'escalation order (e.g. `["bizchat", "sms"]`): the same code goes by the next '
             "channel when one fails or is not `delivered` within the workspace's "
             "`escalate_after` (422 `ESCALATION_INVALID` for an unknown or repeated channel). "
             "The SMS-pumping guard refuses a run of "
