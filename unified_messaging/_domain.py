@@ -244,3 +244,6 @@ class MessageRecord:
     #: is the key's name; it spares every status read a key lookup.
     api_key_id: str | None = None
     api_key_name: str | None = None
+    #: D36: seconds the message waits for ``delivered`` on its channel before the next
+    #: channel of its chain sends it (``None``: no escalation across channels).
+    escalate_after: float | None = None

@@ -31,7 +31,8 @@ Some also subclass the matching builtin, so callers can catch either (aiosmtplib
     │   ├── BodyTooLong                     BODY_TOO_LONG
     │   ├── SendAtOutOfRange                SEND_AT_OUT_OF_RANGE (past, or over 30 days ahead)
     │   ├── RecipientSuppressed             RECIPIENT_SUPPRESSED (on the suppression list)
-    │   ├── ChannelNotSupported             CHANNEL_NOT_SUPPORTED (D34: codes go by SMS for now)
+    │   ├── ChannelNotSupported             CHANNEL_NOT_SUPPORTED (D34: no code by it)
+    │   ├── EscalationInvalid               ESCALATION_INVALID (D36)
     │   └── InvalidCredentials              INVALID_CREDENTIALS (admin)
     ├── TooManyRequests                 429
     │   ├── RateLimited                     RATE_LIMITED   (+ retry_after)
@@ -75,6 +76,7 @@ __all__ = [
     "Conflict",
     "DecryptionFailed",
     "ErrorDetail",
+    "EscalationInvalid",
     "FallbackNotAllowed",
     "IdempotencyConflict",
     "IdempotencyInProgress",
@@ -360,7 +362,16 @@ class RecipientSuppressed(Unprocessable):
 
 class ChannelNotSupported(Unprocessable):
     code = "CHANNEL_NOT_SUPPORTED"
-    default_message = "Verification codes go by SMS only for now."
+    default_message = "Verification codes cannot go by this channel."
+
+
+class EscalationInvalid(Unprocessable):
+    """D36: an escalation order that cannot be followed: an unknown or repeated channel, a
+    channel with no connection, a recipient one of its channels cannot reach, or an
+    ``escalate_after`` out of range (5-3600 seconds)."""
+
+    code = "ESCALATION_INVALID"
+    default_message = "The escalation across channels cannot be followed."
 
 
 class InvalidCredentials(Unprocessable):

@@ -32,7 +32,6 @@ from ._domain import (
 from ._errors import (
     BodyTooLong,
     ChatUnreachable,
-    FallbackNotAllowed,
     MessageNotFound,
     MessagingError,
     ProviderNotConnected,
@@ -43,6 +42,7 @@ from ._errors import (
     StorageUnavailable,
     Unauthorized,
 )
+from ._escalation import chain_recipient, channel_chain, escalate_seconds
 from ._ids import new_id
 from ._lifecycle.holding import WriteAheadHold
 from ._lifecycle.rules import after_routing, begin
@@ -73,7 +73,7 @@ from ._routing.send_pacing import SendPacing, Sleep
 from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
 from ._text import storable
-from ._types import SMS_PROVIDERS, Category, Channel, IysMode, ProviderCode, RecipientType
+from ._types import Category, Channel, IysMode, ProviderCode, RecipientType
 from .allowlist._service import Allowlist
 from .audit._service import AuditLog
 from .connections._service import Connections
@@ -130,6 +130,13 @@ class _SendPlan:
     requested_sender: str | None = None
     #: The messages' İYS class (D33): the request's, else the primary connection's.
     iys_mode: IysMode = "informational"
+    #: D36: seconds a hop waits for delivered before the next channel (``None``: none).
+    escalate_after: float | None = None
+
+    @property
+    def channels(self) -> list[Channel]:
+        """The chain's channels, each once, in order."""
+        return list(dict.fromkeys(hop.connection.channel for hop in self.hops))
 
     @property
     def primary(self) -> Connection:
@@ -402,11 +409,18 @@ class Messenger:
 
     @send_span
     async def _send_code(
-        self, auth: Principal, request: SendInput, *, masked_text: str
+        self,
+        auth: Principal,
+        request: SendInput,
+        *,
+        masked_text: str,
+        code_template: ProviderTemplate | None = None,
     ) -> SendResponse:
         """Send a one-time code's message (D34, ``verifications``' sender): :meth:`send`, with
-        ``masked_text`` (the text with its code masked) kept for live mode to show."""
-        return await self._send(auth, request, None, masked_text)
+        ``masked_text`` (the text with its code masked) kept for live mode to show, and
+        ``code_template`` (D36: the WhatsApp authentication template the ``bizchat`` hop
+        sends; the other channels send the text)."""
+        return await self._send(auth, request, None, masked_text, code_template)
 
     async def preview_send(self, auth: Principal, request: SendInput) -> SendPreview:
         """What :meth:`send` would do with ``request``, without doing it
@@ -419,10 +433,10 @@ class Messenger:
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
-            _class(req.category, req.recipient_type),
+            _class(req.category, req.recipient_type), req.channel_fallback, req.escalate_after,
         )  # fmt: skip
         connection = plan.primary
-        to = normalize_recipient(connection.channel, req.to)
+        to = chain_recipient(plan.channels, req.to)
         await self._opt_outs.refuse(auth, connection.channel, to)
         text, _ = self._text(plan.template, req.body, req.variables)
         _refuse_content(auth, plan, text)
@@ -439,16 +453,19 @@ class Messenger:
         request: SendInput,
         idempotency: IdempotencyClaim | None,
         masked_text: str | None = None,
+        code_template: ProviderTemplate | None = None,
     ) -> SendResponse:
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
-            _class(req.category, req.recipient_type),
+            _class(req.category, req.recipient_type), req.channel_fallback, req.escalate_after,
         )  # fmt: skip
         channel = plan.primary.channel
-        to = normalize_recipient(channel, req.to)
+        to = chain_recipient(plan.channels, req.to)
         await self._opt_outs.refuse(auth, channel, to)
         text, provider_template = self._text(plan.template, req.body, req.variables)
+        if code_template is not None:
+            provider_template = code_template
         _refuse_content(auth, plan, text)
         when = self._when(auth, plan, req.send_at, ignore_quiet_hours=req.ignore_quiet_hours)
         record, job = self._new_record(
@@ -602,6 +619,8 @@ class Messenger:
         sender: str | None,
         template_key: str | None,
         iys_mode: IysMode | None = None,
+        channel_fallback: Sequence[str] | None = None,
+        escalate_after: float | None = None,
     ) -> _SendPlan:
         # D15: every 400 before any 404, every 404 before any 422.
         connections = {c.provider: c for c in await self._store.list_connections(auth.workspace_id)}
@@ -609,19 +628,16 @@ class Messenger:
         fallback = list(fallback or ())
         if primary.provider in fallback:
             raise RequestInvalid.for_field("fallback", "must not contain the primary provider")
-        for code in fallback:
-            if code not in connections:
-                raise ProviderNotConnected(f"The fallback provider {code} is not connected.")
+        chain = channel_chain(connections, primary, channel_fallback, fallback)
         template = None
         if template_key is not None:
             template = await self.templates.get(auth.workspace_id, template_key)
-        chain = [primary, *(connections[code] for code in fallback)]
-        if fallback and any(c.provider not in SMS_PROVIDERS for c in chain):
-            raise FallbackNotAllowed
+        escalation = escalate_seconds(escalate_after, channel_fallback)
         hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
         return _SendPlan(
-            hops, template, fallback_requested=bool(fallback), requested_sender=sender,
-            iys_mode=iys_mode or primary.iys_mode,
+            hops, template, fallback_requested=bool(fallback) or escalation is not None,
+            requested_sender=sender, iys_mode=iys_mode or primary.iys_mode,
+            escalate_after=escalation,
         )  # fmt: skip
 
     def _when(
@@ -841,6 +857,7 @@ class Messenger:
             iys_mode=plan.iys_mode,
             api_key_id=auth.key.id if auth.key else None,
             api_key_name=auth.key.name if auth.key else None,
+            escalate_after=plan.escalate_after,
         )
         job = job_for(record)
         if primary.sender is None:

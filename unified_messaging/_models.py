@@ -239,6 +239,18 @@ class SendRequest(_Request):
     fallback: Fallback | None = Field(
         default=None, description="Up to 3 backup SMS providers, tried in order."
     )
+    channel_fallback: list[str] | None = Field(
+        default=None,
+        max_length=3,
+        description="D36: later channels (bizchat, chatbot, sms), tried in order when the "
+        "current one fails or is not delivered within escalate_after. One message, one "
+        "job_id, one quota unit; sms takes the workspace's SMS route with its fallback.",
+    )
+    escalate_after: float | None = Field(
+        default=None,
+        description="D36: seconds to wait for delivered before the next channel (5-3600, "
+        "default 30). Only with channel_fallback.",
+    )
     send_at: SendAt | None = None
     ignore_quiet_hours: IgnoreQuietHours = False
     category: MessageCategory | None = None

@@ -101,6 +101,9 @@ class WhatsAppFake:
         self.in_window: set[str] = {"905551112233"}
         #: Approved templates: (name, language) → number of body parameters.
         self.templates: dict[tuple[str, str], int] = {("order_ready", "tr"): 2}
+        #: Approved authentication templates (category AUTHENTICATION): one body parameter,
+        #: the code, and a copy-code button that must be sent the same code.
+        self.authentication: set[tuple[str, str]] = set()
         self.received: list[Received] = []
         self._script: deque[Canned] = deque()
         self.app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST"])])
@@ -212,6 +215,10 @@ class WhatsAppFake:
         for component in template.get("components") or []:
             if isinstance(component, dict) and component.get("type") == "body":
                 given += len(component.get("parameters") or [])
+        if (str(template.get("name")), str(code)) in self.authentication:
+            problem = _copy_code_problem(template)
+            if problem is not None:
+                return problem
         if given != expected:
             return _answer(
                 graph_error(
@@ -317,6 +324,30 @@ def status(
     if errors is not None:
         item["errors"] = errors
     return item
+
+
+def _copy_code_problem(template: dict[str, object]) -> Response | None:
+    """An authentication template's copy-code button: a ``url`` button at index ``"0"``
+    whose one parameter is the body's code (Meta: both get the same one-time password)."""
+    components = [c for c in template.get("components") or [] if isinstance(c, dict)]  # type: ignore[attr-defined]
+    body = [c for c in components if c.get("type") == "body"]
+    buttons = [c for c in components if c.get("type") == "button"]
+    code = (body[0].get("parameters") or [{}])[0].get("text") if body else None
+    if (
+        len(buttons) != 1
+        or buttons[0].get("sub_type") != "url"
+        or buttons[0].get("index") != "0"
+        or [p.get("text") for p in buttons[0].get("parameters") or []] != [code]
+    ):
+        return _answer(
+            graph_error(
+                400,
+                131008,
+                "Required parameter is missing",
+                "buttons: Button at index 0 of type Url requires a parameter",
+            )
+        )
+    return None
 
 
 def _answer(canned: Canned) -> Response:

@@ -242,10 +242,16 @@ async def test_a_canceled_verification_approves_nothing(bed: Bed) -> None:
         ({"ttl": 3601}, 400, "VALIDATION_ERROR"),
         ({"locale": "de"}, 400, "VALIDATION_ERROR"),
         ({"app_hash": "short"}, 400, "VALIDATION_ERROR"),
-        ({"channel": "fax"}, 400, "VALIDATION_ERROR"),
         ({"surprise": 1}, 400, "VALIDATION_ERROR"),
+        ({"channels": []}, 400, "VALIDATION_ERROR"),
+        ({"channel": "fax"}, 422, "CHANNEL_NOT_SUPPORTED"),
+        # No WhatsApp authentication template is set for the workspace.
         ({"channel": "bizchat"}, 422, "CHANNEL_NOT_SUPPORTED"),
-        ({"channel": "chatbot"}, 422, "CHANNEL_NOT_SUPPORTED"),
+        ({"channels": ["bizchat", "sms"]}, 422, "CHANNEL_NOT_SUPPORTED"),
+        ({"channel": "chatbot"}, 422, "INVALID_RECIPIENT"),  # a phone number is no chat id
+        ({"channels": ["fax", "sms"]}, 422, "ESCALATION_INVALID"),
+        ({"channels": ["sms", "sms"]}, 422, "ESCALATION_INVALID"),
+        ({"channel": "sms", "channels": ["bizchat", "sms"]}, 422, "ESCALATION_INVALID"),
     ],
 )
 async def test_bad_starts_are_refused_with_a_clear_code(

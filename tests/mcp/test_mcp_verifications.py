@@ -30,6 +30,7 @@ async def test_the_verification_tools_refuse_as_rest_does(mcp: Harness) -> None:
     again = await mcp.call("start_verification", {"to": NORMAL})
     foreign = await mcp.call("start_verification", {"to": "+4915112345678"})
     whatsapp = await mcp.call("start_verification", {"to": NORMAL, "channel": "bizchat"})
+    twice = await mcp.call("start_verification", {"to": NORMAL, "channels": ["sms", "sms"]})
     unknown = await mcp.call("check_verification", {"id": "ver_nothing", "code": "1234"})
     extra = await mcp.call("check_verification", {"id": started["id"], "code": "1", "x": 1})
     wrong = data_of(await mcp.call("check_verification", {"id": started["id"], "code": "x"}))
@@ -37,6 +38,7 @@ async def test_the_verification_tools_refuse_as_rest_does(mcp: Harness) -> None:
     assert code_of(again) == "VERIFICATION_RATE_LIMITED"
     assert code_of(foreign) == "INVALID_RECIPIENT"
     assert code_of(whatsapp) == "CHANNEL_NOT_SUPPORTED"
+    assert code_of(twice) == "ESCALATION_INVALID"
     assert code_of(unknown) == "VERIFICATION_NOT_FOUND"
     assert code_of(extra) == "VALIDATION_ERROR"
     assert (wrong["status"], wrong["checks_remaining"]) == ("pending", 4)

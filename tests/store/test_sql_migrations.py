@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from _databases import Database
 
 # The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
-# 0020, 0021, 0022, 0023, 0025, 0026, 0027, 0028.
-HEAD = "0028"
+# 0020, 0021, 0022, 0023, 0025, 0026, 0027, 0028, 0029.
+HEAD = "0029"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}
@@ -116,7 +116,7 @@ async def test_messages_stored_before_the_lifecycle_revision_get_version_0(
     del row["version"], row["requested_sender"]  # the columns do not exist yet
     del row["template_name"], row["template_language"], row["phase"], row["send_at"]
     del row["ignore_quiet_hours"], row["held_until"], row["iys_mode"]
-    del row["masked_text"], row["api_key_id"], row["api_key_name"]
+    del row["masked_text"], row["api_key_id"], row["api_key_name"], row["escalate_after_ms"]
     engine = create_async_engine(sql_database.url, connect_args=sql_database.connect_args)
     try:
         async with engine.begin() as connection:
@@ -167,6 +167,7 @@ async def test_messages_stored_before_the_phase_revision_get_the_phase_they_were
                     row["masked_text"],
                     row["api_key_id"],
                     row["api_key_name"],
+                    row["escalate_after_ms"],
                 )
                 await connection.execute(sa.insert(messages).values(row))
     finally:

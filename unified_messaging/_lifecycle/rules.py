@@ -366,7 +366,8 @@ def after_routing(
             changes["final_at"] = now
             attempts = (*attempts[:-1], replace(attempts[-1], status="delivered"))
     return move(
-        record, status, provider=hop.connection.provider, sender=hop.sender,
+        record, status, provider=hop.connection.provider, channel=hop.connection.channel,
+        sender=hop.sender,
         attempts=attempts, updated_at=now, encoding=encoding, segments=segments,
         fallback_left=left, version=record.version + 1, phase="settled", **changes,
     )  # fmt: skip

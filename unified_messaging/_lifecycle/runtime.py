@@ -367,7 +367,7 @@ class Lifecycle:
             id=f"tmo_{record.job_id}_{index}",
             kind=WORK_TIMEOUT,
             ref=record.job_id,
-            due_at=now + connection.dlr_timeout,
+            due_at=now + _report_wait(record, connection, connections),
             created_at=now,
             payload=where,
         )
@@ -1036,6 +1036,22 @@ def _report_step(report: ProviderReport) -> Step:
         return apply_report(record, report, now=now)
 
     return step
+
+
+def _report_wait(
+    record: MessageRecord, connection: Connection, connections: Mapping[ProviderCode, Connection]
+) -> timedelta:
+    """How long the accepted attempt at ``connection`` waits for its report before the time-out
+    moves the message on: the connection's ``dlr_timeout``, or (D36) the message's
+    ``escalate_after`` when the next hop of its chain is another channel. The time-out item is
+    stored with the attempt, so the escalation survives a restart."""
+    wait = connection.dlr_timeout
+    if record.escalate_after is None or not record.fallback_left:
+        return wait
+    following = connections.get(record.fallback_left[0])
+    if following is None or following.channel == connection.channel:
+        return wait
+    return min(wait, timedelta(seconds=record.escalate_after))
 
 
 def _message_of(item: WorkItem) -> tuple[str, bool, int]:

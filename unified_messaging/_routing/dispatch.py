@@ -7,7 +7,8 @@ header D3 gives *its* connection.
 Each job is tried on the first hop; the jobs a hop rejects or cannot reach move to the next
 hop, all together, so a batch-capable provider still gets one request per batch at every
 hop. Trying stops at the first ``accepted``, at a ``recipient_failed`` (another provider
-would refuse the recipient too) and at an ``unknown`` (the provider may have taken it:
+would refuse the recipient too; but D36's escalation moves on to a next hop of another
+channel) and at an ``unknown`` (the provider may have taken it:
 another could send it twice). Every try is an :class:`Attempt`, in order, and
 every try that did not take the message is logged with its cause.
 
@@ -278,9 +279,19 @@ async def dispatch(
             job.last_outcome = outcome
             job.outcome_kinds.append(outcome.kind)
             job.last_hop = index
-            if outcome.kind in ("rejected", "unavailable"):
+            if outcome.kind in ("rejected", "unavailable") or (
+                outcome.kind == "recipient_failed" and _escalates(hops, index)
+            ):
                 moving_on.append(job)
         pending = moving_on
+
+
+def _escalates(hops: Sequence[Hop], index: int) -> bool:
+    """D36: the next hop is another channel, which a recipient this one cannot reach (not
+    on WhatsApp, a template refused) may still get: the escalation moves on to it."""
+    if index + 1 >= len(hops):
+        return False
+    return hops[index + 1].connection.channel != hops[index].connection.channel
 
 
 async def _through_gate(gate: Gate, jobs: list[Job], hop: Hop, index: int) -> list[Job]:

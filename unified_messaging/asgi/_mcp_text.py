@@ -199,7 +199,11 @@ DESCRIPTIONS: Final = {
     ),
     "start_verification": (
         "Send a one-time verification code by SMS to a Turkish mobile number (to) and get a "
-        "verification id (ver_…). Optional: locale tr or en, code_length 4-10 (default 6), "
+        "verification id (ver_…). Optional: channel sms (default), bizchat (WhatsApp, "
+        "through the workspace's authentication template) or chatbot (Telegram, to a chat "
+        'id); channels, an escalation order such as ["bizchat", "sms"]: the same code goes '
+        "by the next channel when one fails or is not delivered in time; locale tr or en, "
+        "code_length 4-10 (default 6), "
         "ttl in seconds (default 600, at most 3600), template (a key whose body has "
         "{{ code }}), app_hash (Android SMS Retriever). Calling it again for the same number "
         "re-sends a new code for the same verification, but not within 30 s "

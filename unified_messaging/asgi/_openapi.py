@@ -178,6 +178,7 @@ _SEND_ERRORS: Final[Mapping[int, Sequence[str]]] = {
         "SENDER_NOT_APPROVED",
         "SENDER_REQUIRED",
         "FALLBACK_NOT_ALLOWED",
+        "ESCALATION_INVALID",
         "TEMPLATE_VARIABLE_MISSING",
         "BODY_TOO_LONG",
         "SEND_AT_OUT_OF_RANGE",

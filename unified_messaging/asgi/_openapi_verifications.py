@@ -41,8 +41,13 @@ VERIFICATION_OPERATIONS: Final = (
             "start for a recipient with a pending verification re-sends it with a new code "
             "(the previous code stops working), at most 5 sends and not within 30 s of the "
             "last (429 `VERIFICATION_RATE_LIMITED` with `Retry-After`); at most 10 "
-            "verifications per recipient per hour. `bizchat` and `chatbot` are not yet "
-            "supported (422 `CHANNEL_NOT_SUPPORTED`). The SMS-pumping guard refuses a run of "
+            "verifications per recipient per hour. `channel` `bizchat` sends the code as the "
+            "workspace's WhatsApp authentication template (422 `CHANNEL_NOT_SUPPORTED` "
+            "while none is set), `chatbot` by Telegram to a chat id; `channels` is an "
+            'escalation order (e.g. `["bizchat", "sms"]`): the same code goes by the next '
+            "channel when one fails or is not `delivered` within the workspace's "
+            "`escalate_after` (422 `ESCALATION_INVALID` for an unknown or repeated channel). "
+            "The SMS-pumping guard refuses a run of "
             "starts to numbers of one range, or for one `client_ip`, before any provider is "
             "paid (429 `VERIFICATION_FRAUD_SUSPECTED` with `Retry-After`)."
         ),
@@ -54,6 +59,7 @@ VERIFICATION_OPERATIONS: Final = (
             413: ["PAYLOAD_TOO_LARGE"],
             422: [
                 "CHANNEL_NOT_SUPPORTED",
+                "ESCALATION_INVALID",
                 "INVALID_RECIPIENT",
                 "TEMPLATE_VARIABLE_MISSING",
                 "RECIPIENT_SUPPRESSED",

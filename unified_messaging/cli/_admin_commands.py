@@ -183,6 +183,12 @@ def _verify_limits(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verify-hourly-limit", type=int, metavar="N",
                         help="one-time codes: at most N verifications per recipient an hour "
                         "(10)")  # fmt: skip
+    parser.add_argument("--verify-whatsapp-template", metavar="NAME",
+                        help="one-time codes: the approved WhatsApp authentication template "
+                        "codes go by on bizchat")  # fmt: skip
+    parser.add_argument("--verify-escalate-after", type=int, metavar="SECONDS",
+                        help="one-time codes: wait SECONDS for delivered before the next "
+                        "channel (30)")  # fmt: skip
     # The SMS-pumping guard's (20/10m, 6, 10/10m).
     parser.add_argument("--verify-prefix-limit", metavar="N/WINDOW",
                         help="one-time codes: at most N starts to numbers of one range per "
@@ -201,6 +207,8 @@ _WORKSPACE_LABELS = {"id": "id", "name": "name", "monthly_quota": "monthly quota
                      "created_at": "created", "verify_max_checks": "verify: wrong codes",
                      "verify_max_sends": "verify: sends", "verify_cooldown": "verify: cooldown (s)",
                      "verify_hourly_limit": "verify: per recipient an hour",
+                     "verify_whatsapp_template": "verify: WhatsApp template",
+                     "verify_escalate_after": "verify: escalate after (s)",
                      "verify_prefix_limit": "verify: per number range",
                      "verify_prefix_digits": "verify: range digits",
                      "verify_address_limit": "verify: per client address"}  # fmt: skip
@@ -284,6 +292,9 @@ async def _verify_settings(
         "resend_cooldown": None if args.verify_cooldown is None
         else timedelta(seconds=args.verify_cooldown),
         "hourly_limit": args.verify_hourly_limit,
+        "whatsapp_template": args.verify_whatsapp_template,
+        "escalate_after": None if args.verify_escalate_after is None
+        else timedelta(seconds=args.verify_escalate_after),
     }  # fmt: skip
     given = {name: value for name, value in changes.items() if value is not None}
     if not given:
@@ -329,6 +340,8 @@ def _verify_json(settings: VerificationSettings) -> JsonObject:
         "verify_max_sends": settings.max_sends,
         "verify_cooldown": settings.resend_cooldown.total_seconds(),
         "verify_hourly_limit": settings.hourly_limit,
+        "verify_whatsapp_template": settings.whatsapp_template,
+        "verify_escalate_after": settings.escalate_after.total_seconds(),
     }
 
 

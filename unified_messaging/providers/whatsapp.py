@@ -9,7 +9,12 @@ Wire facts (developers.facebook.com/docs/whatsapp/cloud-api: messages, error cod
   <access token>``; base ``https://graph.facebook.com``. Body ``{"messaging_product":
   "whatsapp", "recipient_type": "individual", "to": <digits>, "type": "text", "text": {"body",
   "preview_url"}}`` or ``"type": "template", "template": {"name", "language": {"code"},
-  "components": [{"type": "body", "parameters": [{"type": "text", "text"}]}]}``.
+  "components": [{"type": "body", "parameters": [{"type": "text", "text"}]}]}``. A one-time
+  code goes as an authentication template (category ``AUTHENTICATION``): its one body
+  parameter is the code, and its copy-code button takes the code again as ``{"type":
+  "button", "sub_type": "url", "index": "0", "parameters": [{"type": "text", "text"}]}``
+  (developers.facebook.com/documentation/business-messaging/whatsapp/templates/
+  authentication-templates/copy-code-button-authentication-templates).
 - Success: ``{"messaging_product": "whatsapp", "contacts": [{"input", "wa_id"}], "messages":
   [{"id": "wamid.…"}]}``.
 - Errors: ``{"error": {"message": "(#131047) Re-engagement message", "type", "code",
@@ -265,7 +270,15 @@ def _payload(request: SubmitRequest) -> dict[str, object]:
     body: dict[str, object] = {"name": template.name, "language": {"code": template.language}}
     if template.parameters:
         parameters = [{"type": "text", "text": value} for value in template.parameters]
-        body["components"] = [{"type": "body", "parameters": parameters}]
+        components: list[dict[str, object]] = [{"type": "body", "parameters": parameters}]
+        if request.one_time_code:
+            # D36: an authentication template's copy-code button takes the code again, as a
+            # URL button's parameter at index 0 (Meta, "Copy code authentication templates").
+            code = [{"type": "text", "text": template.parameters[0]}]
+            components.append(
+                {"type": "button", "sub_type": "url", "index": "0", "parameters": code}
+            )
+        body["components"] = components
     payload["type"] = "template"
     payload["template"] = body
     return payload

@@ -313,6 +313,9 @@ def message_row(message: MessageRecord) -> Values:
         "masked_text": message.masked_text,
         "api_key_id": message.api_key_id,
         "api_key_name": message.api_key_name,
+        "escalate_after_ms": (
+            None if message.escalate_after is None else round(message.escalate_after * 1000)
+        ),
     }
 
 
@@ -353,6 +356,9 @@ def message_from(row: RowMap) -> MessageRecord:
         masked_text=row["masked_text"],
         api_key_id=row["api_key_id"],
         api_key_name=row["api_key_name"],
+        escalate_after=None
+        if row["escalate_after_ms"] is None
+        else row["escalate_after_ms"] / 1000,
     )
 
 

@@ -113,6 +113,8 @@ class SqlVerificationsMixin(SqlBase):
             max_sends=row["max_sends"],
             resend_cooldown=timedelta(milliseconds=row["resend_cooldown_ms"]),
             hourly_limit=row["hourly_limit"],
+            whatsapp_template=row["whatsapp_template"],
+            escalate_after=timedelta(milliseconds=row["escalate_after_ms"]),
         )
 
     async def put_verification_settings(
@@ -123,6 +125,8 @@ class SqlVerificationsMixin(SqlBase):
             "max_sends": settings.max_sends,
             "resend_cooldown_ms": settings.resend_cooldown // timedelta(milliseconds=1),
             "hourly_limit": settings.hourly_limit,
+            "whatsapp_template": settings.whatsapp_template,
+            "escalate_after_ms": settings.escalate_after // timedelta(milliseconds=1),
         }
         upsert = (
             self._upsert(verification_settings)

@@ -275,6 +275,8 @@ messages = sa.Table(
     # The API key it was sent with, id and name (NULL: none; migration 0026).
     sa.Column("api_key_id", _Text, nullable=True),
     sa.Column("api_key_name", _Text, nullable=True),
+    # D36: milliseconds to wait for delivered before the next channel (NULL: none; migration 0029).
+    sa.Column("escalate_after_ms", sa.BigInteger, nullable=True),
     # Listing (D29): one index per filter, each ending in the list's order, so a page of
     # any filter reads only its own rows, at any depth (migration 0006).
     # Its trailing status and provider (migration 0011) let the dashboard's overview count a
@@ -646,6 +648,10 @@ verification_settings = sa.Table(
     sa.Column("max_sends", sa.Integer, nullable=False),
     sa.Column("resend_cooldown_ms", sa.BigInteger, nullable=False),
     sa.Column("hourly_limit", sa.Integer, nullable=False),
+    # D36: the WhatsApp authentication template of codes, and their escalation wait
+    # (migration 0029).
+    sa.Column("whatsapp_template", _Text, nullable=True),
+    sa.Column("escalate_after_ms", sa.BigInteger, nullable=False, server_default="30000"),
 )
 
 # A workspace's SMS-pumping guard (D34); no row: the defaults. A NULL limit is a rule

@@ -47,9 +47,23 @@ ClientIp = Annotated[
 class StartRequest(_Request):
     """Body of ``POST /v1/verifications``."""
 
-    to: Recipient = Field(description="The recipient: a Turkish mobile number for SMS.")
-    channel: Channel = Field(
-        default="sms", description="How the code goes. Only sms for now (bizchat, chatbot: 422)."
+    to: Recipient = Field(
+        description="The recipient: a Turkish mobile number for SMS, a phone number for "
+        "bizchat, a chat id or @username for chatbot."
+    )
+    channel: str | None = Field(
+        default=None,
+        max_length=16,
+        description="How the code goes: sms (the default), bizchat (a WhatsApp authentication "
+        "template) or chatbot (Telegram). Another value: 422 CHANNEL_NOT_SUPPORTED.",
+    )
+    channels: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=3,
+        description='An escalation order, e.g. ["bizchat", "sms"]: the same code goes by '
+        "the next channel when one fails or is not delivered within the workspace's "
+        "escalate_after. An unknown or repeated channel: 422 ESCALATION_INVALID.",
     )
     locale: Locale = Field(default="tr", description="The default text's language.")
     code_length: int = Field(default=6, ge=4, le=10, description="Digits in the code (4-10).")

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Literal, TypeAlias
 
 from .._errors import RequestInvalid
+from .._escalation import ESCALATE_MAX, ESCALATE_MIN
 from .._types import Channel, ProviderCode
 
 __all__ = [
@@ -84,6 +85,11 @@ class VerificationSettings:
     resend_cooldown: timedelta = timedelta(seconds=30)
     #: Verifications one recipient may start per rolling hour.
     hourly_limit: int = 10
+    #: D36: the name of the workspace's approved WhatsApp authentication template (one
+    #: body parameter, the code, and a copy-code button); ``None``: no ``bizchat`` codes.
+    whatsapp_template: str | None = None
+    #: D36: how long a code waits for ``delivered`` on one channel before the next sends it.
+    escalate_after: timedelta = timedelta(seconds=30)
 
     def __post_init__(self) -> None:
         # RequestInvalid (400) naming the setting: the CLI and the library show it as is.
@@ -95,3 +101,7 @@ class VerificationSettings:
             raise RequestInvalid.for_field("resend_cooldown", "must be 0-3600 seconds")
         if not 1 <= self.hourly_limit <= 10_000:
             raise RequestInvalid.for_field("hourly_limit", "must be 1-10000")
+        if self.whatsapp_template is not None and not 1 <= len(self.whatsapp_template) <= 512:
+            raise RequestInvalid.for_field("whatsapp_template", "must be 1-512 characters")
+        if not ESCALATE_MIN <= self.escalate_after <= ESCALATE_MAX:
+            raise RequestInvalid.for_field("escalate_after", "must be 5-3600 seconds")

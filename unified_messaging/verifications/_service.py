@@ -10,8 +10,8 @@ informational traffic that quiet hours do not hold.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -26,14 +26,15 @@ from .._errors import (
 )
 from .._ids import new_id
 from .._models import SendResponse, parse_model
-from .._recipients import normalize_turkish_mobile
 from .._text import storable
-from .._types import SMS_PROVIDERS, ProviderCode
+from .._types import Channel, ProviderCode
 from ..audit._actions import audited, of_argument
+from ..providers.base import ProviderTemplate
+from ._channels import channel_sends, code_channels, code_recipient
 from ._events import EVENT_OF, event_item, expiry_item
 from ._guard import PumpingGuard
 from ._metrics import record_change, record_started
-from ._models import CheckRequest, CheckResponse, CodeSendOut, StartRequest, VerificationOut
+from ._models import CheckRequest, CheckResponse, StartRequest, VerificationOut
 from ._records import CodeSend, Verification, VerificationSettings
 from ._rules import (
     after_check,
@@ -75,8 +76,14 @@ CheckInput = CheckRequest | Mapping[str, object]
 class SendCode(Protocol):
     """Protocol: the messenger's send path for a code's message, with its masked text."""
 
-    async def __call__(self, auth: Principal, request: Mapping[str, object], *,
-                       masked_text: str) -> SendResponse: ...  # fmt: skip
+    async def __call__(
+        self,
+        auth: Principal,
+        request: Mapping[str, object],
+        *,
+        masked_text: str,
+        code_template: ProviderTemplate | None = None,
+    ) -> SendResponse: ...
 
 
 class TemplateSource(Protocol):
@@ -132,15 +139,22 @@ class Verifications:
         max_sends: int | None = None,
         resend_cooldown: timedelta | None = None,
         hourly_limit: int | None = None,
+        whatsapp_template: str | None = None,
+        escalate_after: timedelta | None = None,
     ) -> VerificationSettings:
-        """Change some of the workspace's Verify limits (those given); ``RequestInvalid``
-        naming a value out of range, ``ResourceNotFound`` for an unknown workspace."""
+        """Change some of the workspace's Verify settings (those given): the limits, the
+        WhatsApp authentication template codes go by (``whatsapp_template``) and how long
+        a code waits for ``delivered`` before its next channel (``escalate_after``, D36);
+        ``RequestInvalid`` naming a value out of range, ``ResourceNotFound`` for an unknown
+        workspace."""
         current = await self.settings(workspace_id)
         changes = {
             "max_checks": max_checks,
             "max_sends": max_sends,
             "resend_cooldown": resend_cooldown,
             "hourly_limit": hourly_limit,
+            "whatsapp_template": whatsapp_template,
+            "escalate_after": escalate_after,
         }
         updated = replace(current, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
         return await self.set_settings(workspace_id, updated)
@@ -163,18 +177,22 @@ class Verifications:
         ``TEMPLATE_VARIABLE_MISSING``, 404 for an unknown template or no SMS connection,
         429 ``VERIFICATION_RATE_LIMITED``, and what the send itself may raise."""
         req = parse_model(StartRequest, request)
-        if req.channel != "sms":
-            raise ChannelNotSupported(
-                f"Verification codes go by SMS only for now; {req.channel} is not yet supported."
-            )
-        to = normalize_turkish_mobile(req.to)
+        order = code_channels(req.channel, req.channels)
+        to = code_recipient(order, req.to)
         template = await self._template(auth, req.template)
-        provider = await self._sms_provider(auth)
         settings = await self.settings(auth.workspace_id)
+        if "bizchat" in order and settings.whatsapp_template is None:
+            raise ChannelNotSupported(
+                "Codes go by WhatsApp through an approved authentication template: set the "
+                "workspace's whatsapp_template first."
+            )
+        provider = await self._provider(auth, order[0])
+        await self._connected(auth, order[1:])
+        route = _Route(order, provider, template, settings)
         now = self._clock.now()
         pending = await self._pending(auth, to, now)
         if pending is not None:
-            return await self._resend(auth, pending, settings, req, provider, template)
+            return await self._resend(auth, pending, settings, req, route)
         started = await self._store.verifications_started(
             auth.workspace_id, auth.livemode, to, now - _HOUR
         )
@@ -189,7 +207,7 @@ class Verifications:
             workspace_id=auth.workspace_id,
             livemode=auth.livemode,
             to=to,
-            channel="sms",
+            channel=order[0],
             status="pending",
             code_digest=code_digest(self._vault, verification_id, code),
             code_length=req.code_length,
@@ -199,7 +217,7 @@ class Verifications:
             expires_at=now + timedelta(seconds=req.ttl),
             max_checks=settings.max_checks,
             # The send's slot is taken with the row: a concurrent re-send sees the cooldown.
-            sends=(CodeSend("", "sms", provider, now),),
+            sends=(CodeSend("", order[0], provider, now),),
         )
         if not await self._store.add_verification(verification):
             # A concurrent start for this recipient stored its verification first and is
@@ -212,7 +230,7 @@ class Verifications:
         if await self._has_endpoints(auth.workspace_id):
             # verification.expired needs a clock: the worker looks at its expires_at.
             await self._store.enqueue_work_many([expiry_item(verification, now)])
-        return await self._send(auth, verification, code, req, provider, template, first=True)
+        return await self._send(auth, verification, code, req, route, first=True)
 
     async def check(
         self, auth: Principal, verification_id: str, request: CheckInput
@@ -303,14 +321,19 @@ class Verifications:
         check_template(template.body)
         return template.body
 
-    async def _sms_provider(self, auth: Principal) -> ProviderCode:
-        """The workspace's default connection if it sends SMS, else its first SMS one."""
+    async def _provider(self, auth: Principal, channel: Channel) -> ProviderCode:
+        """The connection a code's first channel goes through: the workspace's default
+        connection if it is of that channel, else its first one of it."""
         connections = await self._store.list_connections(auth.workspace_id)
-        sms = [c for c in connections if c.provider in SMS_PROVIDERS]
-        if not sms:
-            raise ProviderNotConnected("No SMS provider is connected to send the code.")
-        chosen = next((c for c in sms if c.is_default), sms[0])
-        return chosen.provider
+        found = [c for c in connections if c.channel == channel]
+        if not found:
+            raise ProviderNotConnected(f"No {channel} provider is connected to send the code.")
+        return next((c for c in found if c.is_default), found[0]).provider
+
+    async def _connected(self, auth: Principal, channels: Sequence[Channel]) -> None:
+        """404 before any code is made when a later channel has no connection."""
+        for channel in channels:
+            await self._provider(auth, channel)
 
     async def _resend(
         self,
@@ -318,8 +341,7 @@ class Verifications:
         pending: Verification,
         settings: VerificationSettings,
         req: StartRequest,
-        provider: ProviderCode,
-        template: str | None,
+        route: _Route,
     ) -> VerificationOut:
         """The pending verification again, with a new code (the previous one stops
         working: only a digest is kept, so the same code cannot be sent twice)."""
@@ -330,13 +352,14 @@ class Verifications:
         await self.guard.admit(auth, pending.to, req.client_ip)
         code = new_code(pending.code_length)
         digest = code_digest(self._vault, pending.id, code)
-        again = resent(pending, digest, CodeSend("", "sms", provider, now), now)
+        again = resent(pending, digest, CodeSend("", route.order[0], route.provider, now), now)
         if not await self._store.replace_verification(again):
             raise VerificationRateLimited(
                 "A code was sent to this recipient moments ago; try again later.",
                 retry_after=max(1.0, settings.resend_cooldown.total_seconds()),
             )
-        return await self._send(auth, again, code, req, provider, template, first=False)
+        await self._stop_escalations(pending)  # the previous code's later channels
+        return await self._send(auth, again, code, req, route, first=False)
 
     async def _send(
         self,
@@ -344,30 +367,41 @@ class Verifications:
         verification: Verification,
         code: str,
         req: StartRequest,
-        provider: ProviderCode,
-        template: str | None,
+        route: _Route,
         *,
         first: bool,
     ) -> VerificationOut:
-        """Send the code message and put its ``job_id`` in the send slot taken for it."""
+        """Send the code message and put its ``job_id`` in the send slot taken for it: one
+        message through the channels of ``route`` (D36), the text on SMS and Telegram, the
+        workspace's authentication template on WhatsApp."""
         texts = [
-            code_text(value, locale=req.locale, template=template, app_hash=req.app_hash)
+            code_text(value, locale=req.locale, template=route.template, app_hash=req.app_hash)
             for value in (code, CODE_MASK)
         ]
-        message = {
+        message: dict[str, object] = {
             "to": verification.to,
             "body": texts[0],
-            "provider": provider,
+            "provider": route.provider,
             "category": "informational",
             "ignore_quiet_hours": True,
         }
+        if len(route.order) > 1:
+            message["channel_fallback"] = list(route.order[1:])
+            message["escalate_after"] = route.settings.escalate_after.total_seconds()
+        code_template = None
+        if "bizchat" in route.order and route.settings.whatsapp_template is not None:
+            code_template = ProviderTemplate(
+                route.settings.whatsapp_template, verification.locale, (code,)
+            )
         try:
-            sent = await self._send_code(auth, message, masked_text=texts[1])
+            sent = await self._send_code(
+                auth, message, masked_text=texts[1], code_template=code_template
+            )
         except MessagingError:
             if first:  # nothing went out for it: it must not block the recipient's next start
                 await self._give_up(auth, verification)
             raise
-        send = CodeSend(sent.job_id, "sms", sent.provider, sent.created_at)
+        send = CodeSend(sent.job_id, route.order[0], route.provider, sent.created_at)
         for _ in range(_CAS_ROUNDS):
             filled = with_send(verification, send)
             if await self._store.replace_verification(filled):
@@ -381,9 +415,28 @@ class Verifications:
         if not await self._store.replace_verification(changed):
             return False
         record_change(self._metrics, stored, changed)
+        if changed.status != stored.status and changed.status != "pending":
+            await self._stop_escalations(changed)
         if changed.status != stored.status and changed.status in EVENT_OF:
             await self._announce(changed)
         return True
+
+    async def _stop_escalations(self, verification: Verification) -> None:
+        """D36: a verification that ended (approved, failed, expired, canceled) or sent a new
+        code sends this code by no later channel: its messages' chains are dropped (a
+        message a provider has keeps its own report; only what is left of the chain goes)."""
+        for send in verification.sends:
+            if not send.job_id:
+                continue
+            for _ in range(_CAS_ROUNDS):
+                record = await self._store.get_message(
+                    verification.workspace_id, verification.livemode, send.job_id
+                )
+                if record is None or not record.fallback_left:
+                    break
+                stopped = replace(record, fallback_left=(), version=record.version + 1)
+                if await self._store.replace_message(stopped):
+                    break
 
     async def _announce(self, verification: Verification) -> None:
         # After the change's own write: a process that dies between the two loses the event
@@ -429,27 +482,34 @@ class Verifications:
         jobs = [s.job_id for s in verification.sends if s.job_id]
         keys = [(verification.workspace_id, verification.livemode, job) for job in jobs]
         records = await self._store.get_messages(keys) if keys else {}
+        sends = [
+            out
+            for s in verification.sends
+            if s.job_id in records
+            for out in channel_sends(s, records[s.job_id])
+        ]
         return VerificationOut(
             id=verification.id,
             to=verification.to,
             status=verification.status,
-            channel=verification.channel,
+            channel=sends[-1].channel if sends else verification.channel,
             expires_at=verification.expires_at,
             checks_remaining=verification.checks_remaining,
-            sends=[
-                CodeSendOut(
-                    job_id=s.job_id,
-                    channel=s.channel,
-                    provider=s.provider,
-                    status=records[s.job_id].status,
-                    created_at=s.created_at,
-                )
-                for s in verification.sends
-                if s.job_id in records
-            ],
+            sends=sends,
             created_at=verification.created_at,
             livemode=verification.livemode,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """How a start's code goes: its channels in order, the first one's connection, the
+    text template (``None``: the default text) and the workspace's settings."""
+
+    order: tuple[Channel, ...]
+    provider: ProviderCode
+    template: str | None
+    settings: VerificationSettings
 
 
 def _check_answer(verification: Verification) -> CheckResponse:
