@@ -28,6 +28,7 @@ from ._auth import LINK_TOKEN_PARAMETER, Sessions
 from ._pages import (
     allowlist,
     audit,
+    compose,
     connections,
     consents,
     keys,
@@ -74,7 +75,7 @@ def create_dashboard(
     )
     routes: list[BaseRoute] = []
     pages = (
-        session, overview, messages, keys, connections, templates, allowlist, suppressions,
+        session, overview, compose, messages, keys, connections, templates, allowlist, suppressions,
         consents, verifications, webhooks, audit,
     )  # fmt: skip
     for page in pages:

@@ -31,6 +31,7 @@ __all__ = ["NAV", "Page", "Templates", "Viewer", "field_errors"]
 #: The navigation, in order: (text, path). The text is what a support person clicks.
 NAV: Final = (
     ("Overview", "/"),
+    ("Send a message", "/compose"),
     ("Messages", "/messages"),
     ("API keys", "/keys"),
     ("Connections", "/connections"),
