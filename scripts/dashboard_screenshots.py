@@ -176,7 +176,8 @@ def _compose(page: Page, url: str) -> None:
     """A test message typed into Send a message, and the message's page it opens."""
     page.goto(url + "/dashboard/compose")
     page.get_by_label("Recipient").fill("0532 765 43 21")
-    page.get_by_label("Text (when sending text)").fill("Randevunuz yarın 14:30'da. Bilgi: 0850 000 00 00")
+    text = "Randevunuz yarın 14:30'da. Bilgi: 0850 000 00 00"
+    page.get_by_label("Text (when sending text)").fill(text)
     page.screenshot(path=str(OUT / "compose.png"), full_page=True)
     page.get_by_role("button", name="Send test message").click()
     page.wait_for_url(url + "/dashboard/messages/msg_*")
