@@ -80,7 +80,7 @@ def add_to_openapi(host: OpenApiHost, *, prefix: str) -> None:
             host.openapi_schema = merged_openapi(host_openapi(), prefix=prefix)
         return host.openapi_schema
 
-    host.openapi = openapi  # type: ignore[method-assign]
+    host.openapi = openapi
 
 
 def _rewrite_refs(value: Any, renames: dict[str, str]) -> Any:
