@@ -164,10 +164,31 @@ def _shoot(login_url: str, url: str, job_id: str) -> None:
         page.get_by_role("button", name="Create key").click()
         page.locator("#expires_at-error").wait_for()
         page.screenshot(path=str(OUT / "form-error.png"), full_page=True)
+        _compose(page, url)
+        # Phone width (390 px): the folded navigation, tables scrolling in their own box.
+        page.set_viewport_size({"width": 390, "height": 844})
+        for name, path in (("overview-390", "/"), ("compose-390", "/compose"),
+                           ("messages-390", "/messages"),
+                           ("message-390", f"/messages/{job_id}")):  # fmt: skip
+            page.goto(url + "/dashboard" + path)
+            page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 800})
         # Last: the changes made above are on it, with the demo operator as their actor.
         page.goto(url + "/dashboard/audit")
         page.screenshot(path=str(OUT / "audit-log.png"), full_page=True)
         browser.close()
+
+
+def _compose(page: Page, url: str) -> None:
+    """A test message typed into Send a message, and the message's page it opens."""
+    page.goto(url + "/dashboard/compose")
+    page.get_by_label("Recipient").fill("0532 765 43 21")
+    text = "Randevunuz yarın 14:30'da. Bilgi: 0850 000 00 00"
+    page.get_by_label("Text (when sending text)").fill(text)
+    page.screenshot(path=str(OUT / "compose.png"), full_page=True)
+    page.get_by_role("button", name="Send test message").click()
+    page.wait_for_url(url + "/dashboard/messages/msg_*")
+    page.screenshot(path=str(OUT / "compose-sent.png"), full_page=True)
 
 
 def _webhook(page: Page, url: str) -> None:

@@ -97,3 +97,21 @@ async def test_the_audit_page_has_no_test_live_switch_it_covers_both(signed_in: 
     assert "Test and live changes alike" in page.text
     keys = await signed_in.get("/keys")  # every other page keeps them
     assert "Switch to live data" in keys.text and "viewing test data" in keys.text
+
+
+async def test_targets_name_what_a_person_recognises(
+    signed_in: Console, bed: TestBed, messenger: Messenger
+) -> None:
+    key = await messenger.keys.create(bed.workspace.id, livemode=False, name="checkout <b>")
+    await signed_in.post("/view", {"livemode": "test"})
+    sent = await signed_in.post("/compose", {"to": "+905551234567", "body": "x"})
+    job_id = sent.headers["location"].rsplit("/", 1)[1]
+
+    rows = _rows((await signed_in.get("/audit")).text)
+
+    [composed] = [r for r in rows if "message.send" in r]
+    assert f'<a href="/dashboard/messages/{job_id}">{job_id}</a>' in composed
+    [created] = [r for r in rows if key.record.id in r]
+    assert "· checkout &lt;b&gt;" in created
+    connection = next(r for r in rows if "connection.add" in r)
+    assert re.search(r"· (sms_[a-e]|chatbot|bizchat) · ", connection)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 from _dash_support import Console
 
+from unified_messaging._schedule import parse_quiet_hours
 from unified_messaging.testing import TestBed
 
 
@@ -101,16 +103,47 @@ async def test_a_message_reaches_delivered_on_the_messages_page(
     assert job_id not in failed.text
 
 
-async def test_the_date_pickers_times_are_read_as_utc(
+async def test_the_date_pickers_times_are_read_in_the_workspaces_zone(
     signed_in: Console, url: str, bed: TestBed
 ) -> None:
     job_id = (await _send(url, bed.api_key, {"to": "+905551234567", "body": "x"})).json()["job_id"]
-    now = bed.clock.now()
+    now = bed.clock.now().astimezone(ZoneInfo("Europe/Istanbul"))
     before = now.strftime("%Y-%m-%dT%H:%M")  # what <input type="datetime-local"> sends
     earlier = await signed_in.get("/messages", params={"created_before": before})
     assert earlier.status_code == 200 and job_id not in earlier.text
+    assert "Created before (Europe/Istanbul)" in earlier.text
     since = await signed_in.get("/messages", params={"created_after": before})
     assert since.status_code == 200 and job_id in since.text
+    # The same wall-clock time read as UTC would be three hours later: nothing after it.
+    as_utc = bed.clock.now().strftime("%Y-%m-%dT%H:%M")
+    if as_utc != before:
+        after_utc = await signed_in.get("/messages", params={"created_before": as_utc})
+        assert job_id not in after_utc.text
+
+
+async def test_times_are_shown_in_the_workspaces_zone_and_named(
+    signed_in: Console, url: str, bed: TestBed
+) -> None:
+    job_id = (await _send(url, bed.api_key, {"to": "+905551234567", "body": "x"})).json()["job_id"]
+    created = bed.clock.now()
+    istanbul = created.astimezone(ZoneInfo("Europe/Istanbul")).strftime("%Y-%m-%d %H:%M:%S")
+    page = await signed_in.get(f"/messages/{job_id}")
+    assert f"<strong>{istanbul}</strong> accepted by the API" in page.text
+    assert "Times in Europe/Istanbul." in page.text
+    assert re.search(r"<dt>Provider</dt><dd>sms_[a-e] · [^<]+</dd>", page.text)
+    # A workspace with quiet hours in another zone shows its times in that zone.
+    await bed.messenger.workspaces.set_quiet_hours(
+        bed.workspace.id, parse_quiet_hours("22:00-08:00", zone="Europe/London")
+    )
+    london = created.astimezone(ZoneInfo("Europe/London")).strftime("%Y-%m-%d %H:%M:%S")
+    page = await signed_in.get(f"/messages/{job_id}")
+    assert f"<strong>{london}</strong> accepted by the API" in page.text
+    assert "Times in Europe/London." in page.text
+    # The API stays in UTC.
+    async with httpx.AsyncClient() as rest:
+        record = await rest.get(f"{url}/v1/messages/{job_id}",
+                                headers={"Authorization": f"Bearer {bed.api_key}"})  # fmt: skip
+    assert record.json()["created_at"].endswith("Z")
 
 
 async def test_a_bad_filter_is_said_next_to_the_form(signed_in: Console) -> None:

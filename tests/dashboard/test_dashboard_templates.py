@@ -132,3 +132,22 @@ async def test_a_bad_whatsapp_template_name_is_said_beside_its_field(
     )
     assert orphan.status_code == 400 and 'id="provider_language-error"' in orphan.text
     assert await bed.messenger.templates.list(bed.workspace.id) == []
+
+
+async def test_save_is_disabled_while_the_preview_says_the_text_cannot_be_saved(
+    signed_in: Console,
+) -> None:
+    token = await signed_in.token("/templates/new")
+    htmx = {"HX-Request": "true"}
+    stray = await signed_in.post(
+        "/templates/preview", {"body": "Merhaba {{ name"}, csrf=token, headers=htmx
+    )
+    assert 'id="save-state" hx-swap-oob="innerHTML"' in stray.text
+    assert 'id="save-template" disabled' in stray.text
+    fine = await signed_in.post("/templates/preview", {"body": "Merhaba"}, csrf=token, headers=htmx)
+    assert 'id="save-state" hx-swap-oob="innerHTML"' in fine.text
+    assert 'id="save-template">' in fine.text
+    refused = await signed_in.post(
+        "/templates", {"key": "stray", "editing": "0", "body": "Merhaba {{ name"}, csrf=token
+    )
+    assert refused.status_code == 400 and 'id="save-template" disabled' in refused.text

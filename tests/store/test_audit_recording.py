@@ -35,6 +35,7 @@ from unified_messaging.audit._service import AuditLog
 from unified_messaging.connections._service import Connections
 from unified_messaging.consents import Consents
 from unified_messaging.content import Content
+from unified_messaging.dashboard._compose import Composer
 from unified_messaging.iys import Iys
 from unified_messaging.iys.pull import Puller
 from unified_messaging.iys.wire import IysChange
@@ -87,8 +88,9 @@ DELEGATES = {
     "verifications.guard.update_settings": "verifications.guard.set_settings",
 }  # fmt: skip
 #: Actions recorded for an event, not by an admin method: the SMS-pumping guard refusal
-#: of a verification start (D34).
-EVENTS = {"verification.fraud_refused"}
+#: of a verification start (D34), and a message sent from the dashboard's compose form (its
+#: ``Composer``, not a namespace: a send through the façade is not an admin change).
+EVENTS = {"verification.fraud_refused", "message.send"}
 
 
 @pytest.fixture
@@ -198,6 +200,9 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.verifications.guard.admit(test, "+905550000031", None)
     with pytest.raises(VerificationFraudSuspected):
         await m.verifications.guard.admit(test, "+905550000032", None)
+    composed = await Composer(m.store, m.clock, m.send).send(
+        test, {"to": "+905550000033", "body": "Kargonuz yolda", "sender": "ACME"}
+    )
     consent = await m.consents.create(
         live, {"recipient": "05550000022", "status": "ONAY", "source": "HS_WEB"}
     )
@@ -249,6 +254,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("suppression.remove", ws.id, opted.id),
         ("suppression.import", ws.id, "1 added, 0 existing"),
         ("verification.fraud_refused", ws.id, "prefix:+90555000"),
+        ("message.send", ws.id, composed.job_id),
         ("consent.record", ws.id, consent.id),
         ("iys.connect", ws.id, ws.id),
         ("consent.iys_change", ws.id, pulled.id),

@@ -17,12 +17,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ._app import DEFAULT_MAX_BODY_BYTES, app_lifespan, create_app, messenger_lifespan
 from ._metrics import create_metrics_app
 from ._openapi import openapi_document
+from ._openapi_host import add_to_openapi, merged_openapi
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "add_to_openapi",
     "app_lifespan",
     "create_app",
     "create_metrics_app",
+    "merged_openapi",
     "messenger_lifespan",
     "openapi_document",
 ]

@@ -55,6 +55,7 @@ AuditAction = Literal[
     "user.create",
     "user.disable",
     "verification.fraud_refused",
+    "message.send",
 ]
 AUDIT_ACTIONS: Final[tuple[str, ...]] = _get_args(AuditAction)
 

@@ -28,6 +28,7 @@ from ._auth import LINK_TOKEN_PARAMETER, Sessions
 from ._pages import (
     allowlist,
     audit,
+    compose,
     connections,
     consents,
     iys,
@@ -75,8 +76,8 @@ def create_dashboard(
     )
     routes: list[BaseRoute] = []
     pages = (
-        session, overview, messages, keys, connections, templates, allowlist, suppressions,
-        consents, iys, verifications, webhooks, audit,
+        session, overview, compose, messages, keys, connections, templates, allowlist,
+        suppressions, consents, iys, verifications, webhooks, audit,
     )  # fmt: skip
     for page in pages:
         routes.extend(page.routes(dashboard))

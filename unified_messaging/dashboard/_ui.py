@@ -8,10 +8,13 @@ body or a recipient with markup in it is shown as text. Nothing is marked safe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Final
+from zoneinfo import ZoneInfo
 
 import jinja2
+import jinja2.runtime
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
@@ -20,17 +23,19 @@ from .._domain import Workspace
 from .._errors import MessagingError, ResourceNotFound
 from .._figures import percent, plural
 from .._messenger import Messenger
+from .._schedule import DEFAULT_QUIET_ZONE
 from .._version import __version__
 from ..users._store import User
 from ._auth import SignedIn
 from ._forms import Form
 from ._notices import Notice, Notices
 
-__all__ = ["NAV", "Page", "Templates", "Viewer", "field_errors"]
+__all__ = ["NAV", "Page", "Templates", "Viewer", "display_zone", "field_errors", "provider_label"]
 
 #: The navigation, in order: (text, path). The text is what a support person clicks.
 NAV: Final = (
     ("Overview", "/"),
+    ("Send a message", "/compose"),
     ("Messages", "/messages"),
     ("API keys", "/keys"),
     ("Connections", "/connections"),
@@ -62,10 +67,38 @@ class Templates:
         # A rate reads as the command line prints it (never 100.0 % short of it).
         self._env.filters["percent"] = percent
         self._env.filters["plural"] = plural
+        # A provider code as a person reads it: ``sms_c · Verimor``.
+        self._env.filters["provider"] = provider_label
+        # A time as the workspace's people read it: in its zone (the page names the zone).
+        self._env.filters["local"] = _local_time
 
     def render(self, name: str, context: dict[str, object], *, status: int = 200) -> Response:
         html = self._env.get_template(name).render(context)
         return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+@jinja2.pass_context
+def _local_time(context: jinja2.runtime.Context, moment: datetime, seconds: bool = True) -> str:
+    zone = ZoneInfo(str(context.get("zone", "UTC")))
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def display_zone(workspace: Workspace | None) -> str:
+    """The zone the dashboard shows a workspace's times in: its quiet hours' zone when it
+    has quiet hours, else ``Europe/Istanbul`` (the quiet hours' default). The API answers
+    in UTC whatever this says."""
+    if workspace is not None and workspace.quiet_hours is not None:
+        return workspace.quiet_hours.zone
+    return DEFAULT_QUIET_ZONE
+
+
+def provider_label(code: object) -> str:
+    """``sms_c · Verimor``: the code a request names, and the provider a person knows
+    (the code alone for a value that is none of ours)."""
+    from ..providers.base import PROFILES
+
+    profile = PROFILES.get(str(code))  # type: ignore[call-overload]
+    return str(code) if profile is None else f"{code} · {profile.name}"
 
 
 def root_path(request: Request) -> str:
@@ -145,6 +178,7 @@ class Page:
             "csrf_token": self.viewer.csrf_token,
             "notices": self.shown,
             "errors": {},
+            "zone": display_zone(self.viewer.workspace),
         }
         return self.templates.render(name, {**base, **context}, status=status)
 

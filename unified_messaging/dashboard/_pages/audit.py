@@ -13,7 +13,7 @@ from starlette.routing import Route
 from ..._errors import MessagingError
 from ...audit._names import AUDIT_ACTIONS
 from .._app import Dashboard, route
-from .._ui import Page
+from .._ui import Page, provider_label
 
 __all__ = ["routes"]
 
@@ -44,8 +44,10 @@ async def audit_page(page: Page) -> Response:
     except MessagingError as exc:  # an unknown action or cursor typed into the URL
         events, has_more, error = [], False, exc.message
     names = {w.id: w.name for w in page.viewer.workspaces}
+    labels = await _labels(page, {e.workspace_id for e in events if e.workspace_id})
     return page.render(
         "audit.html",
+        labels=labels,
         operator=True,
         events=events,
         has_more=has_more,
@@ -56,3 +58,15 @@ async def audit_page(page: Page) -> Response:
         error=error,
         status=400 if error else 200,
     )
+
+
+async def _labels(page: Page, workspace_ids: set[str]) -> dict[str, str]:
+    """What a person recognises beside an id the log names: a key's name, a connection's
+    provider (``sms_c · Verimor``). Ids of what was removed since keep no label."""
+    labels: dict[str, str] = {}
+    for workspace_id in workspace_ids:
+        for key in await page.messenger.keys.list(workspace_id):
+            labels[key.id] = key.name or "(no name)"
+        for connection in await page.messenger.connections.list(workspace_id):
+            labels[connection.id] = provider_label(connection.provider)
+    return labels

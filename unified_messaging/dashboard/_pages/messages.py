@@ -9,7 +9,9 @@ mode's, is "not found" here exactly as it is over REST, whatever id the URL name
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import get_args
+from zoneinfo import ZoneInfo
 
 from starlette.responses import Response
 from starlette.routing import Route
@@ -18,7 +20,7 @@ from ..._errors import MessageNotFound, RequestInvalid
 from ..._types import ALL_PROVIDERS, MessageStatus
 from .._app import Dashboard, route
 from .._notices import Notice
-from .._ui import Page
+from .._ui import Page, display_zone
 
 __all__ = ["routes"]
 
@@ -39,9 +41,10 @@ async def message_list(page: Page) -> Response:
     params = page.request.query_params
     filters = {name: params[name] for name in _FILTERS if params.get(name)}
     search: dict[str, object] = {**filters, "limit": _PAGE_SIZE}
+    zone = display_zone(page.viewer.workspace)
     for name in ("created_after", "created_before"):
         if name in filters:
-            search[name] = _as_utc(filters[name])
+            search[name] = _as_utc(filters[name], zone)
     error = None
     try:
         listing = await page.messenger.list_messages(await page.principal(), search)
@@ -61,11 +64,12 @@ async def message_list(page: Page) -> Response:
     )
 
 
-def _as_utc(text: str) -> str:
-    """A date picker's ``2026-01-31T10:00`` (no zone: the form says UTC) as RFC 3339 UTC;
-    anything else is left for D29's own check to judge."""
+def _as_utc(text: str, zone: str) -> str:
+    """A date picker's ``2026-01-31T10:00`` (no zone: the form names the workspace's) as
+    RFC 3339 UTC; anything else is left for D29's own check to judge."""
     if _PICKER.fullmatch(text):
-        return text + (":00Z" if len(text) == 16 else "Z")
+        local = datetime.fromisoformat(text).replace(tzinfo=ZoneInfo(zone))
+        return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return text
 
 
