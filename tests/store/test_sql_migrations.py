@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
 # 0020, 0021, 0022, 0023, 0025, 0026, 0027.
-HEAD = "0027"
+HEAD = "0029"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

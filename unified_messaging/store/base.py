@@ -36,6 +36,7 @@ from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
 from ..consents.store import ConsentStore
+from ..accounts.store import AccountStore
 from ..iys.store import IysStore
 from ..stats._store import StatsStore
 from ..verifications._ops_store import VerificationOpsStore
@@ -309,6 +310,7 @@ class ConnectionStats:
 
 @runtime_checkable
 class Store(
+    AccountStore,
     UserStore, ConsentStore, IysStore, VerificationStore, VerificationOpsStore, StatsStore, Protocol
 ):
     """Protocol: durable state of workspaces, keys, connections, templates and messages,
