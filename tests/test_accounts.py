@@ -154,7 +154,7 @@ async def test_refused_credentials_keep_the_last_good_reading(bed: Bed) -> None:
         default_sender="UMTEST",
     )  # fmt: skip
     await bed.messenger.accounts.refresh(connection.id)
-    fake.password = "changed-in-oim"  # noqa: S105 - the fake's account
+    fake.password = "changed-in-oim"
     bed.clock.advance(timedelta(minutes=15))
     account = await bed.messenger.accounts.refresh(connection.id)
     assert account.state == "failed"
@@ -174,7 +174,7 @@ async def test_balances_and_credentials_never_reach_info_logs(
     )  # fmt: skip
     with caplog.at_level(logging.DEBUG, logger="unified_messaging"):
         await bed.messenger.accounts.refresh(connection.id)
-        fake.password = "other"  # noqa: S105
+        fake.password = "other"
         await bed.messenger.accounts.refresh(connection.id)
     text = "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)
     assert "31337" not in text and fake.usercode not in text and "s3cret" not in text

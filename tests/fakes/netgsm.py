@@ -349,4 +349,3 @@ def _report_request_ok(body: dict[str, object]) -> bool:
         and page >= 0
         and isinstance(jobids, list)
     )
-

@@ -254,4 +254,3 @@ def _threshold(value: Decimal | int | str | None) -> Decimal | None:
     if not number.is_finite() or number < 0 or number > _MAX_THRESHOLD:
         raise RequestInvalid.for_field("threshold", "must be between 0 and 1000000000")
     return number.quantize(Decimal(1)) if number == number.to_integral() else number
-

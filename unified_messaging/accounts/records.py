@@ -46,7 +46,9 @@ class ProviderAccount:
     def below_threshold(self) -> bool:
         """The known balance is under the threshold."""
         return (
-            self.threshold is not None and self.balance is not None and self.balance < self.threshold
+            self.threshold is not None
+            and self.balance is not None
+            and self.balance < self.threshold
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -296,7 +296,6 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
                 + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
             )
 
-
     # --- the account (messenger.accounts) ----------------------------------------------------
 
     async def read_account(self) -> AccountReading:
@@ -336,8 +335,7 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
             )
         if isinstance(read, SubmitOutcome) or code != 200:
             raise ProviderUnavailable(
-                f"İletimerkezi gave no usable {what} (HTTP {answer.status}): "
-                f"{self.excerpt(answer)}"
+                f"İletimerkezi gave no usable {what} (HTTP {answer.status}): {self.excerpt(answer)}"
             )
         return read[2]
 

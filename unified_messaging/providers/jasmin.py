@@ -218,7 +218,6 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
             raise InvalidCredentials("The Jasmin gateway refused the username or password.")
         # 200, or 400 "Cannot check balance": the user is known (only not allowed /balance).
 
-
     # --- the account (messenger.accounts) ----------------------------------------------------
 
     async def read_account(self) -> AccountReading:
@@ -239,8 +238,7 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
             raise InvalidCredentials("The Jasmin gateway refused the username or password.")
         if answer.truncated or answer.status != 200:
             raise ProviderUnavailable(
-                f"The Jasmin gateway gave no balance (HTTP {answer.status}): "
-                f"{self.excerpt(answer)}"
+                f"The Jasmin gateway gave no balance (HTTP {answer.status}): {self.excerpt(answer)}"
             )
         try:
             data = decode_json_object(answer.body)

@@ -485,7 +485,6 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
             )
 
-
     # --- the account (messenger.accounts) ----------------------------------------------------
 
     async def read_account(self) -> AccountReading:

@@ -326,7 +326,6 @@ class VerimorAdapter(HttpAdapter[Credentials]):
                 f"Verimor's balance check failed (HTTP {answer.status}): {self.excerpt(answer)}"
             )
 
-
     # --- the account (messenger.accounts) ----------------------------------------------------
 
     async def read_account(self) -> AccountReading:

@@ -73,9 +73,7 @@ class AccountsMixin(SqlBase):
 
 
 def _select() -> sa.Select[Any]:
-    return sa.select(provider_accounts).join(
-        connections, connections.c.id == _a.connection_id
-    )
+    return sa.select(provider_accounts).join(connections, connections.c.id == _a.connection_id)
 
 
 def _row(account: ProviderAccount) -> dict[str, Any]:

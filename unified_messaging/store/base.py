@@ -35,8 +35,8 @@ from .._domain import ApiKey, Connection, MessageRecord, Template, Workspace
 from .._observability.tracing import TRACE_KEY, carrier_of_current
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
-from ..consents.store import ConsentStore
 from ..accounts.store import AccountStore
+from ..consents.store import ConsentStore
 from ..iys.store import IysStore
 from ..stats._store import StatsStore
 from ..verifications._ops_store import VerificationOpsStore
