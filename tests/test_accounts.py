@@ -180,7 +180,7 @@ async def test_balances_and_credentials_never_reach_info_logs(
     assert "31337" not in text and fake.usercode not in text and "s3cret" not in text
 
 
-# --- the worker ------------------------------------------------------------------------------------
+# --- the worker ---------------------------------------------------------------------------------
 
 
 async def test_worker_reads_every_interval_on_the_injected_clock(bed: Bed) -> None:

@@ -245,7 +245,7 @@ def _blank(connection: Connection) -> ProviderAccount:
 def _threshold(value: Decimal | int | str | None) -> Decimal | None:
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, bool | float):
         raise RequestInvalid.for_field("threshold", "must be a decimal number, not a float")
     try:
         number = Decimal(str(value).strip())
