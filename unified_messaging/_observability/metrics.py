@@ -32,9 +32,9 @@ from .._errors import MessagingError, StorageUnavailable
 from .._lifecycle.rules import FINAL_STATUSES
 
 if TYPE_CHECKING:
-    from ..accounts.records import ProviderAccount
     from .._domain import MessageRecord
     from .._routing.dispatch import Job
+    from ..accounts.records import ProviderAccount
     from ..providers.base import ProviderReport, SubmitOutcome
     from ..store.base import Store, WorkStats
     from ..webhooks._sender import DeliveryResult
