@@ -25,8 +25,7 @@ def verimor() -> Iterator[tuple[FakeVerimor, str]]:
         async with serve(fake.app) as url:
             ready.append(url)
             started.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
+            await asyncio.to_thread(stop.wait)
 
     thread = threading.Thread(target=lambda: asyncio.run(run()), daemon=True)
     thread.start()

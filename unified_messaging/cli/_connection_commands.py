@@ -43,10 +43,10 @@ from ._output import (
 from ._records import CONNECTION_COLUMNS, connection_json
 
 if TYPE_CHECKING:
-    from ..accounts.records import ProviderAccount
     from .._domain import Connection
     from .._messenger import Messenger
     from .._routing.breaker_policy import BreakerPolicy
+    from ..accounts.records import ProviderAccount
 
 __all__ = ["add_connections"]
 
