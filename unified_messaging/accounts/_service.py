@@ -181,7 +181,7 @@ class Accounts:
         try:
             adapter = self._adapters.for_connection(connection, livemode=True)
         except MessagingError:  # no live credentials: the connection serves test keys only
-            return replace(tried, state="not_offered", error="No live credentials.")
+            return replace(tried, state="not_offered", error="No live credentials: test keys only.")
         read = getattr(adapter, "read_account", None)
         if read is None:
             return replace(tried, state="not_offered", error=None)
