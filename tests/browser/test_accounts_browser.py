@@ -17,13 +17,11 @@ from pathlib import Path
 
 import pytest
 from _browser_support import Demo
-
-from unified_messaging.vault._core import generate_key_spec
+from fakes._server import serve
+from fakes.verimor import FakeVerimor
 from playwright.sync_api import Page, expect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fakes._server import serve  # noqa: E402
-from fakes.verimor import FakeVerimor  # noqa: E402
+from unified_messaging.vault._core import generate_key_spec
 
 SHOTS = os.environ.get("UM_DASHBOARD_SCREENSHOTS")
 HOSTILE = '<img src=x onerror="alert(1)"><b>BAŞLIK</b> & "X"'
