@@ -224,7 +224,7 @@ class Accounts:
             due_at=now,
             created_at=now,
             payload={"workspace_id": account.workspace_id, "event": EVENT_BALANCE_LOW,
-                     "record": {**account.to_dict(), "low": True}},
+                     "record": {**account.to_dict(), "low": True, "livemode": True}},
         )  # fmt: skip
 
     async def _connection(self, connection_id: str) -> Connection:
