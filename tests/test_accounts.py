@@ -316,3 +316,20 @@ async def test_unlisted_sender_is_refused_once_the_list_is_known(bed: Bed) -> No
     ok = await bed.messenger.send(principal, {"to": "+905551234567", "body": "c",
                                               "sender": "ACME"})  # fmt: skip
     assert ok.status == "sent"
+
+
+async def test_a_password_in_a_query_string_never_reaches_the_httpx_info_log(
+    bed: Bed, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = FakeVerimor(credits=7)  # Verimor's format puts the password in the URL
+    connection = await bed.connect(
+        "sms_c", fake.app, {"username": fake.username, "password": fake.password},
+        default_sender="UMTEST",
+    )  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        await bed.messenger.accounts.refresh(connection.id)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "httpx")
+    assert "/v2/balance" in logged  # httpx did log the requests
+    assert "password=%3Credacted%3E" not in logged
+    assert "password=<redacted>" in logged
+    assert "s3cret" not in logged
