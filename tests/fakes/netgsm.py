@@ -87,6 +87,9 @@ class NetgsmFake:
         self.msgheaders = list(headers)
         #: The credit ``POST /balance`` answers (``stip`` 2), written as NetGSM writes it.
         self.credit = "57,860"
+        #: Scripted answers are for sends and reports only, not the header list (a worker
+        #: reads the account beside the sends: ``messenger.accounts``).
+        self.script_sends_only = False
         #: Words that make NetGSM refuse a text: code 20 ("a problem in the message text"),
         #: for the whole request it is in, naming no message.
         self.refused_words: set[str] = set()
@@ -265,6 +268,12 @@ class NetgsmFake:
         return JSONResponse({"code": "00", "description": "Success", "jobs": jobs})
 
     async def _msgheader(self, request: Request) -> Response:
+        if self.script_sends_only:
+            self.received.append(Received(request.method, request.url.path,
+                                          dict(request.headers), b"", None))  # fmt: skip
+            if not self._authorized(request.headers.get("authorization", "")):
+                return _refuse("30", "Invalid username, password or no API access")
+            return JSONResponse({"code": "00", "description": "ok", "msgheaders": self.msgheaders})
         _, early = await self._record(request)
         if early is not None:
             return early
