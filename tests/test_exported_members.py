@@ -15,8 +15,8 @@ PUBLIC_SUBPACKAGES = {
     "store", "testing", "verifications", "webhooks",
     # The rooms by concern: subpackages whose modules are private, reached as attributes once
     # something imported them.
-    "allowlist", "audit", "campaigns", "connections", "keys", "suppressions", "templates",
-    "users", "vault", "workspaces",
+    "accounts", "allowlist", "audit", "campaigns", "connections", "keys", "suppressions",
+    "templates", "users", "vault", "workspaces",
 }  # fmt: skip
 
 

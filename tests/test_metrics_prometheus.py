@@ -176,3 +176,26 @@ async def test_a_scrape_of_an_unreachable_store_still_serves_the_counters() -> N
     assert snapshot.work is None
     assert value(body, "um_store_up") == 0
     assert value(body, "um_rate_limited_total", code="RATE_LIMITED") == 1
+
+
+def test_provider_balances_are_gauges_with_threshold_low_and_age() -> None:
+    from decimal import Decimal
+
+    from unified_messaging.accounts.records import ProviderAccount
+
+    metrics = PrometheusMetrics(CollectorRegistry())
+    read = NOW - timedelta(minutes=3)
+    accounts = [
+        ProviderAccount("con_1", "ws_1", "sms_a", state="read", balance=Decimal("57.86"),
+                        unit="TRY", read_at=read, threshold=Decimal("100"), low=True),
+        ProviderAccount("con_2", "ws_1", "sms_e", state="not_offered"),
+    ]  # fmt: skip
+    body = metrics.exposition(StoreSnapshot(NOW, work=[], accounts=accounts))
+
+    key = {"provider": "sms_a", "connection": "con_1", "unit": "TRY"}
+    assert value(body, "um_provider_balance", **key) == pytest.approx(57.86)
+    assert value(body, "um_provider_balance_threshold", **key) == 100
+    assert value(body, "um_provider_balance_low", **key) == 1
+    assert value(body, "um_provider_balance_age_seconds", provider="sms_a",
+                 connection="con_1") == 180  # fmt: skip
+    assert b"con_2" not in body  # never read: no series

@@ -205,6 +205,7 @@ NAMESPACE_NO_TWIN: dict[str, str] = {
     "iys.batch_handlers": "The worker's batch handlers, as above.",
     "iys.aclose": "Messenger.aclose closes it; SyncMessenger.close calls that.",
     "stats.keep_folded": "Runs beside the worker on the loop (run_worker starts it).",
+    "accounts.handle": "The worker's handler: the worker calls it on the loop.",
 }
 
 

@@ -39,6 +39,7 @@ from ._errors import (
     QuotaExceeded,
     RecipientRateLimited,
     RequestInvalid,
+    SenderNotApproved,
     StorageUnavailable,
     Unauthorized,
 )
@@ -74,6 +75,8 @@ from ._schedule import check_send_at, hand_over_at
 from ._search import MessagePage, SearchInput, search_messages
 from ._text import storable
 from ._types import Category, Channel, IysMode, ProviderCode, RecipientType
+from .accounts._credit import CreditWatch
+from .accounts._service import DEFAULT_REFRESH_INTERVAL, WORK_REFRESH, Accounts
 from .allowlist._service import Allowlist
 from .audit._service import AuditLog
 from .connections._service import Connections
@@ -187,6 +190,8 @@ class Messenger:
     submit check settles the rows ``unknown``.
     ``iys``: how the İYS work runs (D33: its HTTP client, pull interval, status-lookup cache;
     :class:`~unified_messaging.iys.IysSettings`).
+    ``account_refresh``: how often the worker reads each provider account's balance and
+    senders (``messenger.accounts``; default 15 minutes).
     """
 
     def __init__(
@@ -215,6 +220,7 @@ class Messenger:
         stop_words: Iterable[str] = (),
         outcome_retry: timedelta | None = None,
         iys: IysSettings | None = None,
+        account_refresh: timedelta = DEFAULT_REFRESH_INTERVAL,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -263,6 +269,9 @@ class Messenger:
             self._clock,
             probe_lease=submit_timeout,
         )
+        #: Routing's view of the breakers: theirs, and a re-read of an account whose
+        #: provider refused a send for credit (``messenger.accounts``).
+        self._routing_breakers = CreditWatch(self._breakers, self._store, self._clock)
         self._pacing = SendPacing(
             pacer if pacer is not None else StorePacer(self._store),
             self._clock,
@@ -282,7 +291,7 @@ class Messenger:
             events=self._webhooks,
             poll_interval=poll_interval,
             submit_timeout=submit_timeout,
-            breakers=self._breakers,
+            breakers=self._routing_breakers,
             metrics=self._metrics,
             pacing=self._pacing,
         )
@@ -297,6 +306,8 @@ class Messenger:
         self.connections = Connections(
             store_, clock_, self._vault, self.workspaces, self._adapters, self._breakers
         )
+        #: Each connection's provider account: balance, approved senders, low-balance alert.
+        self.accounts = Accounts(store_, clock_, self._adapters, interval=account_refresh)
         #: Message templates (D9) and the editor's preview.
         self.templates = Templates(store_, clock_, self.workspaces)
         #: The IP allowlist (D18).
@@ -605,9 +616,9 @@ class Messenger:
         # D27: test keys talk to the simulator, which has no rate to keep to.
         return self._pacing if auth.livemode else None
 
-    def _breakers_for(self, auth: Principal) -> SharedBreakers | None:
+    def _breakers_for(self, auth: Principal) -> CreditWatch | None:
         # Test keys reach the simulator: its scripted failures must not open a live circuit.
-        return self._breakers if auth.livemode else None
+        return self._routing_breakers if auth.livemode else None
 
     # ------------------------------------------------------------------ the rules
 
@@ -633,12 +644,29 @@ class Messenger:
         if template_key is not None:
             template = await self.templates.get(auth.workspace_id, template_key)
         escalation = escalate_seconds(escalate_after, channel_fallback)
+        if sender is not None:
+            await self._check_listed_sender(auth.workspace_id, chain, sender)
         hops = tuple(hop_for(c, self._adapters, sender, livemode=auth.livemode) for c in chain)
         return _SendPlan(
             hops, template, fallback_requested=bool(fallback) or escalation is not None,
             requested_sender=sender, iys_mode=iys_mode or primary.iys_mode,
             escalate_after=escalation,
         )  # fmt: skip
+
+    async def _check_listed_sender(
+        self, workspace_id: str, chain: Sequence[Connection], sender: str
+    ) -> None:
+        """A sender the provider's own list leaves out is refused before any call (SPEC
+        422, ``SENDER_NOT_APPROVED``), once that list is known; until a reading has listed
+        the senders, the provider decides. Checked at accept time: a 422 answers the
+        request, which the gate (D35), judging later hand-overs, could not."""
+        listed = await self.accounts.senders_of(workspace_id)
+        for connection in chain:
+            known = listed.get(connection.id)
+            if connection.channel == "sms" and known is not None and sender not in known:
+                raise SenderNotApproved(
+                    f"The {connection.provider} account does not list this sender as approved."
+                )
 
     def _when(
         self,
@@ -929,6 +957,7 @@ class Messenger:
             WORK_WEBHOOK: self._webhooks.handle,
             WORK_EXPIRY: self.verifications.handle_expiry,
             **self.iys.handlers(),
+            WORK_REFRESH: self.accounts.handle,
         }
         options.setdefault(
             "batch_handlers",
@@ -945,6 +974,7 @@ class Messenger:
         many processes or hosts as you like: they share the work through the store. Beside
         it, the delivery counts are folded every minute (``stats.keep_folded``)."""
         stop = stop if stop is not None else asyncio.Event()
+        await self.accounts.schedule_all()
         folding = asyncio.create_task(self.stats.keep_folded(stop), name="um stats fold")
         try:
             await self.worker(**options).run(stop)

@@ -39,6 +39,7 @@ from ._sync_namespaces import (
     SyncWebhooks,
     SyncWorkspaces,
 )
+from .accounts._sync import SyncAccounts
 from .consents.sync import SyncConsents
 from .content.sync import SyncContent
 from .iys.sync import SyncIys
@@ -107,6 +108,7 @@ class SyncMessenger:
         self.reports = SyncReports(m.reports, run)
         self.messages = SyncMessages(m.messages, run)
         self.stats = SyncStats(m.stats, run)
+        self.accounts = SyncAccounts(m.accounts, run)
         self.test_helpers = SyncSimulationHelpers(m.test_helpers, run)
 
     def __repr__(self) -> str:

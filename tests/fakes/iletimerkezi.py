@@ -95,6 +95,8 @@ class IletimerkeziFake:
         self.senders = list(senders)
         self.blocked: set[str] = set()
         self.credit = True
+        #: ``get-balance``'s ``balance``: lira (``amount``) and SMS credits (``sms``).
+        self.balance = {"amount": "0", "sms": "18343"}
         self.received: list[Received] = []
         self.rows: list[ReportRow] = []
         self.order_status: dict[str, int] = {}
@@ -106,6 +108,7 @@ class IletimerkeziFake:
                 Route("/v1/send-sms/json", self._send, methods=["POST"]),
                 Route("/v1/get-report/json", self._report, methods=["POST"]),
                 Route("/v1/get-balance/json", self._balance, methods=["POST"]),
+                Route("/v1/get-sender/json", self._senders, methods=["POST"]),
             ]
         )
 
@@ -231,7 +234,12 @@ class IletimerkeziFake:
 
     async def _balance(self, request: Request) -> Response:
         _, early = await self._record(request)
-        return early or _status(200, balance={"amount": "0", "sms": "18343"})
+        return early or _status(200, balance=self.balance)
+
+    async def _senders(self, request: Request) -> Response:
+        """``get-sender``: ``senders.sender``, the approved headers (docs/sms/sender)."""
+        _, early = await self._record(request)
+        return early or _status(200, senders={"sender": list(self.senders)})
 
 
 def _messages(order: dict[str, object]) -> list[dict[str, Any]]:

@@ -107,6 +107,7 @@ class FakeMutlucell:
                 Route("/smsgw-ws/sndblkex", self._send, methods=["POST"]),
                 Route("/smsgw-ws/gtblkrprtex", self._report, methods=["POST"]),
                 Route("/smsgw-ws/gtcrdtex", self._credit, methods=["POST"]),
+                Route("/smsgw-ws/gtorgex", self._originators, methods=["POST"]),
             ]
         )
 
@@ -183,6 +184,11 @@ class FakeMutlucell:
     async def _credit(self, request: Request) -> Response:
         root = await self._read(request, "smskredi")
         return _plain(root if isinstance(root, str) else f"${self.credit}")
+
+    async def _originators(self, request: Request) -> Response:
+        """``gtorgex`` with ``<smsorig ka pwd/>``: ``$`` and one owned header a line."""
+        root = await self._read(request, "smsorig")
+        return _plain(root if isinstance(root, str) else "$" + "\n".join(self.originators))
 
 
 def _numbers(nums: str) -> list[str]:

@@ -85,6 +85,11 @@ class NetgsmFake:
         self.usercode = usercode
         self.password = password
         self.msgheaders = list(headers)
+        #: The credit ``POST /balance`` answers (``stip`` 2), written as NetGSM writes it.
+        self.credit = "57,860"
+        #: Scripted answers are for sends and reports only, not the header list (a worker
+        #: reads the account beside the sends: ``messenger.accounts``).
+        self.script_sends_only = False
         #: Words that make NetGSM refuse a text: code 20 ("a problem in the message text"),
         #: for the whole request it is in, naming no message.
         self.refused_words: set[str] = set()
@@ -103,6 +108,7 @@ class NetgsmFake:
                 Route("/sms/rest/v2/send", self._send, methods=["POST"]),
                 Route("/sms/rest/v2/report", self._report, methods=["POST"]),
                 Route("/sms/rest/v2/msgheader", self._msgheader, methods=["GET"]),
+                Route("/balance", self._balance, methods=["POST"]),
             ]
         )
 
@@ -262,10 +268,36 @@ class NetgsmFake:
         return JSONResponse({"code": "00", "description": "Success", "jobs": jobs})
 
     async def _msgheader(self, request: Request) -> Response:
+        if self.script_sends_only:
+            self.received.append(Received(request.method, request.url.path,
+                                          dict(request.headers), b"", None))  # fmt: skip
+            if not self._authorized(request.headers.get("authorization", "")):
+                return _refuse("30", "Invalid username, password or no API access")
+            return JSONResponse({"code": "00", "description": "ok", "msgheaders": self.msgheaders})
         _, early = await self._record(request)
         if early is not None:
             return early
         return JSONResponse({"code": "00", "description": "ok", "msgheaders": self.msgheaders})
+
+    async def _balance(self, request: Request) -> Response:
+        """``POST /balance``: credentials in the JSON body (no Basic auth), ``stip`` 2 the
+        credit (a string with a decimal comma), 1 the packages; code 30 for bad ones."""
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        self.received.append(Received(request.method, request.url.path, dict(request.headers),
+                                      raw, body))  # fmt: skip
+        if not isinstance(body, dict):
+            return _refuse("70", "Invalid request")
+        if (body.get("usercode"), body.get("password")) != (self.usercode, self.password):
+            return _refuse("30", "Invalid credentials")
+        if body.get("stip") == 1:
+            return JSONResponse(
+                {"code": "00", "balance": [{"amount": 399, "balance_name": "SMS Count"}]}
+            )
+        return JSONResponse({"code": "00", "balance": self.credit})
 
 
 #: What the OTP route takes: GSM-7 (its basic table and its extension), no Turkish letters.

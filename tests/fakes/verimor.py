@@ -153,6 +153,7 @@ class FakeVerimor:
             routes=[
                 Route("/v2/send.json", self._send, methods=["POST"]),
                 Route("/v2/balance", self._balance, methods=["GET"]),
+                Route("/v2/headers", self._headers, methods=["GET"]),
             ]
         )
 
@@ -236,6 +237,15 @@ class FakeVerimor:
         if (query.get("username"), query.get("password")) != (self.username, self.password):
             return _plain(401, "Geçersiz kullanıcı adı/şifre")
         return _plain(200, f"{self.credits}.0")
+
+    async def _headers(self, request: Request) -> Response:
+        """``GET /v2/headers``: the user guide's JSON list of header names."""
+        await self._record(request)
+        query = request.query_params
+        if (query.get("username"), query.get("password")) != (self.username, self.password):
+            return _plain(401, "Geçersiz kullanıcı adı/şifre")
+        body = json.dumps(list(self.headers), ensure_ascii=False)
+        return Response(body, 200, media_type="application/json")
 
 
 def _length(text: str, datacoding: str) -> int:

@@ -28,6 +28,7 @@ from unified_messaging import (
     generate_key_spec,
     parse_quiet_hours,
 )
+from unified_messaging.accounts._service import Accounts
 from unified_messaging.allowlist._service import Allowlist
 from unified_messaging.audit._actions import AUDIT_ACTIONS, audited_action
 from unified_messaging.audit._events import AuditQuery
@@ -57,7 +58,7 @@ NAMESPACES = {
     "templates": Templates, "allowlist": Allowlist, "webhooks": Webhooks,
     "suppressions": Suppressions, "users": Users, "audit": AuditLog, "vault": VaultAdmin,
     "consents": Consents, "verifications": Verifications, "test_helpers": SimulationHelpers,
-    "content": Content, "iys": Iys, "iys.puller": Puller,
+    "content": Content, "iys": Iys, "iys.puller": Puller, "accounts": Accounts,
 }  # fmt: skip
 #: Public admin methods that change nothing: reads.
 READS = {
@@ -65,7 +66,7 @@ READS = {
     "connections.available", "connections.test", "connections.stats", "connections.health",
     "webhooks.of", "webhooks.delivery_of", "webhooks.deliveries_about",
     "verifications.settings", "content.rules", "content.lint", "verifications.stats",
-    "verifications.recent", "verifications.guard.settings",
+    "verifications.recent", "verifications.guard.settings", "accounts.senders_of",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
@@ -80,6 +81,8 @@ OPERATIONS = {
     # ``sync`` runs the work; ``aclose`` closes the client.
     "iys.sync", "iys.handle", "iys.pull", "iys.apply", "iys.aclose",
     "iys.puller.pull", "iys.puller.apply", "iys.puller.sync", "iys.puller.handle",
+    # Provider accounts: a reading stores what the provider said (no setting changes).
+    "accounts.refresh", "accounts.schedule", "accounts.schedule_all", "accounts.handle",
 }  # fmt: skip
 #: Public admin methods that change state through another audited method, and which.
 DELEGATES = {
@@ -188,6 +191,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
     await m.connections.set_senders(
         netgsm.id, default_sender="ACME", approved_senders=["ACME", "ACME2"]
     )
+    await m.accounts.set_threshold(netgsm.id, "250")
     await m.templates.set(ws.id, "welcome", "Merhaba {{ name }}, kodunuz 481516")
     await m.templates.delete(ws.id, "welcome")
     entry = await m.allowlist.add(ws.id, "10.1.2.0/24")
@@ -246,6 +250,7 @@ async def test_each_change_records_one_row_with_its_action_target_and_no_secret(
         ("connection.breaker_policy", ws.id, netgsm.id),
         ("connection.send_rate", ws.id, netgsm.id),
         ("connection.senders", ws.id, netgsm.id),
+        ("connection.balance_threshold", ws.id, netgsm.id),
         ("template.set", ws.id, "welcome"),
         ("template.delete", ws.id, "welcome"),
         ("allowlist.add", ws.id, "10.1.2.0/24"),

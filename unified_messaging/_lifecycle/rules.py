@@ -81,6 +81,9 @@ EventType = Literal[
     "verification.expired",
     # D33: a consent changed in İYS (a citizen's RET to 3338, pulled); ``data`` the consent.
     "consent.changed",
+    # A connection's provider balance went below its threshold (once per crossing); ``data``
+    # is the provider account (``messenger.accounts``).
+    "connection.balance_low",
 ]
 #: The same names as a tuple, in that order (the type is the one list of them).
 EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)

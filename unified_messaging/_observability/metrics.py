@@ -34,6 +34,7 @@ from .._lifecycle.rules import FINAL_STATUSES
 if TYPE_CHECKING:
     from .._domain import MessageRecord
     from .._routing.dispatch import Job
+    from ..accounts.records import ProviderAccount
     from ..providers.base import ProviderReport, SubmitOutcome
     from ..store.base import Store, WorkStats
     from ..webhooks._sender import DeliveryResult
@@ -218,6 +219,8 @@ class StoreSnapshot:
     now: datetime
     work: Sequence[WorkStats] | None
     circuits: Sequence[CircuitReading] | None = None
+    #: The provider accounts as last read (``None``: the store could not be read).
+    accounts: Sequence[ProviderAccount] | None = None
 
 
 @runtime_checkable
@@ -248,7 +251,13 @@ async def take_snapshot(
             readings = await circuits.circuit_states()
         except StorageUnavailable:
             readings = None
-    return StoreSnapshot(now, work, readings)
+    accounts: Sequence[ProviderAccount] | None = None
+    if work is not None:
+        try:
+            accounts = await store.list_accounts()
+        except StorageUnavailable:
+            accounts = None
+    return StoreSnapshot(now, work, readings, accounts)
 
 
 # ---------------------------------------------------------------------- call-site helpers

@@ -268,6 +268,8 @@ class _SnapshotCollector:
             yield from self._work(snapshot)
         if snapshot.circuits is not None:
             yield self._circuits(snapshot.circuits)
+        if snapshot.accounts is not None:
+            yield from self._accounts(snapshot)
 
     def _work(self, snapshot: StoreSnapshot) -> Iterator[Metric]:
         from prometheus_client.core import GaugeMetricFamily
@@ -303,6 +305,45 @@ class _SnapshotCollector:
         webhook = stats.get(WORK_KIND)
         backlog.add_metric([], float(webhook.items if webhook is not None else 0))
         yield backlog
+
+    @staticmethod
+    def _accounts(snapshot: StoreSnapshot) -> Iterator[Metric]:
+        """Each connection's provider balance as last read, its threshold, whether it is
+        below it, and how old the reading is: one series per connection that has one."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        labels = ["provider", "connection", "unit"]
+        balance = GaugeMetricFamily(
+            "um_provider_balance",
+            "A connection's provider balance or credit as last read (unit: TRY, SMS, credit).",
+            labels=labels,
+        )
+        threshold = GaugeMetricFamily(
+            "um_provider_balance_threshold",
+            "The balance below which connection.balance_low fires.",
+            labels=labels,
+        )
+        low = GaugeMetricFamily(
+            "um_provider_balance_low",
+            "1 while the balance is below its threshold.",
+            labels=labels,
+        )
+        age = GaugeMetricFamily(
+            "um_provider_balance_age_seconds",
+            "How long ago the balance was read.",
+            labels=["provider", "connection"],
+        )
+        for account in snapshot.accounts or ():
+            if account.balance is None or account.read_at is None:
+                continue
+            key = [account.provider, account.connection_id, account.unit or ""]
+            balance.add_metric(key, float(account.balance))
+            low.add_metric(key, 1.0 if account.low else 0.0)
+            if account.threshold is not None:
+                threshold.add_metric(key, float(account.threshold))
+            waited = max(0.0, (snapshot.now - account.read_at).total_seconds())
+            age.add_metric([account.provider, account.connection_id], waited)
+        yield from (balance, threshold, low, age)
 
     @staticmethod
     def _circuits(readings: Sequence[CircuitReading]) -> Metric:

@@ -34,6 +34,7 @@ AuditAction = Literal[
     "connection.breaker_policy",
     "connection.send_rate",
     "connection.senders",
+    "connection.balance_threshold",
     "template.set",
     "template.delete",
     "allowlist.add",

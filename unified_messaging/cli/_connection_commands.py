@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .._domain import Connection
     from .._messenger import Messenger
     from .._routing.breaker_policy import BreakerPolicy
+    from ..accounts.records import ProviderAccount
 
 __all__ = ["add_connections"]
 
@@ -87,6 +88,34 @@ def add_connections(commands: Subparsers) -> None:
     listing = add_command(group, "list", help="list a workspace's connections",
                           run=admin_command(_list))  # fmt: skip
     workspace_option(listing)
+    show = add_command(
+        group,
+        "show",
+        help="show a connection, with its provider balance and approved senders",
+        description=(
+            "Show a connection and its provider account as last read: the balance or "
+            "credit, the approved senders the provider lists, and when they were read "
+            "(the worker reads them every 15 minutes). --refresh reads them now."
+        ),
+        run=admin_command(_show),
+    )
+    show.add_argument("connection_id", metavar="ID")
+    show.add_argument(
+        "--refresh", action="store_true", help="read the account from the provider now"
+    )
+    threshold = add_command(
+        group,
+        "threshold",
+        help="set the balance below which connection.balance_low fires",
+        description=(
+            "Set the connection's low-balance threshold, in the account's own unit: when a "
+            "reading finds the balance below it, the connection.balance_low webhook fires, "
+            "once per crossing. 'none' removes it."
+        ),
+        run=admin_command(_threshold),
+    )
+    threshold.add_argument("connection_id", metavar="ID")
+    threshold.add_argument("threshold", metavar="AMOUNT", help="a number, or none")
     update = add_command(
         group,
         "update",
@@ -200,6 +229,49 @@ async def _update(m: Messenger, args: argparse.Namespace) -> Report:
     if rates:
         connection = await m.connections.set_send_rate(connection.id, **rates)
     return fields_report(_shown(connection), labels=_LABELS)
+
+
+async def _show(m: Messenger, args: argparse.Namespace) -> Report:
+    connection = await m.connections.get(args.connection_id)
+    if args.refresh:
+        account = await m.accounts.refresh(connection.id)
+    else:
+        account = await m.accounts.get(connection.id)
+    row = _shown(connection)
+    shown = fields_report({**row, **_account_fields(account)},
+                          labels={**_LABELS, **_ACCOUNT_LABELS})  # fmt: skip
+    row["account"] = account.to_dict()
+    return Report(row, shown.text)
+
+
+async def _threshold(m: Messenger, args: argparse.Namespace) -> Report:
+    value = None if args.threshold.strip().lower() == "none" else args.threshold
+    account = await m.accounts.set_threshold(args.connection_id, value)
+    shown = fields_report(_account_fields(account), labels=_ACCOUNT_LABELS)
+    return Report(account.to_dict(), shown.text)
+
+
+_ACCOUNT_LABELS = {"account_balance": "balance", "account_read_at": "balance read at",
+                   "account_senders": "provider's senders", "account_threshold": "low below",
+                   "account_state": "account"}  # fmt: skip
+
+
+def _account_fields(account: ProviderAccount) -> JsonObject:
+    """The account as the human table shows it (the JSON keeps ``account``)."""
+    if account.state == "not_offered":
+        return {"account_state": "not offered by this provider"}
+    balance = "-" if account.balance is None else f"{account.balance} {account.unit or ''}"
+    state = {"read": "read", "never": "not read yet", "failed": f"last reading failed: "
+             f"{account.error}"}[account.state]  # fmt: skip
+    senders = "not listed" if account.senders is None else ", ".join(account.senders) or "-"
+    low = "" if not account.low else " (below the threshold)"
+    return {
+        "account_state": state,
+        "account_balance": balance.strip() + low,
+        "account_read_at": "-" if account.read_at is None else account.read_at.isoformat(),
+        "account_senders": senders,
+        "account_threshold": "-" if account.threshold is None else str(account.threshold),
+    }
 
 
 async def _remove(m: Messenger, args: argparse.Namespace) -> Report:

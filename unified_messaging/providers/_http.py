@@ -372,6 +372,34 @@ def transport_cause(exc: httpx.HTTPError) -> str:
     return f"{type(exc).__name__} talking to {where}: {_kind(exc)}"
 
 
+#: Query parameters whose values are secrets in some provider's format (Verimor's and
+#: Jasmin's balance, Kannel's sendsms carry the password in the URL).
+_SECRET_QUERY: Final = re.compile(
+    r"(?i)([?&](?:password|pass|pwd|api_?key|api_?hash|hash|key|token|secret)=)[^&\s\"']*"
+)
+
+
+class _RedactQuerySecrets(logging.Filter):
+    """httpx logs every request's URL at INFO: a provider whose format puts the password in
+    the query string would leak it there. The values of such parameters are blanked."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "=" in message and _SECRET_QUERY.search(message):
+            record.msg = _SECRET_QUERY.sub(r"\1<redacted>", message)
+            record.args = ()
+        return True
+
+
+def _install_query_redaction() -> None:
+    httpx_logger = logging.getLogger("httpx")
+    if not any(isinstance(f, _RedactQuerySecrets) for f in httpx_logger.filters):
+        httpx_logger.addFilter(_RedactQuerySecrets())
+
+
+_install_query_redaction()
+
+
 class HttpAdapter(abc.ABC, Generic[C]):
     """Base of the live adapters. Subclasses set ``credentials_model``, ``default_base_url``
     and implement :meth:`submit` (and :meth:`submit_batch` where the provider has batches).

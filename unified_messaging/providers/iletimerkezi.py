@@ -25,7 +25,10 @@ facts, from İletimerkezi's documentation source (github.com/iletimerkezi/apidoc
 - Reports polled: ``POST /v1/get-report/json`` ``{"request": {"authentication", "order": {"id",
   "page", "rowCount" (max 1000)}}}`` -> ``order.message[] {number, status}``: 110 on its way,
   111 delivered, 112 not delivered; ``order.status`` 113/114/115 (115: the order failed).
-- ``POST /v1/get-balance/json`` has no side effects: the credentials check.
+- ``POST /v1/get-balance/json`` has no side effects: the credentials check. Its answer's
+  ``balance`` is ``{"amount": lira, "sms": SMS credits}`` (``docs/account/balance/json.mdx``).
+- ``POST /v1/get-sender/json`` (same envelope) answers ``senders: {sender: [...]}``, the
+  approved headers (``docs/sms/sender/json.mdx``).
 
 Message ids: reports name the order and the number, never our position in it, so each
 recipient's ``provider_message_id`` is ``"{order id}:{E.164 number}"``; a batch is split so no
@@ -54,6 +57,7 @@ from ._http import (
     decode_json,
 )
 from ._sms import json_answer, national, numbers_by_id, send_in_groups
+from .account import AccountReading, clean_senders, parse_amount
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["SPEC", "Credentials", "IletimerkeziAdapter"]
@@ -291,6 +295,49 @@ class IletimerkeziAdapter(HttpAdapter[Credentials]):
                 "İletimerkezi gave no usable answer to the check: "
                 + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
             )
+
+    # --- the account (messenger.accounts) ----------------------------------------------------
+
+    async def read_account(self) -> AccountReading:
+        """The balance (``get-balance``: ``balance.amount`` in lira, ``balance.sms`` in SMS;
+        the account works with one of them, so a non-zero ``amount`` means lira) and the
+        approved headers (``get-sender``: ``senders.sender`` list)."""
+        response = await self._account_post("/v1/get-balance/json", "balance")
+        found = response.get("balance")
+        found = found if isinstance(found, dict) else {}
+        amount, sms = parse_amount(found.get("amount")), parse_amount(found.get("sms"))
+        if amount is None and sms is None:
+            raise ProviderUnavailable("İletimerkezi answered the balance query without one.")
+        reading_lira = amount is not None and (amount != 0 or sms is None)
+        balance, unit = (amount, "TRY") if reading_lira else (sms, "SMS")
+        response = await self._account_post("/v1/get-sender/json", "header list")
+        senders = response.get("senders")
+        names = senders.get("sender") if isinstance(senders, dict) else None
+        if isinstance(names, str):  # one header may come as a bare string
+            names = [names]
+        if not isinstance(names, list):
+            names = []  # no approved header yet: İletimerkezi leaves the list out
+        return AccountReading(balance, unit, clean_senders(names))  # type: ignore[arg-type]
+
+    async def _account_post(self, path: str, what: str) -> dict[str, object]:
+        try:
+            answer = await self._post(path, self._envelope())
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, f"to read the {what}") from None
+        if answer.truncated:
+            raise self.unreachable(answer, f"to read the {what}")
+        read = _decode(answer, self)
+        code = answer.status if isinstance(read, SubmitOutcome) else read[0]
+        if code == 401:
+            raise InvalidCredentials(
+                "İletimerkezi refused the credentials: wrong API key or hash, API access "
+                "switched off in the panel, or this IP is not allowed."
+            )
+        if isinstance(read, SubmitOutcome) or code != 200:
+            raise ProviderUnavailable(
+                f"İletimerkezi gave no usable {what} (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
+        return read[2]
 
 
 def _answer_code(answer: Answer, adapter: IletimerkeziAdapter) -> int | None:

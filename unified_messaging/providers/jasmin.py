@@ -45,8 +45,9 @@ from .._domain import Connection, ErrorInfo
 from .._encoding import analyze_sms
 from .._errors import InvalidCredentials, ProviderUnavailable, RequestInvalid
 from .._types import ProviderCode
-from ._http import Answer, HttpAdapter
+from ._http import Answer, HttpAdapter, JsonUnreadable, decode_json_object
 from ._sms_gateway import JasminCredentials, require_base_url
+from .account import AccountReading, parse_amount
 from .base import InboundCallback, ProviderReport, ReportStatus, SubmitOutcome, SubmitRequest
 
 __all__ = ["REPORT_ACK", "JasminAdapter"]
@@ -216,6 +217,34 @@ class JasminAdapter(HttpAdapter[JasminCredentials]):
         if answer.status in (401, 403):
             raise InvalidCredentials("The Jasmin gateway refused the username or password.")
         # 200, or 400 "Cannot check balance": the user is known (only not allowed /balance).
+
+    # --- the account (messenger.accounts) ----------------------------------------------------
+
+    async def read_account(self) -> AccountReading:
+        """``GET /balance``: ``{"balance": <number or "ND">, "sms_count": <number or "ND">}``
+        in the gateway's own unit; ``ND`` (not defined: no limit set) reads as no balance.
+        Jasmin keeps no list of senders (a filter may restrict them): ``senders`` ``None``."""
+        params = {
+            "username": self.credentials.username,
+            "password": self.secret(self.credentials.password),
+        }
+        try:
+            answer = await self.exchange(
+                "GET", BALANCE_PATH, max_body=MAX_ANSWER_BYTES, params=params
+            )
+        except httpx.HTTPError:
+            raise ProviderUnavailable("The sms_e gateway could not be reached.") from None
+        if answer.status in (401, 403):
+            raise InvalidCredentials("The Jasmin gateway refused the username or password.")
+        if answer.truncated or answer.status != 200:
+            raise ProviderUnavailable(
+                f"The Jasmin gateway gave no balance (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
+        try:
+            data = decode_json_object(answer.body)
+        except JsonUnreadable:
+            raise ProviderUnavailable("The Jasmin gateway's balance is not JSON.") from None
+        return AccountReading(parse_amount(data.get("balance")), "credit", None)
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -22,6 +22,9 @@ them (Ardakilic/laravel-mutlucell-sms, semihs/gomutlucell):
   profile's ``PollPolicy``: per pack, first a minute after the send, then every 15 minutes;
   at most 10 calls a round); one call here is one request per pack.
 * ``POST {base}/smsgw-ws/gtcrdtex`` with ``<smskredi ka pwd/>`` answers ``$<credit>``.
+* ``POST {base}/smsgw-ws/gtorgex`` with ``<smsorig ka pwd/>`` answers the headers the
+  account owns: ``$`` then one header a line (the PHP libraries' ``listOriginators``), or
+  the bare error numbers above.
 
 IYS. Mutlucell's public documents and SDKs (its PHP library's ``sendBulk``: ``ka pwd org
 tarih bitis addLinkToEnd IP aboneid bayiid zamanayay charset``) name no IYS attribute of
@@ -58,6 +61,7 @@ from .._errors import InvalidCredentials, ProviderUnavailable
 from .._types import Encoding, ProviderCode
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import msisdn, numbers_by_id, send_in_groups
+from .account import AccountReading, clean_senders, parse_amount
 from .base import (
     OutcomeKind,
     ProviderReport,
@@ -74,6 +78,7 @@ logger = logging.getLogger("unified_messaging.providers.mutlucell")
 _SEND_PATH: Final = "/smsgw-ws/sndblkex"
 _REPORT_PATH: Final = "/smsgw-ws/gtblkrprtex"
 _CREDIT_PATH: Final = "/smsgw-ws/gtcrdtex"
+_ORIGINATOR_PATH: Final = "/smsgw-ws/gtorgex"
 #: A send answer is a few bytes; a report holds a line per recipient of one pack.
 _SEND_LIMIT: Final = 64 * 1024
 _REPORT_LIMIT: Final = 1024 * 1024
@@ -282,6 +287,34 @@ class MutlucellAdapter(HttpAdapter[Credentials]):
             raise ProviderUnavailable(
                 f"Mutlucell's credit check failed (HTTP {answer.status}): {self.excerpt(answer)}"
             )
+
+    # --- the account (messenger.accounts) ----------------------------------------------------
+
+    async def read_account(self) -> AccountReading:
+        """The credit (``gtcrdtex``: ``$<credit>``, SMS credits) and the headers the account
+        owns (``gtorgex`` with ``<smsorig ka pwd/>``: ``$`` and one header a line)."""
+        text = await self._account_post(_CREDIT_PATH, "smskredi", "credit")
+        if not _CREDIT.fullmatch(text):
+            raise ProviderUnavailable("Mutlucell answered the credit query without a credit.")
+        balance = parse_amount(text[1:])
+        listed = await self._account_post(_ORIGINATOR_PATH, "smsorig", "header list")
+        if not listed.startswith("$"):
+            raise ProviderUnavailable("Mutlucell's header list does not start with '$'.")
+        return AccountReading(balance, "SMS", clean_senders(listed[1:].splitlines()))
+
+    async def _account_post(self, path: str, tag: str, what: str) -> str:
+        try:
+            answer = await self._post(path, _document(self._root(tag)))
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, f"to read the {what}") from None
+        text = answer.text.strip()
+        if answer.status == httpx.codes.OK and text in ("23", "30"):
+            raise InvalidCredentials(f"Mutlucell refused the credentials: {_SEND_ERRORS[text][2]}.")
+        if answer.status != httpx.codes.OK or answer.truncated or _ERROR_CODE.fullmatch(text):
+            raise ProviderUnavailable(
+                f"Mutlucell gave no usable {what} (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
+        return text
 
     # --- the wire ---------------------------------------------------------------------------
 

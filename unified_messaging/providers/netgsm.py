@@ -21,7 +21,10 @@ from NetGSM's OpenAPI document and SDK enums (github.com/netgsm/netgsm-sms-js ``
   pending, 1 delivered, 2 expired, 3 invalid or restricted number, 4 not sent to the operator,
   11 rejected, 12 delivery error, 13 duplicate, 14 no credit, 15 blacklisted, 16 IYS refused,
   17 IYS error.
-- ``GET /sms/rest/v2/msgheader`` lists the account's headers: the credentials check.
+- ``GET /sms/rest/v2/msgheader`` lists the account's headers (``{"code": "00", "msgheaders":
+  [...]}``): the credentials check, and the sender list of ``messenger.accounts``.
+- ``POST /balance`` ``{"usercode", "password", "stip": 2}`` answers the credit in lira as
+  ``{"code": "00", "balance": "57,860"}`` (the JS SDK's ``checkBalance`` and its tests).
 
 One-time codes (D34) may take NetGSM's OTP route instead (``/sms/send/otp``, XML), when
 the connection's credentials turn it on (``otp``): :mod:`._netgsm_otp`.
@@ -52,6 +55,7 @@ from .._types import IysMode, ProviderCode
 from . import _netgsm_otp as otp
 from ._http import AdapterSpec, Answer, CredentialsModel, HttpAdapter
 from ._sms import json_answer, national, numbers_by_id, send_in_groups
+from .account import AccountReading, clean_senders, parse_amount
 from .base import (
     PROFILES,
     ProviderReport,
@@ -480,6 +484,51 @@ class NetgsmAdapter(HttpAdapter[Credentials]):
                 "NetGSM gave no usable answer to the credentials check: "
                 + (said or f"HTTP {answer.status}: {self.excerpt(answer)}")
             )
+
+    # --- the account (messenger.accounts) ----------------------------------------------------
+
+    async def read_account(self) -> AccountReading:
+        """The credit (``POST /balance``, ``stip`` 2: ``{"code": "00", "balance": "57,860"}``,
+        in lira) and the headers (``GET /sms/rest/v2/msgheader``: ``msgheaders``)."""
+        body: dict[str, object] = {
+            "usercode": self.credentials.usercode,
+            "password": self.secret(self.credentials.password),
+            "stip": 2,
+        }
+        try:
+            answer = await self.exchange("POST", "/balance", max_body=MAX_ANSWER_BYTES, json=body)
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to read the balance") from None
+        data = self._account_answer(answer, "balance")
+        balance = parse_amount(data.get("balance"))
+        if balance is None:
+            raise ProviderUnavailable("NetGSM answered the balance query without a balance.")
+        app = self.credentials.appname
+        try:
+            answer = await self._call(
+                "GET", "/sms/rest/v2/msgheader", params={"appname": app} if app else None
+            )
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, "to read the headers") from None
+        headers = self._account_answer(answer, "header list").get("msgheaders")
+        if not isinstance(headers, list):
+            raise ProviderUnavailable("NetGSM answered the header query without msgheaders.")
+        return AccountReading(balance, "TRY", clean_senders(headers))
+
+    def _account_answer(self, answer: Answer, what: str) -> Mapping[str, object]:
+        if answer.truncated:
+            raise self.unreachable(answer, f"to read the {what}")
+        data = json_answer(answer, self)
+        if answer.status in (401, 403) or (isinstance(data, dict) and _answer_code(data) == "30"):
+            raise InvalidCredentials(
+                "NetGSM refused the credentials: wrong usercode or password, no API access, "
+                "or this IP is not allowed."
+            )
+        if isinstance(data, SubmitOutcome) or _answer_code(data) != "00":
+            raise ProviderUnavailable(
+                f"NetGSM gave no usable {what} (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
+        return data
 
 
 def _report_calls(wanted: Mapping[str, set[str]]) -> list[list[str]]:

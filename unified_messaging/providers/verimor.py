@@ -21,6 +21,9 @@ report status. Wire facts, from Verimor's own documentation (``github.com/verimo
 * ``GET {base}/v2/balance?username=&password=`` answers the credit as plain text, ``401`` for
   bad credentials. The secret rides in the query string because that is Verimor's format;
   nothing here logs a URL.
+* ``GET {base}/v2/headers?username=&password=`` answers the approved headers as JSON: a list
+  of names in the user guide (``["Verimor TLK", "Bulutsantralim"]``), a list of
+  ``{"header": name}`` in the newer developer pages; both are read.
 
 Ids. One request is one campaign. Verimor's ``message_id`` is unknown at submit time, so a
 recipient's id is ``"<campaign_id>:<dest>"``, rebuilt the same way from each pushed report. A
@@ -58,6 +61,7 @@ from ._http import (
     redact,
 )
 from ._sms import msisdn, send_in_groups
+from .account import AccountReading, clean_senders, parse_amount
 from .base import (
     InboundCallback,
     InboundMessage,
@@ -74,6 +78,7 @@ logger = logging.getLogger("unified_messaging.providers.verimor")
 
 _SEND_PATH: Final = "/v2/send.json"
 _BALANCE_PATH: Final = "/v2/balance"
+_HEADERS_PATH: Final = "/v2/headers"
 #: A campaign id or an error code is a few bytes; anything longer is not Verimor talking.
 _ANSWER_LIMIT: Final = 64 * 1024
 #: Verimor sends no Retry-After with its 429; its limits are counted per minute.
@@ -320,6 +325,45 @@ class VerimorAdapter(HttpAdapter[Credentials]):
             raise ProviderUnavailable(
                 f"Verimor's balance check failed (HTTP {answer.status}): {self.excerpt(answer)}"
             )
+
+    # --- the account (messenger.accounts) ----------------------------------------------------
+
+    async def read_account(self) -> AccountReading:
+        """The credit (``GET /v2/balance``: a plain number, SMS credits) and the headers
+        (``GET /v2/headers``: a JSON list of names, or of ``{"header": name}`` objects)."""
+        text = await self._account_get(_BALANCE_PATH, "balance")
+        balance = parse_amount(text)
+        if balance is None:
+            raise ProviderUnavailable("Verimor answered the balance query without a number.")
+        raw = await self._account_get(_HEADERS_PATH, "header list")
+        try:
+            listed = decode_json(raw.encode("utf-8"))
+        except JsonUnreadable:
+            raise ProviderUnavailable("Verimor's header list is not JSON.") from None
+        if not isinstance(listed, list):
+            raise ProviderUnavailable("Verimor's header list is not a JSON list.")
+        names = [e.get("header") if isinstance(e, dict) else e for e in listed]
+        return AccountReading(balance, "SMS", clean_senders(names))
+
+    async def _account_get(self, path: str, what: str) -> str:
+        params = {
+            "username": self.credentials.username,
+            "password": self.secret(self.credentials.password),
+        }
+        try:
+            answer = await self.exchange("GET", path, max_body=_ANSWER_LIMIT, params=params)
+        except httpx.HTTPError as exc:
+            raise self.unreachable(exc, f"to read the {what}") from None
+        if answer.status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
+            raise InvalidCredentials(
+                "Verimor refused the credentials: wrong user name or API password, or OİM "
+                "does not allow this server's IP address."
+            )
+        if answer.truncated or answer.status != httpx.codes.OK:
+            raise ProviderUnavailable(
+                f"Verimor gave no usable {what} (HTTP {answer.status}): {self.excerpt(answer)}"
+            )
+        return answer.text
 
 
 def _refusal_token(answer: Answer) -> str | None:

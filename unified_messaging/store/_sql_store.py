@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._sql_accounts import AccountsMixin
 from ._sql_audit import AuditMixin
 from ._sql_batch import BatchMixin
 from ._sql_breaker import BreakerMixin
@@ -21,6 +22,7 @@ __all__ = ["SqlStore"]
 
 
 class SqlStore(
+    AccountsMixin,
     CoreMixin,
     BatchMixin,
     WorkMixin,

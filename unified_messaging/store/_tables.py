@@ -38,6 +38,7 @@ __all__ = [
     "metadata",
     "notices",
     "pacing",
+    "provider_accounts",
     "provider_refs",
     "quota",
     "sessions",
@@ -706,6 +707,26 @@ stat_changes = sa.Table(
     sa.Column("sent_at", UtcDateTime, nullable=True),
     sa.Column("final_at", UtcDateTime, nullable=True),
     sa.Column("n", sa.SmallInteger, nullable=False),
+)
+
+# Each connection's provider account (migration 0030): the last reading (balance as text,
+# exact; senders as a JSON list, NULL when the provider keeps none), the operator's
+# threshold, and ``low``, flipped by one conditional UPDATE per crossing.
+provider_accounts = sa.Table(
+    "um_provider_accounts",
+    metadata,
+    sa.Column("connection_id", _Text, primary_key=True),
+    sa.Column("workspace_id", _Text, _workspace_fk(), nullable=False),
+    sa.Column("provider", _Text, nullable=False),
+    sa.Column("state", _Text, nullable=False),
+    sa.Column("balance", _Text, nullable=True),
+    sa.Column("unit", _Text, nullable=True),
+    sa.Column("senders", _Json, nullable=True),
+    sa.Column("read_at", UtcDateTime, nullable=True),
+    sa.Column("tried_at", UtcDateTime, nullable=True),
+    sa.Column("error", _Text, nullable=True),
+    sa.Column("threshold", _Text, nullable=True),
+    sa.Column("low", sa.Boolean, nullable=False),
 )
 
 #: Every table, parents before children (the order to create them, reversed to empty them).

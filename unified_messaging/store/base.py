@@ -35,6 +35,7 @@ from .._access.flood_guard import RecipientLimit
 from .._domain import MessageRecord
 from .._routing.breaker_state import StoredBreaker
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..accounts.store import AccountStore
 from ..allowlist._store import AllowlistStore
 from ..audit._store import AuditStore
 from ..connections._store import ConnectionStore
@@ -87,6 +88,7 @@ class Store(
     WorkspaceStore,
     KeyStore,
     ConnectionStore,
+    AccountStore,
     TemplateStore,
     AllowlistStore,
     WebhookStore,

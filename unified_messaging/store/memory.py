@@ -20,6 +20,7 @@ from .._errors import AlreadyExists, IdempotencyInProgress, ResourceNotFound
 from .._routing.breaker_state import StoredBreaker
 from .._routing.pacing import gcra
 from .._types import MessageStatus, ProviderCode, SendPhase
+from ..accounts.records import ProviderAccount
 from ..audit._events import AuditEvent
 from ..consents.models import Consent, ConsentChange
 from ..iys.records import IysConnection, IysRegistration
@@ -27,6 +28,7 @@ from ..suppressions._rules import Suppression
 from ..users._store import DashboardSession, User
 from ..verifications._guard_rules import GuardSettings
 from ..verifications._records import Verification, VerificationSettings
+from ._memory_accounts import MemoryAccountsMixin
 from ._memory_audit import MemoryAuditMixin
 from ._memory_consents import MemoryConsentsMixin
 from ._memory_guard import RecipientIndex
@@ -59,6 +61,7 @@ V = TypeVar("V")
 
 
 class MemoryStore(
+    MemoryAccountsMixin,
     MemoryAuditMixin,
     MemoryUsersMixin,
     MemorySuppressionsMixin,
@@ -100,6 +103,7 @@ class MemoryStore(
         self._consent_changes: dict[str, list[ConsentChange]] = {}
         self._iys_connections: dict[str, IysConnection] = {}
         self._iys_registrations: dict[str, IysRegistration] = {}
+        self._accounts: dict[str, ProviderAccount] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(workspaces={len(self._workspaces)}, messages={len(self._messages)})"

@@ -19,6 +19,7 @@ from django.dispatch import Signal
 
 __all__ = [
     "BY_TYPE",
+    "connection_balance_low",
     "consent_changed",
     "message_delivered",
     "message_event",
@@ -49,6 +50,8 @@ verification_failed = Signal()
 verification_expired = Signal()
 #: D33: a consent changed in İYS (pulled); ``record`` is the consent (``ConsentOut``).
 consent_changed = Signal()
+#: A connection's provider balance went below its threshold; ``record`` is the account.
+connection_balance_low = Signal()
 message_event = Signal()
 
 #: The signal of each event type of D19 (``EVENT_TYPES``; a test keeps them in step).
@@ -65,4 +68,5 @@ BY_TYPE: Final = {
     "verification.failed": verification_failed,
     "verification.expired": verification_expired,
     "consent.changed": consent_changed,
+    "connection.balance_low": connection_balance_low,
 }

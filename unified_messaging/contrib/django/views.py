@@ -39,18 +39,23 @@ def signal_event(body: bytes, headers: Mapping[str, str], secret: str | Sequence
     events the simulated workspace delivers in tests."""
     event = verify(body, headers, secret)
     from ..._models import StatusRecord
+    from ...accounts.models import ProviderAccountOut
     from ...consents.models import ConsentOut
     from ...suppressions._inbound import InboundRecord
     from ...verifications._models import VerificationOut
 
     event_type = str(event.get("type", ""))
-    model: type[StatusRecord | InboundRecord | VerificationOut | ConsentOut] = StatusRecord
+    model: type[
+        StatusRecord | InboundRecord | VerificationOut | ConsentOut | ProviderAccountOut
+    ] = StatusRecord
     if event_type == "message.inbound":
         model = InboundRecord
     elif event_type.startswith("verification."):
         model = VerificationOut
     elif event_type.startswith("consent."):
         model = ConsentOut
+    elif event_type.startswith("connection."):
+        model = ProviderAccountOut
     record = model.model_validate(event.get("data"))
     stamp = event.get("timestamp")
     details = {

@@ -38,6 +38,8 @@ def routes(dashboard: Dashboard) -> list[Route]:
         route("/connections/{connection_id}/senders", g(set_senders), "POST"),
         route("/connections/{connection_id}/rate", g(set_rate), "POST"),
         route("/connections/{connection_id}/breaker", g(set_breaker), "POST"),
+        route("/connections/{connection_id}/account", g(read_account), "POST"),
+        route("/connections/{connection_id}/threshold", g(set_threshold), "POST"),
     ]
 
 
@@ -47,8 +49,9 @@ async def connections_page(page: Page) -> Response:
     workspace = page.require_workspace()
     connections = await page.messenger.connections.list(workspace.id)
     health = {h.connection_id: h for h in await page.messenger.connections.health(workspace.id)}
+    accounts = {a.connection_id: a for a in await page.messenger.accounts.list(workspace.id)}
     return page.render("connections.html", connections=connections, health=health,
-                       providers=ALL_PROVIDERS)  # fmt: skip
+                       accounts=accounts, providers=ALL_PROVIDERS)  # fmt: skip
 
 
 async def new_connection(page: Page, *, error: MessagingError | None = None) -> Response:
@@ -108,6 +111,7 @@ async def connection_page(
     return page.render(
         "connection.html",
         connection=connection,
+        account=await page.messenger.accounts.get(connection.id),
         health=health.get(connection.id),
         refused=form,
         typed=page.form.first_values(),
@@ -134,6 +138,27 @@ async def test(page: Page) -> Response:
     return await page.done(
         f"/connections/{connection.id}", Notice("The provider accepted the credentials.")
     )
+
+
+async def read_account(page: Page) -> Response:
+    """Read the provider account now (the worker does it every 15 minutes)."""
+    connection = await _connection(page)
+    account = await page.messenger.accounts.refresh(connection.id)
+    if account.state == "failed":
+        why = Notice(f"The provider could not be read: {account.error}", tone="error")
+        return await page.done(f"/connections/{connection.id}", why)
+    return await page.done(f"/connections/{connection.id}", Notice("Account read."))
+
+
+async def set_threshold(page: Page) -> Response:
+    connection = await _connection(page)
+    try:
+        await page.messenger.accounts.set_threshold(
+            connection.id, page.form.get("threshold").strip() or None
+        )
+    except RequestInvalid as exc:
+        return await connection_page(page, connection=connection, error=exc, form="threshold")
+    return await page.done(f"/connections/{connection.id}", Notice("Low-balance alert saved."))
 
 
 async def set_senders(page: Page) -> Response:

@@ -31,6 +31,7 @@ async def overview(page: Page) -> Response:
         time_zone=DEFAULT_ZONE,
     )
     health = await m.connections.health(workspace.id)
+    accounts = await m.accounts.list(workspace.id)
     quota = await m.workspaces.quota_usage(workspace.id)
     return page.render(
         "overview.html",
@@ -40,4 +41,6 @@ async def overview(page: Page) -> Response:
         windows=WINDOW_NAMES,
         health=health,
         quota=quota,
+        low_accounts=[a for a in accounts if a.low],
+        accounts={a.connection_id: a for a in accounts},
     )
