@@ -17,11 +17,25 @@ async def test_the_form_is_built_from_the_providers_schema(signed_in: Console) -
     assert form.status_code == 200
     assert 'name="cred_usercode" type="text"' in form.text
     assert 'name="cred_password" type="password"' in form.text
-    assert "appname (optional)" in form.text
+    assert "App name (optional)" in form.text
+    assert "Add a sms_a · NetGSM connection" in form.text
     bot = await signed_in.get("/connections/new", params={"provider": "chatbot"})
     assert 'name="cred_bot_token" type="password"' in bot.text
     unknown = await signed_in.get("/connections/new", params={"provider": "sms_z"})
     assert unknown.status_code == 400
+
+
+async def test_credentials_are_labelled_in_words_with_the_providers_own_terms(
+    signed_in: Console,
+) -> None:
+    form = await signed_in.get("/connections/new", params={"provider": "sms_b"})
+    # The label a person reads, the field name a request uses, and a hint tied to the input.
+    assert 'for="cred-api_key">API key <span class="mono muted">api_key</span>' in form.text
+    assert 'for="cred-api_hash">API hash <span class="mono muted">api_hash</span>' in form.text
+    assert 'aria-describedby="cred-api_hash-hint"' in form.text
+    assert "İletimerkezi&#39;s API hash (hash)" in form.text
+    whatsapp = await signed_in.get("/connections/new", params={"provider": "bizchat"})
+    assert ">Phone number ID <span" in whatsapp.text
 
 
 async def test_a_connection_is_added_and_its_credentials_never_come_back(

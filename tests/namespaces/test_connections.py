@@ -92,6 +92,13 @@ async def test_refusals_name_the_field_and_write_no_row() -> None:
 def test_credential_fields_read_the_providers_schema() -> None:
     fields = Messenger().connections.credential_fields("chatbot")
     assert [(f.name, f.secret, f.required) for f in fields] == [("bot_token", True, True)]
+    assert (fields[0].label, fields[0].hint) == (
+        "Bot token", "The token @BotFather gave the bot (123456:ABC…).",
+    )  # fmt: skip
+    # Every field of every provider has words of its own, not its request name.
+    for code in ("sms_a", "sms_b", "sms_c", "sms_d", "sms_e", "chatbot", "bizchat"):
+        for field in Messenger().connections.credential_fields(code):
+            assert field.label != field.name and field.hint, (code, field.name)
     with pytest.raises(RequestInvalid):
         Messenger().connections.credential_fields("sms_z")
 

@@ -24,6 +24,7 @@ from .._routing.breaker_policy import DEFAULT_BREAKER_POLICY, BreakerPolicy
 from .._routing.pacing import RATE_FIELDS, RateSetting, rate_setting
 from .._types import ALL_PROVIDERS, IYS_MODES, IysMode, ProviderCode
 from ..audit._actions import audited, of_record
+from ..providers._credential_words import credential_words
 from ..providers._credentials import CredentialsModel, validate_credentials
 from ..providers.base import PROFILES, parts_limit
 from ..store.base import ConnectionStats, Store
@@ -49,6 +50,9 @@ class CredentialField:
     secret: bool
     required: bool
     description: str | None = None
+    #: The field in words (``API hash``) and a hint in the provider's own terms.
+    label: str = ""
+    hint: str | None = None
 
 
 class Connections:
@@ -246,15 +250,20 @@ class Connections:
         schema = self._credential_schemas.get(provider)
         if schema is None:
             return []
-        return [
-            CredentialField(
-                name=name,
-                secret=field.annotation is SecretStr,
-                required=field.is_required(),
-                description=field.description,
+        fields = []
+        for name, field in schema.model_fields.items():
+            label, hint = credential_words(provider, name)
+            fields.append(
+                CredentialField(
+                    name=name,
+                    secret=field.annotation is SecretStr,
+                    required=field.is_required(),
+                    description=field.description,
+                    label=label,
+                    hint=hint or field.description,
+                )
             )
-            for name, field in schema.model_fields.items()
-        ]
+        return fields
 
     async def test(self, connection_id: str) -> int | None:
         """Check a connection's credentials against its provider (a balance or header call).
