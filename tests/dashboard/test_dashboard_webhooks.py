@@ -66,6 +66,23 @@ async def test_an_endpoint_gets_a_test_event_signed_with_the_secret_shown_once(
     assert event["type"] == "message.delivered" and event["data"]["livemode"] is False
     page = await signed_in.get(f"/webhooks/{endpoint.id}")
     assert ">delivered<" in page.text and "HTTP 200" in page.text
+    # The body the receiver got, indented to be read.
+    assert "Payload sent" in page.text
+    assert "  &#34;type&#34;: &#34;message.delivered&#34;," in page.text
+
+
+async def test_a_payload_is_shown_as_text_however_hostile_the_message(
+    signed_in: Console, bed: TestBed, receiver: Receiver
+) -> None:
+    created = await bed.messenger.webhooks.create(bed.workspace.id, receiver.url)
+    hostile = '<script>alert("x")</script>'
+    await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": hostile})
+    await bed.settle()
+    page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
+    assert "Payload sent" in page.text
+    assert "<script>alert" not in page.text
+    # The JSON string's own escapes (\") inside, the page's escapes around them.
+    assert "&lt;script&gt;alert(\\&#34;x\\&#34;)&lt;/script&gt;" in page.text
 
 
 async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(

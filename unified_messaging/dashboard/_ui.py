@@ -7,6 +7,8 @@ body or a recipient with markup in it is shown as text. Nothing is marked safe.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -71,6 +73,8 @@ class Templates:
         self._env.filters["provider"] = provider_label
         # A time as the workspace's people read it: in its zone (the page names the zone).
         self._env.filters["local"] = _local_time
+        # A webhook's body as its receiver got it, indented to be read.
+        self._env.filters["payload"] = payload_text
 
     def render(self, name: str, context: dict[str, object], *, status: int = 200) -> Response:
         html = self._env.get_template(name).render(context)
@@ -81,6 +85,21 @@ class Templates:
 def _local_time(context: jinja2.runtime.Context, moment: datetime, seconds: bool = True) -> str:
     zone = ZoneInfo(str(context.get("zone", "UTC")))
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+#: The most of a webhook body a page shows; the rest is cut with a note.
+PAYLOAD_SHOWN: Final = 8192
+
+
+def payload_text(body: bytes) -> str:
+    """A delivery's JSON body, indented (the bytes as UTF-8 text if it is not JSON), at
+    most :data:`PAYLOAD_SHOWN` characters. Autoescaping makes it text on the page."""
+    text = body.decode("utf-8", errors="replace")
+    with contextlib.suppress(ValueError):
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    if len(text) > PAYLOAD_SHOWN:
+        return text[:PAYLOAD_SHOWN] + f"\n… ({len(text) - PAYLOAD_SHOWN:,} more characters)"
+    return text
 
 
 def display_zone(workspace: Workspace | None) -> str:
