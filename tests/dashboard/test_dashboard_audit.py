@@ -115,3 +115,22 @@ async def test_targets_name_what_a_person_recognises(
     assert "· checkout &lt;b&gt;" in created
     connection = next(r for r in rows if "connection.add" in r)
     assert re.search(r"· (sms_[a-e]|chatbot|bizchat) · ", connection)
+
+
+async def test_a_suppression_or_consent_target_shows_its_recipient_masked(
+    signed_in: Console, bed: TestBed, messenger: Messenger
+) -> None:
+    live = await messenger.principal(bed.workspace.id, livemode=True)
+    entry = await messenger.suppressions.add(
+        live, {"channel": "sms", "recipient": "+905551112233", "reason": "asked by phone"}
+    )
+    consent = await messenger.consents.create(
+        bed.principal, {"recipient": "+905554445566", "status": "ONAY", "source": "HS_WEB"}
+    )
+
+    rows = _rows((await signed_in.get("/audit")).text)
+
+    [suppressed] = [r for r in rows if entry.id in r]
+    assert "· +********2233" in suppressed and "5551112233" not in suppressed
+    [recorded] = [r for r in rows if consent.id in r]
+    assert "· +********5566" in recorded and "5554445566" not in recorded

@@ -11,6 +11,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..._errors import MessagingError
+from ..._observability.logsafe import mask_numbers
+from ...audit._events import AuditEvent
 from ...audit._names import AUDIT_ACTIONS
 from .._app import Dashboard, route
 from .._ui import Page, provider_label
@@ -45,6 +47,7 @@ async def audit_page(page: Page) -> Response:
         events, has_more, error = [], False, exc.message
     names = {w.id: w.name for w in page.viewer.workspaces}
     labels = await _labels(page, {e.workspace_id for e in events if e.workspace_id})
+    labels.update(await _recipients(page, events))
     return page.render(
         "audit.html",
         labels=labels,
@@ -69,4 +72,29 @@ async def _labels(page: Page, workspace_ids: set[str]) -> dict[str, str]:
             labels[key.id] = key.name or "(no name)"
         for connection in await page.messenger.connections.list(workspace_id):
             labels[connection.id] = provider_label(connection.provider)
+    return labels
+
+
+async def _recipients(page: Page, events: list[AuditEvent]) -> dict[str, str]:
+    """A suppression's or a consent's recipient beside its id, masked as the logs mask a
+    number (its last four digits): who it was about, without the whole number on screen.
+    Entries removed since keep no label."""
+    store = page.messenger.store
+    labels: dict[str, str] = {}
+    for event in events:
+        target, workspace_id = event.target, event.workspace_id
+        if workspace_id is None or target in labels:
+            continue
+        for livemode in (True, False):
+            if target.startswith("sup_"):
+                entry = await store.get_suppression(workspace_id, livemode, target)
+                recipient = None if entry is None else entry.recipient
+            elif target.startswith("cns_"):
+                consent = await store.get_consent(workspace_id, livemode, target)
+                recipient = None if consent is None else consent.recipient
+            else:
+                break
+            if recipient is not None:
+                labels[target] = mask_numbers(recipient)
+                break
     return labels
