@@ -124,6 +124,7 @@ def test_balance_and_hostile_senders_show_as_text(
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Connections").click()
     row = page.get_by_role("row").filter(has_text="sms_c")
     expect(row).to_contain_text("4321.0 SMS")
+    expect(row).to_contain_text("(Europe/Istanbul)")  # read time in the workspace's zone
     expect(row).to_contain_text("low")
     _shot(page, "connections-balance")
 
