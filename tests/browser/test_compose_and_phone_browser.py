@@ -21,7 +21,7 @@ HOSTILE = '<img src=x onerror="alert(1)"> Kargonuz </textarea><script>alert(2)</
 PAGES = (
     "/", "/compose", "/messages", "/keys", "/connections", "/connections/new?provider=sms_a",
     "/templates", "/templates/new", "/allowlist", "/suppressions", "/consents",
-    "/verifications", "/webhooks", "/audit",
+    "/iys", "/verifications", "/webhooks", "/audit",
 )  # fmt: skip
 WIDTHS = (390, 1280)
 
