@@ -25,6 +25,7 @@ from unified_messaging.webhooks import Webhook
 class Receiver:
     url: str
     answer: int = 200
+    body: bytes = b""
     seen: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
 
 
@@ -34,7 +35,7 @@ async def receiver() -> AsyncIterator[Receiver]:
 
     async def hook(request: Request) -> Response:
         box.seen.append((dict(request.headers), await request.body()))
-        return Response(status_code=box.answer)
+        return Response(box.body, status_code=box.answer)
 
     async with serve(Starlette(routes=[Route("/hook", hook, methods=["POST"])])) as base:
         box.url = base + "/hook"
@@ -76,6 +77,7 @@ async def test_a_payload_is_shown_as_text_however_hostile_the_message(
 ) -> None:
     created = await bed.messenger.webhooks.create(bed.workspace.id, receiver.url)
     hostile = '<script>alert("x")</script>'
+    receiver.body = b"<b>thanks</b> " + "ü".encode() * 3000  # longer than what is kept
     await bed.messenger.send(bed.principal, {"to": "+905551234567", "body": hostile})
     await bed.settle()
     page = await signed_in.get(f"/webhooks/{created.endpoint.id}")
@@ -83,6 +85,12 @@ async def test_a_payload_is_shown_as_text_however_hostile_the_message(
     assert "<script>alert" not in page.text
     # The JSON string's own escapes (\") inside, the page's escapes around them.
     assert "&lt;script&gt;alert(\\&#34;x\\&#34;)&lt;/script&gt;" in page.text
+    # The receiver's answer: its status and the start of its body, as text.
+    assert "Answer body" in page.text and "&lt;b&gt;thanks&lt;/b&gt; üü" in page.text
+    [delivery, *_] = await bed.messenger.webhooks.list_deliveries(created.endpoint.id)
+    assert delivery.last_answer is not None
+    assert delivery.last_answer.startswith("<b>thanks</b> üü")
+    assert len(delivery.last_answer) < 1100  # about 2 KiB of the 6 KiB it sent
 
 
 async def test_a_failed_delivery_is_redelivered_with_the_same_webhook_id(

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from _databases import Database
 
 # The chain, in merge order: 0009, 0010, 0013, 0012, 0014, 0011, 0018, 0017, 0015, 0016, 0019,
-# 0020, 0021, 0022, 0023, 0025, 0026, 0027, 0028, 0029, 0030.
-HEAD = "0030"
+# 0020, 0021, 0022, 0023, 0025, 0026, 0027, 0028, 0029, 0030, 0031.
+HEAD = "0031"
 FIRST = "0001"
 SECOND = "0002"
 WEBHOOK_TABLES = {"um_webhook_endpoints", "um_webhook_deliveries"}

@@ -830,6 +830,7 @@ async def test_webhook_delivery_crud(ws: Store) -> None:
         next_attempt_at=at(300),
         last_status_code=503,
         last_error=INJECTION,
+        last_answer="Çok yoğunuz 🙃 " + INJECTION,
         updated_at=at(5),
     )
     await ws.update_webhook_delivery(retried)

@@ -275,7 +275,13 @@ async def test_a_chunked_answer_is_read_to_its_end_and_the_connection_kept(
     results = [await deliver(sender, server.url()) for _ in range(2)]
 
     assert (
-        results == [DeliveryResult("retry", status_code=500, error="HTTP 500: down for a bit")] * 2
+        results
+        == [
+            DeliveryResult(
+                "retry", status_code=500, error="HTTP 500: down for a bit", answer="down for a bit"
+            )
+        ]
+        * 2
     )
     assert server.connections == 1
 
@@ -289,7 +295,7 @@ async def test_an_answer_without_a_length_is_read_until_the_close(
     result = await deliver(sender, server.url())
 
     assert result == DeliveryResult(
-        "retry", status_code=503, error="HTTP 503: busy", retry_after=30
+        "retry", status_code=503, error="HTTP 503: busy", retry_after=30, answer="busy"
     )
 
 
@@ -302,7 +308,10 @@ async def test_an_oversized_answer_is_excerpted_and_its_connection_dropped(
     results = [await deliver(sender, server.url()) for _ in range(2)]
 
     assert [r.status_code for r in results] == [400, 400]
-    assert results[0].error == "HTTP 400: " + "z" * EXCERPT_BYTES
+    # The answer keeps its first EXCERPT_BYTES; the error line only what fits in a log line.
+    assert results[0].answer == "z" * EXCERPT_BYTES
+    assert results[0].error is not None and results[0].error.startswith("HTTP 400: zzz")
+    assert len(results[0].error) <= 300 and results[0].error.endswith("…")
     assert server.connections == 2  # abandoned mid-answer, so never reused
 
 
@@ -320,7 +329,10 @@ async def test_a_long_but_bounded_answer_is_drained_and_the_connection_kept(
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        (answer(410, b"gone for good"), DeliveryResult("disable", 410, "HTTP 410: gone for good")),
+        (
+            answer(410, b"gone for good"),
+            DeliveryResult("disable", 410, "HTTP 410: gone for good", answer="gone for good"),
+        ),
         (answer(404), DeliveryResult("retry", 404, "HTTP 404")),
         (
             answer(429, b"", "retry-after: 90"),

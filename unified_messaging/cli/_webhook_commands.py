@@ -166,6 +166,7 @@ def delivery_json(delivery: WebhookDelivery) -> JsonObject:
         "next_attempt_at": iso(delivery.next_attempt_at),
         "last_status_code": delivery.last_status_code,
         "last_error": delivery.last_error,
+        "last_answer": delivery.last_answer,
         "created_at": iso(delivery.created_at),
         "updated_at": iso(delivery.updated_at),
     }

@@ -475,6 +475,7 @@ _DELIVERY_COLS = (
     "next_attempt_at",
     "last_status_code",
     "last_error",
+    "last_answer",
 )
 
 

@@ -393,6 +393,8 @@ webhook_deliveries = sa.Table(
     sa.Column("next_attempt_at", UtcDateTime, nullable=True),
     sa.Column("last_status_code", sa.Integer, nullable=True),
     sa.Column("last_error", _Text, nullable=True),
+    # The start of the receiver's last answer, at most 2 KiB (migration 0031).
+    sa.Column("last_answer", _Text, nullable=True),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("updated_at", UtcDateTime, nullable=False),
     # One delivery per event per endpoint; leads with endpoint_id, so it also serves listing.

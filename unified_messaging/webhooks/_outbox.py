@@ -414,6 +414,7 @@ class WebhookOutbox:
             attempts=delivery.attempts + 1,
             last_status_code=result.status_code,
             last_error=result.error,
+            last_answer=result.answer,
             updated_at=now,
         )
         if result.ok:

@@ -58,7 +58,7 @@ DEFAULT_TIMEOUT: Final = 15.0
 USER_AGENT: Final = f"unified-messaging/{__version__}"
 MAX_URL_LENGTH: Final = 2048
 #: How much of a failed answer's body is kept for the delivery log.
-EXCERPT_BYTES: Final = 200
+EXCERPT_BYTES: Final = 2048
 #: An answer's body is read to its end, up to this much, so its connection can be used again
 #: (an unread body leaves the HTTP/1.1 connection mid-message: it must be closed). A longer
 #: answer is abandoned, and its connection with it.
@@ -241,6 +241,9 @@ class DeliveryResult:
     status_code: int | None = None
     error: str | None = None
     retry_after: float | None = None
+    #: The start of the receiver's answer, as text (at most :data:`EXCERPT_BYTES` of it):
+    #: what an operator reads beside the status code. ``None``: no answer, or an empty one.
+    answer: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -263,19 +266,22 @@ def judge(
     """The outcome of an answer (the table in ``_sender``'s docstring): the one rule for both
     transports. ``headers`` are looked up by lower-case name; ``excerpt`` is the start of
     the answer's body as text ("" when it could not be read)."""
+    answer = excerpt if excerpt.strip() else None
     if 200 <= status < 300:
-        return DeliveryResult("success", status_code=status)
+        return DeliveryResult("success", status_code=status, answer=answer)
     if 300 <= status < 400:
         location = headers.get("location", "")
         note = f"HTTP {status}: redirect not followed" + (f" (to {location})" if location else "")
-        return DeliveryResult("retry", status_code=status, error=short_error(note))
+        return DeliveryResult("retry", status_code=status, error=short_error(note), answer=answer)
     error = short_error(f"HTTP {status}" + (f": {excerpt}" if excerpt.strip() else ""))
     if status == 410:
-        return DeliveryResult("disable", status_code=status, error=error)
+        return DeliveryResult("disable", status_code=status, error=error, answer=answer)
     retry_after = None
     if status in THROTTLE_STATUSES:
         retry_after = parse_retry_after(headers.get("retry-after"), now=now)
-    return DeliveryResult("retry", status_code=status, error=error, retry_after=retry_after)
+    return DeliveryResult(
+        "retry", status_code=status, error=error, retry_after=retry_after, answer=answer
+    )
 
 
 # --------------------------------------------------------------------------- connect-time guard

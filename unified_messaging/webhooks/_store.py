@@ -55,6 +55,8 @@ class WebhookDelivery:
     next_attempt_at: datetime | None = None
     last_status_code: int | None = None
     last_error: str | None = None
+    #: The start of the receiver's last answer (at most 2 KiB), as it sent it.
+    last_answer: str | None = None
 
 
 class WebhookStore(Protocol):
