@@ -55,6 +55,14 @@ def test_the_async_tour_snippet_runs() -> None:
     assert "422 INVALID_RECIPIENT" in output
 
 
+def test_the_consent_and_code_snippet_runs() -> None:
+    (code,) = _PYTHON.findall(section(README, "### Consent and one-time codes"))
+    lines = run_python(code).splitlines()
+    assert lines[0] == "sent failed IYS_CONSENT_MISSING"
+    assert lines[1].startswith("Doğrulama kodunuz: ")
+    assert lines[2] == "approved"
+
+
 def test_the_magic_number_fallback_snippet_runs_as_written() -> None:
     # 11-13 fall back only when the request names a fallback list; the snippet once had none.
     (code,) = _PYTHON.findall(section(README, "## Test mode: magic numbers"))
