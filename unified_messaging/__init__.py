@@ -132,6 +132,7 @@ if TYPE_CHECKING:
     from .iys.errors import (
         IysCredentialsRefused,
         IysNotConnected,
+        IysProviderUnsupported,
         IysRefused,
         IysThrottled,
         IysTokenLimit,
@@ -204,6 +205,7 @@ __all__ = [
     "IpNotAllowed",
     "IysCredentialsRefused",
     "IysNotConnected",
+    "IysProviderUnsupported",
     "IysRefused",
     "IysThrottled",
     "IysTokenLimit",
@@ -415,6 +417,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "iys.errors": (
         "IysCredentialsRefused",
         "IysNotConnected",
+        "IysProviderUnsupported",
         "IysRefused",
         "IysThrottled",
         "IysTokenLimit",

@@ -66,7 +66,7 @@ READS = {
     "connections.available", "connections.test", "connections.stats", "connections.health",
     "webhooks.of", "webhooks.delivery_of", "webhooks.deliveries_about",
     "verifications.settings", "content.rules", "content.lint", "verifications.stats",
-    "verifications.recent", "verifications.guard.settings", "accounts.senders_of",
+    "verifications.recent", "verifications.guard.settings", "accounts.senders_of", "iys.state",
 }  # fmt: skip
 #: Public admin methods that change no setting: they send an event again, or a test event, to
 #: an endpoint as it is (the delivery log records them), or take a simulated reply as a
