@@ -137,7 +137,7 @@ def free_port() -> int:
 async def test_200_is_success(sender: WebhookSender, receiver: Receiver) -> None:
     result = await sender.deliver(receiver.url("/ok"), BODY, HEADERS)
 
-    assert result == DeliveryResult("success", status_code=200)
+    assert result == DeliveryResult("success", status_code=200, answer="thanks")
     assert result.ok
 
 
@@ -198,7 +198,9 @@ async def test_an_injected_mock_transport_judges_its_answer() -> None:
 async def test_410_gone_disables_the_endpoint(sender: WebhookSender, receiver: Receiver) -> None:
     result = await sender.deliver(receiver.url("/gone"), BODY, HEADERS)
 
-    assert result == DeliveryResult("disable", status_code=410, error="HTTP 410: endpoint deleted")
+    assert result == DeliveryResult(
+        "disable", status_code=410, error="HTTP 410: endpoint deleted", answer="endpoint deleted"
+    )
 
 
 async def test_429_is_retried_with_its_retry_after(
