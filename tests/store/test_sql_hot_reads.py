@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from unified_messaging._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord, Workspace
 from unified_messaging.store.sql import SqlStore
@@ -136,6 +137,48 @@ async def test_reads_on_kept_connections_survive_the_server_dropping_them(
         for _ in range(3):
             found = await store.get_message("ws_1", True, "job_1")
             assert found == a_full_message()
+        assert not await store.suppressed("ws_1", True, "sms", ["+905551234567"])
+    finally:
+        await store.close()
+
+
+def _terminating(driver: Any) -> None:
+    """Hand an asyncpg connection's protocol the message a server sends as it ends the
+    backend (FATAL 57P01), as a socket read would, without the close that follows it."""
+    fields = [
+        (b"S", b"FATAL"), (b"V", b"FATAL"), (b"C", b"57P01"),
+        (b"M", b"terminating connection due to administrator command"),
+    ]  # fmt: skip
+    body = b"".join(kind + text + b"\0" for kind, text in fields) + b"\0"
+    driver._protocol.data_received(b"E" + struct.pack("!i", len(body) + 4) + body)
+
+
+async def test_a_read_retried_after_a_lost_kept_connection_does_not_meet_a_stale_pooled_one(
+    postgres_database: Database,
+) -> None:
+    """The race the test above can meet under load: the server has sent each backend its
+    FATAL error but the sockets' close is not read yet, so asyncpg calls the connections
+    open. The first read fails on a kept one; its one retry must not take another from the
+    pool that is just as dead (the checkout's is_closed() test passes it): the lost
+    connection marks the pool's older ones stale, as SQLAlchemy's own reads do."""
+    store, _name = postgres_database.named_store("um_hot")
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        await store.insert_messages([a_full_message()])
+        reads = [store.get_message("ws_1", True, "job_1") for _ in range(3)]
+        assert all(found is not None for found in await asyncio.gather(*reads))
+        engines = store._get_engines()
+        doomed = [c.connection.dbapi_connection.driver_connection for c in engines._idle]
+        assert doomed, "the reads keep their connections"
+        pooled = [await engines.read.connect() for _ in range(4)]
+        for connection in pooled:
+            doomed.append((await connection.get_raw_connection()).driver_connection)
+        for connection in pooled:
+            await connection.close()  # back in the pool, alive as far as it knows
+        for driver in doomed:
+            _terminating(driver)
+        assert await store.get_message("ws_1", True, "job_1") == a_full_message()
         assert not await store.suppressed("ws_1", True, "sms", ["+905551234567"])
     finally:
         await store.close()

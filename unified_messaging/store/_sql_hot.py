@@ -457,6 +457,12 @@ def _wrapped(conn: sa.Connection, cursor: Any, sql: str, exc: Any) -> Exception:
     dialect = conn.dialect
     lost = bool(dialect.is_disconnect(exc, conn.connection.dbapi_connection, cursor))
     if lost:
+        # SQLAlchemy's own handling of a lost connection marks the pool's older connections
+        # stale too (Connection._handle_dbapi_exception does the same call): a server that
+        # ended one backend has likely ended its siblings, and one still consuming the
+        # server's farewell passes the checkout's is_closed() test, so the read's one retry
+        # would meet it. Stale ones are replaced at their next checkout.
+        conn.engine.pool._invalidate(conn.connection, exc)
         conn.invalidate(exc)
     wrapped: Exception = sa_exc.DBAPIError.instance(
         sql,
