@@ -383,3 +383,21 @@ async def test_a_list_refused_for_one_consent_goes_one_by_one(backend: str, tmp_
     # The list of 12, refused whole; then each on its own.
     assert [len(b["request"]["consent"]["list"]) for b in fake.creates()] == [12] + [1] * 12
     assert len(fake.records) == 11
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_many_changes_go_to_verimor_one_call_each(backend: str, tmp_path: Path) -> None:
+    """Verimor's consent API takes one consent per call and no bulk request: a batch big
+    enough for İYS's bulk goes one by one, each registered once."""
+    fake = VerimorConsentsFake()
+    async with rig(backend, tmp_path, "sms_c", fake) as r:
+        ids = [await r.record(f"+9053210000{n:02d}") for n in range(12)]
+        await r.work()
+        await r.work()
+        states = {(await r.state(c))["iys_state"] for c in ids}
+
+    assert states == {"registered"}
+    assert sorted(c["recipient"] for c in fake.consents_sent()) == [
+        f"9053210000{n:02d}" for n in range(12)
+    ]
+    assert len(fake.creates()) == 12

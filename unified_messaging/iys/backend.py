@@ -27,16 +27,13 @@ if TYPE_CHECKING:
     from .api import IysApi
     from .tokens import SharedTokens
 
-__all__ = ["Backends", "IysBackend", "ListingBackend", "LiveIys"]
+__all__ = ["Backends", "BulkBackend", "IysBackend", "ListingBackend", "LiveIys"]
 
 T = TypeVar("T")
 
 
 class IysBackend(Protocol):
     """Protocol: İYS, as the worker and the gate ask it."""
-
-    #: Whether it takes asynchronous bulk requests (the simulated İYS does not).
-    bulk: bool
 
     async def ready(self, *, wait: bool = True) -> None:
         """Make sure a call can be made now (a valid token): raises what would stop it
@@ -47,11 +44,17 @@ class IysBackend(Protocol):
 
     async def status(self, recipient: str, recipient_type: str, type_: str) -> IysRecord | None: ...
 
+    async def changes(self, source: str, after: str | None) -> ChangesPage: ...
+
+
+@runtime_checkable
+class BulkBackend(IysBackend, Protocol):
+    """Protocol: a backend that also takes İYS's asynchronous bulk requests (İYS itself;
+    neither the simulated İYS nor a provider's consent API has them)."""
+
     async def add_many(self, consents: Sequence[WireConsent]) -> BulkAccepted: ...
 
     async def request_results(self, request_id: str) -> list[BulkResult]: ...
-
-    async def changes(self, source: str, after: str | None) -> ChangesPage: ...
 
 
 @runtime_checkable
@@ -66,8 +69,6 @@ class ListingBackend(IysBackend, Protocol):
 
 class LiveIys:
     """İYS's API for one connected workspace, every call with the shared token."""
-
-    bulk = True
 
     def __init__(self, api: IysApi, tokens: SharedTokens, workspace_id: str) -> None:
         self._api = api

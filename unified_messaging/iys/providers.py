@@ -34,7 +34,7 @@ from .._retry_after import parse_retry_after
 from ..providers._http import JsonUnreadable, decode_json, excerpt, transport_cause
 from .errors import IysCredentialsRefused, IysError, IysRefused, IysThrottled, IysUnavailable
 from .records import CONSENT_PROVIDERS
-from .wire import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
+from .wire import ChangesPage, IysRecord, Registered, WireConsent
 
 if TYPE_CHECKING:
     from .._domain import Connection
@@ -76,10 +76,9 @@ def provider_backend(
 
 
 class _ProviderConsents:
-    """What both consent APIs share: no token, no bulk requests, no changes to list."""
+    """What both consent APIs share: no token, no bulk requests (their create calls are
+    synchronous), no changes to list."""
 
-    #: Their create calls are synchronous: no asynchronous bulk request to follow.
-    bulk = False
     name = ""
 
     def __init__(self, client: httpx.AsyncClient, base_url: str, secrets: Sequence[str]) -> None:
@@ -92,12 +91,6 @@ class _ProviderConsents:
 
     async def ready(self, *, wait: bool = True) -> None:
         return None  # no token to fetch: every call carries the account's credentials
-
-    async def add_many(self, consents: Sequence[WireConsent]) -> BulkAccepted:
-        raise NotImplementedError(f"{self.name}'s consent API takes no asynchronous bulk")
-
-    async def request_results(self, request_id: str) -> list[BulkResult]:
-        return []
 
     async def changes(self, source: str, after: str | None) -> ChangesPage:
         return ChangesPage(after, ())  # neither API lists İYS's changes

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from .._lifecycle.worker import Batch, error_backoff
 from ..consents.rules import iys_date
-from .backend import ListingBackend
+from .backend import BulkBackend, ListingBackend
 from .errors import (
     IysCredentialsRefused,
     IysNotConnected,
@@ -282,8 +282,7 @@ class Registrar:
 
     async def _bulk(self, workspace_id: str, livemode: bool, items: Sequence[WorkItem]) -> None:
         backend = await self._backends.of(workspace_id, livemode)
-        lists = isinstance(backend, ListingBackend)
-        if backend is None or not (backend.bulk or lists):
+        if not isinstance(backend, (BulkBackend, ListingBackend)):
             return
         chosen = await self._first_timers(items)
         if len(chosen) < self._bulk_min:
@@ -291,6 +290,8 @@ class Registrar:
         await backend.ready()
         if isinstance(backend, ListingBackend):
             await self._in_lists(backend, chosen)
+            return
+        if not isinstance(backend, BulkBackend):
             return
         counted = await self._store.begin_iys_attempts(
             [change.id for _, change in chosen], now=self._clock.now(), bulk=True
@@ -395,7 +396,12 @@ class Registrar:
         backend = await self._backends.of(workspace_id, True)
         if backend is None:
             return True
-        results = {r.subrequest_id: r for r in await backend.request_results(request_id)}
+        # A backend without bulk requests (the workspace moved to a provider's consent API
+        # since) lists no results: each change waits for its own look-up (_bulk_doubt).
+        answered = []
+        if isinstance(backend, BulkBackend):
+            answered = await backend.request_results(request_id)
+        results = {r.subrequest_id: r for r in answered}
         waiting = False
         for change_id in change_ids:
             if not await self._settle_one(backend, change_id, results):

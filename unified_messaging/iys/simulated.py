@@ -18,10 +18,10 @@ consents store, which the gate reads first.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
-from .wire import BulkAccepted, BulkResult, ChangesPage, IysRecord, Registered, WireConsent
+from .wire import ChangesPage, IysRecord, Registered, WireConsent
 
 __all__ = ["MAGIC_NONE", "MAGIC_ONAY", "MAGIC_RET", "SimulatedIys"]
 
@@ -34,9 +34,7 @@ _SINCE: Final = "2015-05-01 00:00:00"
 
 
 class SimulatedIys:
-    """:class:`~.backend.IysBackend` of the test world."""
-
-    bulk = False
+    """:class:`~.backend.IysBackend` of the test world (one consent at a time: no bulk)."""
 
     def __repr__(self) -> str:
         return "SimulatedIys()"
@@ -51,12 +49,6 @@ class SimulatedIys:
     async def status(self, recipient: str, recipient_type: str, type_: str) -> IysRecord | None:
         status = _RECORDS.get(recipient) if type_ == "MESAJ" else None
         return None if status is None else IysRecord(status, _SINCE, "HS_2015")
-
-    async def add_many(self, consents: Sequence[WireConsent]) -> BulkAccepted:
-        raise NotImplementedError("the simulated İYS registers one consent at a time")
-
-    async def request_results(self, request_id: str) -> list[BulkResult]:
-        return []
 
     async def changes(self, source: str, after: str | None) -> ChangesPage:
         return ChangesPage(after, ())
