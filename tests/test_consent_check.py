@@ -33,7 +33,6 @@ async def test_a_bulk_asks_the_store_once_for_all_its_recipients() -> None:
     async with messenger:
         bed = await create_testbed(messenger=messenger, recipient_limit=None)
         await messenger.consents.set_policy(bed.workspace.id, "local")
-        # A principal carries its workspace as it was read: one read after the change.
         test = await messenger.principal(bed.workspace.id, livemode=False)
         numbers = [f"+9053211100{n:02d}" for n in range(10)]
         for to in numbers[:4]:
@@ -71,6 +70,28 @@ async def test_a_live_onay_does_not_count_for_a_test_key() -> None:
             "failed", "IYS_CONSENT_MISSING"
         )  # fmt: skip
         assert list(outbox) == []
+
+
+async def test_a_principal_held_across_a_policy_change_sends_by_the_policy_of_now() -> None:
+    """A library caller authenticates once and keeps its Principal: each send obeys the
+    workspace's settings at its moment, not those read when the caller authenticated."""
+    outbox = Outbox()
+    async with Messenger(clock=ManualClock(), on_simulated=outbox.record) as messenger:
+        bed = await create_testbed(messenger=messenger)
+        held = await messenger.principal(bed.workspace.id, livemode=False)
+        campaign = {"to": "+905321110002", "body": "Kampanya", "category": "commercial"}
+
+        await messenger.consents.set_policy(bed.workspace.id, "local")
+        refused = await messenger.send(held, campaign)
+        await messenger.consents.set_policy(bed.workspace.id, "off")
+        sent = await messenger.send(held, campaign)
+
+        assert (refused.status, refused.error and refused.error.code) == (
+            "failed", "IYS_CONSENT_MISSING"
+        )  # fmt: skip
+        assert held.workspace.consent_policy == "off"  # the caller's object is not changed
+        assert sent.status in ("queued", "sent")
+        assert outbox.recipients() == ["+905321110002"]
 
 
 async def test_the_policy_is_a_workspace_setting_that_is_audited() -> None:

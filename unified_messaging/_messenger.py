@@ -404,6 +404,18 @@ class Messenger:
     # ------------------------------------------------------------------ sending
 
     @send_span
+    async def _current(self, auth: Principal) -> Principal:
+        """``auth`` with its workspace's settings as they are now: a library caller may hold
+        a Principal across a settings change (``consents.set_policy``, quiet hours…), and a
+        send obeys the settings of its moment. The store's cache makes this a dict lookup
+        (REST has just read the same record), and a write in this process clears it."""
+        workspace = await self._store.get_workspace(auth.workspace_id)
+        if workspace is None:
+            raise Unauthorized  # the workspace is gone
+        if workspace is auth.workspace or workspace == auth.workspace:
+            return auth
+        return replace(auth, workspace=workspace)
+
     async def send(
         self,
         auth: Principal,
@@ -441,6 +453,7 @@ class Messenger:
         its SMS parts with the operator's code, and the content hints of a commercial SMS.
         Nothing is stored or sent; no quota unit is taken and the per-recipient limit, which
         count stored messages, are not asked."""
+        auth = await self._current(auth)
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
@@ -466,6 +479,7 @@ class Messenger:
         masked_text: str | None = None,
         code_template: ProviderTemplate | None = None,
     ) -> SendResponse:
+        auth = await self._current(auth)
         req = parse_model(SendRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
@@ -522,6 +536,7 @@ class Messenger:
         fails that item only, which still gets a ``job_id``. ``idempotency`` as for
         :meth:`send`.
         """
+        auth = await self._current(auth)
         req = parse_model(BulkRequest, request)
         plan = await self._plan(
             auth, req.provider, req.fallback, req.sender, req.template,
