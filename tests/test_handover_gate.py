@@ -150,7 +150,7 @@ async def make_rig(*, retry: bool = False, paced: bool = False, crash: bool = Fa
         clock=clock,
         pace_sleep=sleep,
         pace_wait=timedelta(seconds=5 if crash else 0),
-        live_adapters={"sms_a": build, "sms_b": build},
+        live_adapters={"sms_a": build, "sms_b": build, "bizchat": build},
     )
     m = rig.messenger
     workspace = await m.workspaces.create("Acme", recipient_limit=None)
@@ -162,9 +162,14 @@ async def make_rig(*, retry: bool = False, paced: bool = False, crash: bool = Fa
             workspace.id, code, default_sender="ACME", credentials={"any": "thing"},
             dlr_timeout=timedelta(minutes=5), **rates,
         )  # fmt: skip
+    await m.connections.add(
+        workspace.id, "bizchat",
+        credentials={"access_token": "EAAG-gate", "phone_number_id": "1055",
+                     "app_secret": "gate-secret", "verify_token": "vt-gate"},
+    )  # fmt: skip
     rig.workspace_id = workspace.id
     rig.auth = await m.principal(workspace.id, livemode=True)
-    for code in ("sms_a", "sms_b"):  # build both adapters: a send through each
+    for code in ("sms_a", "sms_b", "bizchat"):  # build the adapters: a send through each
         rig.auth = None  # (no crash yet)
         rig.auth = await m.principal(workspace.id, livemode=True)
         await rig.send(provider=code)
@@ -235,6 +240,22 @@ async def _after_failed_report(rig: Rig) -> str:
     return job_id
 
 
+async def _escalating(rig: Rig) -> str:
+    # WhatsApp first; SMS (the workspace's first SMS connection) if it is not delivered in 30 s.
+    job_id = await rig.send(provider="bizchat", channel_fallback=["sms"], escalate_after=30)
+    assert ((await rig.record(job_id)).status, (await rig.record(job_id)).provider) == (
+        "sent", "bizchat"
+    )  # fmt: skip
+    return job_id
+
+
+async def _escalation_due(rig: Rig, job_id: str) -> None:
+    """The worker runs just past the escalation's wait (30 s after WhatsApp took it)."""
+    record = await rig.record(job_id)
+    due = record.attempts[-1].at + timedelta(seconds=31)
+    await rig.work(until=max(due, rig.clock.now()), step=5)
+
+
 async def _report_failed(rig: Rig, job_id: str) -> None:
     await rig.report(job_id, "failed")
     await rig.work()
@@ -261,6 +282,7 @@ PATHS = [
          waiting=False),
     Path("fallback_after_dlr_timeout", _after_failed_report, _dlr_times_out, "sms_b",
          waiting=False),
+    Path("escalation_to_another_channel", _escalating, _escalation_due, "sms_a", waiting=False),
 ]  # fmt: skip
 
 
@@ -331,7 +353,7 @@ async def test_a_fallback_after_a_provider_took_it_has_no_queue_ttl(path: Path) 
     await path.hand_over(rig, job_id)
 
     record = await rig.record(job_id)
-    assert (record.status, record.provider) == ("sent", "sms_b")
+    assert (record.status, record.provider) == ("sent", path.to)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=_id)
