@@ -212,7 +212,7 @@ async def test_a_fresh_connection_closed_without_an_answer_is_a_retry(
     result = await deliver(sender, server.url())
 
     assert result == DeliveryResult(
-        "retry", error="RemoteProtocolError: the receiver closed without answering"
+        "retry", error="RemoteProtocolError: the server closed without answering"
     )
     assert server.connections == 1  # a fresh connection is never tried twice
 
