@@ -284,7 +284,7 @@ class Connection(asyncio.Protocol):
             return True
         return False
 
-    async def _wait(self, waiter: asyncio.Future[None], timeout: float | None) -> None:
+    async def _wait(self, waiter: asyncio.Future[None], timeout: float | None) -> None:  # noqa: ASYNC109 - one timer per wait, cheaper than a cancel scope
         if timeout is None:
             await waiter
             return
@@ -294,7 +294,7 @@ class Connection(asyncio.Protocol):
         finally:
             handle.cancel()
 
-    async def _next_event(self, *, stale: bool, timeout: float | None) -> object:
+    async def _next_event(self, *, stale: bool, timeout: float | None) -> object:  # noqa: ASYNC109
         h = self._h11
         while True:
             try:

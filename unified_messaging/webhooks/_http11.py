@@ -36,8 +36,8 @@ from typing import Final
 
 from .._clock import Clock
 from .._http11 import (
-    Connection,
     ConnectError,
+    Connection,
     HttpError,
     IdleConnections,
     Origin,
@@ -97,8 +97,12 @@ class Answer:
 
 
 async def _exchange(
-    connection: Connection, target: Target, headers: list[tuple[bytes, bytes]], body: bytes,
-    *, reused: bool,
+    connection: Connection,
+    target: Target,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    *,
+    reused: bool,
 ) -> tuple[Answer, bool]:
     """POST once on ``connection`` and read the answer (to DRAIN_BYTES); the answer, and
     whether the connection may serve another request."""
