@@ -48,6 +48,7 @@ __all__ = [
     "RemoteProtocolError",
     "Stale",
     "Target",
+    "Targets",
     "WriteError",
     "WriteTimeout",
     "dial",
@@ -126,6 +127,22 @@ def parse_target(url: str) -> Target:
     host = parsed.raw_host.decode("ascii")  # IDNA-encoded; IPv6 without brackets
     port = parsed.port or (443 if scheme == "https" else 80)
     return Target((scheme, host, port), host, parsed.netloc, parsed.raw_path)
+
+
+class Targets:
+    """URLs parsed once: a client calls a handful; the table is cleared if it fills."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._parsed: dict[str, Target] = {}
+
+    def __call__(self, url: str) -> Target:
+        target = self._parsed.get(url)
+        if target is None:
+            if len(self._parsed) >= self._size:
+                self._parsed.clear()
+            target = self._parsed[url] = parse_target(url)
+        return target
 
 
 def _time_out(waiter: asyncio.Future[None]) -> None:

@@ -10,11 +10,11 @@ import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from types import EllipsisType
 from typing import Any, ClassVar
 
 import httpx
 import pytest
+from _raw_http import RawServer, Script, answer
 from _tls import self_signed
 from pydantic import SecretStr
 
@@ -25,69 +25,16 @@ from unified_messaging.providers._transport import ProviderTransport
 from unified_messaging.providers.base import SubmitOutcome, SubmitRequest
 from unified_messaging.providers.kannel import KannelAdapter
 
-#: What the server does with request number n (from 1): the bytes to answer, or None to
-#: close the connection without one, or ... to never answer.
-Script = Callable[[int], "bytes | EllipsisType | None"]
-
-
-def answer(status: int = 200, body: bytes = b"ok", *extra: str) -> bytes:
-    head = [f"HTTP/1.1 {status} X", f"content-length: {len(body)}", *extra]
-    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-class Server:
-    """A loopback HTTP/1.1 server on asyncio streams that reads each request (head and a
-    length-framed body) and does what ``script`` says for its number."""
-
-    def __init__(self, script: Script, *, close_after: int | None = None) -> None:
-        self.script = script
-        self.close_after = close_after
-        self.connections = 0
-        self.requests: list[bytes] = []
-        self.port = 0
-
-    def url(self, path: str = "") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        served = 0
-        try:
-            while True:
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError:
-                    return
-                length = 0
-                for line in head.split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                self.requests.append(head + await reader.readexactly(length))
-                reply = self.script(len(self.requests))
-                if reply is Ellipsis:
-                    await reader.read()  # never answers: waits for the client to leave
-                    return
-                if not isinstance(reply, bytes):
-                    return
-                writer.write(reply)
-                await writer.drain()
-                served += 1
-                if self.close_after is not None and served >= self.close_after:
-                    return
-        finally:
-            writer.close()
-
-
-Start = Callable[..., Awaitable[Server]]
+OK = answer(200, b"ok")
+Start = Callable[..., Awaitable[RawServer]]
 
 
 @pytest.fixture
 async def raw() -> AsyncIterator[Start]:
     servers: list[asyncio.Server] = []
 
-    async def start(script: Script, **kw: Any) -> Server:
-        server = Server(script, **kw)
+    async def start(script: Script, **kw: Any) -> RawServer:
+        server = RawServer(script, **kw)
         listening = await asyncio.start_server(server.handle, "127.0.0.1", 0)
         server.port = listening.sockets[0].getsockname()[1]
         servers.append(listening)
@@ -131,8 +78,8 @@ def adapter(base: str, **kw: Any) -> _Adapter:
 
 
 async def test_calls_reuse_one_kept_connection_and_httpx_shares_the_pool(raw: Start) -> None:
-    server = await raw(lambda n: answer(body=b"%d" % n))
-    a = adapter(server.url())
+    server = await raw(lambda n: answer(200, b"%d" % n))
+    a = adapter(server.url(""))
     first = await a.exchange("GET", "/a", max_body=100)
     second = await a.exchange("POST", "/b", max_body=100, json={"x": 1})
     third = await a.client.get(server.url("/c"))  # httpx, on the same pool
@@ -145,8 +92,8 @@ async def test_calls_reuse_one_kept_connection_and_httpx_shares_the_pool(raw: St
 async def test_a_kept_connection_the_server_closed_is_replaced_without_a_failure(
     raw: Start,
 ) -> None:
-    server = await raw(lambda n: answer(), close_after=1)
-    a = adapter(server.url())
+    server = await raw(lambda n: OK, close_after=1)
+    a = adapter(server.url(""))
     first = await a.exchange("GET", "/", max_body=100)
     assert a._transport is not None
     [kept] = a._transport.pool.idle.stacks[("http", "127.0.0.1", server.port)]
@@ -164,8 +111,8 @@ async def test_a_kept_connection_the_server_closed_is_replaced_without_a_failure
 async def test_a_connection_closed_after_the_request_left_is_unknown_and_never_resent(
     raw: Start,
 ) -> None:
-    server = await raw(lambda n: answer() if n == 1 else None)
-    a = adapter(server.url(), sleep=Sleeps())
+    server = await raw(lambda n: OK if n == 1 else None)
+    a = adapter(server.url(""), sleep=Sleeps())
     await a.exchange("GET", "/", max_body=100)
     with pytest.raises(httpx.RemoteProtocolError) as caught:
         await a.exchange("GET", "/send", max_body=100)
@@ -177,8 +124,8 @@ async def test_a_connection_closed_after_the_request_left_is_unknown_and_never_r
 
 
 async def test_a_connection_that_spoke_while_idle_is_not_reused(raw: Start) -> None:
-    server = await raw(lambda n: answer())
-    a = adapter(server.url())
+    server = await raw(lambda n: OK)
+    a = adapter(server.url(""))
     await a.exchange("GET", "/", max_body=100)
     assert a._transport is not None
     [kept] = a._transport.pool.idle.stacks[("http", "127.0.0.1", server.port)]
@@ -195,7 +142,7 @@ async def test_a_connection_that_spoke_while_idle_is_not_reused(raw: Start) -> N
 
 async def test_no_answer_within_the_read_time_out_is_unknown(raw: Start) -> None:
     server = await raw(lambda n: ...)
-    a = adapter(server.url(), timeout=httpx.Timeout(5.0, read=0.1))
+    a = adapter(server.url(""), timeout=httpx.Timeout(5.0, read=0.1))
     with pytest.raises(httpx.ReadTimeout) as caught:
         await a.exchange("GET", "/", max_body=100)
     outcome = a.transport_outcome(caught.value)
@@ -222,7 +169,7 @@ async def test_a_refused_connection_is_retried_then_unavailable() -> None:
 
 
 async def test_a_full_pool_is_a_pool_time_out_that_never_left(raw: Start) -> None:
-    server = await raw(lambda n: ... if n == 1 else answer())
+    server = await raw(lambda n: ... if n == 1 else OK)
     transport = ProviderTransport(httpx.Limits(max_connections=1))
     client = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(5.0, pool=0.1))
     hanging = asyncio.create_task(client.get(server.url("/hang")))
@@ -247,9 +194,9 @@ async def test_chunked_length_and_close_delimited_answers_are_read_whole(raw: St
         b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n"
     )
     until_close = b"HTTP/1.1 200 OK\r\n\r\nuntil the close"
-    replies = {1: chunked, 2: answer(body=b"by length"), 3: until_close}
+    replies = {1: chunked, 2: answer(200, b"by length"), 3: until_close}
     server = await raw(lambda n: replies[n], close_after=None)
-    a = adapter(server.url())
+    a = adapter(server.url(""))
     bodies = [(await a.exchange("GET", "/", max_body=100)).body for _ in range(2)]
     server.close_after = 1  # the third answer ends with its connection
     bodies.append((await a.exchange("GET", "/", max_body=100)).body)
@@ -261,10 +208,8 @@ async def test_chunked_length_and_close_delimited_answers_are_read_whole(raw: St
 
 async def test_an_answer_over_the_cap_is_cut_and_its_connection_dropped(raw: Start) -> None:
     endless = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + b"400\r\n" + b"x" * 1024
-    server = await raw(
-        lambda n: endless + b"\r\n" + b"400\r\n" + b"y" * 1024 if n == 1 else answer()
-    )
-    a = adapter(server.url())
+    server = await raw(lambda n: endless + b"\r\n" + b"400\r\n" + b"y" * 1024 if n == 1 else OK)
+    a = adapter(server.url(""))
     cut = await a.exchange("GET", "/", max_body=1000)
     after = await a.exchange("GET", "/", max_body=1000)
     await a.aclose()
@@ -284,7 +229,7 @@ async def test_a_429_keeps_its_retry_after(raw: Start) -> None:
         Connection(
             id="conn_k", workspace_id="ws_1", provider="sms_e",
             created_at=datetime(2026, 1, 1, tzinfo=UTC), credentials="v1.k.n.c",
-            base_url=server.url(), dlr_token="tok",
+            base_url=server.url(""), dlr_token="tok",
         ),
         {"username": "u", "password": "p", "dlr_url": "http://127.0.0.1:9"},
     )  # fmt: skip
@@ -299,9 +244,9 @@ async def test_a_429_keeps_its_retry_after(raw: Start) -> None:
 
 
 async def test_the_adapters_own_path_sends_what_httpx_would(raw: Start) -> None:
-    server = await raw(lambda n: answer())
+    server = await raw(lambda n: OK)
     params = {"text": "Merhaba dünya & +1 = 100%", "to": "+905321234567"}
-    a = adapter(server.url())
+    a = adapter(server.url(""))
     await a.exchange("GET", "/q", max_body=100, params=params, headers={"X-Extra": "1"})
     await a.exchange("POST", "/j", max_body=100, json={"text": "ş", "n": [1, 2]})
     await a.client.get(server.url("/q"), params=params, headers={"X-Extra": "1"})
@@ -328,7 +273,7 @@ async def test_tls_with_a_given_context_verifies_and_keeps_the_connection(
     cert, key = self_signed(tmp_path, "provider.test")
     served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     served.load_cert_chain(cert, key)
-    server = Server(lambda n: answer(body=b"secure"))
+    server = RawServer(lambda n: answer(200, b"secure"))
     listening = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=served)
     port = listening.sockets[0].getsockname()[1]
     trusting = ssl.create_default_context(cafile=str(cert))

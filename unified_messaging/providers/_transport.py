@@ -47,10 +47,10 @@ from .._http11 import (
     RemoteProtocolError,
     Stale,
     Target,
+    Targets,
     WriteError,
     WriteTimeout,
     dial,
-    parse_target,
 )
 
 __all__ = [
@@ -171,15 +171,7 @@ class ProviderPool:
         self._in_flight = 0
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._ssl = ssl_context
-        self._targets: dict[str, Target] = {}
-
-    def target(self, url: str) -> Target:
-        target = self._targets.get(url)
-        if target is None:
-            if len(self._targets) >= _MAX_TARGETS:
-                self._targets.clear()
-            target = self._targets[url] = parse_target(url)
-        return target
+        self.target = Targets(_MAX_TARGETS)
 
     async def open(
         self,

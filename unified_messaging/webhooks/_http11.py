@@ -45,9 +45,9 @@ from .._http11 import (
     RemoteProtocolError,
     Stale,
     Target,
+    Targets,
     WriteError,
     dial,
-    parse_target,
 )
 from ._rules import (
     DRAIN_BYTES,
@@ -141,7 +141,7 @@ class WebhookClient:
         self._resolve = resolver or system_resolve
         self._ssl = ssl_context
         self._pool = IdleConnections(max_idle=max_idle, idle_expiry=idle_expiry)
-        self._targets: dict[str, Target] = {}
+        self._target = Targets(_MAX_TARGETS)
 
     def __repr__(self) -> str:
         return f"WebhookClient(policy={self._policy!r}, idle={self._pool.count})"
@@ -182,14 +182,6 @@ class WebhookClient:
         else:
             connection.abort()
         return answer
-
-    def _target(self, url: str) -> Target:
-        target = self._targets.get(url)
-        if target is None:
-            if len(self._targets) >= _MAX_TARGETS:
-                self._targets.clear()
-            target = self._targets[url] = parse_target(url)
-        return target
 
     async def _connect(self, target: Target) -> Connection:
         scheme, host, port = target.origin
