@@ -1,17 +1,20 @@
-"""The provider call alone: CPU per ``sms_e`` submit, the adapter's pool on anyio or on asyncio.
+"""The provider call alone: CPU per ``sms_e`` submit, on each network stack an adapter has had.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_provider_call.py [--calls 2000] [--rounds 3]
-        [--only asyncio|anyio]
+        [--only anyio|httpcore|httpx|own]
 
 A loopback stand-in for Kannel's smsbox runs in a child process (it answers every request
 ``202 0: Accepted for delivery`` at once, keep-alive), so only the caller's work is in this
-process. Two ``KannelAdapter`` s of one connection make ``--calls`` submits each round, 16 at
-a time (as 16 served requests would), in alternating rounds:
+process. ``KannelAdapter`` s of one connection make ``--calls`` submits each round, 16 at a
+time (as 16 served requests would), in alternating rounds:
 
-- ``anyio``: the client every live adapter had before, ``httpx.AsyncClient`` with httpx's own
-  transport (httpcore's pool on its default anyio backend);
-- ``asyncio``: the adapter's own client today, :class:`.ProviderTransport` (the same httpcore
-  pool on :class:`.AsyncioBackend`).
+- ``anyio``: ``httpx.AsyncClient`` with httpx's own transport (httpcore's pool on anyio);
+- ``httpcore``: the same httpcore pool on the project's :class:`.AsyncioBackend` (the
+  adapter's own client until the h11 transport);
+- ``httpx``: ``httpx.AsyncClient`` on :class:`.ProviderTransport` (the h11 pool), injected, as
+  a host's client would be: the adapter goes through httpx;
+- ``own``: the adapter's own client today: ``exchange`` writes to the same h11 pool
+  directly.
 
 Printed per round: this process's CPU (``time.process_time``) per call. ``--only`` runs one
 kind, for ``perf stat -e instructions`` or callgrind around the whole script (subtract a
@@ -29,13 +32,17 @@ import sys
 import time
 from datetime import UTC, datetime
 
+import httpcore
 import httpx
 
+from unified_messaging._asyncio_net import AsyncioBackend
 from unified_messaging._domain import Connection
 from unified_messaging.providers._http import DEFAULT_TIMEOUT, POOL_LIMITS, USER_AGENT
+from unified_messaging.providers._transport import ProviderTransport
 from unified_messaging.providers.base import SubmitRequest
 from unified_messaging.providers.kannel import KannelAdapter
 
+KINDS = ("anyio", "httpcore", "httpx", "own")
 ANSWER = (
     b"HTTP/1.1 202 Accepted\r\nContent-Type: text/html\r\nContent-Length: 24\r\n\r\n"
     b"0: Accepted for delivery"
@@ -62,12 +69,26 @@ def adapter(base: str, kind: str) -> KannelAdapter:
         base_url=base, dlr_token="tok",  # noqa: S106
     )  # fmt: skip
     credentials = {"username": "u", "password": "p", "dlr_url": "http://127.0.0.1:9"}
-    client = None
+    if kind == "own":
+        return KannelAdapter(connection, credentials)
+    transport: httpx.AsyncBaseTransport
     if kind == "anyio":
-        client = httpx.AsyncClient(
-            timeout=DEFAULT_TIMEOUT, follow_redirects=False,
-            headers={"User-Agent": USER_AGENT}, limits=POOL_LIMITS,
-        )  # fmt: skip
+        transport = httpx.AsyncHTTPTransport(limits=POOL_LIMITS)
+    elif kind == "httpcore":
+        transport = httpx.AsyncHTTPTransport(limits=POOL_LIMITS)
+        transport._pool = httpcore.AsyncConnectionPool(  # the same pool, on asyncio streams
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=POOL_LIMITS.max_connections,
+            max_keepalive_connections=POOL_LIMITS.max_keepalive_connections,
+            keepalive_expiry=POOL_LIMITS.keepalive_expiry,
+            network_backend=AsyncioBackend(),
+        )
+    else:
+        transport = ProviderTransport()
+    client = httpx.AsyncClient(
+        timeout=DEFAULT_TIMEOUT, follow_redirects=False,
+        headers={"User-Agent": USER_AGENT}, transport=transport,
+    )  # fmt: skip
     return KannelAdapter(connection, credentials, client=client)
 
 
@@ -89,7 +110,7 @@ async def main(args: argparse.Namespace) -> None:
     )
     assert server.stdout is not None
     base = f"http://127.0.0.1:{int(server.stdout.readline())}"
-    kinds = [args.only] if args.only else ["anyio", "asyncio"]
+    kinds = [args.only] if args.only else list(KINDS)
     gateways = {kind: adapter(base, kind) for kind in kinds}
     per_call: dict[str, list[float]] = {kind: [] for kind in kinds}
     try:
@@ -104,6 +125,7 @@ async def main(args: argparse.Namespace) -> None:
                     print(f"round {r + 1} {kind:8} {per_call[kind][-1]:7.0f} µs CPU/call")
         for gateway in gateways.values():
             await gateway.aclose()
+            await gateway.client.aclose()  # an injected client is its owner's to close
     finally:
         server.terminate()
         server.wait()
@@ -116,7 +138,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", choices=("anyio", "asyncio"))
+    parser.add_argument("--only", choices=KINDS)
     parser.add_argument("--child", action="store_true")
     ns = parser.parse_args()
     asyncio.run(child() if ns.child else main(ns))

@@ -1,5 +1,6 @@
-"""An httpcore network backend on plain asyncio streams, for the hot outbound paths: the
-webhook sender's and every live adapter's (``providers/_http.py``) connection pool.
+"""An httpcore network backend on plain asyncio streams, for the httpcore pools the project
+still builds: the webhook sender's when a host passes its own httpx client
+(``webhooks._transport``). The project's own clients are on the h11 core (``_http11``).
 
 httpcore's default backend under asyncio goes through anyio, whose per-call cancel scopes
 and socket attribute lookups (``extra_attributes`` calls ``getpeername`` each time the pool

@@ -21,7 +21,6 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from unified_messaging._asyncio_net import AsyncioBackend
 from unified_messaging._clock import ManualClock, SystemClock
 from unified_messaging._domain import Connection
 from unified_messaging._errors import InvalidCredentials
@@ -215,21 +214,19 @@ async def test_the_cap_holds_over_real_loopback_http() -> None:
     assert len(answer.body) == 64 * 1024
 
 
-def test_an_adapters_own_client_pools_on_the_asyncio_backend_with_its_limits() -> None:
+def test_an_adapters_own_client_runs_on_its_own_pool_with_its_limits() -> None:
     a = _Adapter(connection(), {"token": "t"})
     transport = a.client._transport
 
-    # httpx builds its pool without a backend seam: ProviderTransport replaces the pool.
-    # If httpx renames its pool attribute, this fails rather than silently using anyio.
+    # One pool per adapter: the httpx client and the adapter's own calls share it.
     assert isinstance(transport, ProviderTransport)
-    pool = transport._pool
-    assert isinstance(pool._network_backend, AsyncioBackend)
-    assert (pool._max_connections, pool._max_keepalive_connections, pool._keepalive_expiry) == (
+    assert transport is a._transport
+    pool = transport.pool
+    assert (pool._max, pool.idle.max_idle, pool.idle.idle_expiry) == (
         POOL_LIMITS.max_connections,
         POOL_LIMITS.max_keepalive_connections,
         POOL_LIMITS.keepalive_expiry,
     )
-    assert (pool._http1, pool._http2) == (True, False)
 
 
 async def test_calls_to_one_provider_keep_one_connection_alive_over_real_loopback() -> None:

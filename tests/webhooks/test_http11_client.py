@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _raw_http import RawServer, Script, answer
 from test_sender_network import Receiver as AsgiReceiver
 from test_sender_network import self_signed, serve
 
@@ -32,64 +32,6 @@ from unified_messaging.webhooks._sender import (
 LOOPBACK = TargetPolicy(allow_private=True)
 BODY = b'{"type":"message.sent","data":{"to":"+905551234567"}}'
 HEADERS = {"webhook-id": "evt_1", "webhook-timestamp": "1767225600", "webhook-signature": "v1,x"}
-
-#: What a connection does with one request: the bytes to answer (None: close without one).
-Script = Callable[[int], bytes | None]
-
-
-def answer(status: int = 204, body: bytes = b"", *extra: str) -> bytes:
-    head = [f"HTTP/1.1 {status} X", f"content-length: {len(body)}", *extra]
-    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-@dataclass
-class RawServer:
-    """A loopback HTTP server on bare sockets: reads each request (head and a length-framed
-    body) and writes what ``script`` returns for the request's number."""
-
-    script: Script
-    port: int = 0
-    connections: int = 0
-    requests: list[bytes] = field(default_factory=list)
-    #: Seconds to wait before answering (a slow receiver).
-    delay: float = 0.0
-    #: Close each connection after this many answers (None: keep it open).
-    close_after: int | None = None
-
-    def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        served = 0
-        try:
-            while True:
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError:
-                    return
-                length = 0
-                for line in head.split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                body = await reader.readexactly(length)
-                self.requests.append(head + body)
-                if self.delay:
-                    await asyncio.sleep(self.delay)
-                reply = self.script(len(self.requests))
-                if reply is None:
-                    return
-                writer.write(reply)
-                await writer.drain()
-                served += 1
-                if self.close_after is not None and served >= self.close_after:
-                    return
-        except (ConnectionError, asyncio.CancelledError):
-            return
-        finally:
-            writer.close()
-
 
 #: Starts a RawServer answering with a script.
 Start = Callable[[Script], Awaitable[RawServer]]
@@ -212,7 +154,7 @@ async def test_a_fresh_connection_closed_without_an_answer_is_a_retry(
     result = await deliver(sender, server.url())
 
     assert result == DeliveryResult(
-        "retry", error="RemoteProtocolError: the receiver closed without answering"
+        "retry", error="RemoteProtocolError: the server closed without answering"
     )
     assert server.connections == 1  # a fresh connection is never tried twice
 

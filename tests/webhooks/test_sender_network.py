@@ -5,8 +5,6 @@ connections, and a receiver that never reads."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import ipaddress
 import socket
 import ssl
 from collections.abc import AsyncIterator
@@ -15,50 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from _tls import self_signed
 
 from unified_messaging.webhooks._sender import GuardedTransport, TargetPolicy, WebhookSender
 
 LOOPBACK = TargetPolicy(allow_private=True)
 BODY = b'{"type":"message.sent"}'
 HEADERS = {"webhook-id": "evt_1", "webhook-timestamp": "1767225600", "webhook-signature": "v1,x"}
-
-
-def self_signed(folder: Path, name: str) -> tuple[Path, Path]:
-    """A certificate for ``name`` and 127.0.0.1, signed by its own key."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName(name), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / f"{name}.pem", folder / f"{name}.key"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_file, key_file
 
 
 class Receiver:

@@ -32,21 +32,14 @@ import logging
 import re
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
+from urllib.parse import urlencode
 
-import httpcore
 import httpx
 from pydantic import SecretStr
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
 
-from .._asyncio_net import AsyncioBackend
 from .._clock import Clock, SystemClock
 from .._domain import Connection
 from .._errors import ProviderUnavailable
@@ -54,6 +47,7 @@ from .._retry_after import parse_retry_after
 from .._types import ProviderCode
 from .._version import __version__
 from ._credentials import CredentialsModel, validate_credentials
+from ._transport import POOL_LIMITS, ProviderTransport, Timeouts, open_call, read_call
 from .base import (
     PROFILES,
     AdapterFactory,
@@ -89,6 +83,7 @@ __all__ = [
 logger = logging.getLogger("unified_messaging.providers")
 
 USER_AGENT = f"unified-messaging/{__version__} (+https://pypi.org/project/unified-messaging/)"
+_USER_AGENT_BYTES: Final = USER_AGENT.encode("ascii")
 #: Connect fast (a dead host should fall back quickly), give the provider time to answer.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=15.0, write=10.0, pool=5.0)
 #: Errors raised before any byte of the request reached the provider: safe to retry.
@@ -102,33 +97,8 @@ EXCERPT_CHARS: Final = 200
 #: Deepest nesting :func:`decode_json` accepts: provider answers and webhooks stay far below it.
 MAX_JSON_DEPTH: Final = 32
 
-#: One connection's pool: up to 50 calls in flight, 20 kept alive between calls.
-POOL_LIMITS: Final = httpx.Limits(max_connections=50, max_keepalive_connections=20)
-
 C = TypeVar("C", bound="CredentialsModel")
-
-
-class ProviderTransport(httpx.AsyncHTTPTransport):
-    """``httpx.AsyncHTTPTransport`` whose pool dials through :class:`.AsyncioBackend`.
-
-    The same httpcore pool httpx builds (HTTP/1.1, keep-alive, the same limits and TLS
-    context), on plain asyncio streams instead of anyio's: the pool asks every idle
-    connection whether it is still usable before each request, and anyio answers that by
-    building all of a socket's attributes (``getpeername`` among them) each time
-    (docs/decisions.md, "Provider calls: the pool's network backend")."""
-
-    def __init__(self, limits: httpx.Limits = POOL_LIMITS) -> None:
-        context = httpx.create_ssl_context()
-        super().__init__(verify=context, limits=limits)
-        # httpx builds its pool without a network-backend seam; this pool is the same one.
-        # tests/providers/test_http_base.py fails loudly if that ever changes.
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=AsyncioBackend(),
-        )
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,19 +193,19 @@ def _deeper_than(value: object, limit: int) -> bool:
     return False
 
 
-async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, str]:
-    """At most ``cap`` bytes of the body, and why it is incomplete (``""``: it is whole).
+async def _read_capped(declared: str, chunks: AsyncIterator[bytes], cap: int) -> tuple[bytes, str]:
+    """At most ``cap`` bytes of a body (``declared``: its ``Content-Length``, ``chunks``: its
+    pieces), and why it is incomplete (``""``: it is whole).
 
     Stops reading at the cap. A connection that breaks mid-body is not raised: the status
     line has come, and a 2xx whose body was cut is an answer we cannot read, not one that
     never came.
     """
-    declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > cap:
         return b"", f"the answer is over {cap} bytes"
     body = bytearray()
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in chunks:
             body += chunk
             if len(body) > cap:
                 return bytes(body[:cap]), f"the answer is over {cap} bytes"
@@ -391,13 +361,20 @@ class _RedactQuerySecrets(logging.Filter):
         return True
 
 
+_httpx_logger = logging.getLogger("httpx")
+
+
 def _install_query_redaction() -> None:
-    httpx_logger = logging.getLogger("httpx")
-    if not any(isinstance(f, _RedactQuerySecrets) for f in httpx_logger.filters):
-        httpx_logger.addFilter(_RedactQuerySecrets())
+    if not any(isinstance(f, _RedactQuerySecrets) for f in _httpx_logger.filters):
+        _httpx_logger.addFilter(_RedactQuerySecrets())
 
 
 _install_query_redaction()
+
+
+def _answer(status: int, headers: httpx.Headers, body: bytes, cut_short: str) -> Answer:
+    media_type = headers.get("Content-Type", "").split(";")[0].strip().lower()
+    return Answer(status, headers, media_type, body, bool(cut_short), cut_short)
 
 
 class HttpAdapter(abc.ABC, Generic[C]):
@@ -427,13 +404,20 @@ class HttpAdapter(abc.ABC, Generic[C]):
         self.base_url = (connection.base_url or self.default_base_url).rstrip("/")
         self._owns_client = client is None
         # One long-lived pool per connection (the adapter lives as long as the connection
-        # does in this process): keep-alive HTTP/1.1 on plain asyncio streams.
-        self.client = client or httpx.AsyncClient(
-            timeout=timeout,
-            follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
-            transport=ProviderTransport(),
-        )
+        # does in this process): keep-alive HTTP/1.1 on the project's h11 core. Calls
+        # through ``exchange`` use the pool directly; ``self.client`` is the same pool
+        # behind httpx, for whatever needs an httpx client.
+        self._transport: ProviderTransport | None = None
+        if client is None:
+            self._transport = ProviderTransport()
+            client = httpx.AsyncClient(
+                timeout=timeout,
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+                transport=self._transport,
+            )
+        self.client = client
+        self._timeouts = Timeouts.of(timeout)
         self._sleep = sleep
         self._connect_retries = connect_retries
         self.clock: Clock = clock or SystemClock()
@@ -471,10 +455,8 @@ class HttpAdapter(abc.ABC, Generic[C]):
         Raises ``httpx.HTTPError`` for everything else: callers map it to ``unavailable``.
         Prefer :meth:`exchange`, which caps what it reads.
         """
-        async for attempt in self._retrying():
-            with attempt:
-                return await self.client.request(method, self.url(path), **kwargs)
-        raise AssertionError("unreachable")  # pragma: no cover
+        url = self.url(path)
+        return await self._until_sent(lambda: self.client.request(method, url, **kwargs))
 
     async def exchange(
         self,
@@ -493,34 +475,74 @@ class HttpAdapter(abc.ABC, Generic[C]):
         (:data:`NotSent`); an answer over the cap comes back ``truncated`` without the rest
         being read. Raises ``httpx.HTTPError`` otherwise: map it with :meth:`transport_outcome`.
         """
+        if self._transport is not None:
+            return await self._exchange_on_own_pool(
+                method, path, max_body, params, headers, json, content
+            )
         request = self.client.build_request(
             method, self.url(path), params=params, headers=headers, json=json, content=content
         )
         response = await self._send(request, stream=True)
         try:
-            body, cut_short = await _read_capped(response, max_body)
+            declared = response.headers.get("Content-Length", "")
+            body, cut_short = await _read_capped(declared, response.aiter_bytes(), max_body)
         finally:
             await response.aclose()
-        media_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        return Answer(
-            response.status_code, response.headers, media_type, body, bool(cut_short), cut_short
-        )
+        return _answer(response.status_code, response.headers, body, cut_short)
+
+    async def _exchange_on_own_pool(
+        self,
+        method: str,
+        path: str,
+        max_body: int,
+        params: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None,
+        json: object,
+        content: bytes | None,
+    ) -> Answer:
+        """:meth:`exchange` on the adapter's own pool, without httpx's request and response
+        objects (``providers._transport``): the same bytes on the wire, the same errors."""
+        assert self._transport is not None
+        url = self.url(path)
+        pool, timeouts = self._transport.pool, self._timeouts
+        call = await self._until_sent(
+            lambda: open_call(
+                pool, method, url, user_agent=_USER_AGENT_BYTES, timeouts=timeouts,
+                params=params, headers=headers, json=json, content=content,
+            )
+        )  # fmt: skip
+        if _httpx_logger.isEnabledFor(logging.INFO):
+            # The line httpx logs for every request (redacted by the filters on its logger).
+            shown = url + (("&" if "?" in url else "?") + urlencode(params) if params else "")
+            _httpx_logger.info(
+                'HTTP Request: %s %s "HTTP/1.1 %d %s"',
+                method, shown, call.status, call.reason.decode("latin-1"),
+            )  # fmt: skip
+        try:
+            answer_headers = httpx.Headers(call.headers)
+            declared = answer_headers.get("Content-Length", "")
+            chunks = read_call(call, method, url, params, timeouts)
+            body, cut_short = await _read_capped(declared, chunks, max_body)
+        finally:
+            call.close()
+        return _answer(call.status, answer_headers, body, cut_short)
 
     async def _send(self, request: httpx.Request, *, stream: bool) -> httpx.Response:
-        async for attempt in self._retrying():
-            with attempt:
-                return await self.client.send(request, stream=stream)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return await self._until_sent(lambda: self.client.send(request, stream=stream))
 
-    def _retrying(self) -> AsyncRetrying:
-        """Retries of a request that provably never left (:data:`NotSent`), and only those."""
-        return AsyncRetrying(
-            retry=retry_if_exception_type(NotSent),
-            stop=stop_after_attempt(self._connect_retries + 1),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            sleep=self._sleep,
-            reraise=True,
-        )
+    async def _until_sent(self, send: Callable[[], Awaitable[T]]) -> T:
+        """``send()``, made again while it provably never left (:data:`NotSent`), at most
+        ``connect_retries`` more times, after the injected ``sleep`` (0.2 s, doubling, at
+        most 2 s). Anything else is raised at once."""
+        retries = 0
+        while True:
+            try:
+                return await send()
+            except NotSent:
+                if retries >= self._connect_retries:
+                    raise
+            await self._sleep(min(0.2 * 2**retries, 2.0))
+            retries += 1
 
     def secrets(self) -> list[str]:
         """The connection's credential values, to mask wherever a provider's words are shown."""
