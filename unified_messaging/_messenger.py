@@ -845,21 +845,25 @@ class Messenger:
             )
             return work, refs, moved
 
-        try:
-            # A store down for a moment (a restart, a fail-over) must not turn what the
-            # providers said into ``unknown``: the write waits for it, within a bound.
-            work, refs, moved = await retry_while_unavailable(write, within=self._outcome_retry)
-        except StorageUnavailable:
-            # The providers have spoken; the caller hears what they said. The check stored
-            # ahead settles the rows when the store is back (D22: a retry never re-sends).
-            logger.warning(
-                "could not store the outcome of %d message(s); their check will settle them",
-                len(records),
-            )
-            return
-        for record in records:
-            if record.job_id in moved:
-                await self._lifecycle.finish_late(record, work, refs)
+        # A report that outran this write (a fast gateway's, by the id we minted) waits for it
+        # instead of being kept as an early report (see _lifecycle/landing.py).
+        with self._lifecycle.landings.hold(record.job_id for record in records):
+            try:
+                # A store down for a moment (a restart, a fail-over) must not turn what the
+                # providers said into ``unknown``: the write waits for it, within a bound.
+                work, refs, moved = await retry_while_unavailable(write, within=self._outcome_retry)
+            except StorageUnavailable:
+                # The providers have spoken; the caller hears what they said. The check
+                # stored ahead settles the rows when the store is back (D22: a retry never
+                # re-sends).
+                logger.warning(
+                    "could not store the outcome of %d message(s); their check will settle them",
+                    len(records),
+                )
+                return
+            for record in records:
+                if record.job_id in moved:
+                    await self._lifecycle.finish_late(record, work, refs)
 
     # ------------------------------------------------------------------ records
 

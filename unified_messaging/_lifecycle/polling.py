@@ -13,6 +13,8 @@ longest due first, asks the provider about as many as the round's calls allow, a
 the ones it asked. No cursor is kept anywhere, so the pace and the order are exact across
 processes, every round starts with what waited longest, and refs that are never asked
 (test-mode ones get simulated reports) are never read: nothing can hold the others back.
+Refs no round asks about (pushed reports, test mode: :func:`polled`) are stored closed, so
+their messages' final reports write nothing to them.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from typing import Final
 from .._clock import Clock
 from .._domain import Connection
 from .._routing.dispatch import AdapterSource
+from .._types import ProviderCode
 from ..providers.base import PROFILES, PacedPolling, PollPolicy, ProviderReport, ReportCalls
 from ..store.base import Store
 
-__all__ = ["POLL_BATCH", "Poller", "first_poll"]
+__all__ = ["POLL_BATCH", "Poller", "first_poll", "polled"]
 
 #: Refs a round reads: what a full round can ask about (10 calls of up to 100 rows at NetGSM,
 #: 10 packs of up to 100 numbers at Mutlucell).
@@ -35,6 +38,13 @@ POLL_BATCH: Final = 1000
 
 #: Applies the reports a round got (``Lifecycle.ingest`` for live messages).
 Ingest = Callable[[Connection, Sequence[ProviderReport]], Awaitable[object]]
+
+
+def polled(provider: ProviderCode, livemode: bool) -> bool:
+    """Whether a poll round ever asks about a ref of this provider and mode: only live ones
+    of a provider that does not push its reports. Every other ref is stored closed from the
+    start (``ProviderRef.open``), so its final report has no ref to close: one write less."""
+    return livemode and PROFILES[provider].poll is not None
 
 
 def first_poll(connection: Connection, sent_at: datetime) -> datetime | None:

@@ -67,8 +67,9 @@ from ..providers.simulator import Simulator, simulated_report
 from ..store.base import JsonValue, MessageChange, ProviderRef, QuotaCharge, Store, WorkItem
 from ..suppressions._rules import opt_out_entry
 from .early_reports import KEEP_FOR, MAX_WAIT, WORK_EARLY_REPORT, keep, kept, next_look
+from .landing import Landings
 from .minted import claimable, minted_job, settle_interrupted
-from .polling import POLL_BATCH, Poller, first_poll
+from .polling import POLL_BATCH, Poller, first_poll, polled
 from .report_batch import apply_simulated
 from .rules import (
     EVENT_TYPES,
@@ -212,6 +213,8 @@ class Lifecycle:
         self._submit_timeout = submit_timeout
         #: How long an early report waits for its message: past a late submit's outcome.
         self._keep_for = max(KEEP_FOR, submit_timeout + MAX_WAIT)
+        #: The sends of this process storing their outcome now: a report for one waits.
+        self.landings = Landings()
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -336,7 +339,8 @@ class Lifecycle:
             return []
         return [
             ProviderRef(connection.id, attempt.provider_message_id, record.job_id,
-                        record.workspace_id, record.livemode)
+                        record.workspace_id, record.livemode,
+                        open=polled(connection.provider, record.livemode))
         ]  # fmt: skip
 
     def _watch_accepted(
@@ -356,7 +360,8 @@ class Lifecycle:
         now = self._clock.now()
         refs.append(
             ProviderRef(connection.id, message_id, record.job_id, record.workspace_id,
-                        record.livemode, poll_after=first_poll(connection, now))
+                        record.livemode, open=polled(connection.provider, record.livemode),
+                        poll_after=first_poll(connection, now))
         )  # fmt: skip
         where: dict[str, JsonValue] = {
             "workspace_id": record.workspace_id,
@@ -483,7 +488,7 @@ class Lifecycle:
                 # The ref and its message in one read: the change's first round uses it.
                 found = await self._store.find_reported_message(
                     connection.id, report.provider_message_id
-                )
+                ) or await self._landed(connection, report)
                 if found is None:
                     settled = await self._settle_minted(connection, report, livemode)
                     if settled is not None:
@@ -519,6 +524,17 @@ class Lifecycle:
         return True, changed
 
     # ------------------------------------------------------------------ early reports
+
+    async def _landed(
+        self, connection: Connection, report: ProviderReport
+    ) -> tuple[ProviderRef, MessageRecord | None] | None:
+        """The ref and message of a report that came while a send of this process was storing
+        its provider's answer (:mod:`.landing`), read once that is stored; ``None`` if no
+        such send names it (a pending report is not waited for: it would change nothing)."""
+        job_id = minted_job(report)
+        if job_id is None or report.status == "pending" or not await self.landings.wait(job_id):
+            return None
+        return await self._store.find_reported_message(connection.id, report.provider_message_id)
 
     def _keep(self, connection: Connection, report: ProviderReport, livemode: bool) -> WorkItem:
         now = self._clock.now()
@@ -565,7 +581,8 @@ class Lifecycle:
             # Later reports (a repeat, a final after a pending) find it as any other.
             await self._store.add_provider_refs(
                 [ProviderRef(connection.id, report.provider_message_id, job_id,
-                             connection.workspace_id, livemode)]
+                             connection.workspace_id, livemode,
+                             open=polled(connection.provider, livemode))]
             )  # fmt: skip
         return True, changed
 
@@ -772,12 +789,14 @@ class Lifecycle:
 
     async def _answered(self, before: MessageRecord, after: MessageRecord) -> list[tuple[str, str]]:
         """The refs of attempts that got their answer: polling stops asking about them, in
-        the transaction of the change itself."""
+        the transaction of the change itself. Only polled refs: the others were stored
+        closed (:func:`.polling.polled`), so a pushed final report writes one row less."""
         answered = [
             (old.provider, old.provider_message_id)
             for old, new in zip(before.attempts, after.attempts, strict=False)
             if old.status == "accepted" and new.status != "accepted" and old.provider_message_id
-        ]
+            and polled(old.provider, after.livemode)
+        ]  # fmt: skip
         if not answered:
             return []
         connections = await self._connections(after.workspace_id)
