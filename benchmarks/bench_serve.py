@@ -28,7 +28,8 @@ Rows (``--only`` picks them; every row runs on each ``--backend`` unless said ot
 - ``guard``: ``POST /v1/messages`` as ``post``, but every request to another number (wrk
   puts a new recipient in each body), on a workspace with the flood guard off and on one
   with the default guard (D28), alternating rounds on one server: the guard's cost side by
-  side. ``--py-spy DIR``: one more round of each with ``serve`` sampled by py-spy.
+  side. ``--py-spy DIR``: one more round of each with ``serve`` sampled by py-spy (``post``
+  too).
 - ``get``: ``GET /v1/messages/{job_id}`` of one job created first, 16 connections.
 - ``health``: ``GET /v1/health`` beside the bare endpoint's GET, on 1 and on 16 connections
   (first backend only: health does no I/O).
@@ -921,6 +922,13 @@ class Bench:
         self.note_ratio(row)
         self.rows.append(row)
         log(f"{backend} POST: {load.rate:,.0f} req/s, p99 {load.p99_ms:.1f} ms, {load.codes}")
+        if self.args.py_spy:
+            load_run = wrk(
+                url, connections=16, duration=self.args.duration, method="POST", body=body,
+                auth=auth,
+            )  # fmt: skip
+            out = Path(self.args.py_spy) / f"serve-{backend}-post.txt"
+            await profiled(server, out, self.args.duration, load_run)
 
     async def guard_rows(self, backend: str, server: Child, workspace: Workspace) -> None:
         """POST with every request to another number, flood guard off and on (D28), in
@@ -1430,7 +1438,7 @@ def cli() -> None:
     parser.add_argument(
         "--py-spy",
         metavar="DIR",
-        help="guard, workers: one more round each, serve (each of its processes) sampled by "
+        help="post, guard, workers: one more round each, serve (each of its processes) sampled by "
         "py-spy (collapsed stacks into DIR)",
     )
     parser.add_argument("--child", choices=("bare", "netgsm", "receiver"), help=argparse.SUPPRESS)

@@ -190,6 +190,17 @@ def _count_hot(counts: Counts) -> None:
         return original_combined(dialect, runs)
 
     _sql_hot._combined = combined
+    original_gated = getattr(_sql_hot, "_compare_and_combined", None)
+    if original_gated is not None:  # a tree from before it: nothing to count
+
+        def gated(dialect: Any, cas: Any, row: Any, runs: Any) -> Any:
+            found = original_gated(dialect, cas, row, runs)
+            if found is not None:
+                counts.statements += 1
+                counts.kinds[f"hot: WITH (a compare-and-set and {len(runs)} writes)"] += 1
+            return found
+
+        _sql_hot._compare_and_combined = gated
     Hot.execute = execute  # type: ignore[method-assign]
     Hot.executemany = executemany  # type: ignore[method-assign]
 

@@ -25,9 +25,16 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from test_sql_hot_reads import T0, a_bare_message, a_full_message, a_workspace
 
 from unified_messaging._errors import UnsupportedDependency
-from unified_messaging.store import _sql_batch, _sql_core, _sql_guard, _sql_suppressions, _sql_work
+from unified_messaging.store import (
+    _sql_batch,
+    _sql_core,
+    _sql_guard,
+    _sql_hot,
+    _sql_suppressions,
+    _sql_work,
+)
 from unified_messaging.store._sql_core import _update_row
-from unified_messaging.store._sql_hot import Hot, check_dialect, write_all
+from unified_messaging.store._sql_hot import Hot, check_dialect, compare_and_write, write_all
 from unified_messaging.store._sql_rows import delivery_row, message_row, provider_ref_row, work_row
 from unified_messaging.store._tables import (
     due_work,
@@ -301,6 +308,44 @@ def test_the_compare_and_set_of_many_writes_what_sqlalchemy_does(
         return
     assert ours[0] == {"job_1"}  # job_2 is at version 0, not 5
     assert ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["set_holds", "row_moved_on"])
+def test_a_compare_and_set_with_its_writes_writes_what_sqlalchemy_does(
+    both_ways: Callable[[Run], Any], filled: Database, held: bool
+) -> None:
+    # PostgreSQL runs it as one statement: the gated writes only where the set held.
+    store = filled.store()
+    stored = a_full_message("job_1")
+    row = {
+        **_update_row(dataclasses.replace(stored, text="changed")),
+        "b_version": stored.version if held else stored.version + 1,
+    }
+    gated = [
+        (store._insert_new("work"), [work_row(an_item("w_7")), work_row(an_item("w_8"))]),
+        (_sql_core._CLOSE_REF, [{"b_connection_id": "conn_1", "b_message_id": "pm_1"}]),
+    ]
+    always = [
+        (store._insert_new("refs"), [provider_ref_row(a_ref("job_1", "pm_9"))]),
+        (_sql_core._DELETE_ONE_WORK, [{"b_id": "w_2"}]),
+    ]
+    cas = _sql_core._REPLACE_MESSAGE
+
+    ours = both_ways(lambda conn: compare_and_write(conn, cas, row, gated=gated, always=always))
+
+    def theirs_run(conn: sa.Connection) -> bool:
+        updated = conn.execute(cas.statement, row).rowcount == 1
+        for hot, rows in [*gated, *always] if updated else always:
+            conn.execute(hot.statement, rows)
+        return updated
+
+    assert ours == both_ways(theirs_run)
+    assert ours[0] is held
+    if filled.dialect == "postgresql":  # and as one statement, not the two of SQLite's way
+        dialect = create_async_engine(filled.url).dialect
+        runs = [(hot, r, True) for hot, rows in gated for r in rows]
+        runs += [(hot, r, False) for hot, rows in always for r in rows]
+        assert _sql_hot._compare_and_combined(dialect, cas, row, runs) is not None
 
 
 def test_postgresql_batches_run_over_arrays(filled: Database) -> None:

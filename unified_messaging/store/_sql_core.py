@@ -20,7 +20,7 @@ from .._errors import AlreadyExists, IdempotencyInProgress, RecipientRateLimited
 from .._types import SendPhase
 from ._sql_base import SqlBase
 from ._sql_guard import recipients_over
-from ._sql_hot import Hot, write_all
+from ._sql_hot import Hot, compare_and_write, write_all
 from ._sql_rows import (
     api_key_from,
     api_key_row,
@@ -334,18 +334,27 @@ class CoreMixin(SqlBase):
         ids = sorted(m.job_id for m in messages)
         rows = [_update_row(m) for m in messages]
 
+        deletes = [{"b_id": item_id} for item_id in done]
+
         def finish(conn: sa.Connection) -> list[str]:
             if len(rows) == 1:
-                # One message (every single send): its compare-and-set is one statement.
-                (row,) = rows
-                cas = {**row, "b_version": messages[0].version - 1}
-                moved = [] if _REPLACE_MESSAGE.rowcount(conn, cas) == 1 else [messages[0].job_id]
+                # One message (every single send): its compare-and-set and everything
+                # else in one statement on PostgreSQL; its work only if the set held.
+                (message,) = messages
+                cas = {**rows[0], "b_version": message.version - 1}
+                own = [item for item in work if item.ref == message.job_id]
+                others = [item for item in work if item.ref != message.job_id]
+                held = compare_and_write(
+                    conn, _REPLACE_MESSAGE, cas,
+                    gated=self._follow_up_writes(own, ()),
+                    always=[*self._follow_up_writes(others, refs), (_DELETE_ONE_WORK, deletes)],
+                )  # fmt: skip
+                moved = [] if held else [message.job_id]
             else:
                 moved = self._update_versions(conn, messages, ids, rows)
-            kept = [item for item in work if item.ref not in moved] if moved else work
-            # PostgreSQL: follow-ups, refs and the check's removal in one round trip.
-            deletes = [{"b_id": item_id} for item_id in done]
-            write_all(conn, [*self._follow_up_writes(kept, refs), (_DELETE_ONE_WORK, deletes)])
+                kept = [item for item in work if item.ref not in moved] if moved else work
+                # PostgreSQL: follow-ups, refs and the check's removal in one round trip.
+                write_all(conn, [*self._follow_up_writes(kept, refs), (_DELETE_ONE_WORK, deletes)])
             if release is not None:
                 conn.execute(_release_statement(release))
             return moved
@@ -423,10 +432,11 @@ class CoreMixin(SqlBase):
         closing = [{"b_connection_id": c, "b_message_id": m} for c, m in closed]
 
         def replace(conn: sa.Connection) -> bool:
-            if _REPLACE_MESSAGE.rowcount(conn, row) != 1:
-                return False
-            write_all(conn, [*self._follow_up_writes(work, refs), (_CLOSE_REF, closing)])
-            return True
+            # PostgreSQL: the compare-and-set and what follows it in one statement.
+            return compare_and_write(
+                conn, _REPLACE_MESSAGE, row,
+                gated=[*self._follow_up_writes(work, refs), (_CLOSE_REF, closing)],
+            )  # fmt: skip
 
         return await self._transact(replace)
 
