@@ -790,7 +790,9 @@ class Bench:
             if result.non_2xx:
                 result.notes.insert(0, "FAILED: non-2xx answers")
             answered = sum(sum(load.codes.values()) for load in runs)
-            if answered and backend != "bare":
+            if answered:
+                # The bare endpoint's too: what a second process costs by itself, the floor
+                # under serve's ratio.
                 result.notes.append(f"tree CPU {cpu[n] / answered * 1000:.2f} ms/request")
             result.notes.append("rates " + ", ".join(f"{load.rate:,.0f}" for load in runs))
             spent = sorted(by_process[n].values(), reverse=True)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from test_store_contract import a_message, a_workspace
@@ -177,3 +178,49 @@ def test_two_processes_writing_one_file_both_commit_everything(tmp_path: Path) -
             await store.close()
 
     assert asyncio.run(count()) == 400
+
+
+async def test_writes_queued_while_another_process_has_the_turn_share_its_commit(
+    tmp_path: Path,
+) -> None:
+    # serve --workers: while one server's writer waits for the turn another process holds,
+    # the writes its callers queue join the batch it took, so the turn costs one commit.
+    import asyncio
+
+    path = tmp_path / "um.db"
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        await store.insert_messages([a_message(job_id="msg_before")])
+        writer = store.writer
+        assert writer is not None
+        batches, operations = writer.batches, writer.operations
+        other = WriteLock(write_lock_path(path), 5.0)
+        with other:  # another process's turn
+            first = asyncio.create_task(store.insert_messages([a_message(job_id="msg_00")]))
+            await _until(lambda: writer.queued == 0 and writer.operations == operations, first)
+            rest = [
+                asyncio.create_task(store.insert_messages([a_message(job_id=f"msg_{n:02d}")]))
+                for n in range(1, 10)
+            ]
+            await _until(lambda: writer.queued == 9, first)
+        await asyncio.gather(first, *rest)
+        other.close()
+
+        assert (writer.batches - batches, writer.operations - operations) == (1, 10)
+        for n in range(10):
+            assert await store.get_message("ws_1", True, f"msg_{n:02d}") is not None
+    finally:
+        await store.close()
+
+
+async def _until(condition: Callable[[], bool], running: Awaitable[object]) -> None:
+    """Let the loop turn until ``condition`` holds (the writer's thread blocks meanwhile)."""
+    import asyncio
+
+    for _ in range(1000):
+        await asyncio.sleep(0)
+        if condition():
+            return
+    raise AssertionError(f"never came true while {running!r} ran")
