@@ -1397,6 +1397,16 @@ def selection(choices: Sequence[str]) -> Callable[[str], list[str]]:
     return parse
 
 
+def absolute_pythonpath() -> None:
+    """The servers run in a temporary directory: a relative ``PYTHONPATH`` (``PYTHONPATH=.``
+    in a work tree) would name that directory there, and they would import the installed
+    package instead of the tree's. Every child inherits the absolute one."""
+    path = os.environ.get("PYTHONPATH")
+    if path:
+        parts = (os.path.abspath(part) for part in path.split(os.pathsep) if part)
+        os.environ["PYTHONPATH"] = os.pathsep.join(parts)
+
+
 def cli() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1445,6 +1455,7 @@ def cli() -> None:
     elif args.child == "receiver":
         child_receiver()
     else:
+        absolute_pythonpath()
         if shutil.which("wrk") is None:
             raise SystemExit("wrk is not installed: apt-get install -y wrk (Debian/Ubuntu)")
         asyncio.run(main(args))
