@@ -60,6 +60,36 @@ def test_a_waiter_gives_up_the_file_lock_after_the_busy_time_out(tmp_path: Path)
     waiter.close()
 
 
+def test_a_waiter_that_gave_up_leaves_no_lock_behind(tmp_path: Path) -> None:
+    # Its helper still waits in the kernel; when the turn comes, nobody wants it any more
+    # and the helper lets go, so the next writer is not shut out.
+    path = tmp_path / "x-wlock"
+    holder, waiter, third = WriteLock(path, 5.0), WriteLock(path, 0.05), WriteLock(path, 5.0)
+    with holder, waiter:
+        assert not waiter.held
+    with third:
+        assert third.held
+    with waiter:
+        assert waiter.held
+    for lock in (holder, waiter, third):
+        lock.close()
+
+
+def test_a_waiter_that_gave_up_takes_the_turn_its_helper_still_waits_for(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "x-wlock"
+    holder, waiter = WriteLock(path, 5.0), WriteLock(path, 1.0)
+    holder.__enter__()
+    with waiter:
+        assert not waiter.held  # gave up after its time-out; the helper waits on
+    threading.Timer(0.1, holder.__exit__, (None, None, None)).start()
+    with waiter:
+        assert waiter.held  # the helper's turn, handed to this wait
+    holder.close()
+    waiter.close()
+
+
 def test_a_holder_that_dies_lets_go(tmp_path: Path) -> None:
     path = tmp_path / "x-wlock"
     holder = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
