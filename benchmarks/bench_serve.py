@@ -791,7 +791,9 @@ class Bench:
             if result.non_2xx:
                 result.notes.insert(0, "FAILED: non-2xx answers")
             answered = sum(sum(load.codes.values()) for load in runs)
-            if answered and backend != "bare":
+            if answered:
+                # The bare endpoint's too: what a second process costs by itself, the floor
+                # under serve's ratio.
                 result.notes.append(f"tree CPU {cpu[n] / answered * 1000:.2f} ms/request")
             result.notes.append("rates " + ", ".join(f"{load.rate:,.0f}" for load in runs))
             spent = sorted(by_process[n].values(), reverse=True)
@@ -1403,6 +1405,16 @@ def selection(choices: Sequence[str]) -> Callable[[str], list[str]]:
     return parse
 
 
+def absolute_pythonpath() -> None:
+    """The servers run in a temporary directory: a relative ``PYTHONPATH`` (``PYTHONPATH=.``
+    in a work tree) would name that directory there, and they would import the installed
+    package instead of the tree's. Every child inherits the absolute one."""
+    path = os.environ.get("PYTHONPATH")
+    if path:
+        parts = (os.path.abspath(part) for part in path.split(os.pathsep) if part)
+        os.environ["PYTHONPATH"] = os.pathsep.join(parts)
+
+
 def cli() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1451,6 +1463,7 @@ def cli() -> None:
     elif args.child == "receiver":
         child_receiver()
     else:
+        absolute_pythonpath()
         if shutil.which("wrk") is None:
             raise SystemExit("wrk is not installed: apt-get install -y wrk (Debian/Ubuntu)")
         asyncio.run(main(args))

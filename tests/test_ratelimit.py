@@ -8,6 +8,7 @@ refill during a test is negligible, or wait (briefly) for a refill they then ass
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import sys
@@ -624,3 +625,56 @@ async def test_a_cancelled_socket_limiter_call_does_not_leave_its_answer_for_the
         host.stop()
 
     assert [(d.limit, d.remaining) for d in answers] == [(9, 8), (9, 7), (9, 6)]
+
+
+async def test_concurrent_socket_limiter_hits_each_get_their_own_answer(tmp_path: Path) -> None:
+    # serve --workers: the hits that wait while an exchange with the host is under way go
+    # in the next one together; each caller must still get the answer to its own question.
+    from unified_messaging._access.socket_ratelimit import RateLimitHost, SocketRateLimiter
+
+    host = RateLimitHost(str(tmp_path / "rl.sock"))
+    host.start()
+    limiter = SocketRateLimiter(host.path)
+    try:
+        answers = await asyncio.gather(
+            *(
+                limiter.hit(f"k{burst}", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=burst))
+                for burst in range(1, 41)
+            )
+        )
+        again = await asyncio.gather(
+            *(limiter.hit("k1", RateLimitPolicy(rate=NEGLIGIBLE_RATE, burst=1)) for _ in range(3))
+        )
+    finally:
+        await limiter.aclose()
+        host.stop()
+
+    assert [(d.limit, d.remaining, d.allowed) for d in answers] == [
+        (burst, burst - 1, True) for burst in range(1, 41)
+    ]
+    assert [d.allowed for d in again] == [False, False, False]
+
+
+async def test_the_rate_limit_host_answers_every_line_a_client_wrote_at_once(
+    tmp_path: Path,
+) -> None:
+    # The host reads what a client batched in one write (and a line split across two reads)
+    # and answers every line, in order.
+    from unified_messaging._access.socket_ratelimit import RateLimitHost
+
+    host = RateLimitHost(str(tmp_path / "rl.sock"))
+    host.start()
+    try:
+        reader, writer = await asyncio.open_unix_connection(host.path)
+        lines = [json.dumps([f"k{n}", NEGLIGIBLE_RATE, n, 1]).encode() + b"\n" for n in (3, 4, 5)]
+        batch = b"".join(lines)
+        writer.write(batch[:-7])
+        await writer.drain()
+        writer.write(batch[-7:])
+        answers = [json.loads(await reader.readline()) for _ in lines]
+        writer.close()
+        await writer.wait_closed()
+    finally:
+        host.stop()
+
+    assert [(a[0], a[1], a[2]) for a in answers] == [(True, 3, 2), (True, 4, 3), (True, 5, 4)]

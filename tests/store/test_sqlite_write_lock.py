@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from test_store_contract import a_message, a_workspace
@@ -55,6 +56,36 @@ def test_a_waiter_gives_up_the_file_lock_after_the_busy_time_out(tmp_path: Path)
             # Went on without the file lock: SQLite's own lock decides from here.
             assert not waiter.held
             assert time.monotonic() - started >= 0.05
+    holder.close()
+    waiter.close()
+
+
+def test_a_waiter_that_gave_up_leaves_no_lock_behind(tmp_path: Path) -> None:
+    # Its helper still waits in the kernel; when the turn comes, nobody wants it any more
+    # and the helper lets go, so the next writer is not shut out.
+    path = tmp_path / "x-wlock"
+    holder, waiter, third = WriteLock(path, 5.0), WriteLock(path, 0.05), WriteLock(path, 5.0)
+    with holder, waiter:
+        assert not waiter.held
+    with third:
+        assert third.held
+    with waiter:
+        assert waiter.held
+    for lock in (holder, waiter, third):
+        lock.close()
+
+
+def test_a_waiter_that_gave_up_takes_the_turn_its_helper_still_waits_for(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "x-wlock"
+    holder, waiter = WriteLock(path, 5.0), WriteLock(path, 1.0)
+    holder.__enter__()
+    with waiter:
+        assert not waiter.held  # gave up after its time-out; the helper waits on
+    threading.Timer(0.1, holder.__exit__, (None, None, None)).start()
+    with waiter:
+        assert waiter.held  # the helper's turn, handed to this wait
     holder.close()
     waiter.close()
 
@@ -177,3 +208,49 @@ def test_two_processes_writing_one_file_both_commit_everything(tmp_path: Path) -
             await store.close()
 
     assert asyncio.run(count()) == 400
+
+
+async def test_writes_queued_while_another_process_has_the_turn_share_its_commit(
+    tmp_path: Path,
+) -> None:
+    # serve --workers: while one server's writer waits for the turn another process holds,
+    # the writes its callers queue join the batch it took, so the turn costs one commit.
+    import asyncio
+
+    path = tmp_path / "um.db"
+    store = SqlStore(f"sqlite+aiosqlite:///{path}")
+    await store.open()
+    try:
+        await store.create_workspace(a_workspace())
+        await store.insert_messages([a_message(job_id="msg_before")])
+        writer = store.writer
+        assert writer is not None
+        batches, operations = writer.batches, writer.operations
+        other = WriteLock(write_lock_path(path), 5.0)
+        with other:  # another process's turn
+            first = asyncio.create_task(store.insert_messages([a_message(job_id="msg_00")]))
+            await _until(lambda: writer.queued == 0 and writer.operations == operations, first)
+            rest = [
+                asyncio.create_task(store.insert_messages([a_message(job_id=f"msg_{n:02d}")]))
+                for n in range(1, 10)
+            ]
+            await _until(lambda: writer.queued == 9, first)
+        await asyncio.gather(first, *rest)
+        other.close()
+
+        assert (writer.batches - batches, writer.operations - operations) == (1, 10)
+        for n in range(10):
+            assert await store.get_message("ws_1", True, f"msg_{n:02d}") is not None
+    finally:
+        await store.close()
+
+
+async def _until(condition: Callable[[], bool], running: Awaitable[object]) -> None:
+    """Let the loop turn until ``condition`` holds (the writer's thread blocks meanwhile)."""
+    import asyncio
+
+    for _ in range(1000):
+        await asyncio.sleep(0)
+        if condition():
+            return
+    raise AssertionError(f"never came true while {running!r} ran")

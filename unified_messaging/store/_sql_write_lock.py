@@ -11,20 +11,23 @@ through several of the others' transactions, and two servers answered fewer send
 So each process's writer first takes an exclusive ``flock`` on ``<database>-wlock`` and
 holds it around its transaction. The lock is an advisory hand-over between our own writers
 only; SQLite's lock stays the truth (another program, or the command line, writing without
-it still gets SQLite's busy handler). A waiter looks again every 0.1 ms at first, then every
-millisecond, for at most the busy time-out; after that it goes on without the file lock and
-SQLite decides (busy, then the store's 503), so a process that hangs while holding the file
-lock costs the others what it would have cost them anyway, never more. A process that dies
-lets go of the lock with its descriptor (the kernel releases ``flock`` locks on close).
+it still gets SQLite's busy handler). A waiter hands the blocking ``flock`` to a helper
+thread of its lock and waits for it at most the busy time-out: the kernel wakes the helper
+when the holder lets go, and the helper the waiter, so a wait costs two wake-ups however
+long it lasts (polling woke the writer thread, and took the interpreter's lock from the
+event loop, every 0.1 to 1 ms). After the time-out the waiter goes on without the file lock
+(the helper lets go of it when it comes) and SQLite decides (busy, then the store's 503),
+so a process that hangs while holding the file lock costs the others what it would have
+cost them anyway, never more. A process that dies lets go of the lock with its descriptor
+(the kernel releases ``flock`` locks on close).
 """
 
 from __future__ import annotations
 
 import os
-import time
+import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Final
 
 try:
     import fcntl
@@ -32,9 +35,6 @@ except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["WriteLock", "write_lock_path"]
-
-_FIRST_PAUSE: Final = 0.0001
-_LONGEST_PAUSE: Final = 0.001
 
 
 def write_lock_path(database: Path) -> Path:
@@ -49,7 +49,19 @@ class WriteLock:
     opened at first use, owner-only like the database.
     """
 
-    __slots__ = ("_broken", "_fd", "_held", "_path", "_timeout")
+    __slots__ = (
+        "_asks",
+        "_blocking",
+        "_broken",
+        "_fd",
+        "_granted",
+        "_held",
+        "_helper",
+        "_path",
+        "_state",
+        "_timeout",
+        "_wanted",
+    )
 
     def __init__(self, path: Path, timeout: float) -> None:
         self._path = path
@@ -57,6 +69,15 @@ class WriteLock:
         self._fd: int | None = None
         self._held = False
         self._broken = fcntl is None
+        # The helper that waits in the kernel (started at the first wait), and what it
+        # shares with the waiter: ``_state`` guards ``_blocking`` (the helper is in ``flock``),
+        # ``_wanted`` (a waiter still wants what it gets) and ``_granted``'s setting.
+        self._helper: threading.Thread | None = None
+        self._asks = threading.Semaphore(0)
+        self._state = threading.Lock()
+        self._granted = threading.Event()
+        self._blocking = False
+        self._wanted = False
 
     def __repr__(self) -> str:
         return f"WriteLock({str(self._path)!r}, held={self._held})"
@@ -77,16 +98,52 @@ class WriteLock:
                 # file system without it): turns taken by SQLite's busy handler alone.
                 self._broken = True
                 return self
-        if self._try(fd):
+        # Not while the helper still waits for an earlier turn: it asks for the same lock.
+        if not self._blocking and self._try(fd):
             return self
-        deadline = time.monotonic() + self._timeout
-        pause = _FIRST_PAUSE
-        while time.monotonic() < deadline:
-            time.sleep(pause)
-            if self._try(fd):
-                return self
-            pause = min(pause * 2, _LONGEST_PAUSE)
-        return self  # past the busy time-out: without the file lock, SQLite decides
+        self._held = self._wait()
+        return self  # not held: past the busy time-out, without the file lock SQLite decides
+
+    def _wait(self) -> bool:
+        with self._state:
+            self._wanted = True
+            self._granted.clear()
+            if not self._blocking:
+                self._blocking = True
+                if self._helper is None:
+                    self._helper = threading.Thread(
+                        target=self._block, name="unified-messaging write lock", daemon=True
+                    )
+                    self._helper.start()
+                self._asks.release()
+        self._granted.wait(self._timeout)
+        with self._state:
+            # Decided under the lock the helper sets it under: it is ours, or the helper
+            # will let go of it when it comes.
+            self._wanted = False
+            return self._granted.is_set()
+
+    def _block(self) -> None:
+        """The helper: on each ask, wait in the kernel for the lock, then give it to the
+        waiter, or let go of it when the waiter gave up meanwhile."""
+        assert fcntl is not None
+        while True:
+            self._asks.acquire()
+            fd = self._fd
+            if fd is None:
+                return  # closed
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                got = False  # closed under us: the waiter times out, SQLite decides
+            else:
+                got = True
+            with self._state:
+                self._blocking = False
+                if got and self._wanted and self._fd == fd:
+                    self._granted.set()
+                elif got and self._fd == fd:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
 
     def __exit__(
         self,
@@ -99,10 +156,12 @@ class WriteLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        if self._fd is not None:
+        with self._state:
             fd, self._fd = self._fd, None
             self._held = False
-            os.close(fd)  # lets go of the lock too
+            if fd is not None:
+                os.close(fd)  # lets go of the lock too
+        self._asks.release()  # an idle helper ends
 
     def _try(self, fd: int) -> bool:
         assert fcntl is not None

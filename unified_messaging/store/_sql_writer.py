@@ -17,6 +17,9 @@ The rules that keep it honest:
   must therefore touch nothing but the connection: they may run twice, only one run commits.
 - If the ``COMMIT`` itself fails, nobody can know whether it happened, so nothing runs
   again: every caller of the batch gets the error (``StorageUnavailable`` upstream).
+- SQLite: writes queued while the writer waited for its turn on the file (another process
+  held the write lock) join the batch once the turn is ours (``Late``): the wait costs
+  nothing more, and one commit serves them all instead of one more commit each.
 - SQLite's ``SQLITE_BUSY`` before anything was written (another process holds the write
   lock past the busy time-out while taking ``BEGIN IMMEDIATE``) is retried: nothing happened.
 - PostgreSQL's deadlock (``40P01``) and serialization failure (``40001``) roll the whole
@@ -39,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +61,9 @@ __all__ = ["AsyncTransactions", "GroupWriter", "Operation", "ThreadTransactions"
 
 T = TypeVar("T")
 Operation = Callable[[sa.Connection], T]
+#: Called on the writer's thread once it may write: the operations queued since the batch
+#: was taken, to run in the same transaction after it (possibly none).
+Late = Callable[[], Sequence[Operation[Any]]]
 
 #: Operations per transaction: enough to share one fsync among every request in flight,
 #: few enough that one batch never holds the lock for long.
@@ -95,7 +102,11 @@ class _Busy(Exception):
 class Transactions(Protocol):
     """Protocol: runs operations in one transaction on some connection, all or none."""
 
-    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]: ...
+    async def run(
+        self, operations: Sequence[Operation[Any]], late: Late | None = None
+    ) -> list[Any]:
+        """The results of ``operations`` and then of those ``late`` added, in order."""
+        ...
 
     def close(self) -> None: ...
 
@@ -109,17 +120,23 @@ class ThreadTransactions:
         self._lock = lock
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="unified-messaging-writer")
 
-    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+    async def run(
+        self, operations: Sequence[Operation[Any]], late: Late | None = None
+    ) -> list[Any]:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._run, operations)
+        return await loop.run_in_executor(self._thread, self._run, operations, late)
 
-    def _run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+    def _run(self, operations: Sequence[Operation[Any]], late: Late | None) -> list[Any]:
         if self._lock is None:
-            return self._run_unlocked(operations)
+            return self._run_unlocked(operations, late)
         with self._lock:
-            return self._run_unlocked(operations)
+            return self._run_unlocked(operations, late)
 
-    def _run_unlocked(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+    def _run_unlocked(self, operations: Sequence[Operation[Any]], late: Late | None) -> list[Any]:
+        if late is not None:
+            # Our turn on the file: what was queued while we waited for it (and for this
+            # thread) shares the commit.
+            operations = [*operations, *late()]
         for round_ in range(_BUSY_ROUNDS):
             with self._engine.connect() as conn:
                 try:
@@ -148,7 +165,9 @@ class AsyncTransactions:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
-    async def run(self, operations: Sequence[Operation[Any]]) -> list[Any]:
+    async def run(
+        self, operations: Sequence[Operation[Any]], late: Late | None = None
+    ) -> list[Any]:
         async with self._engine.connect() as conn:
             results: list[Any] = await conn.run_sync(_in_transaction, operations)
             return results
@@ -185,6 +204,41 @@ class _Pending:
     future: asyncio.Future[Any] = field(repr=False)
 
 
+class _Joining:
+    """Lets the writer's thread move queued writes into a running ``batch`` (its ``Late``)
+    until :meth:`close`; after that the batch is the drainer's alone to answer.
+
+    The thread pops from the queue while the loop appends to it (``deque`` does both
+    atomically); the lock keeps a take and the close apart, so no write is taken after its
+    batch was answered."""
+
+    __slots__ = ("_batch", "_guard", "_max_batch", "_open", "_queue")
+
+    def __init__(self, queue: deque[_Pending], batch: list[_Pending], max_batch: int) -> None:
+        self._queue = queue
+        self._batch = batch
+        self._max_batch = max_batch
+        self._guard = threading.Lock()
+        self._open = True
+
+    def take(self) -> list[Operation[Any]]:
+        with self._guard:
+            if not self._open:
+                return []
+            taken: list[_Pending] = []
+            while len(self._batch) + len(taken) < self._max_batch:
+                try:
+                    taken.append(self._queue.popleft())
+                except IndexError:
+                    break
+            self._batch.extend(taken)
+            return [pending.operation for pending in taken]
+
+    def close(self) -> None:
+        with self._guard:
+            self._open = False
+
+
 class GroupWriter:
     """Runs write operations in shared transactions: ``parallel`` batches at a time at most
     (SQLite: one, it has one write lock; PostgreSQL: a few, each on its own connection, so
@@ -208,6 +262,11 @@ class GroupWriter:
         #: Batches committed and operations run: read by tests and benchmarks.
         self.batches = 0
         self.operations = 0
+
+    @property
+    def queued(self) -> int:
+        """Writes waiting for a batch (not those of a batch under way)."""
+        return len(self._queue)
 
     async def run(self, operation: Operation[T]) -> T:
         """Run ``operation`` in the next shared transaction; its result once committed."""
@@ -237,18 +296,21 @@ class GroupWriter:
             batch = [self._queue.popleft() for _ in range(min(self._max_batch, len(self._queue)))]
             # A caller that was cancelled while waiting needs no answer, but its write was
             # promised at least as far as "it may have happened": it still runs.
+            joining = _Joining(self._queue, batch, self._max_batch)
             try:
-                await self._run_batch(batch)
+                await self._run_batch(batch, joining)
             except BaseException as exc:  # the writer must never leave a caller waiting
+                joining.close()
                 for pending in batch:
                     _answer_error(pending, exc)
                 if not isinstance(exc, Exception):
                     raise
 
-    async def _run_batch(self, batch: list[_Pending]) -> None:
+    async def _run_batch(self, batch: list[_Pending], joining: _Joining) -> None:
         try:
-            results = await self._transactions.run([p.operation for p in batch])
+            results = await self._transactions.run([p.operation for p in batch], joining.take)
         except (_CommitFailed, _OperationFailed) as failed:
+            joining.close()
             alone = len(batch) == 1 and not _rolled_back_whole(failed.cause)
             if isinstance(failed, _CommitFailed) or alone:
                 for pending in batch:
@@ -263,9 +325,11 @@ class GroupWriter:
         except Exception as exc:
             # No transaction at all (the database is unreachable): the same answer for all,
             # without trying to connect once per caller.
+            joining.close()
             for pending in batch:
                 _answer_error(pending, exc)
             return
+        joining.close()
         self.batches += 1
         self.operations += len(batch)
         for pending, result in zip(batch, results, strict=True):
