@@ -120,7 +120,7 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                 # No time-out: the tests assert outcomes. httpx's default five seconds ran out
                 # on a loaded machine for the last of twenty concurrent checks, which waits
                 # out a compare-and-set round for each one before it (a ReadTimeout).
-                async with httpx.AsyncClient(base_url=url, timeout=None) as http:
+                async with httpx.AsyncClient(base_url=url, timeout=None) as http:  # noqa: S113
                     yield Bed(
                         messenger=messenger,
                         clock=clock,
