@@ -117,7 +117,10 @@ async def verify_bed(backend: str, directory: Path) -> AsyncIterator[Bed]:
                 from unified_messaging.asgi import create_app
 
                 url = await servers.start(create_app(messenger, worker=False, mcp=False))
-                async with httpx.AsyncClient(base_url=url) as http:
+                # No time-out: the tests assert outcomes. httpx's default five seconds ran out
+                # on a loaded machine for the last of twenty concurrent checks, which waits
+                # out a compare-and-set round for each one before it (a ReadTimeout).
+                async with httpx.AsyncClient(base_url=url, timeout=None) as http:  # noqa: S113
                     yield Bed(
                         messenger=messenger,
                         clock=clock,

@@ -116,7 +116,10 @@ async def _bed(messenger: Messenger, servers: Any) -> Bed:
     live = (await messenger.keys.create(workspace.id, livemode=True)).secret
     test = (await messenger.keys.create(workspace.id, livemode=False)).secret
     base_url = await servers.start(create_app(messenger, worker=False, mcp=False))
-    http = httpx.AsyncClient(base_url=base_url)
+    # No time-out: the tests assert outcomes, and httpx's default five seconds ran out for
+    # the concurrent adds on a loaded machine (the server, the store and these requests
+    # share one event loop and the database server, and wait their turns on the CPU).
+    http = httpx.AsyncClient(base_url=base_url, timeout=None)  # noqa: S113 - see above
     return Bed(messenger, http, receiver, wa, tg, bizchat, chatbot, verimor, live, test)
 
 

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.util import greenlet_spawn
+
 from unified_messaging._domain import Attempt, DeliveryReport, ErrorInfo, MessageRecord, Workspace
 from unified_messaging.store.sql import SqlStore
 from unified_messaging.suppressions._rules import Suppression
@@ -182,6 +184,27 @@ async def test_a_read_retried_after_a_lost_kept_connection_does_not_meet_a_stale
         assert not await store.suppressed("ws_1", True, "sms", ["+905551234567"])
     finally:
         await store.close()
+
+
+async def test_a_hot_read_that_ends_after_the_store_closed_closes_its_connection(
+    postgres_database: Database,
+) -> None:
+    """A read in flight while the store closes (a request or the worker at shutdown) gives
+    its connection back after the pool was disposed. Kept for the next read, or returned
+    to the pool that dispose left behind, nothing would ever close it: the garbage
+    collector met it later, at some other test's setup (asyncpg's ResourceWarning, an
+    error under filterwarnings = error). It is closed when it comes back."""
+    store = postgres_database.store()
+    await store.open()
+    engines = store._get_engines()
+    connection = await greenlet_spawn(engines.take_reader)  # the read has begun
+    driver = connection.connection.dbapi_connection.driver_connection  # type: ignore[union-attr]
+
+    await store.close()
+    await greenlet_spawn(engines.give_back_reader, connection)  # and ends
+
+    assert engines._idle == []
+    assert driver.is_closed()
 
 
 def _suppression() -> Suppression:

@@ -145,7 +145,7 @@ class Engines:
     """
 
     __slots__ = (
-        "_async", "_held", "_held_lock", "_idle", "_make_async", "_readers", "dialect",
+        "_async", "_disposed", "_held", "_held_lock", "_idle", "_make_async", "_readers", "dialect",
         "sync_read", "sync_write", "write_lock",
     )  # fmt: skip
 
@@ -169,6 +169,7 @@ class Engines:
         self._held: list[tuple[threading.Thread, sa.Connection]] = []
         self._held_lock = threading.Lock()
         self._idle: list[sa.Connection] = []
+        self._disposed = False
 
     def reader(self) -> sa.Connection:
         """SQLite: this thread's own read connection of ``sync_read``, kept open between
@@ -241,6 +242,14 @@ class Engines:
             # A lost connection invalidates the pool's others (SQLAlchemy's rule): the kept
             # ones are checked out, so they go too, and the retry gets a fresh one.
             self._close_idle()
+        if self._disposed:
+            # The store was closed while this read ran: kept, it would never be closed, and
+            # returned, it would sit in a pool nobody disposes again. Either way the garbage
+            # collector would meet an open asyncpg connection (a ResourceWarning), so end it.
+            with contextlib.suppress(Exception):
+                connection.invalidate()
+                connection.close()
+            return
         if broken or connection.invalidated or len(self._idle) >= _IDLE_READERS:
             with contextlib.suppress(Exception):
                 connection.close()
@@ -288,6 +297,7 @@ class Engines:
 
     async def dispose(self) -> None:
         """Close every pooled connection, of the async and the synchronous engines."""
+        self._disposed = True
         with self._held_lock:
             for _, connection in list(self._held):
                 self._drop(connection)
