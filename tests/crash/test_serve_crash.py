@@ -109,7 +109,6 @@ async def test_a_serve_killed_mid_call_sends_nothing_twice(
 ) -> None:
     keys = generate_key_spec("k1")
     fake = NetgsmFake()
-    fake.script_sends_only = True  # the worker reads the account beside the sends
     accepted = [
         Canned(status=200, body=json.dumps({"code": "00", "jobid": f"9{n:07d}"}).encode())
         for n in range(SENDS)

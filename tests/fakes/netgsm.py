@@ -87,9 +87,11 @@ class NetgsmFake:
         self.msgheaders = list(headers)
         #: The credit ``POST /balance`` answers (``stip`` 2), written as NetGSM writes it.
         self.credit = "57,860"
-        #: Scripted answers are for sends and reports only, not the header list (a worker
-        #: reads the account beside the sends: ``messenger.accounts``).
-        self.script_sends_only = False
+        #: Scripted answers are for sends and reports only, not the header list: a worker
+        #: reads the account beside the sends (``messenger.accounts``), at a moment of its
+        #: own, and must not take a send's scripted answer. A test of the account read
+        #: itself turns this off.
+        self.script_sends_only = True
         #: Words that make NetGSM refuse a text: code 20 ("a problem in the message text"),
         #: for the whole request it is in, naming no message.
         self.refused_words: set[str] = set()
