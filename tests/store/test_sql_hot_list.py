@@ -36,4 +36,4 @@ def test_the_statements_built_per_dialect_are_hot(tmp_path: Path) -> None:
     assert built
     for name in built:
         kind = name.split("'")[1]
-        assert isinstance(store._insert_new(kind), Hot)
+        assert isinstance(store._prebuilt(kind), Hot)

@@ -246,8 +246,8 @@ def _many_rows(database: Database) -> list[tuple[Hot, list[dict[str, Any]]]]:
     store = SqlStore(database.url)  # nothing connects: the two statements built per dialect
     return [
         (_sql_core._INSERT_MESSAGE, [message_row(a_full_message(f"job_{n}")) for n in (3, 4)]),
-        (store._insert_new("work"), [work_row(an_item(f"w_{n}")) for n in (1, 5, 6)]),
-        (store._insert_new("refs"), [provider_ref_row(a_ref(f"job_{n}", f"pm_{n}"))
+        (store._prebuilt("work"), [work_row(an_item(f"w_{n}")) for n in (1, 5, 6)]),
+        (store._prebuilt("refs"), [provider_ref_row(a_ref(f"job_{n}", f"pm_{n}"))
                                      for n in (1, 2, 3)]),
         (_sql_core._UPDATE_MESSAGE, [_update_row(dataclasses.replace(a_full_message(j), text=j))
                                      for j in ("job_1", "job_2")]),
@@ -322,11 +322,11 @@ def test_a_compare_and_set_with_its_writes_writes_what_sqlalchemy_does(
         "b_version": stored.version if held else stored.version + 1,
     }
     gated = [
-        (store._insert_new("work"), [work_row(an_item("w_7")), work_row(an_item("w_8"))]),
+        (store._prebuilt("work"), [work_row(an_item("w_7")), work_row(an_item("w_8"))]),
         (_sql_core._CLOSE_REF, [{"b_connection_id": "conn_1", "b_message_id": "pm_1"}]),
     ]
     always = [
-        (store._insert_new("refs"), [provider_ref_row(a_ref("job_1", "pm_9"))]),
+        (store._prebuilt("refs"), [provider_ref_row(a_ref("job_1", "pm_9"))]),
         (_sql_core._DELETE_ONE_WORK, [{"b_id": "w_2"}]),
     ]
     cas = _sql_core._REPLACE_MESSAGE

@@ -42,7 +42,7 @@ from ._sql_writer import (
     ThreadTransactions,
     Transactions,
 )
-from ._tables import due_work, provider_refs, workspaces
+from ._tables import due_work, provider_refs, quota, workspaces
 from .base import ProviderRef, WorkItem
 
 if TYPE_CHECKING:
@@ -400,23 +400,38 @@ class SqlBase:
     ) -> list[tuple[Hot, list[dict[str, object]]]]:
         """:meth:`_follow_ups` as writes for :func:`write_all`, to join a caller's others."""
         return [
-            (self._insert_new("work"), [work_row(item) for item in work]),
-            (self._insert_new("refs"), [provider_ref_row(r) for r in refs]),
+            (self._prebuilt("work"), [work_row(item) for item in work]),
+            (self._prebuilt("refs"), [provider_ref_row(r) for r in refs]),
         ]
 
-    def _insert_new(self, kind: str) -> Hot:
-        """``INSERT … ON CONFLICT DO NOTHING`` for work items or refs, built once per store
-        (a :class:`Hot` statement: every send runs them)."""
+    def _prebuilt(self, kind: str) -> Hot:
+        """The statements whose SQL depends on the dialect (its ``ON CONFLICT``), built once
+        per store as :class:`Hot` statements, since every send runs them: ``work`` and
+        ``refs`` (``INSERT … ON CONFLICT DO NOTHING``), and ``quota`` and ``quota_limited``
+        (the write-ahead's check-and-add of quota units: an upsert that returns the new
+        count, or no row when ``b_limit`` would be passed)."""
         hot = self._statements.get(kind)
         if hot is not None:
             return hot
-        built: Upsert
+        built: sa.Executable
         if kind == "work":
             built = self._upsert(due_work).on_conflict_do_nothing(index_elements=[due_work.c.id])
-        else:
+        elif kind == "refs":
             built = self._upsert(provider_refs).on_conflict_do_nothing(
                 index_elements=[provider_refs.c.connection_id, provider_refs.c.provider_message_id]
             )
+        elif kind in ("quota", "quota_limited"):
+            insert = self._upsert(quota)
+            new_used = quota.c.used + insert.excluded.used
+            # One statement: the row lock of the upsert makes check-and-add atomic across
+            # processes, and a refused update returns no row.
+            built = insert.on_conflict_do_update(
+                index_elements=[quota.c.workspace_id, quota.c.period],
+                set_={"used": new_used},
+                where=new_used <= sa.bindparam("b_limit") if kind == "quota_limited" else None,
+            ).returning(quota.c.used)
+        else:
+            raise ValueError(f"no prebuilt statement {kind!r}")
         hot = self._statements[kind] = Hot(built)
         return hot
 

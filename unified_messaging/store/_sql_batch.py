@@ -128,7 +128,7 @@ class BatchMixin(SqlBase):
             ]
             deletes += [{"b_id": item_id} for item_id in done if item_id in held]
             parts: list[tuple[Hot, list[dict[str, object]]]] = [
-                (self._insert_new("work"), work),
+                (self._prebuilt("work"), work),
                 (_CLOSE_REF, closing),
                 (_DELETE_ONE_WORK, deletes),
             ]

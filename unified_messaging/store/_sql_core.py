@@ -547,18 +547,14 @@ class CoreMixin(SqlBase):
     def _take_quota(self, conn: sa.Connection, charge: QuotaCharge) -> bool:
         if charge.limit is not None and charge.units > charge.limit:
             return False
-        insert = self._upsert(quota).values(
-            workspace_id=charge.workspace_id, period=charge.period, used=charge.units
+        params: dict[str, object] = {
+            "workspace_id": charge.workspace_id, "period": charge.period, "used": charge.units,
+        }  # fmt: skip
+        if charge.limit is None:
+            return bool(self._prebuilt("quota").scalars(conn, params))
+        return bool(
+            self._prebuilt("quota_limited").scalars(conn, {**params, "b_limit": charge.limit})
         )
-        new_used = quota.c.used + insert.excluded.used
-        # One statement: the row lock of the upsert makes check-and-add atomic across
-        # processes, and a refused update returns no row.
-        upsert = insert.on_conflict_do_update(
-            index_elements=[quota.c.workspace_id, quota.c.period],
-            set_={"used": new_used},
-            where=None if charge.limit is None else new_used <= charge.limit,
-        ).returning(quota.c.used)
-        return (conn.execute(upsert)).first() is not None
 
     @staticmethod
     def _bind_claim(conn: sa.Connection, claim: IdempotencyClaim, job_ids: Sequence[str]) -> None:

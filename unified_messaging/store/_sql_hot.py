@@ -36,7 +36,7 @@ from .._errors import UnsupportedDependency
 __all__ = ["HOT_STATEMENTS", "Hot", "check_dialect", "compare_and_write", "write_all"]
 
 #: Every :class:`Hot` statement of the store (``module.NAME``; the two built per dialect by
-#: ``SqlBase._insert_new`` by that method's name) and the paths that run it.
+#: ``SqlBase._prebuilt`` by that method's name) and the paths that run it.
 HOT_STATEMENTS: Mapping[str, str] = {
     # reads by key, per request (on SQLite on a held connection per thread, on PostgreSQL
     # on one of a few kept connections: SqlBase._hot_query)
@@ -49,8 +49,10 @@ HOT_STATEMENTS: Mapping[str, str] = {
     "_sql_core._REPLACE_MESSAGE": "a single send's outcome and every lifecycle change (CAS)",
     "_sql_core._DELETE_ONE_WORK": "the submit checks a send's outcome removes",
     "_sql_core._CLOSE_REF": "refs closed by a final report",
-    "_sql_base.SqlBase._insert_new('work')": "follow-up work items (check, DLR time-out...)",
-    "_sql_base.SqlBase._insert_new('refs')": "provider refs of a send",
+    "_sql_base.SqlBase._prebuilt('work')": "follow-up work items (check, DLR time-out...)",
+    "_sql_base.SqlBase._prebuilt('refs')": "provider refs of a send",
+    "_sql_base.SqlBase._prebuilt('quota')": "the write-ahead's quota units (no monthly limit)",
+    "_sql_base.SqlBase._prebuilt('quota_limited')": "the same, under a monthly limit",
     "_sql_guard._RECENT": "the flood guard's count (SQLite)",
     "_sql_guard._LOCK_AND_RECENT": "the flood guard's lock and count (PostgreSQL)",
     # the worker
