@@ -35,12 +35,12 @@ from datetime import UTC, datetime
 import httpcore
 import httpx
 
-from unified_messaging._asyncio_net import AsyncioBackend
 from unified_messaging._domain import Connection
 from unified_messaging.providers._http import DEFAULT_TIMEOUT, POOL_LIMITS, USER_AGENT
 from unified_messaging.providers._transport import ProviderTransport
 from unified_messaging.providers.base import SubmitRequest
 from unified_messaging.providers.kannel import KannelAdapter
+from unified_messaging.webhooks._asyncio_net import AsyncioBackend
 
 KINDS = ("anyio", "httpcore", "httpx", "own")
 ANSWER = (

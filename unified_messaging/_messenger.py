@@ -403,7 +403,6 @@ class Messenger:
 
     # ------------------------------------------------------------------ sending
 
-    @send_span
     async def _current(self, auth: Principal) -> Principal:
         """``auth`` with its workspace's settings as they are now: a library caller may hold
         a Principal across a settings change (``consents.set_policy``, quiet hours…), and a
@@ -416,6 +415,7 @@ class Messenger:
             return auth
         return replace(auth, workspace=workspace)
 
+    @send_span
     async def send(
         self,
         auth: Principal,

@@ -1,4 +1,4 @@
-"""The webhook sender's own network backend (``unified_messaging._asyncio_net``) over real
+"""The webhook sender's own network backend (``unified_messaging.webhooks._asyncio_net``) over real
 sockets: TLS with certificate checks, keep-alive over TLS, a receiver that closes idle
 connections, and a receiver that never reads."""
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 import httpcore
 import httpx
 
-from .._asyncio_net import AsyncioBackend
 from .._clock import Clock
+from ._asyncio_net import AsyncioBackend
 from ._rules import (
     DEFAULT_TIMEOUT,
     DRAIN_BYTES,

@@ -1,6 +1,6 @@
-"""An httpcore network backend on plain asyncio streams, for the httpcore pools the project
-still builds: the webhook sender's when a host passes its own httpx client
-(``webhooks._transport``). The project's own clients are on the h11 core (``_http11``).
+"""An httpcore network backend on plain asyncio streams, for the one httpcore pool the
+project still builds: the webhook sender's when a host passes its own httpx client
+(``_transport``). The project's own clients are on the h11 core (``.._http11``).
 
 httpcore's default backend under asyncio goes through anyio, whose per-call cancel scopes
 and socket attribute lookups (``extra_attributes`` calls ``getpeername`` each time the pool
