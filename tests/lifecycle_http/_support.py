@@ -45,6 +45,7 @@ __all__ = [
     "check_signed",
     "dlr_path",
     "eventually",
+    "live_kannel_bed",
     "magic",
     "pmid",
     "running_loop",
@@ -151,6 +152,26 @@ async def running_servers() -> AsyncIterator[Servers]:
         yield servers
     finally:
         await servers.stop()
+
+
+@contextlib.asynccontextmanager
+async def live_kannel_bed(
+    messenger: Messenger, kannel: Any, *, username: str, password: str
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A workspace whose live ``sms_e`` connection sends to the Kannel stand-in ``kannel``
+    (an ASGI app) with its ``dlr_url`` at the REST app, both served on loopback: a client of
+    the REST app and a live key. The app runs with its lifespan and without its worker."""
+    async with running_servers() as servers:
+        kannel_url = await servers.start(kannel)
+        app_url = await servers.start(create_app(messenger, worker=False, mcp=False), lifespan=True)
+        workspace = await messenger.workspaces.create("Acme")
+        await messenger.connections.add(
+            workspace.id, "sms_e", default_sender="ACME", base_url=kannel_url,
+            credentials={"username": username, "password": password, "dlr_url": app_url},
+        )  # fmt: skip
+        key = await messenger.keys.create(workspace.id, livemode=True)
+        async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
+            yield http, key.secret
 
 
 @contextlib.asynccontextmanager

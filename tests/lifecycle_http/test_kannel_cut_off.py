@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _support import bearer, eventually, running_servers
+from _support import bearer, eventually, live_kannel_bed
 from fakes.kannel import PASSWORD, USERNAME, KannelFake
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,7 +28,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from unified_messaging import ManualClock, Messenger, Vault, generate_key_spec
-from unified_messaging.asgi import create_app
 from unified_messaging.store.base import Store
 from unified_messaging.store.memory import MemoryStore
 from unified_messaging.store.sql import SqlStore
@@ -93,19 +92,10 @@ async def world(store: Store) -> AsyncIterator[World]:
     )  # fmt: skip
     kannel = SlowKannel()
     try:
-        async with running_servers() as servers:
-            kannel_url = await servers.start(kannel.app)
-            app_url = await servers.start(create_app(messenger, worker=False, mcp=False),
-                                          lifespan=True)  # fmt: skip
-            workspace = await messenger.workspaces.create("Acme")
-            await messenger.connections.add(
-                workspace.id, "sms_e", default_sender="ACME", base_url=kannel_url,
-                credentials={"username": USERNAME, "password": PASSWORD, "dlr_url": app_url},
-            )  # fmt: skip
-            key = await messenger.keys.create(workspace.id, livemode=True)
-            async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
-                yield World(clock, messenger, http, kannel, key.secret)
-            kannel.answer.set()
+        bed = live_kannel_bed(messenger, kannel.app, username=USERNAME, password=PASSWORD)
+        async with bed as (http, key):
+            yield World(clock, messenger, http, kannel, key)
+            kannel.answer.set()  # a call still hanging ends, so the servers can stop
     finally:
         await messenger.aclose()
 

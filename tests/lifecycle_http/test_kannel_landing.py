@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _support import bearer, eventually, running_servers
+from _support import bearer, eventually, live_kannel_bed
 from fakes.kannel import PASSWORD, USERNAME, KannelFake
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,7 +28,6 @@ from starlette.routing import Route
 
 from unified_messaging import ManualClock, Messenger, Vault, generate_key_spec
 from unified_messaging._lifecycle.early_reports import WORK_EARLY_REPORT
-from unified_messaging.asgi import create_app
 from unified_messaging.store.sql import SqlStore
 
 TO = "+905321234567"
@@ -80,18 +79,9 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     messenger = Messenger(store, clock=ManualClock(), vault=Vault.from_spec(generate_key_spec()))
     kannel = LockingKannel(database)
     try:
-        async with running_servers() as servers:
-            kannel_url = await servers.start(kannel.app)
-            app_url = await servers.start(create_app(messenger, worker=False, mcp=False),
-                                          lifespan=True)  # fmt: skip
-            workspace = await messenger.workspaces.create("Acme")
-            await messenger.connections.add(
-                workspace.id, "sms_e", default_sender="ACME", base_url=kannel_url,
-                credentials={"username": USERNAME, "password": PASSWORD, "dlr_url": app_url},
-            )  # fmt: skip
-            key = await messenger.keys.create(workspace.id, livemode=True)
-            async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
-                yield World(messenger, store, http, kannel, key.secret)
+        bed = live_kannel_bed(messenger, kannel.app, username=USERNAME, password=PASSWORD)
+        async with bed as (http, key):
+            yield World(messenger, store, http, kannel, key)
     finally:
         await messenger.aclose()
 
